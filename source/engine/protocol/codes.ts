@@ -1,0 +1,141 @@
+/**
+ * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions DESIGN.md allows).
+ * Every code carries its verdict and a one-line remediation, used by REPORT.md, BLOCKED.json and
+ * every front end, so a human always learns what to do next.
+ */
+
+export type Verdict = 'success' | 'stop' | 'blocked';
+
+interface CodeInfo {
+  readonly verdict: Verdict;
+  readonly remediation: string;
+}
+
+const codeTable = {
+  SUCCESS: {
+    verdict: 'success',
+    remediation: 'Nothing to fix: the tick passed scope, diff and verification checks.',
+  },
+  STOP_SCOPE_VIOLATION_FORBIDDEN: {
+    verdict: 'stop',
+    remediation:
+      'The builder touched a forbidden path (see scope.violations); the repo was rolled back. Narrow the task or adjust scope.default_forbidden_globs deliberately.',
+  },
+  STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED: {
+    verdict: 'stop',
+    remediation:
+      'The builder touched paths outside the allowed globs; the repo was rolled back. Widen the task scope (or scope.default_allowed_globs) if those paths really belong to the task.',
+  },
+  STOP_SCOPE_VIOLATION_NEW_FILE: {
+    verdict: 'stop',
+    remediation:
+      'The builder created files while allow_new_files=false; the repo was rolled back. Ask for a task with allow_new_files=true if new files are needed.',
+  },
+  STOP_LOCKFILE_CHANGE_FORBIDDEN: {
+    verdict: 'stop',
+    remediation:
+      'A lockfile changed while allow_lockfile_changes=false; the repo was rolled back. Run a task that allows lockfile changes if a dependency change is intended.',
+  },
+  STOP_DIFF_TOO_LARGE: {
+    verdict: 'stop',
+    remediation:
+      'The diff exceeded the task diff limits; the repo was rolled back. Split the work into smaller tasks or raise diff_limits in relais.config.json.',
+  },
+  STOP_VERIFY_FAILED_FAST: {
+    verdict: 'stop',
+    remediation:
+      'A fast verification failed; the repo was rolled back. Read the verify log in the history folder and let the next task fix the failure.',
+  },
+  STOP_VERIFY_FAILED_SLOW: {
+    verdict: 'stop',
+    remediation:
+      'A slow verification failed; the repo was rolled back. Read the verify log in the history folder and let the next task fix the failure.',
+  },
+  STOP_VERIFY_TAINTED: {
+    verdict: 'stop',
+    remediation:
+      'A verification template was unknown or a parameter failed the taint checks; nothing was executed and the repo was rolled back. Use template ids and plain parameter values from relais.config.json.',
+  },
+  STOP_VERIFY_ONLY_SIDE_EFFECTS: {
+    verdict: 'stop',
+    remediation:
+      'A verify_only task changed files; the repo was rolled back. verify_only tasks must leave the tree untouched.',
+  },
+  STOP_QUESTION_SIDE_EFFECTS: {
+    verdict: 'stop',
+    remediation:
+      'A question task changed files; the repo was rolled back. Answer the question (task.question) and run again.',
+  },
+  STOP_RUNNER_OWNED_MUTATION: {
+    verdict: 'stop',
+    remediation:
+      'The builder changed runner-owned files (relais/ workspace or relais.config.json); they were restored and the repo rolled back. Check the builder prompt and tools.',
+  },
+  STOP_BUILDER_OUTPUT_INVALID: {
+    verdict: 'stop',
+    remediation:
+      'The builder did not answer with a valid builder_result JSON; the repo was rolled back. Check the builder prompt, or set builder.claude_code.strict_builder_json=false to judge from git alone.',
+  },
+  STOP_HEAD_MOVED: {
+    verdict: 'stop',
+    remediation:
+      'HEAD or the current branch moved during the tick in a way the builder diff does not explain; the runner restored the branch to base_commit. Make sure nothing else commits or checks out in this repo while relais runs.',
+  },
+  STOP_INTERRUPTED: {
+    verdict: 'stop',
+    remediation:
+      'The tick was interrupted (agent failure, timeout, signal or write failure) and rolled back. Read the report detail, fix the cause, then run again.',
+  },
+  BLOCKED_BUDGET_EXHAUSTED: {
+    verdict: 'blocked',
+    remediation:
+      'The milestone budget cannot cover one more worst-case tick. Raise budgets.per_milestone in relais.config.json or start a new milestone.',
+  },
+  BLOCKED_DIRTY_WORKTREE: {
+    verdict: 'blocked',
+    remediation:
+      'The worktree has uncommitted or untracked changes (or an unfinished merge). Commit, stash or remove them (git status), then run again.',
+  },
+  BLOCKED_LOCK_HELD: {
+    verdict: 'blocked',
+    remediation:
+      'Another relais run holds relais/lock.json. Wait for it to finish; if no relais process is running, delete relais/lock.json.',
+  },
+  BLOCKED_CRASH_RECOVERY_REQUIRED: {
+    verdict: 'blocked',
+    remediation:
+      'A runner-owned file is corrupt (see detail). Restore it from relais/history/<last run>/ or delete it and run `relais init` to recreate a fresh one; counters are never reset silently.',
+  },
+  BLOCKED_ORCHESTRATOR_OUTPUT_INVALID: {
+    verdict: 'blocked',
+    remediation:
+      'The orchestrator answered twice without a valid task JSON. Check relais/prompts/orchestrator.*.txt and the model, then run again.',
+  },
+  BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED: {
+    verdict: 'blocked',
+    remediation:
+      'relais/history exceeds history.max_mb. Delete or archive old run folders under relais/history, or raise history.max_mb.',
+  },
+  BLOCKED_MISSING_CONFIG: {
+    verdict: 'blocked',
+    remediation:
+      'relais.config.json or the git repository is missing or invalid (see detail). Run `relais init` at the repository root and fix the named field.',
+  },
+  BLOCKED_AGENT_CLI_MISSING: {
+    verdict: 'blocked',
+    remediation:
+      'The agent CLI was not found. Install Claude Code (npm install -g @anthropic-ai/claude-code) or set claude_code_cli.command to its path.',
+  },
+} as const satisfies Record<string, CodeInfo>;
+
+export type Code = keyof typeof codeTable;
+
+export const ALL_CODES = Object.keys(codeTable) as [Code, ...Code[]];
+
+export function verdictOf(code: Code): Verdict {
+  return codeTable[code].verdict;
+}
+
+export function remediationOf(code: Code): string {
+  return codeTable[code].remediation;
+}

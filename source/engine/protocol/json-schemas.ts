@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { blockedFileSchema } from './blocked.js';
+import { builderResultSchema } from './builder-result.js';
+import { configSchema } from './config.js';
+import { historyMetaSchema } from './history-meta.js';
+import { lockFileSchema } from './lock.js';
+import { reportSchema } from './report.js';
+import { workspaceStateSchema } from './state.js';
+import { taskSchema } from './task.js';
+
+/**
+ * The JSON Schema files (schemas/*.schema.json) are generated from the zod schemas, never written
+ * by hand: a test fails when the committed files drift, and another checks that both accept and
+ * reject the same documents.
+ */
+
+interface SchemaSource {
+  readonly title: string;
+  readonly schema: z.ZodType;
+  /** `input` for files humans write (defaults make fields optional), `output` for runner-written ones. */
+  readonly io: 'input' | 'output';
+  readonly note?: string;
+}
+
+export const JSON_SCHEMA_SOURCES = {
+  'config.schema.json': {
+    title: 'Relais config (relais.config.json)',
+    schema: configSchema,
+    io: 'input',
+    note: 'relais also checks what JSON Schema cannot say: verification template ids are unique, every {{placeholder}} in args is declared in params, and reject_metachars_regex compiles.',
+  },
+  'task.schema.json': { title: 'Relais Task', schema: taskSchema, io: 'output' },
+  'builder_result.schema.json': { title: 'Relais Builder Result', schema: builderResultSchema, io: 'output' },
+  'report.schema.json': { title: 'Relais Report', schema: reportSchema, io: 'output' },
+  'state.schema.json': {
+    title: 'Relais workspace state (STATE.json)',
+    schema: workspaceStateSchema,
+    io: 'output',
+  },
+  'lock.schema.json': { title: 'Relais lock (lock.json)', schema: lockFileSchema, io: 'output' },
+  'blocked.schema.json': { title: 'Relais BLOCKED.json', schema: blockedFileSchema, io: 'output' },
+  'history_meta.schema.json': { title: 'Relais history meta.json', schema: historyMetaSchema, io: 'output' },
+} as const satisfies Record<string, SchemaSource>;
+
+export type SchemaFileName = keyof typeof JSON_SCHEMA_SOURCES;
+
+export function generateJsonSchema(name: SchemaFileName): Record<string, unknown> {
+  const source: SchemaSource = JSON_SCHEMA_SOURCES[name];
+  const body = z.toJSONSchema(source.schema, {
+    target: 'draft-2020-12',
+    io: source.io,
+    // Strict validators reject `type: [a, b]`; an anyOf of single types means the same.
+    override: (ctx) => {
+      const schema = ctx.jsonSchema as Record<string, unknown>;
+      if (Array.isArray(schema.type)) {
+        schema.anyOf = (schema.type as string[]).map((type) => ({ type }));
+        delete schema.type;
+      }
+    },
+  }) as Record<string, unknown>;
+  const { $schema, ...rest } = body;
+  return {
+    $schema,
+    $id: `https://relais.dev/schemas/${name}`,
+    title: source.title,
+    ...(source.note ? { description: source.note } : {}),
+    ...rest,
+  };
+}
+
+/** File text exactly as committed: stable key order from zod, two-space indent, final newline. */
+export function renderJsonSchemaFile(name: SchemaFileName): string {
+  return `${JSON.stringify(generateJsonSchema(name), null, 2)}\n`;
+}
+
+export const SCHEMA_FILE_NAMES = Object.keys(JSON_SCHEMA_SOURCES) as SchemaFileName[];

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/**
+ * relais/STATE.json: the budget ledger (seed 000 §12, seed 001 PR1 WorkspaceState). Counters are
+ * per milestone; cost is the sum of what the agent CLI reported, not an estimate.
+ */
+
+export const ledgerSchema = z.strictObject({
+  ticks: z.int().min(0),
+  orchestrator_calls: z.int().min(0),
+  builder_calls: z.int().min(0),
+  verify_runs: z.int().min(0),
+  estimated_cost_usd: z.number().min(0),
+});
+
+export const archivedMilestoneSchema = z.strictObject({
+  milestone_id: z.string().min(1),
+  budgets: ledgerSchema,
+  archived_at: z.iso.datetime(),
+});
+
+export const workspaceStateSchema = z.strictObject({
+  schema_version: z.literal(1),
+  milestone_id: z.string().min(1).nullable(),
+  budgets: ledgerSchema,
+  budget_warning: z.boolean(),
+  last_run_id: z.string().nullable(),
+  last_verdict: z.enum(['success', 'stop', 'blocked']).nullable(),
+  last_code: z.string().nullable(),
+  archived_milestones: z.array(archivedMilestoneSchema).max(1000),
+  updated_at: z.iso.datetime(),
+});
+
+export type Ledger = z.infer<typeof ledgerSchema>;
+export type WorkspaceState = z.infer<typeof workspaceStateSchema>;
+
+export const emptyLedger = (): Ledger => ({
+  ticks: 0,
+  orchestrator_calls: 0,
+  builder_calls: 0,
+  verify_runs: 0,
+  estimated_cost_usd: 0,
+});
+
+export function freshState(now: Date): WorkspaceState {
+  return {
+    schema_version: 1,
+    milestone_id: null,
+    budgets: emptyLedger(),
+    budget_warning: false,
+    last_run_id: null,
+    last_verdict: null,
+    last_code: null,
+    archived_milestones: [],
+    updated_at: now.toISOString(),
+  };
+}
