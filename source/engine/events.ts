@@ -1,0 +1,117 @@
+import type { Code, Verdict } from './protocol/codes.js';
+import type { BlastRadius, VerificationRun } from './protocol/report.js';
+
+/**
+ * The one typed event union of the engine (DESIGN.md "Flow of a run"). Events are plain JSON, so
+ * the NDJSON reporter prints them as they are; front ends only ever see the engine through them.
+ */
+
+export type TickPhase =
+  | 'LOCK'
+  | 'PREFLIGHT'
+  | 'ORCHESTRATE'
+  | 'BUILD'
+  | 'JUDGE'
+  | 'VERIFY'
+  | 'REPORT'
+  | 'END';
+export type AgentRole = 'orchestrator' | 'builder';
+
+export type EngineEvent =
+  | { type: 'run.started'; run_id: string; command: string; project: string }
+  | { type: 'phase.changed'; phase: TickPhase }
+  | { type: 'agent.started'; role: AgentRole; attempt: number; command: string; model: string }
+  | { type: 'agent.output'; role: AgentRole; text: string }
+  | { type: 'agent.tool'; role: AgentRole; tool: string; target: string }
+  | {
+      type: 'agent.retry';
+      role: AgentRole;
+      attempt: number;
+      max_retries: number;
+      error: string;
+      retry_delay_ms: number;
+    }
+  | {
+      type: 'agent.finished';
+      role: AgentRole;
+      ok: boolean;
+      exit_code: number | null;
+      cost_usd: number;
+      duration_ms: number;
+      summary: string;
+    }
+  | {
+      type: 'judge.finished';
+      code: Code | null;
+      blast_radius: BlastRadius;
+      blast_radius_line: string;
+      violations: string[];
+      touched_paths: string[];
+    }
+  | { type: 'verify.started'; template_id: string; phase: 'fast' | 'slow'; cmd: string; args: string[] }
+  | ({ type: 'verify.finished'; summary: string } & VerificationRun)
+  | { type: 'budget.warning'; warnings: string[] }
+  | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
+  | {
+      type: 'tick.finished';
+      run_id: string;
+      verdict: Verdict;
+      code: Code;
+      remediation: string;
+      detail: string | null;
+      blast_radius_line: string;
+      commit: string | null;
+      report_path: string | null;
+    };
+
+export type StampedEvent = EngineEvent & { at: string };
+
+type Listener = (event: StampedEvent) => void;
+
+/**
+ * A synchronous bus. Events emitted before anyone subscribes are kept (up to a cap, oldest dropped
+ * first) and replayed to the first subscriber, so a front end attached late misses nothing early.
+ */
+export class EngineBus {
+  private readonly listeners = new Set<Listener>();
+  private backlog: StampedEvent[] | null = [];
+  private dropped = 0;
+
+  constructor(
+    private readonly now: () => Date = () => new Date(),
+    private readonly backlogCap = 5000,
+  ) {}
+
+  emit(event: EngineEvent): void {
+    const stamped = { ...event, at: this.now().toISOString() } as StampedEvent;
+    if (this.backlog) {
+      this.backlog.push(stamped);
+      if (this.backlog.length > this.backlogCap) {
+        this.backlog.shift();
+        this.dropped++;
+      }
+      return;
+    }
+    for (const listener of this.listeners) listener(stamped);
+  }
+
+  subscribe(listener: Listener): () => void {
+    this.listeners.add(listener);
+    if (this.backlog) {
+      const pending = this.backlog;
+      this.backlog = null;
+      if (this.dropped > 0) {
+        listener({
+          type: 'log',
+          level: 'warn',
+          message: `${this.dropped} early events were dropped`,
+          at: this.now().toISOString(),
+        });
+      }
+      for (const event of pending) listener(event);
+    }
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+}

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { z } from 'zod';
+import { describeZodError } from '../protocol/model-json.js';
+
+/**
+ * Runner-owned files are written as seed 000 §13 says: a sibling `*.tmp`, fsync, rename over the
+ * final name, fsync the folder. A crash leaves either the old file or the new one, plus at worst a
+ * stale `*.tmp` that preflight removes.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const tmp = `${path}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  const handle = await open(tmp, 'w', 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined);
+    throw error;
+  }
+  await syncFolder(dirname(path));
+}
+
+async function syncFolder(folder: string): Promise<void> {
+  // Some filesystems refuse fsync on a directory; the rename is still atomic there.
+  const handle = await open(folder, 'r').catch(() => undefined);
+  if (!handle) return;
+  await handle.sync().catch(() => undefined);
+  await handle.close();
+}
+
+/** Validates before writing: a runner bug must never put an invalid file on disk. */
+export async function writeJsonAtomic<S extends z.ZodType>(
+  path: string,
+  schema: S,
+  value: z.infer<S>,
+): Promise<void> {
+  const checked = schema.safeParse(value);
+  if (!checked.success) {
+    throw new Error(`refusing to write invalid ${path}: ${describeZodError(checked.error)}`);
+  }
+  await writeFileAtomic(path, `${JSON.stringify(checked.data, null, 2)}\n`);
+}
+
+export type JsonRead<T> =
+  | { kind: 'ok'; value: T }
+  | { kind: 'missing' }
+  | { kind: 'invalid'; reason: string };
+
+/** Reads a runner-owned JSON file and validates it; never throws for a bad file. */
+export async function readJsonValidated<S extends z.ZodType>(
+  path: string,
+  schema: S,
+): Promise<JsonRead<z.infer<S>>> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'invalid', reason: `unreadable: ${(error as Error).message}` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: 'invalid', reason: `not JSON: ${jsonErrorWhere(text, error as Error)}` };
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) return { kind: 'invalid', reason: describeZodError(parsed.error) };
+  return { kind: 'ok', value: parsed.data };
+}
+
+/** Turns JSON.parse's "at position N" into a line and column a human can jump to. */
+export function jsonErrorWhere(text: string, error: Error): string {
+  const match = /position (\d+)/.exec(error.message);
+  if (!match?.[1]) return error.message;
+  const position = Number(match[1]);
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  const column = position - before.lastIndexOf('\n');
+  return `${error.message.replace(/ in JSON at position \d+.*$/, '')} at line ${line}, column ${column}`;
+}

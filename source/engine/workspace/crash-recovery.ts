@@ -1,0 +1,64 @@
+import { readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { z } from 'zod';
+import { blockedFileSchema } from '../protocol/blocked.js';
+import { reportSchema } from '../protocol/report.js';
+import { workspaceStateSchema } from '../protocol/state.js';
+import { taskSchema } from '../protocol/task.js';
+import { readJsonValidated } from './atomic-write.js';
+import type { WorkspacePaths } from './paths.js';
+
+/**
+ * Crash artifacts (seed 000 §13, A1 row 6). Stale `*.tmp` files are removed (we hold the lock, so
+ * none of them is being written); then every runner-owned JSON file must validate. A corrupt file
+ * blocks the run: resetting it would silently forget spent budget.
+ */
+
+export async function listStaleTmpFiles(paths: WorkspacePaths): Promise<string[]> {
+  const folders = [paths.dir, ...(await subfolders(paths.historyDir))];
+  const found: string[] = [];
+  for (const folder of folders) {
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names) if (name.endsWith('.tmp')) found.push(join(folder, name));
+  }
+  return found;
+}
+
+export async function removeStaleTmpFiles(paths: WorkspacePaths): Promise<string[]> {
+  const stale = await listStaleTmpFiles(paths);
+  for (const file of stale) await unlink(file).catch(() => undefined);
+  return stale;
+}
+
+async function subfolders(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
+}
+
+interface RunnerFile {
+  readonly path: string;
+  readonly schema: z.ZodType;
+  readonly required: boolean;
+}
+
+export interface CorruptFile {
+  readonly file: string;
+  readonly reason: string;
+}
+
+export async function findCorruptRunnerFiles(paths: WorkspacePaths): Promise<CorruptFile[]> {
+  const files: RunnerFile[] = [
+    { path: paths.state, schema: workspaceStateSchema, required: true },
+    { path: paths.task, schema: taskSchema, required: false },
+    { path: paths.report, schema: reportSchema, required: false },
+    { path: paths.blocked, schema: blockedFileSchema, required: false },
+  ];
+  const problems: CorruptFile[] = [];
+  for (const file of files) {
+    const read = await readJsonValidated(file.path, file.schema);
+    const name = `${paths.relDir}/${file.path.slice(paths.dir.length + 1)}`;
+    if (read.kind === 'invalid') problems.push({ file: name, reason: read.reason });
+    if (read.kind === 'missing' && file.required) problems.push({ file: name, reason: 'missing' });
+  }
+  return problems;
+}

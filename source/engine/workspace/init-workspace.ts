@@ -1,0 +1,148 @@
+import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Git } from '../judge/git.js';
+import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
+import { renderJsonSchemaFile, SCHEMA_FILE_NAMES } from '../protocol/json-schemas.js';
+import { freshState, workspaceStateSchema } from '../protocol/state.js';
+import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-write.js';
+import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
+import { loadConfig } from './load-config.js';
+import { PACKAGE_ROOT } from './package-assets.js';
+import { CONFIG_FILE_NAME, PROMPT_FILE_NAMES, workspacePaths } from './paths.js';
+
+/**
+ * `relais init`: idempotent, and it never overwrites a user's file without `force` (then the old
+ * one is kept as a `.bak`). A corrupt STATE.json is reported, never silently reset.
+ */
+
+export interface InitStep {
+  readonly path: string;
+  readonly action: 'created' | 'kept' | 'updated' | 'replaced' | 'problem';
+  readonly note?: string;
+}
+
+export async function initWorkspace(
+  root: string,
+  options: { force: boolean; env: NodeJS.ProcessEnv; now: Date },
+): Promise<{ ok: boolean; steps: InitStep[] }> {
+  const steps: InitStep[] = [];
+  const git = new Git(root, options.env);
+  const repo = await readRepoFacts(git, root);
+  // A repository without a first commit may be initialised; relais run will ask for the commit.
+  if (!repo.ok && !repo.detail.startsWith('HEAD')) {
+    return {
+      ok: false,
+      steps: [{ path: root, action: 'problem', note: `${repo.detail} (run \`git init\` first)` }],
+    };
+  }
+  const stamp = options.now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+
+  // relais.config.json
+  const loaded = await loadConfig(root);
+  const workspaceDir = loaded.ok ? loaded.config.workspace_dir : 'relais';
+  const configPath = join(root, CONFIG_FILE_NAME);
+  const fresh = renderConfig(
+    defaultConfig(`./${workspaceDir}/schemas/config.schema.json`, detectTemplates(root)),
+  );
+  if (!loaded.ok && loaded.problem === 'missing') {
+    await writeFileAtomic(configPath, fresh);
+    steps.push({ path: CONFIG_FILE_NAME, action: 'created' });
+  } else if (options.force) {
+    await rename(configPath, `${configPath}.${stamp}.bak`);
+    await writeFileAtomic(configPath, fresh);
+    steps.push({
+      path: CONFIG_FILE_NAME,
+      action: 'replaced',
+      note: `old file kept as ${CONFIG_FILE_NAME}.${stamp}.bak`,
+    });
+  } else if (!loaded.ok) {
+    steps.push({
+      path: CONFIG_FILE_NAME,
+      action: 'problem',
+      note: `${loaded.detail} (fix it, or run \`relais init --force\` to replace it with a backup)`,
+    });
+  } else {
+    steps.push({ path: CONFIG_FILE_NAME, action: 'kept' });
+  }
+
+  const paths = workspacePaths(root, workspaceDir);
+  for (const dir of [paths.dir, paths.promptsDir, paths.schemasDir, paths.historyDir])
+    await mkdir(dir, { recursive: true });
+
+  // Prompts are the user's to edit: copied once, replaced only with force (old kept as .bak).
+  for (const name of PROMPT_FILE_NAMES) {
+    const target = join(paths.promptsDir, name);
+    const shipped = await readFile(join(PACKAGE_ROOT, 'prompts', name), 'utf8');
+    const current = await readFile(target, 'utf8').catch(() => null);
+    const rel = `${workspaceDir}/prompts/${name}`;
+    if (current === null) {
+      await writeFileAtomic(target, shipped);
+      steps.push({ path: rel, action: 'created' });
+    } else if (current === shipped) {
+      steps.push({ path: rel, action: 'kept' });
+    } else if (options.force) {
+      await copyFile(target, `${target}.${stamp}.bak`);
+      await writeFileAtomic(target, shipped);
+      steps.push({ path: rel, action: 'replaced', note: `your version kept as ${name}.${stamp}.bak` });
+    } else {
+      steps.push({ path: rel, action: 'kept', note: 'customised' });
+    }
+  }
+
+  // Schemas are runner-owned and always match this version of relais.
+  for (const name of SCHEMA_FILE_NAMES) {
+    const target = join(paths.schemasDir, name);
+    const text = renderJsonSchemaFile(name);
+    const current = await readFile(target, 'utf8').catch(() => null);
+    if (current !== text) await writeFileAtomic(target, text);
+    steps.push({
+      path: `${workspaceDir}/schemas/${name}`,
+      action: current === null ? 'created' : current === text ? 'kept' : 'updated',
+    });
+  }
+
+  // STATE.json: created when missing; a corrupt one is replaced only with force, and kept aside.
+  const state = await readJsonValidated(paths.state, workspaceStateSchema);
+  const stateRel = `${workspaceDir}/STATE.json`;
+  if (state.kind === 'missing') {
+    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(options.now));
+    steps.push({ path: stateRel, action: 'created' });
+  } else if (state.kind === 'ok') {
+    steps.push({ path: stateRel, action: 'kept' });
+  } else if (options.force) {
+    await rename(paths.state, `${paths.state}.${stamp}.corrupt`);
+    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(options.now));
+    steps.push({
+      path: stateRel,
+      action: 'replaced',
+      note: `corrupt file kept as STATE.json.${stamp}.corrupt; budget counters start from zero`,
+    });
+  } else {
+    steps.push({
+      path: stateRel,
+      action: 'problem',
+      note: `corrupt (${state.reason}); restore it from history or run \`relais init --force\` to start a fresh ledger`,
+    });
+  }
+
+  const commonDir = await gitCommonDir(git);
+  if (commonDir) steps.push(await excludeWorkspace(commonDir, workspaceDir));
+  return { ok: steps.every((s) => s.action !== 'problem'), steps };
+}
+
+/** The workspace is runner-owned: git must not see it as untracked (.git/info/exclude). */
+async function excludeWorkspace(commonDir: string, workspaceDir: string): Promise<InitStep> {
+  const infoDir = join(commonDir, 'info');
+  const excludePath = join(infoDir, 'exclude');
+  const line = `/${workspaceDir}/`;
+  const current = await readFile(excludePath, 'utf8').catch(() => '');
+  if (current.split('\n').some((l) => l.trim() === line))
+    return { path: '.git/info/exclude', action: 'kept' };
+  await mkdir(infoDir, { recursive: true });
+  const prefix = current.length > 0 && !current.endsWith('\n') ? '\n' : '';
+  await writeFile(excludePath, `${current}${prefix}# relais runner workspace\n${line}\n`);
+  return { path: '.git/info/exclude', action: 'updated', note: `added ${line}` };
+}

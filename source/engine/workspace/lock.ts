@@ -1,0 +1,117 @@
+import { randomBytes } from 'node:crypto';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { type LockFile, lockFileSchema } from '../protocol/lock.js';
+import { readJsonValidated } from './atomic-write.js';
+import { currentBootId, isProcessAlive, processStartTicks } from './boot-id.js';
+
+/**
+ * The workspace lock (seed 000 §7 LOCK, §13). The file is created exclusively with its whole
+ * content (written to a temp file, then hard-linked to the lock name, which fails if it exists),
+ * so nobody ever reads a half-written lock. A lock is reclaimed only when its holder is provably
+ * gone: another boot, a dead pid, or a pid now owned by a different process.
+ */
+
+export interface HeldLock {
+  readonly info: LockFile;
+  release(): Promise<void>;
+}
+
+export type LockAttempt =
+  | { ok: true; lock: HeldLock; reclaimed: LockFile | null }
+  | { ok: false; detail: string };
+
+export async function acquireLock(lockPath: string, command: string): Promise<LockAttempt> {
+  const info: LockFile = {
+    pid: process.pid,
+    started_at: new Date().toISOString(),
+    boot_id: currentBootId(),
+    hostname: hostname(),
+    pid_start_ticks: processStartTicks(process.pid),
+    command: command.slice(0, 200),
+  };
+  const first = await tryCreate(lockPath, info);
+  if (first === 'created') return { ok: true, lock: heldLock(lockPath, info), reclaimed: null };
+
+  const existing = await readJsonValidated(lockPath, lockFileSchema);
+  if (existing.kind === 'missing') {
+    // Released between our attempt and our read: one more try, no loop.
+    const again = await tryCreate(lockPath, info);
+    if (again === 'created') return { ok: true, lock: heldLock(lockPath, info), reclaimed: null };
+    return { ok: false, detail: 'lock.json appeared again while acquiring it; another run is starting' };
+  }
+  if (existing.kind === 'invalid') {
+    return {
+      ok: false,
+      detail: `lock.json exists but is unreadable (${existing.reason}); cannot tell whether its holder is alive`,
+    };
+  }
+  const verdict = staleness(existing.value);
+  if (verdict.stale === false) return { ok: false, detail: verdict.why };
+  await unlink(lockPath).catch(() => undefined);
+  const retry = await tryCreate(lockPath, info);
+  if (retry === 'created') return { ok: true, lock: heldLock(lockPath, info), reclaimed: existing.value };
+  return { ok: false, detail: 'another run reclaimed the stale lock first' };
+}
+
+/** Read-only view used by `relais status` and `--preflight`: would a run get the lock now? */
+export async function inspectLock(
+  lockPath: string,
+): Promise<{ held: false } | { held: true; detail: string; info: LockFile | null }> {
+  const existing = await readJsonValidated(lockPath, lockFileSchema);
+  if (existing.kind === 'missing') return { held: false };
+  if (existing.kind === 'invalid')
+    return { held: true, detail: `lock.json is unreadable (${existing.reason})`, info: null };
+  const verdict = staleness(existing.value);
+  return verdict.stale ? { held: false } : { held: true, detail: verdict.why, info: existing.value };
+}
+
+function staleness(lock: LockFile): { stale: true } | { stale: false; why: string } {
+  if (lock.boot_id !== currentBootId()) return { stale: true };
+  if (lock.hostname !== hostname()) {
+    return {
+      stale: false,
+      why: `held by pid ${lock.pid} on another host (${lock.hostname}) since ${lock.started_at}`,
+    };
+  }
+  if (!isProcessAlive(lock.pid)) return { stale: true };
+  const ticks = processStartTicks(lock.pid);
+  if (lock.pid_start_ticks !== null && ticks !== null && ticks !== lock.pid_start_ticks)
+    return { stale: true };
+  return { stale: false, why: `held by running pid ${lock.pid} (${lock.command}) since ${lock.started_at}` };
+}
+
+async function tryCreate(lockPath: string, info: LockFile): Promise<'created' | 'exists'> {
+  const tmp = `${lockPath}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  await writeFile(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o644 });
+  try {
+    await link(tmp, lockPath);
+    return 'created';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return 'exists';
+    throw error;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+}
+
+function heldLock(lockPath: string, info: LockFile): HeldLock {
+  let released = false;
+  return {
+    info,
+    async release() {
+      if (released) return;
+      released = true;
+      // Only remove the lock if it is still ours (a human may have deleted and re-run meanwhile).
+      const text = await readFile(lockPath, 'utf8').catch(() => null);
+      if (text === null) return;
+      try {
+        const current = JSON.parse(text) as Partial<LockFile>;
+        if (current.pid !== info.pid || current.started_at !== info.started_at) return;
+      } catch {
+        return;
+      }
+      await unlink(lockPath).catch(() => undefined);
+    },
+  };
+}

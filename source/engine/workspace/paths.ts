@@ -1,0 +1,51 @@
+import { join } from 'node:path';
+
+export const CONFIG_FILE_NAME = 'relais.config.json';
+
+/** Every runner-owned location, derived from the repository root and `workspace_dir`. */
+export interface WorkspacePaths {
+  readonly root: string;
+  readonly configFile: string;
+  /** Workspace folder name relative to the root, e.g. `relais`. */
+  readonly relDir: string;
+  readonly dir: string;
+  readonly state: string;
+  readonly task: string;
+  readonly report: string;
+  readonly reportMd: string;
+  readonly blocked: string;
+  readonly facts: string;
+  readonly lock: string;
+  readonly historyDir: string;
+  readonly promptsDir: string;
+  readonly schemasDir: string;
+}
+
+export function workspacePaths(root: string, workspaceDir: string): WorkspacePaths {
+  const dir = join(root, workspaceDir);
+  return {
+    root,
+    configFile: join(root, CONFIG_FILE_NAME),
+    relDir: workspaceDir,
+    dir,
+    state: join(dir, 'STATE.json'),
+    task: join(dir, 'TASK.json'),
+    report: join(dir, 'REPORT.json'),
+    reportMd: join(dir, 'REPORT.md'),
+    blocked: join(dir, 'BLOCKED.json'),
+    facts: join(dir, 'FACTS.md'),
+    lock: join(dir, 'lock.json'),
+    historyDir: join(dir, 'history'),
+    promptsDir: join(dir, 'prompts'),
+    schemasDir: join(dir, 'schemas'),
+  };
+}
+
+export const PROMPT_FILE_NAMES = [
+  'orchestrator.system.txt',
+  'orchestrator.user.txt',
+  'builder.system.txt',
+  'builder.user.txt',
+] as const;
+
+export type PromptFileName = (typeof PROMPT_FILE_NAMES)[number];
