@@ -1,0 +1,41 @@
+import type { AgentRole, EngineBus } from '../events.js';
+import type { ProcessResult } from '../supervise/run-process.js';
+
+/**
+ * One interface for every agent CLI (DESIGN.md `agents/`): the tick asks for a run and gets back
+ * the final answer text, the cost the CLI reported, and how the process ended. Adapters never
+ * throw; a failure is a value.
+ */
+
+export interface AgentRequest {
+  readonly role: AgentRole;
+  readonly attempt: number;
+  readonly systemPrompt: string;
+  readonly userPrompt: string;
+  readonly model: string;
+  readonly fallbackModel: string | null;
+  readonly maxTurns: number;
+  readonly maxBudgetUsd: number;
+  /** Built-in tools the agent may use; empty means none at all. */
+  readonly tools: readonly string[];
+  readonly permissionMode: 'plan' | 'bypassPermissions';
+  /** Stream events line by line (builder) or read one wrapper object (orchestrator). */
+  readonly streaming: boolean;
+  readonly cwd: string;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal;
+}
+
+export interface AgentOutcome {
+  /** The agent's final answer, when the CLI produced one. */
+  readonly text: string | null;
+  /** Why there is no usable answer (process error, timeout, API error, missing result), else null. */
+  readonly failure: string | null;
+  readonly costUsd: number;
+  readonly numTurns: number | null;
+  readonly process: ProcessResult;
+}
+
+export interface AgentRunner {
+  run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome>;
+}

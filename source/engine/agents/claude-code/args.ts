@@ -1,0 +1,35 @@
+import type { AgentRequest } from '../agent-run.js';
+
+/**
+ * Claude Code flags as the CLI really behaves (DESIGN.md, checked against claude 2.1.x):
+ * `--tools` restricts the tool set (`--allowedTools` only pre-approves), "" means no tools at all;
+ * the prompt goes through stdin because a positional prompt after `--tools` is read as a tool name.
+ */
+export function claudeArgs(request: AgentRequest): string[] {
+  const args = [
+    '-p',
+    '--output-format',
+    request.streaming ? 'stream-json' : 'json',
+    ...(request.streaming ? ['--verbose'] : []),
+    '--max-turns',
+    String(request.maxTurns),
+    '--no-session-persistence',
+    '--permission-mode',
+    request.permissionMode,
+    '--model',
+    request.model,
+    '--tools',
+    request.tools.join(','),
+    '--max-budget-usd',
+    String(request.maxBudgetUsd),
+  ];
+  if (request.tools.length > 0) args.push('--allowedTools', request.tools.join(','));
+  if (request.fallbackModel && request.fallbackModel !== request.model)
+    args.push('--fallback-model', request.fallbackModel);
+  // The orchestrator gets only our system prompt; the builder keeps Claude Code's (tool usage) plus ours.
+  args.push(
+    request.role === 'orchestrator' ? '--system-prompt' : '--append-system-prompt',
+    request.systemPrompt,
+  );
+  return args;
+}

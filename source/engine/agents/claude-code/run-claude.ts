@@ -1,0 +1,121 @@
+import { isAbsolute, resolve } from 'node:path';
+import type { EngineBus } from '../../events.js';
+import { describeEnd, runProcess } from '../../supervise/run-process.js';
+import { oneLine } from '../../workspace/printable.js';
+import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
+import { claudeArgs } from './args.js';
+import { type ResultWrapper, readStreamLine } from './stream.js';
+
+/** The Claude Code adapter: real `claude` binary, argv only, output parsed line by line. */
+
+export interface ClaudeCliSettings {
+  /** Program name (looked up on PATH) or a path (relative paths are taken from the repo root). */
+  readonly command: string;
+  readonly extraEnv: Readonly<Record<string, string>>;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+const MAX_RESULT_LINE = 8 * 1024 * 1024;
+const MAX_EVENT_TEXT = 400;
+
+export function resolveCommand(command: string, root: string): string {
+  return command.includes('/') && !isAbsolute(command) ? resolve(root, command) : command;
+}
+
+export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
+  return {
+    async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
+      const command = resolveCommand(settings.command, request.cwd);
+      bus.emit({
+        type: 'agent.started',
+        role: request.role,
+        attempt: request.attempt,
+        command,
+        model: request.model,
+      });
+      let wrapper: ResultWrapper | null = null;
+      const process = await runProcess({
+        cmd: command,
+        args: claudeArgs(request),
+        cwd: request.cwd,
+        env: { ...settings.env, ...settings.extraEnv },
+        stdin: request.userPrompt,
+        timeoutMs: request.timeoutMs,
+        signal: request.signal,
+        maxLineBytes: MAX_RESULT_LINE,
+        onStdoutLine: (line, truncated) => {
+          if (truncated) return; // a cut line is not valid JSON; never half-parse it
+          for (const item of readStreamLine(line)) {
+            if (item.kind === 'result') wrapper = item.wrapper;
+            else if (item.kind === 'text') emitText(bus, request, item.text);
+            else if (item.kind === 'tool')
+              bus.emit({
+                type: 'agent.tool',
+                role: request.role,
+                tool: item.tool,
+                target: oneLine(item.target, MAX_EVENT_TEXT),
+              });
+            else if (item.kind === 'tool_error') emitText(bus, request, `tool error: ${item.text}`);
+            else
+              bus.emit({
+                type: 'agent.retry',
+                role: request.role,
+                attempt: item.attempt,
+                max_retries: item.maxRetries,
+                error: item.error,
+                retry_delay_ms: item.delayMs,
+              });
+          }
+        },
+      });
+      const outcome = interpret(process, wrapper);
+      bus.emit({
+        type: 'agent.finished',
+        role: request.role,
+        ok: outcome.failure === null,
+        exit_code: process.exitCode,
+        cost_usd: outcome.costUsd,
+        duration_ms: process.durationMs,
+        summary: outcome.failure ?? 'answered',
+      });
+      return outcome;
+    },
+  };
+}
+
+function emitText(bus: EngineBus, request: AgentRequest, text: string): void {
+  for (const line of text
+    .split('\n')
+    .filter((l) => l.trim().length > 0)
+    .slice(0, 50)) {
+    bus.emit({ type: 'agent.output', role: request.role, text: oneLine(line, MAX_EVENT_TEXT) });
+  }
+}
+
+function interpret(process: AgentOutcome['process'], wrapper: ResultWrapper | null): AgentOutcome {
+  const base = { process, costUsd: wrapper?.costUsd ?? 0, numTurns: wrapper?.numTurns ?? null };
+  const failure = failureOf(process, wrapper);
+  if (failure) return { ...base, text: null, failure };
+  return { ...base, text: (wrapper as ResultWrapper).result as string, failure: null };
+}
+
+function failureOf(process: AgentOutcome['process'], wrapper: ResultWrapper | null): string | null {
+  if (process.spawnError === 'ENOENT')
+    return 'the claude command was not found (is Claude Code installed and on PATH?)';
+  if (process.spawnError || process.timedOut || process.aborted) return `claude ${describeEnd(process)}`;
+  const stderr = oneLine(process.stderrTail.trim().split('\n').slice(-3).join(' '), 300);
+  if (!wrapper) {
+    return `claude ${describeEnd(process)} without a result object${stderr ? `: ${stderr}` : ''}`;
+  }
+  if (wrapper.isError) {
+    const status = wrapper.apiErrorStatus ? ` (API status ${wrapper.apiErrorStatus})` : '';
+    const said =
+      typeof wrapper.result === 'string' ? oneLine(wrapper.result, 300) : (wrapper.subtype ?? 'error');
+    return `claude reported an error${status}: ${said}`;
+  }
+  if (typeof wrapper.result !== 'string')
+    return `claude's result is missing or not a string (subtype ${wrapper.subtype ?? 'none'})`;
+  if (process.exitCode !== 0)
+    return `claude ${describeEnd(process)} after answering${stderr ? `: ${stderr}` : ''}`;
+  return null;
+}

@@ -1,0 +1,155 @@
+import { chmod, lstat, mkdir, readdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
+
+/**
+ * A byte-exact snapshot of small trees the builder must not change (git config and hooks, the
+ * runner workspace). Taken before BUILD; compared and restored after it using only the
+ * filesystem, before the runner runs any git command again.
+ */
+
+export type EntryState =
+  | {
+      readonly kind: 'file';
+      readonly mode: number;
+      readonly size: number;
+      readonly mtimeMs: number;
+      readonly ino: number;
+      readonly content: Buffer | null;
+    }
+  | { readonly kind: 'symlink'; readonly target: string }
+  | { readonly kind: 'dir'; readonly mode: number };
+
+export interface SnapshotRoot {
+  readonly path: string;
+  /** Walk below `path` (a folder); otherwise `path` is one file that may or may not exist. */
+  readonly recursive: boolean;
+  /** Keep the bytes of this file so it can be restored; otherwise only a fingerprint is kept. */
+  readonly keepContent: (absPath: string) => boolean;
+}
+
+export type FsSnapshot = ReadonlyMap<string, EntryState | null>;
+
+export interface FsChange {
+  readonly path: string;
+  readonly change: 'created' | 'modified' | 'deleted';
+}
+
+const MAX_KEPT_FILE = 4 * 1024 * 1024;
+
+export async function takeSnapshot(roots: readonly SnapshotRoot[]): Promise<FsSnapshot> {
+  const entries = new Map<string, EntryState | null>();
+  for (const root of roots) {
+    const state = await readEntry(root.path, root.keepContent);
+    entries.set(root.path, state);
+    if (root.recursive && state?.kind === 'dir') await walk(root.path, root.keepContent, entries);
+  }
+  return entries;
+}
+
+async function walk(
+  dir: string,
+  keep: SnapshotRoot['keepContent'],
+  into: Map<string, EntryState | null>,
+): Promise<void> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const name of names.sort()) {
+    const full = join(dir, name);
+    const state = await readEntry(full, keep);
+    into.set(full, state);
+    if (state?.kind === 'dir') await walk(full, keep, into);
+  }
+}
+
+async function readEntry(path: string, keep: SnapshotRoot['keepContent']): Promise<EntryState | null> {
+  const stat = await lstat(path).catch(() => null);
+  if (!stat) return null;
+  if (stat.isSymbolicLink()) return { kind: 'symlink', target: await readlink(path) };
+  if (stat.isDirectory()) return { kind: 'dir', mode: stat.mode & 0o7777 };
+  const content =
+    stat.isFile() && stat.size <= MAX_KEPT_FILE && keep(path) ? await readFile(path).catch(() => null) : null;
+  return {
+    kind: 'file',
+    mode: stat.mode & 0o7777,
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    ino: stat.ino,
+    content,
+  };
+}
+
+/** Re-reads the same roots and lists what differs, parents before children. */
+export async function diffSnapshot(before: FsSnapshot, roots: readonly SnapshotRoot[]): Promise<FsChange[]> {
+  const after = await takeSnapshot(roots);
+  const changes: FsChange[] = [];
+  for (const [path, was] of before) {
+    const now = after.get(path) ?? null;
+    if (was === null && now !== null) changes.push({ path, change: 'created' });
+    else if (was !== null && now === null) changes.push({ path, change: 'deleted' });
+    else if (was !== null && now !== null && !sameEntry(was, now)) changes.push({ path, change: 'modified' });
+  }
+  for (const path of after.keys()) {
+    if (!before.has(path)) changes.push({ path, change: 'created' });
+  }
+  return changes.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function sameEntry(a: EntryState, b: EntryState): boolean {
+  if (a.kind !== b.kind) return false;
+  if (a.kind === 'symlink' && b.kind === 'symlink') return a.target === b.target;
+  if (a.kind === 'dir' && b.kind === 'dir') return a.mode === b.mode;
+  if (a.kind === 'file' && b.kind === 'file') {
+    if (a.mode !== b.mode || a.size !== b.size) return false;
+    if (a.content && b.content) return a.content.equals(b.content);
+    return a.mtimeMs === b.mtimeMs && a.ino === b.ino;
+  }
+  return false;
+}
+
+/**
+ * Puts every changed path back as it was. Returns the paths that could not be restored (a
+ * fingerprint-only file that was modified or deleted): the caller reports them.
+ */
+export async function restoreSnapshot(before: FsSnapshot, changes: readonly FsChange[]): Promise<string[]> {
+  const unrestorable: string[] = [];
+  // Remove created paths deepest first, then recreate in path order (parents first).
+  for (const c of [...changes].reverse()) {
+    if (c.change === 'created') await rm(c.path, { recursive: true, force: true });
+  }
+  for (const c of changes) {
+    if (c.change === 'created') continue;
+    const was = before.get(c.path);
+    if (!was) continue;
+    if (!(await restoreEntry(c.path, was))) unrestorable.push(c.path);
+  }
+  return unrestorable;
+}
+
+async function restoreEntry(path: string, was: EntryState): Promise<boolean> {
+  const current = await lstat(path).catch(() => null);
+  if (was.kind === 'dir') {
+    if (current && !current.isDirectory()) await rm(path, { force: true });
+    await mkdir(path, { recursive: true });
+    await chmod(path, was.mode);
+    return true;
+  }
+  if (was.kind === 'file' && was.content === null) return false;
+  if (current) await rm(path, { recursive: true, force: true });
+  await mkdir(dirname(path), { recursive: true });
+  if (was.kind === 'symlink') {
+    await symlink(was.target, path);
+    return true;
+  }
+  await writeFile(path, was.content as Buffer, { mode: was.mode });
+  await chmod(path, was.mode);
+  return true;
+}
+
+/** `root/a/b` → `a/b`; paths outside root stay absolute. */
+export function displayPath(root: string, path: string): string {
+  return path.startsWith(root + sep)
+    ? path
+        .slice(root.length + 1)
+        .split(sep)
+        .join('/')
+    : path;
+}

@@ -1,0 +1,174 @@
+import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+
+/**
+ * The runner's own git. Every call is argv-only and hardened so nothing a builder planted in the
+ * repository can run code here: hooks point at /dev/null, fsmonitor is off, no pager, no external
+ * diff or textconv, pathspecs are literal (a file named `:(glob)*` is just a name). Config files
+ * themselves are snapshotted and restored before the first post-build call (protected-files.ts).
+ */
+
+const HARDENING = [
+  '-c',
+  'core.hooksPath=/dev/null',
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.pager=cat',
+  '-c',
+  'color.ui=never',
+  '-c',
+  'core.quotePath=false',
+  '-c',
+  'advice.detachedHead=false',
+  '--no-pager',
+  '--literal-pathspecs',
+];
+
+/** Variables that would point git at another repository, index or object store. */
+const REDIRECTING_ENV = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_COMMON_DIR',
+  'GIT_NAMESPACE',
+  'GIT_PREFIX',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_PAGER',
+  'GIT_SSH_COMMAND',
+  'GIT_ASKPASS',
+  'GIT_EDITOR',
+  'GIT_SEQUENCE_EDITOR',
+];
+
+export interface GitCall {
+  readonly stdin?: string | Buffer;
+  /** Extra variables (e.g. GIT_INDEX_FILE for the judge's temporary index). */
+  readonly env?: Record<string, string>;
+  /** Above this many stdout bytes the call fails instead of exhausting memory. */
+  readonly maxStdoutBytes?: number;
+}
+
+export interface GitResult {
+  readonly code: number;
+  readonly stdout: Buffer;
+  readonly stderr: string;
+}
+
+export class GitError extends Error {
+  constructor(
+    readonly args: readonly string[],
+    readonly result: GitResult,
+  ) {
+    super(`git ${args.join(' ')} failed (${result.code}): ${result.stderr.trim().slice(0, 500)}`);
+  }
+}
+
+const DEFAULT_MAX_STDOUT = 512 * 1024 * 1024;
+
+export class Git {
+  private readonly baseEnv: NodeJS.ProcessEnv;
+
+  constructor(
+    readonly root: string,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
+    const clean: NodeJS.ProcessEnv = { ...env };
+    for (const name of REDIRECTING_ENV) delete clean[name];
+    this.baseEnv = {
+      ...clean,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_OPTIONAL_LOCKS: '0',
+      LC_ALL: 'C',
+      PAGER: 'cat',
+    };
+  }
+
+  /** Runs git; resolves with the exit code whatever it is (spawn failures become code 127). */
+  run(args: readonly string[], call: GitCall = {}): Promise<GitResult> {
+    return new Promise((resolve) => {
+      const child = spawn('git', [...HARDENING, ...args], {
+        cwd: this.root,
+        env: { ...this.baseEnv, ...call.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+      });
+      const max = call.maxStdoutBytes ?? DEFAULT_MAX_STDOUT;
+      const out: Buffer[] = [];
+      let outSize = 0;
+      let overflow = false;
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => {
+        if (overflow) return;
+        outSize += d.length;
+        if (outSize > max) {
+          overflow = true;
+          child.kill('SIGKILL');
+          return;
+        }
+        out.push(d);
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        if (err.length < 64 * 1024) err += d.toString('utf8');
+      });
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(call.stdin);
+      child.on('error', (e) => resolve({ code: 127, stdout: Buffer.alloc(0), stderr: e.message }));
+      child.on('close', (code) => {
+        if (overflow) resolve({ code: 1, stdout: Buffer.alloc(0), stderr: `output above ${max} bytes` });
+        else resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err });
+      });
+    });
+  }
+
+  /** Runs git and throws GitError on a non-zero exit. */
+  async ok(args: readonly string[], call: GitCall = {}): Promise<Buffer> {
+    const result = await this.run(args, call);
+    if (result.code !== 0) throw new GitError(args, result);
+    return result.stdout;
+  }
+
+  async text(args: readonly string[], call: GitCall = {}): Promise<string> {
+    return (await this.ok(args, call)).toString('utf8').trim();
+  }
+
+  /** Streams stdout into a file (diff patches can be large); returns bytes written. */
+  toFile(
+    args: readonly string[],
+    path: string,
+    call: GitCall = {},
+  ): Promise<{ code: number; bytes: number; stderr: string }> {
+    return new Promise((resolve) => {
+      const file = createWriteStream(path);
+      const child = spawn('git', [...HARDENING, ...args], {
+        cwd: this.root,
+        env: { ...this.baseEnv, ...call.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        shell: false,
+      });
+      let bytes = 0;
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => {
+        bytes += d.length;
+      });
+      child.stdout.pipe(file);
+      child.stderr.on('data', (d: Buffer) => {
+        if (err.length < 64 * 1024) err += d.toString('utf8');
+      });
+      child.on('error', (e) => resolve({ code: 127, bytes: 0, stderr: e.message }));
+      child.on('close', (code) => {
+        file.end(() => resolve({ code: code ?? 1, bytes, stderr: err }));
+      });
+    });
+  }
+}
+
+/** Splits `-z` output into its NUL-terminated fields. */
+export function splitNul(buffer: Buffer): string[] {
+  const text = buffer.toString('utf8');
+  const parts = text.split('\0');
+  if (parts.at(-1) === '') parts.pop();
+  return parts;
+}

@@ -1,0 +1,71 @@
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { type Git, splitNul } from './git.js';
+
+/** What the runner knows about the repository at the start of a tick (seed 000 A1 row 2). */
+export interface RepoFacts {
+  readonly root: string;
+  readonly gitDir: string;
+  readonly commonDir: string;
+  readonly head: string;
+  /** `refs/heads/main`, or null when HEAD is detached. */
+  readonly branchRef: string | null;
+}
+
+export type RepoRead = { ok: true; facts: RepoFacts } | { ok: false; detail: string };
+
+export async function readRepoFacts(git: Git, expectedRoot: string): Promise<RepoRead> {
+  const where = await git.run(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']);
+  if (where.code !== 0)
+    return { ok: false, detail: `not a git repository: ${where.stderr.trim().split('\n')[0] ?? ''}` };
+  const [top, gitDir, common] = where.stdout.toString('utf8').trim().split('\n');
+  if (!top || !gitDir || !common) return { ok: false, detail: 'git rev-parse gave no repository paths' };
+  const root = await realpath(top);
+  const wanted = await realpath(expectedRoot);
+  if (root !== wanted) {
+    return {
+      ok: false,
+      detail: `${wanted} is inside the repository ${root}; run relais at the repository root`,
+    };
+  }
+  const head = await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+  if (head.code !== 0)
+    return { ok: false, detail: 'HEAD does not name a commit; make an initial commit first' };
+  const symbolic = await git.run(['symbolic-ref', '-q', 'HEAD']);
+  return {
+    ok: true,
+    facts: {
+      root,
+      gitDir: await realpath(gitDir),
+      commonDir: await realpath(resolve(root, common)),
+      head: head.stdout.toString('utf8').trim(),
+      branchRef: symbolic.code === 0 ? symbolic.stdout.toString('utf8').trim() : null,
+    },
+  };
+}
+
+/** The repository's common git folder (where config, hooks and info live), even before a first commit. */
+export async function gitCommonDir(git: Git): Promise<string | null> {
+  const out = await git.run(['rev-parse', '--git-common-dir']);
+  if (out.code !== 0) return null;
+  return realpath(resolve(git.root, out.stdout.toString('utf8').trim())).catch(() => null);
+}
+
+/** Files git reads its configuration from right now (`git config --list --show-origin`). */
+export async function configOriginFiles(git: Git): Promise<string[]> {
+  const listing = await git.run(['config', '--list', '--show-origin', '-z']);
+  if (listing.code !== 0) return [];
+  const files = new Set<string>();
+  const fields = splitNul(listing.stdout);
+  for (let i = 0; i < fields.length; i += 2) {
+    const origin = fields[i] ?? '';
+    if (origin.startsWith('file:')) files.add(resolve(git.root, origin.slice('file:'.length)));
+  }
+  return [...files];
+}
+
+/** Status lines of the worktree (tracked changes and untracked files; ignored files excluded). */
+export async function worktreeStatus(git: Git): Promise<string[]> {
+  const status = await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
+  return splitNul(status);
+}

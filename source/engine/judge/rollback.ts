@@ -1,0 +1,97 @@
+import { existsSync } from 'node:fs';
+import { rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { WorkspacePaths } from '../workspace/paths.js';
+import { type Git, splitNul } from './git.js';
+import { diffIgnored, type IgnoredSnapshot, restoreIgnored } from './ignored-files.js';
+import { checkAndRestore, type ProtectedGuard } from './protected-files.js';
+import type { RepoFacts } from './repo.js';
+
+/**
+ * Seed 000 Appendix B: put the branch back on base_commit, reset tracked files, remove what the
+ * tick created, then assert clean. Preflight proved the tree clean with no untracked files, so
+ * every untracked path now present was created by this tick (builder or verification) and is
+ * removed; ignored files are compared with their pre-build snapshot and restored.
+ */
+
+export interface RollbackResult {
+  readonly clean: boolean;
+  readonly notes: string[];
+}
+
+export interface RollbackInput {
+  readonly git: Git;
+  readonly facts: RepoFacts;
+  readonly paths: WorkspacePaths;
+  /** Git control files and config (the workspace guard was settled at judge time). */
+  readonly gitGuard: ProtectedGuard;
+  readonly ignoredBefore: IgnoredSnapshot;
+}
+
+export async function rollback(input: RollbackInput): Promise<RollbackResult> {
+  const { git, facts } = input;
+  const notes: string[] = [];
+  // Protected files first: nothing planted may run during the git commands below.
+  const restored = await checkAndRestore(input.gitGuard, facts, input.paths);
+  for (const path of restored.unrestorable) notes.push(`could not restore ${path} (no copy kept)`);
+
+  if (facts.branchRef) {
+    await git.ok(['symbolic-ref', 'HEAD', facts.branchRef]);
+    await git.ok(['update-ref', '-m', 'relais: rollback', facts.branchRef, facts.head]);
+  } else {
+    await git.ok(['update-ref', '--no-deref', '-m', 'relais: rollback', 'HEAD', facts.head]);
+  }
+  await git.ok(['reset', '--hard', '-q', facts.head]);
+  await abandonSequencerState(git, facts);
+
+  const untracked = splitNul(await git.ok(['ls-files', '-z', '--others', '--exclude-standard']));
+  await removeCreated(facts.root, untracked);
+  if (untracked.length > 0) notes.push(`removed ${untracked.length} untracked path(s) created by the tick`);
+
+  const ignoredChanges = await diffIgnored(git, input.paths.relDir, input.ignoredBefore);
+  const lostIgnored = await restoreIgnored(facts.root, input.ignoredBefore, ignoredChanges);
+  await removeEmptyParents(
+    facts.root,
+    ignoredChanges.filter((c) => c.change === 'created').map((c) => c.path),
+  );
+  for (const path of lostIgnored)
+    notes.push(`ignored file ${path} changed and no copy was kept to restore it`);
+
+  return { clean: await isClean(input, lostIgnored.length + restored.unrestorable.length), notes };
+}
+
+async function abandonSequencerState(git: Git, facts: RepoFacts): Promise<void> {
+  // A builder may leave a rebase or cherry-pick half done; reset --hard does not end those.
+  if (existsSync(join(facts.gitDir, 'rebase-merge')) || existsSync(join(facts.gitDir, 'rebase-apply'))) {
+    await git.run(['rebase', '--quit']);
+  }
+  if (existsSync(join(facts.gitDir, 'sequencer'))) await git.run(['cherry-pick', '--quit']);
+}
+
+export async function removeCreated(root: string, relPaths: readonly string[]): Promise<void> {
+  for (const rel of relPaths) await rm(join(root, rel), { recursive: true, force: true });
+  await removeEmptyParents(root, relPaths);
+}
+
+/** Folders emptied by the removal go too (git does not track folders, but humans notice them). */
+async function removeEmptyParents(root: string, relPaths: readonly string[]): Promise<void> {
+  const folders = new Set<string>();
+  for (const rel of relPaths) {
+    for (
+      let dir = dirname(rel.replace(/\/$/, ''));
+      dir !== '.' && dir !== '/' && dir !== '';
+      dir = dirname(dir)
+    )
+      folders.add(dir);
+  }
+  const deepestFirst = [...folders].sort((a, b) => b.split('/').length - a.split('/').length);
+  for (const dir of deepestFirst) await rmdir(join(root, dir)).catch(() => undefined);
+}
+
+async function isClean(input: RollbackInput, knownLosses: number): Promise<boolean> {
+  const { git, facts } = input;
+  const status = await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  const head = await git.text(['rev-parse', 'HEAD']);
+  const ignoredLeft = await diffIgnored(git, input.paths.relDir, input.ignoredBefore);
+  return status.length === 0 && head === facts.head && ignoredLeft.length <= knownLosses;
+}
