@@ -1,0 +1,155 @@
+import type { Git } from '../judge/git.js';
+import { diffIgnored, type IgnoredSnapshot, snapshotIgnored } from '../judge/ignored-files.js';
+import {
+  checkAndRestore,
+  guardGitControlFiles,
+  guardWorkspace,
+  type ProtectedGuard,
+} from '../judge/protected-files.js';
+import { configOriginFiles, type RepoFacts } from '../judge/repo.js';
+import { type EffectiveScope, effectiveScope, type JudgeVerdict, judgeScope } from '../judge/scope-rules.js';
+import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/touched-set.js';
+import type { BlastRadius } from '../protocol/report.js';
+import type { Task } from '../protocol/task.js';
+import { CONFIG_FILE_NAME } from '../workspace/paths.js';
+import { isInsideDir, symlinkTarget } from '../workspace/safe-path.js';
+import type { TickSetup } from './preflight.js';
+
+/**
+ * JUDGE (seed 000 §10, Appendix A4) from git reality. Guards are taken right before BUILD; after
+ * it, protected files are compared and restored using the filesystem only, then git is asked.
+ */
+
+export interface BuildGuards {
+  readonly gitGuard: ProtectedGuard;
+  readonly workspaceGuard: ProtectedGuard;
+  readonly ignoredBefore: IgnoredSnapshot;
+}
+
+export async function takeBuildGuards(setup: TickSetup, env: NodeJS.ProcessEnv): Promise<BuildGuards> {
+  const origins = await configOriginFiles(setup.git);
+  return {
+    gitGuard: await guardGitControlFiles(setup.facts, origins, env),
+    workspaceGuard: await guardWorkspace(setup.paths),
+    ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
+  };
+}
+
+export interface JudgeOutcome {
+  readonly touched: TouchedSet;
+  readonly verdict: JudgeVerdict;
+  readonly blast: BlastRadius;
+  readonly blastLine: string;
+  readonly notes: string[];
+}
+
+export async function judgeTick(setup: TickSetup, guards: BuildGuards, task: Task): Promise<JudgeOutcome> {
+  const { git, facts, paths } = setup;
+  // Filesystem only, before any git command: undo planted config, hooks and workspace edits.
+  const workspace = await checkAndRestore(guards.workspaceGuard, facts, paths);
+  const gitControl = await checkAndRestore(guards.gitGuard, facts, paths);
+  const notes = [...workspace.unrestorable, ...gitControl.unrestorable].map(
+    (p) => `could not restore ${p} (no copy kept)`,
+  );
+  const headMoved = await headMovement(git, facts);
+  const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore);
+  const touched = await computeTouchedSet(git, facts.head, ignored, [
+    ...workspace.changes,
+    ...gitControl.changes,
+  ]);
+  const scope = effectiveScopeFor(setup, task);
+  const verdict = judgeScope({
+    files: touched.files,
+    taskKind: task.task_kind,
+    scope,
+    runnerOwnedGlobs: [CONFIG_FILE_NAME, paths.relDir, `${paths.relDir}/**`],
+    escapingSymlinks: await escapingSymlinks(touched.files, facts, paths.dir),
+    headMoved,
+  });
+  const blast = blastRadius(touched.files);
+  return { touched, verdict, blast, blastLine: blastRadiusLine(blast), notes };
+}
+
+/** The task's scope inside the config's fence, plus what the runner always forbids. */
+export function effectiveScopeFor(setup: TickSetup, task: Task): EffectiveScope {
+  const { config, paths } = setup;
+  return effectiveScope(
+    task,
+    {
+      allowed: config.scope.default_allowed_globs,
+      forbidden: config.scope.default_forbidden_globs,
+      lockfiles: config.scope.lockfiles,
+      maxFiles: config.diff_limits.default_max_files_touched,
+      maxLines: config.diff_limits.default_max_lines_changed,
+    },
+    ['.git', '.git/**', paths.relDir, `${paths.relDir}/**`],
+  );
+}
+
+/** A4 row 9: HEAD switched branch, or the branch no longer contains base_commit. */
+async function headMovement(git: Git, facts: RepoFacts): Promise<string | null> {
+  const symbolic = await git.run(['symbolic-ref', '-q', 'HEAD']);
+  const branchNow = symbolic.code === 0 ? symbolic.stdout.toString('utf8').trim() : null;
+  if (branchNow !== facts.branchRef) {
+    return `HEAD moved from ${facts.branchRef ?? 'a detached HEAD'} to ${branchNow ?? 'a detached HEAD'}`;
+  }
+  const head = (await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'])).stdout
+    .toString('utf8')
+    .trim();
+  if (!head) return 'HEAD no longer names a commit';
+  if (head === facts.head) return null;
+  const ancestor = await git.run(['merge-base', '--is-ancestor', facts.head, head]);
+  return ancestor.code === 0
+    ? null
+    : `HEAD moved to ${head.slice(0, 12)}, which does not contain base_commit ${facts.head.slice(0, 12)}`;
+}
+
+async function escapingSymlinks(
+  files: readonly TouchedFile[],
+  facts: RepoFacts,
+  workspaceDir: string,
+): Promise<string[]> {
+  const out: string[] = [];
+  for (const file of files) {
+    if (file.source === 'protected' || file.status === 'deleted') continue;
+    const target = await symlinkTarget(facts.root, file.path);
+    if (target === null) continue;
+    const inRepo = isInsideDir(target, facts.root);
+    const inProtected =
+      isInsideDir(target, facts.gitDir) ||
+      isInsideDir(target, facts.commonDir) ||
+      isInsideDir(target, workspaceDir);
+    if (!inRepo || inProtected) out.push(`${file.path} -> ${target}`);
+  }
+  return out;
+}
+
+export function blastRadius(files: readonly TouchedFile[]): BlastRadius {
+  return {
+    files_touched: files.length,
+    lines_added: files.reduce((sum, f) => sum + f.added, 0),
+    lines_deleted: files.reduce((sum, f) => sum + f.deleted, 0),
+    new_files: files.filter((f) => f.status === 'added').length,
+  };
+}
+
+/** Seed 000 §10: "<files_touched> files, +<lines_added>/-<lines_deleted>, <new_files> new". */
+export function blastRadiusLine(b: BlastRadius): string {
+  return `${b.files_touched} files, +${b.lines_added}/-${b.lines_deleted}, ${b.new_files} new`;
+}
+
+export async function writeDiffPatch(
+  git: Git,
+  base: string,
+  touched: TouchedSet,
+  path: string,
+): Promise<boolean> {
+  const result = await git.toFile(
+    ['diff', '--cached', '--binary', '--no-renames', '--no-ext-diff', '--no-textconv', base],
+    path,
+    {
+      env: touched.index.env,
+    },
+  );
+  return result.code === 0;
+}

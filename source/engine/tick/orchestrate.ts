@@ -1,0 +1,82 @@
+import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
+import type { EngineBus } from '../events.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import { parseModelJson } from '../protocol/model-json.js';
+import { type Task, taskSchema } from '../protocol/task.js';
+
+/**
+ * ORCHESTRATE (seed 000 §8, Appendix A2): one call, plus one retry only when the answer is not a
+ * valid task, with the reason appended. A failed call (process error, timeout, API error, no
+ * result string) is STOP_INTERRUPTED and is not retried: G3 allows no hidden retries.
+ */
+
+export type OrchestrateOutcome =
+  | { kind: 'task'; task: Task; calls: number; costUsd: number }
+  | { kind: 'invalid'; reason: string; calls: number; costUsd: number }
+  | { kind: 'failed'; failure: string; aborted: boolean; calls: number; costUsd: number };
+
+export interface OrchestrateInput {
+  readonly config: RelaisConfig;
+  readonly runner: AgentRunner;
+  readonly bus: EngineBus;
+  readonly systemPrompt: string;
+  readonly userPrompt: string;
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  readonly timeoutMs: () => number;
+  /** Called after every call so spend is persisted before anything else can fail. */
+  readonly onCall: (outcome: AgentOutcome) => Promise<void>;
+}
+
+export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateOutcome> {
+  const { config } = input;
+  const agent = config.agents.orchestrator;
+  const maxAttempts = 1 + config.orchestrator.max_parse_retries_per_tick;
+  let prompt = input.userPrompt;
+  let costUsd = 0;
+  let lastReason = '';
+  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    const outcome = await input.runner.run(
+      {
+        role: 'orchestrator',
+        attempt,
+        systemPrompt: input.systemPrompt,
+        userPrompt: prompt,
+        model: agent.model,
+        fallbackModel: agent.fallback_model,
+        maxTurns: config.orchestrator.max_turns,
+        maxBudgetUsd: config.orchestrator.max_budget_usd,
+        tools: [],
+        permissionMode: 'plan',
+        streaming: false,
+        cwd: input.cwd,
+        timeoutMs: Math.min(config.orchestrator.timeout_seconds * 1000, input.timeoutMs()),
+        signal: input.signal,
+      },
+      input.bus,
+    );
+    costUsd += outcome.costUsd;
+    await input.onCall(outcome);
+    // A2 rows 1-2: the call itself failed, or gave no result string.
+    if (outcome.failure !== null || outcome.text === null) {
+      return {
+        kind: 'failed',
+        failure: outcome.failure ?? 'no result',
+        aborted: outcome.process.aborted,
+        calls: attempt,
+        costUsd,
+      };
+    }
+    const parsed = parseModelJson(outcome.text, taskSchema);
+    if (parsed.ok) return { kind: 'task', task: parsed.value, calls: attempt, costUsd };
+    // A2 rows 3-4: invalid task JSON; retry once with the reason, then block.
+    lastReason = parsed.reason;
+    input.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `orchestrator answer ${attempt}/${maxAttempts} rejected: ${parsed.reason}`,
+    });
+    prompt = `${input.userPrompt}\n\n=== RETRY ===\nYour previous answer was rejected by the runner: ${parsed.reason}\nReturn ONLY one JSON object that matches the task schema. No prose, no markdown.`;
+  }
+  return { kind: 'invalid', reason: lastReason, calls: maxAttempts, costUsd };
+}

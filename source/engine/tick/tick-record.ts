@@ -1,0 +1,160 @@
+import { type Code, remediationOf, verdictOf } from '../protocol/codes.js';
+import type { Report, VerificationRun } from '../protocol/report.js';
+import type { WorkspaceState } from '../protocol/state.js';
+import type { Task } from '../protocol/task.js';
+import type { BuildOutcome } from './build.js';
+import type { JudgeOutcome } from './judge-phase.js';
+
+/**
+ * What a tick learned as it went, and the pure function that turns it into REPORT.json. Nothing
+ * here does I/O; the report is validated against its schema when written.
+ */
+
+export interface AgentTally {
+  calls: number;
+  costUsd: number;
+}
+
+export interface TickRecord {
+  readonly runId: string;
+  readonly startedAt: Date;
+  code: Code;
+  detail: string | null;
+  task: Task | null;
+  baseCommit: string | null;
+  headCommit: string | null;
+  orchestrator: AgentTally & { error: string | null };
+  builder: AgentTally & { outcome: BuildOutcome | null };
+  judge: JudgeOutcome | null;
+  runs: VerificationRun[];
+  rollback: { performed: boolean; clean: boolean | null; notes: string[] };
+  commit: string | null;
+  notes: string[];
+  diffPatchPath: string | null;
+  verifyLogPath: string | null;
+  historyDir: string | null;
+  warnings: string[];
+}
+
+export function newTickRecord(runId: string, startedAt: Date): TickRecord {
+  return {
+    runId,
+    startedAt,
+    code: 'SUCCESS',
+    detail: null,
+    task: null,
+    baseCommit: null,
+    headCommit: null,
+    orchestrator: { calls: 0, costUsd: 0, error: null },
+    builder: { calls: 0, costUsd: 0, outcome: null },
+    judge: null,
+    runs: [],
+    rollback: { performed: false, clean: null, notes: [] },
+    commit: null,
+    notes: [],
+    diffPatchPath: null,
+    verifyLogPath: null,
+    historyDir: null,
+    warnings: [],
+  };
+}
+
+/** Sortable and unique enough for one repository: 20261122T035000Z-a1b2c3. */
+export function makeRunId(now: Date, random: string): string {
+  return `${now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${random}`;
+}
+
+const MAX_TOUCHED_LISTED = 500;
+
+export function buildReport(
+  record: TickRecord,
+  endedAt: Date,
+  state: WorkspaceState | null,
+  reportMdPath: string,
+): Report {
+  const judge = record.judge;
+  const touched = judge?.touched.files ?? [];
+  const builderOutcome = record.builder.outcome;
+  const blast = judge?.blast ?? { files_touched: 0, lines_added: 0, lines_deleted: 0, new_files: 0 };
+  return {
+    run_id: record.runId,
+    started_at: record.startedAt.toISOString(),
+    ended_at: endedAt.toISOString(),
+    duration_ms: Math.max(0, endedAt.getTime() - record.startedAt.getTime()),
+    base_commit: record.baseCommit,
+    head_commit: record.headCommit,
+    task: record.task
+      ? {
+          task_id: record.task.task_id,
+          milestone_id: record.task.milestone_id,
+          task_kind: record.task.task_kind,
+          intent: record.task.intent,
+          ...(record.task.question ? { question: record.task.question } : {}),
+        }
+      : null,
+    verdict: verdictOf(record.code),
+    code: record.code,
+    remediation: remediationOf(record.code),
+    detail: record.detail ? record.detail.slice(0, 4000) : null,
+    blast_radius: blast,
+    blast_radius_line: judge?.blastLine ?? '0 files, +0/-0, 0 new',
+    scope: {
+      ok: (judge?.verdict.violations.length ?? 0) === 0,
+      violations: (judge?.verdict.violations ?? []).slice(0, 200).map((v) => v.slice(0, 200)),
+      touched_paths: touched.slice(0, MAX_TOUCHED_LISTED).map((f) => f.path.slice(0, 400)),
+      touched_paths_truncated: touched.length > MAX_TOUCHED_LISTED,
+    },
+    diff: {
+      files_changed: blast.files_touched,
+      lines_changed: blast.lines_added + blast.lines_deleted,
+      diff_patch_path: record.diffPatchPath,
+    },
+    verification: {
+      exec_mode: 'argv_no_shell',
+      runs: record.runs.slice(0, 40),
+      verify_log_path: record.verifyLogPath,
+    },
+    budgets: {
+      milestone_id: state?.milestone_id ?? null,
+      ...(state?.budgets ?? {
+        ticks: 0,
+        orchestrator_calls: 0,
+        builder_calls: 0,
+        verify_runs: 0,
+        estimated_cost_usd: 0,
+      }),
+      warnings: record.warnings.slice(0, 20).map((w) => w.slice(0, 200)),
+    },
+    agents: {
+      orchestrator: {
+        calls: record.orchestrator.calls,
+        cost_usd: round(record.orchestrator.costUsd),
+        output_valid: record.orchestrator.calls === 0 ? null : record.task !== null,
+        summary: null,
+        error: record.orchestrator.error?.slice(0, 2000) ?? null,
+      },
+      builder: {
+        calls: record.builder.calls,
+        cost_usd: round(record.builder.costUsd),
+        output_valid:
+          builderOutcome && builderOutcome.failure === null ? builderOutcome.result !== null : null,
+        summary: builderOutcome?.result?.summary ?? null,
+        error: (builderOutcome?.failure ?? builderOutcome?.invalidReason ?? null)?.slice(0, 2000) ?? null,
+      },
+    },
+    rollback: {
+      performed: record.rollback.performed,
+      clean: record.rollback.clean,
+      notes: [...record.rollback.notes, ...record.notes].slice(0, 50).map((n) => n.slice(0, 400)),
+    },
+    commit: record.commit,
+    pointers: { report_md_path: reportMdPath, history_dir: record.historyDir },
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e6) / 1e6;
+}
