@@ -1,0 +1,109 @@
+import { resolve } from 'node:path';
+import { type Code, remediationOf } from '../../engine/protocol/codes.js';
+import type { RelaisConfig } from '../../engine/protocol/config.js';
+import { reportSchema } from '../../engine/protocol/report.js';
+import type { Ledger } from '../../engine/protocol/state.js';
+import { checkStartConditions, loadSetup } from '../../engine/tick/preflight.js';
+import { readJsonValidated } from '../../engine/workspace/atomic-write.js';
+import { budgetSummary, budgetWarnings } from '../../engine/workspace/ledger.js';
+import { inspectLock } from '../../engine/workspace/lock.js';
+import { readState } from '../../engine/workspace/state-store.js';
+import { EXIT } from '../exit-codes.js';
+import { type CommandIo, println } from '../io.js';
+
+/**
+ * `relais status [--preflight] [--json]`: ledger against caps, lock, last report. With
+ * --preflight it runs the A1 checks without side effects (no lock taken, nothing deleted or
+ * written) and exits 3 with the code when a run would be blocked.
+ */
+export async function statusCommand(
+  io: CommandIo,
+  projectArg: string | undefined,
+  flags: { preflight: boolean; json: boolean },
+): Promise<number> {
+  const root = resolve(io.cwd, projectArg ?? '.');
+  const loaded = await loadSetup(root, io.env);
+  if (!loaded.ok) return printBlocked(io, flags.json, root, loaded.block.code, loaded.block.detail);
+  const { config, paths } = loaded.setup;
+  const lock = await inspectLock(paths.lock);
+  const state = await readState(paths);
+  const report = await readJsonValidated(paths.report, reportSchema);
+  const status: StatusView = {
+    root,
+    milestone: state.kind === 'ok' ? state.value.milestone_id : null,
+    ledger: state.kind === 'ok' ? state.value.budgets : null,
+    ledger_problem:
+      state.kind === 'ok' ? null : state.kind === 'missing' ? 'STATE.json missing' : state.reason,
+    caps: config.budgets.per_milestone,
+    budget_summary: state.kind === 'ok' ? budgetSummary(state.value, config) : null,
+    budget_warnings: state.kind === 'ok' ? budgetWarnings(state.value, config) : [],
+    lock: lock.held ? { held: true, detail: lock.detail } : { held: false },
+    last_report:
+      report.kind === 'ok'
+        ? {
+            run_id: report.value.run_id,
+            verdict: report.value.verdict,
+            code: report.value.code,
+            blast_radius: report.value.blast_radius_line,
+            ended_at: report.value.ended_at,
+          }
+        : null,
+    preflight: null,
+  };
+  if (flags.preflight) {
+    const blocked = lock.held ? { code: 'BLOCKED_LOCK_HELD' as const, detail: lock.detail } : null;
+    const start = blocked ? null : await checkStartConditions(loaded.setup, false, io.env);
+    const block = blocked ?? (start && !start.ok ? start.block : null);
+    status.preflight = block
+      ? { ok: false, code: block.code, detail: block.detail, remediation: remediationOf(block.code) }
+      : { ok: true, code: null, detail: null, remediation: null };
+  }
+  if (flags.json) println(io.stdout, JSON.stringify(status));
+  else printStatus(io, status);
+  return status.preflight && !status.preflight.ok ? EXIT.BLOCKED : EXIT.SUCCESS;
+}
+
+interface StatusView {
+  root: string;
+  milestone: string | null;
+  ledger: Ledger | null;
+  ledger_problem: string | null;
+  caps: RelaisConfig['budgets']['per_milestone'];
+  budget_summary: string | null;
+  budget_warnings: string[];
+  lock: { held: boolean; detail?: string };
+  last_report: { run_id: string; verdict: string; code: Code; blast_radius: string; ended_at: string } | null;
+  preflight: { ok: boolean; code: Code | null; detail: string | null; remediation: string | null } | null;
+}
+
+function printStatus(io: CommandIo, s: StatusView): void {
+  println(io.stdout, `Project:   ${s.root}`);
+  println(io.stdout, `Milestone: ${s.milestone ?? '(none yet)'}`);
+  println(io.stdout, `Ledger:    ${s.budget_summary ?? `unreadable (${s.ledger_problem})`}`);
+  for (const w of s.budget_warnings) println(io.stdout, `Warning:   ${w}`);
+  println(io.stdout, `Lock:      ${s.lock.held ? `held, ${s.lock.detail}` : 'free'}`);
+  const last = s.last_report;
+  println(
+    io.stdout,
+    `Last run:  ${last ? `${last.run_id} ${last.verdict.toUpperCase()} ${last.code} (${last.blast_radius})` : '(none)'}`,
+  );
+  if (s.preflight) {
+    const p = s.preflight;
+    println(
+      io.stdout,
+      p.ok
+        ? 'Preflight: OK, a tick may start'
+        : `Preflight: BLOCKED ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
+    );
+  }
+}
+
+function printBlocked(io: CommandIo, json: boolean, root: string, code: Code, detail: string): number {
+  if (json)
+    println(
+      io.stdout,
+      JSON.stringify({ root, preflight: { ok: false, code, detail, remediation: remediationOf(code) } }),
+    );
+  else println(io.stdout, `BLOCKED ${code}: ${detail}\n  Fix: ${remediationOf(code)}`);
+  return EXIT.BLOCKED;
+}

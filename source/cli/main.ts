@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+import meow from 'meow';
+import { doctorCommand } from './commands/doctor.js';
+import { initCommand } from './commands/init.js';
+import { runCommand } from './commands/run.js';
+import { statusCommand } from './commands/status.js';
+import { EXIT } from './exit-codes.js';
+import type { CommandIo } from './io.js';
+
+const HELP = `
+  Usage
+    $ relais <command> [project-dir] [options]
+
+  Commands
+    init      Create relais.config.json, the relais/ workspace and the git exclude entry
+    run       Run one judged tick: orchestrate, build, judge, verify, report
+    status    Show the budget ledger, the lock and the last report
+    doctor    Check claude, git, config, workspace, prompts and the ledger
+
+  Options
+    --json        Machine-readable output (NDJSON events for run)
+    --preflight   status: run the preflight checks without side effects
+    --force       init: replace existing files (the old ones are kept as .bak)
+
+  Exit codes
+    0 success, 1 stop (or a failed init/doctor), 2 usage error, 3 blocked,
+    70 internal error, 130 interrupted
+`;
+
+const COMMANDS = ['init', 'run', 'status', 'doctor'] as const;
+type CommandName = (typeof COMMANDS)[number];
+
+async function main(): Promise<number> {
+  const cli = meow(HELP, {
+    importMeta: import.meta,
+    allowUnknownFlags: false,
+    flags: {
+      json: { type: 'boolean', default: false },
+      preflight: { type: 'boolean', default: false },
+      force: { type: 'boolean', default: false },
+    },
+  });
+  const [command, project, ...extra] = cli.input;
+  if (!command) {
+    cli.showHelp(EXIT.USAGE);
+    return EXIT.USAGE;
+  }
+  if (!COMMANDS.includes(command as CommandName) || extra.length > 0) {
+    process.stderr.write(
+      extra.length > 0 ? `Too many arguments: ${extra.join(' ')}\n` : `Unknown command: ${command}\n`,
+    );
+    process.stderr.write(`Commands: ${COMMANDS.join(', ')} (relais --help)\n`);
+    return EXIT.USAGE;
+  }
+  const io: CommandIo = {
+    cwd: process.cwd(),
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  };
+  switch (command as CommandName) {
+    case 'init':
+      return initCommand(io, project, cli.flags);
+    case 'run':
+      return runCommand(io, project, cli.flags);
+    case 'status':
+      return statusCommand(io, project, cli.flags);
+    case 'doctor':
+      return doctorCommand(io, project, cli.flags);
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: Error) => {
+    process.stderr.write(`relais: internal error: ${error.stack ?? error.message}\n`);
+    process.exitCode = EXIT.INTERNAL;
+  },
+);

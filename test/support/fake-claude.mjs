@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// A scripted stand-in for the `claude` CLI, used by the F001-F012 fixtures: it speaks Claude
+// Code's real output formats (`json` wrapper, `stream-json` lines) and replays one step of a
+// scenario file per call. The scenario is JSON: { "orchestrator": [step...], "builder": [step...] }.
+// Every call is appended to `<scenario>.calls.jsonl` (argv, role, prompt) so tests can assert
+// how Relais invoked it.
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+
+const argv = process.argv.slice(2);
+if (argv.includes('--version')) {
+  process.stdout.write('9.9.9 (Fake Claude Code)\n');
+  process.exit(0);
+}
+const scenarioPath = process.env.RELAIS_FAKE_SCENARIO;
+if (!scenarioPath) {
+  process.stderr.write('fake-claude: RELAIS_FAKE_SCENARIO is not set\n');
+  process.exit(2);
+}
+const scenario = JSON.parse(readFileSync(scenarioPath, 'utf8'));
+const mode = argv[argv.indexOf('--permission-mode') + 1];
+const role = mode === 'plan' ? 'orchestrator' : 'builder';
+const format = argv[argv.indexOf('--output-format') + 1];
+const stdin = readFileSync(0, 'utf8');
+
+const log = `${scenarioPath}.calls.jsonl`;
+const previous = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const index = previous.filter((c) => c.role === role).length;
+appendFileSync(log, `${JSON.stringify({ role, argv, prompt: stdin, cwd: process.cwd() })}\n`);
+
+const step = scenario[role]?.[index];
+if (!step) {
+  process.stderr.write(`fake-claude: no ${role} step #${index + 1} in the scenario\n`);
+  process.exit(3);
+}
+
+const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+const stream = format === 'stream-json';
+
+for (const action of step.actions ?? []) act(action);
+
+if (stream) {
+  out({ type: 'system', subtype: 'init', cwd: process.cwd(), tools: [], model: 'fake' });
+  for (const tool of step.tools ?? []) {
+    out({ type: 'assistant', message: { content: [{ type: 'tool_use', id: 't1', name: tool.name, input: tool.input }] } });
+  }
+  if (step.say) out({ type: 'assistant', message: { content: [{ type: 'text', text: step.say }] } });
+}
+if (step.stderr) process.stderr.write(step.stderr);
+if (step.print_bytes) printJunk(step.print_bytes, step.junk_line_bytes ?? 100);
+if (step.background_sleeper) spawn('sleep', ['300'], { stdio: 'ignore' }).unref();
+
+if (step.hang) {
+  // Keep the process alive until it is killed.
+  setInterval(() => undefined, 1000);
+} else {
+  finish();
+}
+
+function finish() {
+  if (!step.no_result) {
+    const result = step.result_json !== undefined ? JSON.stringify(step.result_json) : step.result;
+    const wrapper = {
+      type: 'result',
+      subtype: step.is_error ? 'error_during_execution' : 'success',
+      is_error: step.is_error === true,
+      api_error_status: step.api_error_status ?? null,
+      result,
+      total_cost_usd: step.cost ?? 0.01,
+      num_turns: 1,
+    };
+    out(wrapper);
+  }
+  process.exitCode = step.exit_code ?? 0;
+}
+
+function act(action) {
+  const path = (p) => resolve(process.cwd(), p);
+  if (action.write !== undefined) {
+    mkdirSync(dirname(path(action.write)), { recursive: true });
+    writeFileSync(path(action.write), action.content ?? '');
+  } else if (action.append !== undefined) {
+    appendFileSync(path(action.append), action.content ?? '');
+  } else if (action.delete !== undefined) {
+    rmSync(path(action.delete), { recursive: true, force: true });
+  } else if (action.symlink !== undefined) {
+    symlinkSync(action.target, path(action.symlink));
+  } else if (action.exec !== undefined) {
+    const [cmd, ...args] = action.exec;
+    const r = spawnSync(cmd, args, { cwd: process.cwd(), stdio: 'ignore' });
+    if (r.status !== 0) process.stderr.write(`fake-claude: ${cmd} exited ${r.status}\n`);
+  }
+}
+
+function printJunk(total, lineBytes) {
+  const line = `${'x'.repeat(Math.max(1, lineBytes - 1))}\n`;
+  let written = 0;
+  const chunk = line.repeat(Math.max(1, Math.floor(65536 / line.length)));
+  while (written < total) {
+    process.stdout.write(chunk);
+    written += chunk.length;
+  }
+}
