@@ -5,7 +5,15 @@
 // Every call is appended to `<scenario>.calls.jsonl` (argv, role, prompt) so tests can assert
 // how Relais invoked it.
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 const argv = process.argv.slice(2);
@@ -25,10 +33,16 @@ const format = argv[argv.indexOf('--output-format') + 1];
 const stdin = readFileSync(0, 'utf8');
 
 const log = `${scenarioPath}.calls.jsonl`;
-const previous = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+const previous = existsSync(log)
+  ? readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  : [];
 const index = previous.filter((c) => c.role === role).length;
 appendFileSync(log, `${JSON.stringify({ role, argv, prompt: stdin, cwd: process.cwd() })}\n`);
 
+writeFileSync(`${scenarioPath}.${role}.pid`, String(process.pid));
 const step = scenario[role]?.[index];
 if (!step) {
   process.stderr.write(`fake-claude: no ${role} step #${index + 1} in the scenario\n`);
@@ -43,13 +57,22 @@ for (const action of step.actions ?? []) act(action);
 if (stream) {
   out({ type: 'system', subtype: 'init', cwd: process.cwd(), tools: [], model: 'fake' });
   for (const tool of step.tools ?? []) {
-    out({ type: 'assistant', message: { content: [{ type: 'tool_use', id: 't1', name: tool.name, input: tool.input }] } });
+    out({
+      type: 'assistant',
+      message: { content: [{ type: 'tool_use', id: 't1', name: tool.name, input: tool.input }] },
+    });
   }
   if (step.say) out({ type: 'assistant', message: { content: [{ type: 'text', text: step.say }] } });
 }
 if (step.stderr) process.stderr.write(step.stderr);
 if (step.print_bytes) printJunk(step.print_bytes, step.junk_line_bytes ?? 100);
-if (step.background_sleeper) spawn('sleep', ['300'], { stdio: 'ignore' }).unref();
+if (step.background_sleeper) {
+  // A grandchild in the same process group that outlives this process unless the runner kills it.
+  const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
+  sleeper.unref();
+  writeFileSync(`${scenarioPath}.sleeper.pid`, String(sleeper.pid));
+}
+if (step.print_line_bytes) printJunk(step.print_line_bytes, step.print_line_bytes + 1, false);
 
 if (step.hang) {
   // Keep the process alive until it is killed.
@@ -93,7 +116,13 @@ function act(action) {
   }
 }
 
-function printJunk(total, lineBytes) {
+function printJunk(total, lineBytes, newline = true) {
+  if (!newline) {
+    const chunk = 'y'.repeat(65536);
+    for (let written = 0; written < total; written += chunk.length) process.stdout.write(chunk);
+    process.stdout.write('\n');
+    return;
+  }
   const line = `${'x'.repeat(Math.max(1, lineBytes - 1))}\n`;
   let written = 0;
   const chunk = line.repeat(Math.max(1, Math.floor(65536 / line.length)));

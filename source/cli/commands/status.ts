@@ -3,7 +3,7 @@ import { type Code, remediationOf } from '../../engine/protocol/codes.js';
 import type { RelaisConfig } from '../../engine/protocol/config.js';
 import { reportSchema } from '../../engine/protocol/report.js';
 import type { Ledger } from '../../engine/protocol/state.js';
-import { checkStartConditions, loadSetup } from '../../engine/tick/preflight.js';
+import { type Block, checkStartConditions, loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
 import { readJsonValidated } from '../../engine/workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../../engine/workspace/ledger.js';
 import { inspectLock } from '../../engine/workspace/lock.js';
@@ -24,19 +24,28 @@ export async function statusCommand(
   const root = resolve(io.cwd, projectArg ?? '.');
   const loaded = await loadSetup(root, io.env);
   if (!loaded.ok) return printBlocked(io, flags.json, root, loaded.block.code, loaded.block.detail);
-  const { config, paths } = loaded.setup;
+  const status = await statusView(loaded.setup, root);
+  if (flags.preflight) status.preflight = await preflightView(loaded.setup, status, io.env);
+  if (flags.json) println(io.stdout, JSON.stringify(status));
+  else printStatus(io, status);
+  return status.preflight && !status.preflight.ok ? EXIT.BLOCKED : EXIT.SUCCESS;
+}
+
+async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
+  const { config, paths } = setup;
   const lock = await inspectLock(paths.lock);
   const state = await readState(paths);
   const report = await readJsonValidated(paths.report, reportSchema);
-  const status: StatusView = {
+  const ledger = state.kind === 'ok' ? state.value : null;
+  return {
     root,
-    milestone: state.kind === 'ok' ? state.value.milestone_id : null,
-    ledger: state.kind === 'ok' ? state.value.budgets : null,
+    milestone: ledger?.milestone_id ?? null,
+    ledger: ledger?.budgets ?? null,
     ledger_problem:
       state.kind === 'ok' ? null : state.kind === 'missing' ? 'STATE.json missing' : state.reason,
     caps: config.budgets.per_milestone,
-    budget_summary: state.kind === 'ok' ? budgetSummary(state.value, config) : null,
-    budget_warnings: state.kind === 'ok' ? budgetWarnings(state.value, config) : [],
+    budget_summary: ledger ? budgetSummary(ledger, config) : null,
+    budget_warnings: ledger ? budgetWarnings(ledger, config) : [],
     lock: lock.held ? { held: true, detail: lock.detail } : { held: false },
     last_report:
       report.kind === 'ok'
@@ -50,17 +59,20 @@ export async function statusCommand(
         : null,
     preflight: null,
   };
-  if (flags.preflight) {
-    const blocked = lock.held ? { code: 'BLOCKED_LOCK_HELD' as const, detail: lock.detail } : null;
-    const start = blocked ? null : await checkStartConditions(loaded.setup, false, io.env);
-    const block = blocked ?? (start && !start.ok ? start.block : null);
-    status.preflight = block
-      ? { ok: false, code: block.code, detail: block.detail, remediation: remediationOf(block.code) }
-      : { ok: true, code: null, detail: null, remediation: null };
-  }
-  if (flags.json) println(io.stdout, JSON.stringify(status));
-  else printStatus(io, status);
-  return status.preflight && !status.preflight.ok ? EXIT.BLOCKED : EXIT.SUCCESS;
+}
+
+/** The A1 checks without side effects: no lock taken, no temp file removed, nothing written. */
+async function preflightView(
+  setup: TickSetup,
+  status: StatusView,
+  env: NodeJS.ProcessEnv,
+): Promise<NonNullable<StatusView['preflight']>> {
+  const block: Block | null = status.lock.held
+    ? { code: 'BLOCKED_LOCK_HELD', detail: status.lock.detail ?? 'lock held' }
+    : await checkStartConditions(setup, false, env).then((start) => (start.ok ? null : start.block));
+  return block
+    ? { ok: false, code: block.code, detail: block.detail, remediation: remediationOf(block.code) }
+    : { ok: true, code: null, detail: null, remediation: null };
 }
 
 interface StatusView {

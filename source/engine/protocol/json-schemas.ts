@@ -46,18 +46,9 @@ export type SchemaFileName = keyof typeof JSON_SCHEMA_SOURCES;
 
 export function generateJsonSchema(name: SchemaFileName): Record<string, unknown> {
   const source: SchemaSource = JSON_SCHEMA_SOURCES[name];
-  const body = z.toJSONSchema(source.schema, {
-    target: 'draft-2020-12',
-    io: source.io,
-    // Strict validators reject `type: [a, b]`; an anyOf of single types means the same.
-    override: (ctx) => {
-      const schema = ctx.jsonSchema as Record<string, unknown>;
-      if (Array.isArray(schema.type)) {
-        schema.anyOf = (schema.type as string[]).map((type) => ({ type }));
-        delete schema.type;
-      }
-    },
-  }) as Record<string, unknown>;
+  const body = splitTypeArrays(
+    z.toJSONSchema(source.schema, { target: 'draft-2020-12', io: source.io }),
+  ) as Record<string, unknown>;
   const { $schema, ...rest } = body;
   return {
     $schema,
@@ -66,6 +57,19 @@ export function generateJsonSchema(name: SchemaFileName): Record<string, unknown
     ...(source.note ? { description: source.note } : {}),
     ...rest,
   };
+}
+
+/** Strict validators reject `type: [a, b]`; an anyOf of single types means the same. */
+function splitTypeArrays(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(splitTypeArrays);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = splitTypeArrays(value);
+  if (Array.isArray(out.type)) {
+    out.anyOf = (out.type as string[]).map((type) => ({ type }));
+    delete out.type;
+  }
+  return out;
 }
 
 /** File text exactly as committed: stable key order from zod, two-space indent, final newline. */

@@ -18,6 +18,12 @@ export class LineSplitter {
     while (start < data.length) {
       const newline = data.indexOf(10, start);
       const end = newline === -1 ? data.length : newline;
+      if (newline !== -1 && this.size === 0 && !this.truncated && end - start <= this.maxLineBytes) {
+        // Common case: a whole line inside one chunk, decoded without copying.
+        this.onLine(stripCr(data.toString('utf8', start, end)), false);
+        start = newline + 1;
+        continue;
+      }
       this.append(data.subarray(start, end));
       if (newline === -1) return;
       this.emit();
@@ -48,14 +54,17 @@ export class LineSplitter {
   }
 
   private emit(): void {
-    let line = Buffer.concat(this.chunks, this.size).toString('utf8');
-    if (line.endsWith('\r')) line = line.slice(0, -1);
+    const line = stripCr(Buffer.concat(this.chunks, this.size).toString('utf8'));
     const truncated = this.truncated;
     this.chunks = [];
     this.size = 0;
     this.truncated = false;
     this.onLine(line, truncated);
   }
+}
+
+function stripCr(line: string): string {
+  return line.endsWith('\r') ? line.slice(0, -1) : line;
 }
 
 /** Keeps the last `capacity` bytes of a stream, for error messages and logs. */

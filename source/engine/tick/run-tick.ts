@@ -150,6 +150,7 @@ async function lockedTick(
     record.historyDir = setup.config.history.enabled
       ? await ensureRunHistoryDir(setup.paths, record.runId)
       : null;
+    record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
     const historyDir = record.historyDir;
 
     // BUILD (A3): exactly one call.

@@ -32,7 +32,10 @@ export interface TickRecord {
   notes: string[];
   diffPatchPath: string | null;
   verifyLogPath: string | null;
+  /** Absolute folder of this run's history snapshot, when history is enabled. */
   historyDir: string | null;
+  /** The same folder relative to the repository root, as reports show it. */
+  historyPointer: string | null;
   warnings: string[];
 }
 
@@ -55,6 +58,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     diffPatchPath: null,
     verifyLogPath: null,
     historyDir: null,
+    historyPointer: null,
     warnings: [],
   };
 }
@@ -151,7 +155,7 @@ export function buildReport(
       notes: [...record.rollback.notes, ...record.notes].slice(0, 50).map((n) => n.slice(0, 400)),
     },
     commit: record.commit,
-    pointers: { report_md_path: reportMdPath, history_dir: record.historyDir },
+    pointers: { report_md_path: reportMdPath, history_dir: record.historyPointer },
   };
 }
 

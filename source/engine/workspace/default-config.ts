@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { configSchema, type RelaisConfig } from '../protocol/config.js';
+import { PACKAGE_ROOT } from './package-assets.js';
 
 /**
  * The default relais.config.json: every default of the schema written out (so the file documents
@@ -39,4 +40,9 @@ export function detectTemplates(root: string): Template[] {
 
 export function renderConfig(config: Record<string, unknown>): string {
   return `${JSON.stringify(config, null, 2)}\n`;
+}
+
+/** The package's own relais.config.json (DESIGN.md: the default config, pointing at ./schemas). */
+export function renderPackageDefaultConfig(): string {
+  return renderConfig(defaultConfig('./schemas/config.schema.json', detectTemplates(PACKAGE_ROOT)));
 }

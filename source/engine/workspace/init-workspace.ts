@@ -8,7 +8,7 @@ import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-wr
 import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
 import { loadConfig } from './load-config.js';
 import { PACKAGE_ROOT } from './package-assets.js';
-import { CONFIG_FILE_NAME, PROMPT_FILE_NAMES, workspacePaths } from './paths.js';
+import { CONFIG_FILE_NAME, PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from './paths.js';
 
 /**
  * `relais init`: idempotent, and it never overwrites a user's file without `force` (then the old
@@ -21,11 +21,18 @@ export interface InitStep {
   readonly note?: string;
 }
 
+interface InitContext {
+  readonly root: string;
+  readonly force: boolean;
+  readonly now: Date;
+  /** Suffix for backups of replaced files: 20261122T041150Z. */
+  readonly stamp: string;
+}
+
 export async function initWorkspace(
   root: string,
   options: { force: boolean; env: NodeJS.ProcessEnv; now: Date },
 ): Promise<{ ok: boolean; steps: InitStep[] }> {
-  const steps: InitStep[] = [];
   const git = new Git(root, options.env);
   const repo = await readRepoFacts(git, root);
   // A repository without a first commit may be initialised; relais run will ask for the commit.
@@ -35,102 +42,132 @@ export async function initWorkspace(
       steps: [{ path: root, action: 'problem', note: `${repo.detail} (run \`git init\` first)` }],
     };
   }
-  const stamp = options.now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-
-  // relais.config.json
-  const loaded = await loadConfig(root);
-  const workspaceDir = loaded.ok ? loaded.config.workspace_dir : 'relais';
-  const configPath = join(root, CONFIG_FILE_NAME);
-  const fresh = renderConfig(
-    defaultConfig(`./${workspaceDir}/schemas/config.schema.json`, detectTemplates(root)),
-  );
-  if (!loaded.ok && loaded.problem === 'missing') {
-    await writeFileAtomic(configPath, fresh);
-    steps.push({ path: CONFIG_FILE_NAME, action: 'created' });
-  } else if (options.force) {
-    await rename(configPath, `${configPath}.${stamp}.bak`);
-    await writeFileAtomic(configPath, fresh);
-    steps.push({
-      path: CONFIG_FILE_NAME,
-      action: 'replaced',
-      note: `old file kept as ${CONFIG_FILE_NAME}.${stamp}.bak`,
-    });
-  } else if (!loaded.ok) {
-    steps.push({
-      path: CONFIG_FILE_NAME,
-      action: 'problem',
-      note: `${loaded.detail} (fix it, or run \`relais init --force\` to replace it with a backup)`,
-    });
-  } else {
-    steps.push({ path: CONFIG_FILE_NAME, action: 'kept' });
-  }
-
-  const paths = workspacePaths(root, workspaceDir);
+  const ctx: InitContext = {
+    root,
+    force: options.force,
+    now: options.now,
+    stamp: options.now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z'),
+  };
+  const config = await ensureConfig(ctx);
+  const paths = workspacePaths(root, config.workspaceDir);
   for (const dir of [paths.dir, paths.promptsDir, paths.schemasDir, paths.historyDir])
     await mkdir(dir, { recursive: true });
+  const steps = [
+    config.step,
+    ...(await ensurePrompts(ctx, paths)),
+    ...(await ensureSchemas(paths)),
+    await ensureState(ctx, paths),
+  ];
+  const commonDir = await gitCommonDir(git);
+  if (commonDir) steps.push(await excludeWorkspace(commonDir, paths.relDir));
+  return { ok: steps.every((s) => s.action !== 'problem'), steps };
+}
 
-  // Prompts are the user's to edit: copied once, replaced only with force (old kept as .bak).
+async function ensureConfig(ctx: InitContext): Promise<{ step: InitStep; workspaceDir: string }> {
+  const loaded = await loadConfig(ctx.root);
+  const workspaceDir = loaded.ok ? loaded.config.workspace_dir : 'relais';
+  const path = join(ctx.root, CONFIG_FILE_NAME);
+  const fresh = renderConfig(
+    defaultConfig(`./${workspaceDir}/schemas/config.schema.json`, detectTemplates(ctx.root)),
+  );
+  if (!loaded.ok && loaded.problem === 'missing') {
+    await writeFileAtomic(path, fresh);
+    return {
+      workspaceDir,
+      step: { path: CONFIG_FILE_NAME, action: 'created', note: 'commit it before `relais run`' },
+    };
+  }
+  if (ctx.force) {
+    await rename(path, `${path}.${ctx.stamp}.bak`);
+    await writeFileAtomic(path, fresh);
+    return {
+      workspaceDir,
+      step: {
+        path: CONFIG_FILE_NAME,
+        action: 'replaced',
+        note: `old file kept as ${CONFIG_FILE_NAME}.${ctx.stamp}.bak`,
+      },
+    };
+  }
+  if (!loaded.ok) {
+    return {
+      workspaceDir,
+      step: {
+        path: CONFIG_FILE_NAME,
+        action: 'problem',
+        note: `${loaded.detail} (fix it, or run \`relais init --force\` to replace it with a backup)`,
+      },
+    };
+  }
+  return { workspaceDir, step: { path: CONFIG_FILE_NAME, action: 'kept' } };
+}
+
+/** Prompts are the user's to edit: copied once, replaced only with force (old kept as .bak). */
+async function ensurePrompts(ctx: InitContext, paths: WorkspacePaths): Promise<InitStep[]> {
+  const steps: InitStep[] = [];
   for (const name of PROMPT_FILE_NAMES) {
     const target = join(paths.promptsDir, name);
     const shipped = await readFile(join(PACKAGE_ROOT, 'prompts', name), 'utf8');
     const current = await readFile(target, 'utf8').catch(() => null);
-    const rel = `${workspaceDir}/prompts/${name}`;
+    const rel = `${paths.relDir}/prompts/${name}`;
     if (current === null) {
       await writeFileAtomic(target, shipped);
       steps.push({ path: rel, action: 'created' });
     } else if (current === shipped) {
       steps.push({ path: rel, action: 'kept' });
-    } else if (options.force) {
-      await copyFile(target, `${target}.${stamp}.bak`);
+    } else if (ctx.force) {
+      await copyFile(target, `${target}.${ctx.stamp}.bak`);
       await writeFileAtomic(target, shipped);
-      steps.push({ path: rel, action: 'replaced', note: `your version kept as ${name}.${stamp}.bak` });
+      steps.push({ path: rel, action: 'replaced', note: `your version kept as ${name}.${ctx.stamp}.bak` });
     } else {
       steps.push({ path: rel, action: 'kept', note: 'customised' });
     }
   }
+  return steps;
+}
 
-  // Schemas are runner-owned and always match this version of relais.
+/** Schemas are runner-owned and always match this version of relais. */
+async function ensureSchemas(paths: WorkspacePaths): Promise<InitStep[]> {
+  const steps: InitStep[] = [];
   for (const name of SCHEMA_FILE_NAMES) {
     const target = join(paths.schemasDir, name);
     const text = renderJsonSchemaFile(name);
     const current = await readFile(target, 'utf8').catch(() => null);
     if (current !== text) await writeFileAtomic(target, text);
     steps.push({
-      path: `${workspaceDir}/schemas/${name}`,
+      path: `${paths.relDir}/schemas/${name}`,
       action: current === null ? 'created' : current === text ? 'kept' : 'updated',
     });
   }
+  return steps;
+}
 
-  // STATE.json: created when missing; a corrupt one is replaced only with force, and kept aside.
+/** STATE.json: created when missing; a corrupt one is replaced only with force, and kept aside. */
+async function ensureState(ctx: InitContext, paths: WorkspacePaths): Promise<InitStep> {
   const state = await readJsonValidated(paths.state, workspaceStateSchema);
-  const stateRel = `${workspaceDir}/STATE.json`;
+  const rel = `${paths.relDir}/STATE.json`;
   if (state.kind === 'missing') {
-    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(options.now));
-    steps.push({ path: stateRel, action: 'created' });
-  } else if (state.kind === 'ok') {
-    steps.push({ path: stateRel, action: 'kept' });
-  } else if (options.force) {
-    await rename(paths.state, `${paths.state}.${stamp}.corrupt`);
-    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(options.now));
-    steps.push({
-      path: stateRel,
-      action: 'replaced',
-      note: `corrupt file kept as STATE.json.${stamp}.corrupt; budget counters start from zero`,
-    });
-  } else {
-    steps.push({
-      path: stateRel,
-      action: 'problem',
-      note: `corrupt (${state.reason}); restore it from history or run \`relais init --force\` to start a fresh ledger`,
-    });
+    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(ctx.now));
+    return { path: rel, action: 'created' };
   }
-
-  const commonDir = await gitCommonDir(git);
-  if (commonDir) steps.push(await excludeWorkspace(commonDir, workspaceDir));
-  return { ok: steps.every((s) => s.action !== 'problem'), steps };
+  if (state.kind === 'ok') return { path: rel, action: 'kept' };
+  if (ctx.force) {
+    await rename(paths.state, `${paths.state}.${ctx.stamp}.corrupt`);
+    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(ctx.now));
+    return {
+      path: rel,
+      action: 'replaced',
+      note: `corrupt file kept as STATE.json.${ctx.stamp}.corrupt; budget counters start from zero`,
+    };
+  }
+  return {
+    path: rel,
+    action: 'problem',
+    note: `corrupt (${state.reason}); restore it from history or run \`relais init --force\` to start a fresh ledger`,
+  };
 }
 
 /** The workspace is runner-owned: git must not see it as untracked (.git/info/exclude). */

@@ -15,7 +15,7 @@ export interface ClaudeCliSettings {
   readonly env: NodeJS.ProcessEnv;
 }
 
-const MAX_RESULT_LINE = 8 * 1024 * 1024;
+const MAX_RESULT_LINE = 2 * 1024 * 1024;
 const MAX_EVENT_TEXT = 400;
 
 export function resolveCommand(command: string, root: string): string {

@@ -1,0 +1,187 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { builderWrites, TestProject, task } from '../support/project.js';
+
+let project: TestProject;
+afterEach(() => project?.dispose());
+
+const files = {
+  'src/a.ts': 'export const a = 1;\n',
+  'package.json': '{ "name": "demo" }\n',
+  'pnpm-lock.yaml': 'lockfileVersion: 9\n',
+};
+
+describe('seed 000 fixtures F005-F009', () => {
+  it('F005 scope_violation_outside_allowed: editing package.json with allowed src/** stops and rolls back', () => {
+    project = TestProject.create(files);
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'package.json': '{ "name": "evil" }\n' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    const report = project.report();
+    expect(report.code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    expect(report.scope.violations).toContain('outside allowed globs: package.json');
+    expect(report.scope.touched_paths).toEqual(['package.json']);
+    expect(project.read('package.json')).toBe('{ "name": "demo" }\n');
+    expect(project.status()).toBe('');
+  });
+
+  it('F005 the config is the outer fence: a task cannot widen allowed_globs beyond it', () => {
+    project = TestProject.create({ ...files, 'lib/b.ts': 'b\n' });
+    project.scenario({
+      orchestrator: [
+        {
+          result_json: task({
+            scope: {
+              allowed_globs: ['**'],
+              forbidden_globs: [],
+              allow_new_files: false,
+              allow_lockfile_changes: false,
+            },
+          }),
+        },
+      ],
+      builder: [builderWrites({ 'lib/b.ts': 'changed\n' })],
+    });
+    project.cliSync(['run']);
+    expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    expect(project.read('lib/b.ts')).toBe('b\n');
+  });
+
+  it('F006 forbidden_path_violation: a builder editing relais/STATE.json is caught although git cannot see it', () => {
+    project = TestProject.create(files);
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/a.ts': 'ok\n', 'relais/STATE.json': '{"hacked": true}' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    const report = project.report();
+    expect(report.code).toBe('STOP_RUNNER_OWNED_MUTATION');
+    expect(report.scope.touched_paths).toContain('relais/STATE.json');
+    // Restored from the runner's copy, then updated by the runner itself: valid, counters kept.
+    expect(project.state()).toMatchObject({ schema_version: 1, budgets: { builder_calls: 1 } });
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+    expect(project.status()).toBe('');
+  });
+
+  it('F006 forbidden_path_violation: planted .git/config fsmonitor and hook are restored before they can run', () => {
+    project = TestProject.create(files);
+    const marker = join(project.base, 'pwned');
+    const payload = `#!/bin/sh\ntouch ${marker}\n`;
+    const config = project.read('.git/config');
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [
+            { write: 'evil.sh', content: payload },
+            { exec: ['chmod', '+x', 'evil.sh'] },
+            { append: '.git/config', content: `[core]\n\tfsmonitor = ${join(project.root, 'evil.sh')}\n` },
+            { write: '.git/hooks/post-checkout', content: payload },
+            { exec: ['chmod', '+x', '.git/hooks/post-checkout'] },
+            { write: 'src/a.ts', content: 'x\n' },
+          ],
+          result_json: { summary: 'x', files_intended: [], commands_ran: [], notes: [] },
+        },
+      ],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    const report = project.report();
+    expect(report.code).toBe('STOP_SCOPE_VIOLATION_FORBIDDEN');
+    expect(report.scope.violations).toEqual(
+      expect.arrayContaining([
+        'git control file modified: .git/config',
+        'git control file added: .git/hooks/post-checkout',
+      ]),
+    );
+    expect(project.read('.git/config')).toBe(config);
+    expect(project.exists('.git/hooks/post-checkout')).toBe(false);
+    expect(project.exists('evil.sh')).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+    expect(project.status()).toBe('');
+  });
+
+  it('F006 a planted global git config (outside the repository) is caught and removed before git runs', () => {
+    project = TestProject.create(files);
+    const marker = join(project.base, 'pwned-global');
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [
+            { write: join(project.home, 'fsmon.sh'), content: `#!/bin/sh\ntouch ${marker}\n` },
+            { exec: ['chmod', '+x', join(project.home, 'fsmon.sh')] },
+            {
+              write: join(project.home, '.gitconfig'),
+              content: `[core]\n\tfsmonitor = ${join(project.home, 'fsmon.sh')}\n`,
+            },
+          ],
+          result_json: { summary: 'x', files_intended: [], commands_ran: [], notes: [] },
+        },
+      ],
+    });
+    project.cliSync(['run']);
+    expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_FORBIDDEN');
+    expect(project.report().scope.violations.join('\n')).toContain('git config outside the repository added');
+    expect(existsSync(join(project.home, '.gitconfig'))).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('F007 new_file_rejected: creating src/new.ts with allow_new_files=false stops and removes it', () => {
+    project = TestProject.create(files);
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/new.ts': 'new\n' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_NEW_FILE');
+    expect(project.report().blast_radius).toEqual({
+      files_touched: 1,
+      lines_added: 1,
+      lines_deleted: 0,
+      new_files: 1,
+    });
+    expect(project.exists('src/new.ts')).toBe(false);
+    expect(project.status()).toBe('');
+  });
+
+  it('F008 lockfile_change_rejected: pnpm-lock.yaml changes with allow_lockfile_changes=false stop', () => {
+    project = TestProject.create(files);
+    const scope = {
+      allowed_globs: ['src/**', 'pnpm-lock.yaml'],
+      forbidden_globs: [],
+      allow_new_files: false,
+      allow_lockfile_changes: false,
+    };
+    project.scenario({
+      orchestrator: [{ result_json: task({ scope }) }],
+      builder: [builderWrites({ 'pnpm-lock.yaml': 'lockfileVersion: 10\n' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    expect(project.report().code).toBe('STOP_LOCKFILE_CHANGE_FORBIDDEN');
+    expect(project.read('pnpm-lock.yaml')).toBe('lockfileVersion: 9\n');
+  });
+
+  it('F009 diff_too_large: 200 changed lines against max_lines_changed=20 stop', () => {
+    project = TestProject.create(files);
+    const big = Array.from({ length: 200 }, (_, i) => `export const v${i} = ${i};`).join('\n');
+    project.scenario({
+      orchestrator: [{ result_json: task({ diff_limits: { max_files_touched: 5, max_lines_changed: 20 } }) }],
+      builder: [builderWrites({ 'src/a.ts': `${big}\n` })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    const report = project.report();
+    expect(report.code).toBe('STOP_DIFF_TOO_LARGE');
+    expect(report.blast_radius).toMatchObject({ lines_added: 200, lines_deleted: 1 });
+    expect(report.scope.violations).toContain('201 lines changed > max_lines_changed 20');
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+  });
+});
