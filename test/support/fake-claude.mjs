@@ -53,6 +53,12 @@ const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
 const stream = format === 'stream-json';
 
 for (const action of step.actions ?? []) act(action);
+if (step.background_sleeper) {
+  // A grandchild in the same process group that outlives this process unless the runner kills it.
+  const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
+  sleeper.unref();
+  writeFileSync(`${scenarioPath}.sleeper.pid`, String(sleeper.pid));
+}
 
 if (stream) {
   out({ type: 'system', subtype: 'init', cwd: process.cwd(), tools: [], model: 'fake' });
@@ -66,12 +72,6 @@ if (stream) {
 }
 if (step.stderr) process.stderr.write(step.stderr);
 if (step.print_bytes) printJunk(step.print_bytes, step.junk_line_bytes ?? 100);
-if (step.background_sleeper) {
-  // A grandchild in the same process group that outlives this process unless the runner kills it.
-  const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
-  sleeper.unref();
-  writeFileSync(`${scenarioPath}.sleeper.pid`, String(sleeper.pid));
-}
 if (step.print_line_bytes) printJunk(step.print_line_bytes, step.print_line_bytes + 1, false);
 
 if (step.hang) {

@@ -47,8 +47,12 @@ export async function commitJudgedTree(
 }
 
 async function undoUnjudgedChanges(git: Git): Promise<string[]> {
-  const tracked = splitNul(await git.ok(['diff', '-z', '--name-only', '--no-renames', 'HEAD']));
-  const untracked = splitNul(await git.ok(['ls-files', '-z', '--others', '--exclude-standard']));
+  // One status walk gives both: tracked changes (restored from HEAD) and untracked files (removed).
+  const entries = splitNul(
+    await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']),
+  );
+  const untracked = entries.filter((e) => e.startsWith('??')).map((e) => e.slice(3));
+  const tracked = entries.filter((e) => !e.startsWith('??')).map((e) => e.slice(3));
   if (tracked.length > 0) {
     await git.ok(['checkout', '-q', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'], {
       stdin: `${tracked.join('\0')}\0`,

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type Git, splitNul } from '../judge/git.js';
+import type { Git } from '../judge/git.js';
+import type { RepoFacts } from '../judge/repo.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { generateJsonSchema } from '../protocol/json-schemas.js';
@@ -43,9 +44,10 @@ export async function orchestratorValues(input: {
   config: RelaisConfig;
   paths: WorkspacePaths;
   git: Git;
+  facts: RepoFacts;
   state: WorkspaceState;
 }): Promise<Record<string, string>> {
-  const { config, paths, git, state } = input;
+  const { config, paths, git, facts, state } = input;
   const goalFromFile = config.project.goal_file
     ? await readCapped(join(paths.root, config.project.goal_file), PLACEHOLDER_CAPS.PROJECT_GOAL, '')
     : '';
@@ -58,9 +60,8 @@ export async function orchestratorValues(input: {
     (warnings.length > 0
       ? `\nBUDGET CRITICAL: ${warnings.join('; ')}. Prefer the smallest task that finishes the milestone.`
       : '');
-  const status =
-    splitNul(await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all'])).join('\n') ||
-    '(clean)';
+  // Preflight just proved the tree clean (a dirty tree blocks), so status need not be walked again.
+  const status = `${facts.branchRef?.replace('refs/heads/', 'branch ') ?? 'detached HEAD'} at ${facts.head.slice(0, 12)}: clean`;
   const log = await git.run(['log', '--oneline', '--no-decorate', '-n', '10']);
   const commits = log.code === 0 ? log.stdout.toString('utf8').trim() : '';
   const gitStatus = capText(status, PLACEHOLDER_CAPS.GIT_STATUS).trim();

@@ -238,6 +238,7 @@ async function proposeTask(
     config: setup.config,
     paths: setup.paths,
     git: setup.git,
+    facts: setup.facts,
     state: ledger.state,
   });
   const outcome = await orchestrate({

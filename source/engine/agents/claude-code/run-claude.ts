@@ -105,7 +105,11 @@ function failureOf(process: AgentOutcome['process'], wrapper: ResultWrapper | nu
   if (process.spawnError || process.timedOut || process.aborted) return `claude ${describeEnd(process)}`;
   const stderr = oneLine(process.stderrTail.trim().split('\n').slice(-3).join(' '), 300);
   if (!wrapper) {
-    return `claude ${describeEnd(process)} without a result object${stderr ? `: ${stderr}` : ''}`;
+    // Claude Code refuses bypassPermissions as root; say how to get past it, not just that it failed.
+    const rootHint = /root\/sudo/.test(stderr)
+      ? ' (run relais as a normal user, or set IS_SANDBOX=1 inside a real sandbox)'
+      : '';
+    return `claude ${describeEnd(process)} without a result object${stderr ? `: ${stderr}` : ''}${rootHint}`;
   }
   if (wrapper.isError) {
     const status = wrapper.apiErrorStatus ? ` (API status ${wrapper.apiErrorStatus})` : '';

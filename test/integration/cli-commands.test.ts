@@ -1,0 +1,207 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { builderWrites, CLI, TestProject, task } from '../support/project.js';
+
+let project: TestProject;
+afterEach(() => project?.dispose());
+
+describe('relais init', () => {
+  it('is idempotent and never overwrites a user file without --force', () => {
+    project = TestProject.create();
+    project.write('relais/prompts/builder.user.txt', 'my own prompt {{TASK_JSON}}\n');
+    const config = project.read('relais.config.json');
+    const again = project.cliSync(['init']);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/kept +relais\.config\.json/);
+    expect(again.stdout).toMatch(/kept +relais\/prompts\/builder\.user\.txt {2}\(customised\)/);
+    expect(again.stdout).toMatch(/kept +\.git\/info\/exclude/);
+    expect(project.read('relais.config.json')).toBe(config);
+    expect(project.read('relais/prompts/builder.user.txt')).toBe('my own prompt {{TASK_JSON}}\n');
+    expect(project.read('.git/info/exclude').match(/\/relais\//g)).toHaveLength(1);
+  });
+
+  it('--force replaces files and keeps the old ones as .bak', () => {
+    project = TestProject.create();
+    project.write('relais/prompts/builder.user.txt', 'mine\n');
+    const forced = project.cliSync(['init', '--force']);
+    expect(forced.code).toBe(0);
+    const backups = project
+      .git('status', '--porcelain', '--untracked-files=all', '--ignored')
+      .split('\n')
+      .filter((l) => l.includes('.bak'));
+    expect(backups.some((l) => l.includes('relais.config.json.'))).toBe(true);
+    const promptDir = readFileSync(join(project.root, 'relais/prompts/builder.user.txt'), 'utf8');
+    expect(promptDir).toContain('Execute this TASK.');
+  });
+
+  it('a corrupt STATE.json is reported, not reset; --force keeps it aside and starts a fresh ledger', () => {
+    project = TestProject.create();
+    project.write('relais/STATE.json', 'garbage');
+    const plain = project.cliSync(['init']);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout).toMatch(/problem +relais\/STATE\.json +\(corrupt/);
+    expect(project.read('relais/STATE.json')).toBe('garbage');
+    const forced = project.cliSync(['init', '--force']);
+    expect(forced.code).toBe(0);
+    expect(project.state().budgets.ticks).toBe(0);
+  });
+
+  it('detects the project scripts as verification templates', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relais-init-'));
+    try {
+      spawnSync('git', ['init', '-q'], { cwd: dir });
+      writeFileSync(
+        join(dir, 'package.json'),
+        JSON.stringify({ scripts: { test: 'vitest', lint: 'biome check', build: 'tsc' } }),
+      );
+      writeFileSync(join(dir, 'pnpm-lock.yaml'), '');
+      const r = spawnSync(process.execPath, [CLI, 'init'], { cwd: dir, encoding: 'utf8' });
+      expect(r.status).toBe(0);
+      const config = JSON.parse(readFileSync(join(dir, 'relais.config.json'), 'utf8'));
+      expect(config.$schema).toBe('./relais/schemas/config.schema.json');
+      expect(config.verification.templates.map((t: any) => [t.id, t.cmd, ...t.args])).toEqual([
+        ['lint', 'pnpm', 'run', 'lint'],
+        ['test', 'pnpm', 'run', 'test'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a folder that is not a git repository', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'relais-init-'));
+    try {
+      mkdirSync(join(dir, 'x'));
+      const r = spawnSync(process.execPath, [CLI, 'init', 'x'], {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CEILING_DIRECTORIES: dir },
+      });
+      expect(r.status).toBe(1);
+      expect(r.stdout).toContain('git init');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('relais status', () => {
+  it('shows the ledger against caps, the lock and the last report; --json is machine-readable', () => {
+    project = TestProject.create();
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/a.ts': 'b\n' })],
+    });
+    project.cliSync(['run']);
+    const text = project.cliSync(['status']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('Milestone: M1');
+    expect(text.stdout).toContain('ticks 1/200');
+    expect(text.stdout).toContain('Lock:      free');
+    expect(text.stdout).toMatch(/Last run: +\S+ SUCCESS SUCCESS/);
+    const json = JSON.parse(project.cliSync(['status', '--json']).stdout);
+    expect(json).toMatchObject({
+      milestone: 'M1',
+      ledger: { ticks: 1 },
+      caps: { max_ticks: 200 },
+      lock: { held: false },
+      last_report: { code: 'SUCCESS' },
+    });
+  });
+
+  it('--preflight has no side effects and exits 3 with the code when a run would be blocked', () => {
+    project = TestProject.create();
+    project.write('relais/STATE.json.tmp', 'stale');
+    const clean = project.cliSync(['status', '--preflight']);
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toContain('Preflight: OK');
+    expect(project.exists('relais/STATE.json.tmp')).toBe(true);
+    project.write('src/dirty.ts', 'x');
+    const blocked = project.cliSync(['status', '--preflight', '--json']);
+    expect(blocked.code).toBe(3);
+    expect(JSON.parse(blocked.stdout).preflight).toMatchObject({ ok: false, code: 'BLOCKED_DIRTY_WORKTREE' });
+    expect(project.exists('relais/BLOCKED.json')).toBe(false);
+    expect(project.exists('relais/REPORT.json')).toBe(false);
+  });
+});
+
+describe('relais doctor', () => {
+  it('checks every prerequisite and gives the fix for what fails', () => {
+    project = TestProject.create();
+    const good = project.cliSync(['doctor']);
+    expect(good.code, good.stdout).toBe(0);
+    for (const name of [
+      'node',
+      'git',
+      'repository',
+      'config',
+      'claude',
+      'workspace',
+      'prompts',
+      'schemas',
+      'git exclude',
+      'ledger',
+      'lock',
+    ]) {
+      expect(good.stdout).toMatch(new RegExp(`(ok|WARN) +${name} `));
+    }
+    expect(good.stdout).toContain('9.9.9 (Fake Claude Code)');
+    rmSync(join(project.root, 'relais/prompts/builder.system.txt'));
+    project.commitConfig((c) => {
+      c.claude_code_cli.command = 'definitely-not-installed-claude';
+    });
+    const bad = project.cliSync(['doctor', '--json']);
+    expect(bad.code).toBe(1);
+    const checks = JSON.parse(bad.stdout).checks;
+    expect(checks.find((c: any) => c.name === 'claude')).toMatchObject({
+      status: 'fail',
+      fix: expect.stringContaining('npm install -g @anthropic-ai/claude-code'),
+    });
+    expect(checks.find((c: any) => c.name === 'prompts')).toMatchObject({
+      status: 'fail',
+      detail: 'missing: builder.system.txt',
+    });
+  });
+});
+
+describe('usage', () => {
+  it('an unknown command or flag is a usage error (exit 2)', () => {
+    const unknown = spawnSync(process.execPath, [CLI, 'deploy'], { encoding: 'utf8' });
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command: deploy');
+    const flag = spawnSync(process.execPath, [CLI, 'run', '--yolo'], { encoding: 'utf8' });
+    expect(flag.status).toBe(2);
+    const none = spawnSync(process.execPath, [CLI], { encoding: 'utf8' });
+    expect(none.status).toBe(2);
+    expect(none.stdout).toContain('Exit codes');
+  });
+
+  it('--json on run prints only NDJSON engine events', () => {
+    project = TestProject.create();
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/a.ts': 'b\n' })],
+    });
+    const run = project.cliSync(['run', '--json']);
+    const events = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events[0].type).toBe('run.started');
+    expect(events.at(-1)).toMatchObject({ type: 'tick.finished', verdict: 'success', code: 'SUCCESS' });
+    expect(events.filter((e) => e.type === 'phase.changed').map((e) => e.phase)).toEqual([
+      'LOCK',
+      'PREFLIGHT',
+      'ORCHESTRATE',
+      'BUILD',
+      'JUDGE',
+      'VERIFY',
+      'REPORT',
+      'END',
+    ]);
+    expect(events.every((e) => typeof e.at === 'string')).toBe(true);
+  });
+});
