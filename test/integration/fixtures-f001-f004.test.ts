@@ -1,3 +1,5 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILDER_OK, builderWrites, TestProject, task } from '../support/project.js';
 
@@ -32,6 +34,18 @@ describe('seed 000 fixtures F001-F004', () => {
     expect(project.status()).toBe('');
     expect(project.git('log', '-1', '--format=%s')).toContain('relais(T1): Change a');
     expect(project.read('src/a.ts')).toBe('export const a = 2;\n');
+    // History snapshot (seed 000 §14): the five files of the run.
+    const history = report.pointers.history_dir;
+    expect(readdirSync(join(project.root, history)).sort()).toEqual([
+      'diff.patch',
+      'meta.json',
+      'report.json',
+      'report.md',
+      'verify.log',
+    ]);
+    expect(project.read(`${history}/diff.patch`)).toContain('+export const a = 2;');
+    expect(project.json(`${history}/report.json`)).toEqual(report);
+    expect(project.read(`${history}/report.md`)).toBe(project.read('relais/REPORT.md'));
   });
 
   it('F001 one_tick_limits: an invalid first answer allows exactly one retry (2 orchestrator calls)', () => {
@@ -89,6 +103,14 @@ describe('seed 000 fixtures F001-F004', () => {
     expect(blocked.code).toBe('BLOCKED_ORCHESTRATOR_OUTPUT_INVALID');
     expect(blocked.remediation).toMatch(/orchestrator/);
     expect(run.stdout).toContain('Fix:');
+    // The calls were spent, so the run still has its history snapshot.
+    const history = project.report().pointers.history_dir;
+    expect(readdirSync(join(project.root, history)).sort()).toEqual([
+      'meta.json',
+      'report.json',
+      'report.md',
+      'verify.log',
+    ]);
   });
 
   it('F002 a schema-invalid task (additional property, missing field) is refused the same way', () => {

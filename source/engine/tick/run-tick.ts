@@ -144,14 +144,14 @@ async function lockedTick(
     // ORCHESTRATE (A2)
     phase('ORCHESTRATE');
     await ledger.add({ ticks: 1 });
-    const task = await proposeTask(setup, record, ledger, runner, options, signal, deadlineAt, interruption);
-    if (task === null) return await finishTick(setup, record, ledger.state, options, now);
-
+    // Every tick that may spend gets a history snapshot, even when the orchestrator fails.
     record.historyDir = setup.config.history.enabled
       ? await ensureRunHistoryDir(setup.paths, record.runId)
       : null;
     record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
     const historyDir = record.historyDir;
+    const task = await proposeTask(setup, record, ledger, runner, options, signal, deadlineAt, interruption);
+    if (task === null) return await finishTick(setup, record, ledger.state, options, now);
 
     // BUILD (A3): exactly one call.
     phase('BUILD');

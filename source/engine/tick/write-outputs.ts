@@ -47,6 +47,9 @@ export async function writeHistorySnapshot(
   bus: EngineBus,
 ): Promise<void> {
   try {
+    if (config.history.include_verify_log && report.verification.verify_log_path === null) {
+      await writeFileAtomic(join(historyDir, 'verify.log'), `no verification ran (${report.code})\n`);
+    }
     await writeJsonAtomic(join(historyDir, 'report.json'), reportSchema, report);
     await writeFileAtomic(
       join(historyDir, 'report.md'),
