@@ -72,6 +72,12 @@ if (stream) {
 }
 if (step.stderr) process.stderr.write(step.stderr);
 if (step.print_bytes) printJunk(step.print_bytes, step.junk_line_bytes ?? 100);
+if (step.daemon) {
+  // A grandchild that leaves the process group (setsid): only a runner that watched the tree finds it.
+  const daemon = spawn('setsid', ['sleep', '300'], { stdio: 'ignore', detached: true });
+  daemon.unref();
+  writeFileSync(`${scenarioPath}.daemon.pid`, String(daemon.pid));
+}
 if (step.print_line_bytes) printJunk(step.print_line_bytes, step.print_line_bytes + 1, false);
 
 if (step.hang) {

@@ -35,6 +35,7 @@ const input = (files: TouchedFile[], extra: Partial<JudgeInput> = {}): JudgeInpu
   scope,
   runnerOwnedGlobs: ['relais.config.json', 'relais', 'relais/**'],
   escapingSymlinks: [],
+  hiddenChanges: [],
   headMoved: null,
   ...extra,
 });
@@ -102,6 +103,17 @@ describe('judgeScope (A4)', () => {
   it('row 9: HEAD moved', () => {
     expect(judgeScope(input([], { headMoved: 'HEAD moved from refs/heads/main to refs/heads/x' })).code).toBe(
       'STOP_HEAD_MOVED',
+    );
+  });
+
+  it('edits hidden from git diff and nested repositories are forbidden (row 2)', () => {
+    expect(
+      judgeScope(
+        input([], { hiddenChanges: ['index flag (assume-unchanged or skip-worktree) set on src/a.ts'] }),
+      ).code,
+    ).toBe('STOP_SCOPE_VIOLATION_FORBIDDEN');
+    expect(judgeScope(input([file('src/sub', { status: 'added', gitlink: true })])).violations).toContain(
+      'nested repository recorded as a submodule: src/sub',
     );
   });
 

@@ -49,7 +49,14 @@ export async function commitJudgedTree(
 async function undoUnjudgedChanges(git: Git): Promise<string[]> {
   // One status walk gives both: tracked changes (restored from HEAD) and untracked files (removed).
   const entries = splitNul(
-    await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']),
+    await git.ok([
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--no-renames',
+      '--ignore-submodules=dirty',
+    ]),
   );
   const untracked = entries.filter((e) => e.startsWith('??')).map((e) => e.slice(3));
   const tracked = entries.filter((e) => !e.startsWith('??')).map((e) => e.slice(3));

@@ -25,6 +25,8 @@ export interface SnapshotRoot {
   readonly recursive: boolean;
   /** Keep the bytes of this file so it can be restored; otherwise only a fingerprint is kept. */
   readonly keepContent: (absPath: string) => boolean;
+  /** Paths below the root that are not watched (the runner's own files written meanwhile). */
+  readonly skip?: (absPath: string) => boolean;
 }
 
 export type FsSnapshot = ReadonlyMap<string, EntryState | null>;
@@ -41,22 +43,19 @@ export async function takeSnapshot(roots: readonly SnapshotRoot[]): Promise<FsSn
   for (const root of roots) {
     const state = await readEntry(root.path, root.keepContent);
     entries.set(root.path, state);
-    if (root.recursive && state?.kind === 'dir') await walk(root.path, root.keepContent, entries);
+    if (root.recursive && state?.kind === 'dir') await walk(root.path, root, entries);
   }
   return entries;
 }
 
-async function walk(
-  dir: string,
-  keep: SnapshotRoot['keepContent'],
-  into: Map<string, EntryState | null>,
-): Promise<void> {
+async function walk(dir: string, root: SnapshotRoot, into: Map<string, EntryState | null>): Promise<void> {
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names.sort()) {
     const full = join(dir, name);
-    const state = await readEntry(full, keep);
+    if (root.skip?.(full)) continue;
+    const state = await readEntry(full, root.keepContent);
     into.set(full, state);
-    if (state?.kind === 'dir') await walk(full, keep, into);
+    if (state?.kind === 'dir') await walk(full, root, into);
   }
 }
 

@@ -23,6 +23,8 @@ const HARDENING = [
   'advice.detachedHead=false',
   '--no-pager',
   '--literal-pathspecs',
+  // Replace refs would let a builder swap the content git shows for base_commit.
+  '--no-replace-objects',
 ];
 
 /** Variables that would point git at another repository, index or object store. */
@@ -80,10 +82,22 @@ export class Git {
     this.baseEnv = {
       ...clean,
       GIT_TERMINAL_PROMPT: '0',
+      GIT_NO_REPLACE_OBJECTS: '1',
       GIT_OPTIONAL_LOCKS: '0',
       LC_ALL: 'C',
       PAGER: 'cat',
     };
+  }
+
+  /**
+   * After the repository is known, every later call names its git folders explicitly, so a
+   * builder that rewrites `.git` (a `gitdir:` file) or `.git/commondir` cannot point the runner at
+   * a repository of its own making.
+   */
+  pin(gitDir: string, commonDir: string): void {
+    this.baseEnv.GIT_DIR = gitDir;
+    this.baseEnv.GIT_COMMON_DIR = commonDir;
+    this.baseEnv.GIT_WORK_TREE = this.root;
   }
 
   /** Runs git; resolves with the exit code whatever it is (spawn failures become code 127). */
@@ -142,6 +156,12 @@ export class Git {
   ): Promise<{ code: number; bytes: number; stderr: string }> {
     return new Promise((resolve) => {
       const file = createWriteStream(path);
+      // A full disk (or a folder the builder replaced) must be a result, never an uncaught crash.
+      let writeError: string | null = null;
+      file.on('error', (e) => {
+        writeError = e.message;
+        child.kill('SIGKILL');
+      });
       const child = spawn('git', [...HARDENING, ...args], {
         cwd: this.root,
         env: { ...this.baseEnv, ...call.env },
@@ -159,7 +179,8 @@ export class Git {
       });
       child.on('error', (e) => resolve({ code: 127, bytes: 0, stderr: e.message }));
       child.on('close', (code) => {
-        file.end(() => resolve({ code: code ?? 1, bytes, stderr: err }));
+        if (writeError) resolve({ code: 1, bytes, stderr: writeError });
+        else file.end(() => resolve({ code: code ?? 1, bytes, stderr: writeError ?? err }));
       });
     });
   }

@@ -4,22 +4,29 @@ import { type Git, splitNul } from './git.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
 
 /**
- * Files git ignores are invisible to `git status`, yet a builder writing `.env` or `secrets.txt`
- * into an ignored path is exactly what scope fencing exists for. Ignored files are listed before
- * and after BUILD (ignored folders as one entry, so node_modules costs one line, not a walk);
- * small ones keep their bytes so a rollback can restore them. Limit: a change inside a folder
- * that was already ignored before the build is not seen.
+ * Files git ignores are invisible to `git status`, yet a builder writing `.env`, or editing
+ * `node_modules/<test runner>` so every test passes, is exactly what scope fencing exists for.
+ * Ignored paths are listed before and after BUILD; small ignored files keep their bytes (so a
+ * rollback can restore them) and the files inside ignored folders are fingerprinted (size, mtime,
+ * inode) up to a cap. Folders beyond the cap are named in the report as not judged.
+ * Only regular files are ever read: a FIFO or a symlink never blocks or redirects the judge.
  */
 
-interface IgnoredEntry {
-  readonly isDir: boolean;
+interface Fingerprint {
   readonly size: number;
   readonly mtimeMs: number;
   readonly ino: number;
   readonly content: Buffer | null;
 }
 
-export type IgnoredSnapshot = ReadonlyMap<string, IgnoredEntry>;
+export interface IgnoredSnapshot {
+  /** Ignored files and folders as git lists them (`folder/` for a whole ignored folder). */
+  readonly entries: ReadonlyMap<string, Fingerprint & { readonly isDir: boolean }>;
+  /** Files inside ignored folders, by repository-relative path. */
+  readonly inside: ReadonlyMap<string, Fingerprint>;
+  /** Ignored folders that were too large to fingerprint within the cap. */
+  readonly unwatched: readonly string[];
+}
 
 export interface IgnoredChange {
   readonly path: string;
@@ -31,6 +38,8 @@ export interface IgnoredChange {
 
 const KEEP_FILE_BYTES = 1024 * 1024;
 const KEEP_TOTAL_BYTES = 32 * 1024 * 1024;
+/** Files fingerprinted inside ignored folders per tick (node_modules can hold far more). */
+const MAX_INSIDE_FILES = 50_000;
 const MAX_NEW_DIR_FILES = 10_000;
 
 async function listIgnored(git: Git, workspaceRel: string): Promise<string[]> {
@@ -47,7 +56,9 @@ async function listIgnored(git: Git, workspaceRel: string): Promise<string[]> {
 }
 
 export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<IgnoredSnapshot> {
-  const entries = new Map<string, IgnoredEntry>();
+  const entries = new Map<string, Fingerprint & { isDir: boolean }>();
+  const inside = new Map<string, Fingerprint>();
+  const unwatched: string[] = [];
   let kept = 0;
   for (const path of await listIgnored(git, workspaceRel)) {
     const full = join(git.root, path);
@@ -60,8 +71,19 @@ export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<I
       kept += content?.length ?? 0;
     }
     entries.set(path, { isDir, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content });
+    if (!isDir) continue;
+    const files = await walkFiles(full, path, MAX_INSIDE_FILES - inside.size);
+    if (files.complete) for (const [rel, fp] of files.found) inside.set(rel, fp);
+    else unwatched.push(path);
   }
-  return entries;
+  return { entries, inside, unwatched };
+}
+
+/** Report lines for what the snapshot could not watch. */
+export function ignoredBlindSpots(snapshot: IgnoredSnapshot): string[] {
+  return snapshot.unwatched.map(
+    (dir) => `ignored folder ${dir} holds too many files to fingerprint; changes inside it were not judged`,
+  );
 }
 
 export async function diffIgnored(
@@ -71,13 +93,17 @@ export async function diffIgnored(
 ): Promise<IgnoredChange[]> {
   const now = await listIgnored(git, workspaceRel);
   const changes: IgnoredChange[] = [];
-  for (const path of now) changes.push(...(await changesAt(git.root, path, before.get(path))));
+  for (const path of now) {
+    const was = before.entries.get(path);
+    if (was?.isDir) changes.push(...(await changesInside(git.root, path, before)));
+    else changes.push(...(await changesAt(git.root, path, was)));
+  }
   const nowSet = new Set(now);
-  for (const [path, was] of before) {
+  for (const [path, was] of before.entries) {
     if (nowSet.has(path)) continue;
     // Gone from the ignored list: deleted, or no longer ignored (then git status sees it).
     const stillThere = await lstat(join(git.root, path)).catch(() => null);
-    if (!stillThere) {
+    if (!stillThere && !was.isDir) {
       changes.push({
         path,
         change: 'deleted',
@@ -90,21 +116,20 @@ export async function diffIgnored(
   return changes.sort((a, b) => a.path.localeCompare(b.path));
 }
 
-async function changesAt(
-  root: string,
-  path: string,
-  was: IgnoredEntry | undefined,
-): Promise<IgnoredChange[]> {
+async function changesAt(root: string, path: string, was: Fingerprint | undefined): Promise<IgnoredChange[]> {
   const full = join(root, path);
   if (!was) {
-    const files = path.endsWith('/') ? await walkFiles(full, path) : [path];
+    const files = path.endsWith('/')
+      ? [...(await walkFiles(full, path, MAX_NEW_DIR_FILES)).found.keys()]
+      : [path];
     return Promise.all(files.map((file) => created(root, file)));
   }
-  if (was.isDir) return [];
   const stat = await lstat(full).catch(() => null);
   if (!stat) return [];
   const same = was.content
-    ? stat.size === was.size && (await readFile(full).catch(() => null))?.equals(was.content) === true
+    ? stat.isFile() &&
+      stat.size === was.size &&
+      (await readFile(full).catch(() => null))?.equals(was.content) === true
     : stat.size === was.size && stat.mtimeMs === was.mtimeMs && stat.ino === was.ino;
   if (same) return [];
   const { lines, binary } = await countLines(full);
@@ -119,23 +144,54 @@ async function changesAt(
   ];
 }
 
+/** Files created, changed or deleted inside an ignored folder that existed before the build. */
+async function changesInside(root: string, dir: string, before: IgnoredSnapshot): Promise<IgnoredChange[]> {
+  if (before.unwatched.includes(dir)) return [];
+  const now = (await walkFiles(join(root, dir), dir, MAX_INSIDE_FILES)).found;
+  const changes: IgnoredChange[] = [];
+  for (const [path, fp] of now) {
+    const was = before.inside.get(path);
+    if (!was) changes.push(await created(root, path));
+    else if (was.size !== fp.size || was.mtimeMs !== fp.mtimeMs || was.ino !== fp.ino) {
+      const { lines, binary } = await countLines(join(root, path));
+      changes.push({ path, change: 'modified', added: lines, deleted: 0, binary });
+    }
+  }
+  for (const path of before.inside.keys()) {
+    if (path.startsWith(dir) && !now.has(path))
+      changes.push({ path, change: 'deleted', added: 0, deleted: 0, binary: false });
+  }
+  return changes;
+}
+
 async function created(root: string, path: string): Promise<IgnoredChange> {
   const { lines, binary } = await countLines(join(root, path));
   return { path, change: 'created', added: lines, deleted: 0, binary };
 }
 
-async function walkFiles(dir: string, prefix: string): Promise<string[]> {
-  const files: string[] = [];
+/** Every non-folder entry below `dir` (symlinks and FIFOs included, never followed or opened). */
+async function walkFiles(
+  dir: string,
+  prefix: string,
+  cap: number,
+): Promise<{ found: Map<string, Fingerprint>; complete: boolean }> {
+  const found = new Map<string, Fingerprint>();
   const pending: Array<[string, string]> = [[dir, prefix]];
-  while (pending.length > 0 && files.length < MAX_NEW_DIR_FILES) {
+  while (pending.length > 0) {
     const [abs, rel] = pending.pop() as [string, string];
     for (const entry of await readdir(abs, { withFileTypes: true }).catch(() => [])) {
+      const childAbs = join(abs, entry.name);
       const childRel = `${rel}${entry.name}`;
-      if (entry.isDirectory()) pending.push([join(abs, entry.name), `${childRel}/`]);
-      else files.push(childRel);
+      if (entry.isDirectory()) {
+        pending.push([childAbs, `${childRel}/`]);
+        continue;
+      }
+      if (found.size >= cap) return { found, complete: false };
+      const stat = await lstat(childAbs).catch(() => null);
+      if (stat) found.set(childRel, { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content: null });
     }
   }
-  return files.sort();
+  return { found, complete: true };
 }
 
 /** Rollback of ignored files: remove what the tick created, restore what it changed when we can. */
@@ -151,7 +207,7 @@ export async function restoreIgnored(
       await rm(full, { recursive: true, force: true });
       continue;
     }
-    const was = before.get(c.path);
+    const was = before.entries.get(c.path);
     if (!was?.content) {
       unrestorable.push(c.path);
       continue;

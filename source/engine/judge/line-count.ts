@@ -1,10 +1,14 @@
-import { open } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 
 /**
- * Line counts for files git does not diff for us (ignored files): binary when a NUL byte shows in
+ * Line counts for files git does not diff for us (ignored files); anything but a regular file
+ * counts as zero lines: binary when a NUL byte shows in
  * the first 8000 bytes, as git decides; reads in chunks so a huge file costs no memory.
  */
 export async function countLines(path: string): Promise<{ lines: number; binary: boolean }> {
+  // Only regular files are opened: a FIFO would block forever, a symlink would be followed.
+  const stat = await lstat(path).catch(() => null);
+  if (!stat?.isFile()) return { lines: 0, binary: false };
   const handle = await open(path, 'r').catch(() => null);
   if (!handle) return { lines: 0, binary: false };
   try {

@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, sep } from 'node:path';
 import type { WorkspacePaths } from '../workspace/paths.js';
@@ -30,7 +30,12 @@ export interface ProtectedChange extends FsChange {
 export interface ProtectedGuard {
   readonly roots: readonly SnapshotRoot[];
   readonly before: FsSnapshot;
+  /** Folders whose identity (device and inode) must not change: a replaced .git cannot be restored. */
+  readonly identities: ReadonlyMap<string, string | null>;
 }
+
+/** The git folder was swapped for another one: no git command may run in it any more. */
+export class RepositoryReplacedError extends Error {}
 
 /** Git's own control files and every config file git reads (checked again at rollback). */
 export async function guardGitControlFiles(
@@ -39,19 +44,34 @@ export async function guardGitControlFiles(
   env: NodeJS.ProcessEnv,
 ): Promise<ProtectedGuard> {
   const roots = await gitControlRoots(facts, configOrigins, env);
-  return { roots, before: await takeSnapshot(roots) };
+  const identities = new Map<string, string | null>();
+  for (const dir of [facts.gitDir, facts.commonDir]) identities.set(dir, await identityOf(dir));
+  return { roots, before: await takeSnapshot(roots), identities };
+}
+
+async function identityOf(path: string): Promise<string | null> {
+  const stat = await lstat(path).catch(() => null);
+  return stat ? `${stat.dev}:${stat.ino}:${stat.isDirectory() ? 'dir' : 'other'}` : null;
 }
 
 /**
  * The runner workspace. Separate from the git guard because the runner itself writes there after
  * judging (reports, history), so it is checked once, right after the builder returns.
  */
-export async function guardWorkspace(paths: WorkspacePaths): Promise<ProtectedGuard> {
+export async function guardWorkspace(
+  paths: WorkspacePaths,
+  skip: readonly string[] = [],
+): Promise<ProtectedGuard> {
   // History can be large and is only ever appended to: fingerprint it, keep the bytes of the rest.
   const roots: SnapshotRoot[] = [
-    { path: paths.dir, recursive: true, keepContent: (p) => !isInside(p, paths.historyDir) },
+    {
+      path: paths.dir,
+      recursive: true,
+      keepContent: (p) => !isInside(p, paths.historyDir),
+      skip: (p) => skip.some((s) => isInside(p, s)),
+    },
   ];
-  return { roots, before: await takeSnapshot(roots) };
+  return { roots, before: await takeSnapshot(roots), identities: new Map() };
 }
 
 /** Finds changes, puts everything back, and says what changed and what could not be restored. */
@@ -60,6 +80,13 @@ export async function checkAndRestore(
   facts: RepoFacts,
   paths: WorkspacePaths,
 ): Promise<{ changes: ProtectedChange[]; unrestorable: string[] }> {
+  for (const [dir, identity] of guard.identities) {
+    if ((await identityOf(dir)) !== identity) {
+      throw new RepositoryReplacedError(
+        `${displayPath(facts.root, dir)} was replaced by another folder during the tick; relais ran no git command in it. Restore your repository's git folder by hand.`,
+      );
+    }
+  }
   const raw = await diffSnapshot(guard.before, guard.roots);
   if (raw.length === 0) return { changes: [], unrestorable: [] };
   const unrestorable = await restoreSnapshot(guard.before, raw);
@@ -81,6 +108,22 @@ function isInside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir + sep);
 }
 
+/** Files at the top of a git folder that git itself rewrites during normal work. */
+const VOLATILE = new Set([
+  'index',
+  'HEAD',
+  'ORIG_HEAD',
+  'FETCH_HEAD',
+  'COMMIT_EDITMSG',
+  'AUTO_MERGE',
+  'packed-refs',
+  'description',
+]);
+const isVolatile = (name: string) =>
+  VOLATILE.has(name) || name.endsWith('.lock') || /^(MERGE|CHERRY_PICK|REVERT|REBASE|BISECT)_/.test(name);
+/** Control files that may not exist yet but would redirect or reconfigure git if created. */
+const CONTROL_FILES = ['config', 'config.worktree', 'commondir', 'gitdir', 'shallow'];
+
 async function gitControlRoots(
   facts: RepoFacts,
   configOrigins: readonly string[],
@@ -89,23 +132,27 @@ async function gitControlRoots(
   const always = () => true;
   const file = (path: string): SnapshotRoot => ({ path, recursive: false, keepContent: always });
   const tree = (path: string): SnapshotRoot => ({ path, recursive: true, keepContent: always });
-  const common = facts.commonDir;
-  const roots: SnapshotRoot[] = [
-    file(join(common, 'config')),
-    file(join(facts.gitDir, 'config.worktree')),
-    tree(join(common, 'hooks')),
-    tree(join(common, 'info')),
-    file(join(common, 'objects', 'info', 'alternates')),
-  ];
-  for (const module of await readdir(join(common, 'modules')).catch(() => [] as string[])) {
+  const roots: SnapshotRoot[] = [file(join(facts.root, '.git'))];
+  for (const dir of new Set([facts.gitDir, facts.commonDir])) {
+    // Every non-volatile file at the top (commondir, gitdir, config*, ...), existing or not.
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    const names = new Set([...CONTROL_FILES, ...entries.filter((e) => !e.isDirectory()).map((e) => e.name)]);
+    for (const name of names) if (!isVolatile(name)) roots.push(file(join(dir, name)));
     roots.push(
-      file(join(common, 'modules', module, 'config')),
-      tree(join(common, 'modules', module, 'hooks')),
+      tree(join(dir, 'hooks')),
+      tree(join(dir, 'info')),
+      file(join(dir, 'objects', 'info', 'alternates')),
+    );
+  }
+  for (const module of await readdir(join(facts.commonDir, 'modules')).catch(() => [] as string[])) {
+    roots.push(
+      file(join(facts.commonDir, 'modules', module, 'config')),
+      tree(join(facts.commonDir, 'modules', module, 'hooks')),
     );
   }
   const outside = new Set([...configOrigins, ...defaultConfigFiles(env)]);
   for (const path of outside) {
-    if (!isInside(path, common) && !isInside(path, facts.gitDir)) roots.push(file(path));
+    if (!isInside(path, facts.commonDir) && !isInside(path, facts.gitDir)) roots.push(file(path));
   }
   return dedupe(roots);
 }

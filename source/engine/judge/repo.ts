@@ -1,5 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { type Git, splitNul } from './git.js';
 
 /** What the runner knows about the repository at the start of a tick (seed 000 A1 row 2). */
@@ -51,21 +51,41 @@ export async function gitCommonDir(git: Git): Promise<string | null> {
   return realpath(resolve(git.root, out.stdout.toString('utf8').trim())).catch(() => null);
 }
 
-/** Files git reads its configuration from right now (`git config --list --show-origin`). */
-export async function configOriginFiles(git: Git): Promise<string[]> {
+/**
+ * Files git reads its configuration from right now (`git config --list --show-origin`), plus the
+ * targets of `include.path` / `includeIf.*.path` even when they do not exist yet: a builder that
+ * creates a missing include file would otherwise plant config unseen.
+ */
+export async function configOriginFiles(git: Git, home: string): Promise<string[]> {
   const listing = await git.run(['config', '--list', '--show-origin', '-z']);
   if (listing.code !== 0) return [];
   const files = new Set<string>();
   const fields = splitNul(listing.stdout);
-  for (let i = 0; i < fields.length; i += 2) {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
     const origin = fields[i] ?? '';
-    if (origin.startsWith('file:')) files.add(resolve(git.root, origin.slice('file:'.length)));
+    if (!origin.startsWith('file:')) continue;
+    const file = resolve(git.root, origin.slice('file:'.length));
+    files.add(file);
+    const [key = '', value = ''] = (fields[i + 1] ?? '').split('\n');
+    if (/^include(if\..*)?\.path$/i.test(key) && value) files.add(includeTarget(value, file, home));
   }
   return [...files];
 }
 
+function includeTarget(value: string, includingFile: string, home: string): string {
+  if (value.startsWith('~/')) return join(home, value.slice(2));
+  return isAbsolute(value) ? value : resolve(dirname(includingFile), value);
+}
+
 /** Status lines of the worktree (tracked changes and untracked files; ignored files excluded). */
 export async function worktreeStatus(git: Git): Promise<string[]> {
-  const status = await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
+  const status = await git.ok([
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--no-renames',
+    '--ignore-submodules=dirty',
+  ]);
   return splitNul(status);
 }

@@ -3,6 +3,7 @@ import { rm, rmdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { type Git, splitNul } from './git.js';
+import { clearForRollback, type GitSideState, restoreFlags } from './git-side-state.js';
 import { diffIgnored, type IgnoredSnapshot, restoreIgnored } from './ignored-files.js';
 import { checkAndRestore, type ProtectedGuard } from './protected-files.js';
 import type { RepoFacts } from './repo.js';
@@ -26,6 +27,7 @@ export interface RollbackInput {
   /** Git control files and config (the workspace guard was settled at judge time). */
   readonly gitGuard: ProtectedGuard;
   readonly ignoredBefore: IgnoredSnapshot;
+  readonly sideBefore: GitSideState;
 }
 
 export async function rollback(input: RollbackInput): Promise<RollbackResult> {
@@ -34,6 +36,8 @@ export async function rollback(input: RollbackInput): Promise<RollbackResult> {
   // Protected files first: nothing planted may run during the git commands below.
   const restored = await checkAndRestore(input.gitGuard, facts, input.paths);
   for (const path of restored.unrestorable) notes.push(`could not restore ${path} (no copy kept)`);
+  // Index flags would make reset --hard skip the very files a builder hid its edits in.
+  const userFlags = await clearForRollback(git, input.sideBefore);
 
   if (facts.branchRef) {
     await git.ok(['symbolic-ref', 'HEAD', facts.branchRef]);
@@ -42,6 +46,7 @@ export async function rollback(input: RollbackInput): Promise<RollbackResult> {
     await git.ok(['update-ref', '--no-deref', '-m', 'relais: rollback', 'HEAD', facts.head]);
   }
   await git.ok(['reset', '--hard', '-q', facts.head]);
+  await restoreFlags(git, userFlags);
   await abandonSequencerState(git, facts);
 
   const untracked = splitNul(await git.ok(['ls-files', '-z', '--others', '--exclude-standard']));
@@ -57,7 +62,8 @@ export async function rollback(input: RollbackInput): Promise<RollbackResult> {
   for (const path of lostIgnored)
     notes.push(`ignored file ${path} changed and no copy was kept to restore it`);
 
-  return { clean: await isClean(input, lostIgnored.length + restored.unrestorable.length), notes };
+  // Clean means clean: a file that could not be restored makes the rollback incomplete.
+  return { clean: lostIgnored.length + restored.unrestorable.length === 0 && (await isClean(input)), notes };
 }
 
 async function abandonSequencerState(git: Git, facts: RepoFacts): Promise<void> {
@@ -88,10 +94,16 @@ async function removeEmptyParents(root: string, relPaths: readonly string[]): Pr
   for (const dir of deepestFirst) await rmdir(join(root, dir)).catch(() => undefined);
 }
 
-async function isClean(input: RollbackInput, knownLosses: number): Promise<boolean> {
+async function isClean(input: RollbackInput): Promise<boolean> {
   const { git, facts } = input;
-  const status = await git.ok(['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+  const status = await git.ok([
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--ignore-submodules=dirty',
+  ]);
   const head = await git.text(['rev-parse', 'HEAD']);
   const ignoredLeft = await diffIgnored(git, input.paths.relDir, input.ignoredBefore);
-  return status.length === 0 && head === facts.head && ignoredLeft.length <= knownLosses;
+  return status.length === 0 && head === facts.head && ignoredLeft.length === 0;
 }

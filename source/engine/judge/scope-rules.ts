@@ -28,6 +28,8 @@ export interface JudgeInput {
   readonly runnerOwnedGlobs: readonly string[];
   /** Touched symlinks whose target leaves the repository or enters a protected folder. */
   readonly escapingSymlinks: readonly string[];
+  /** Edits hidden from git diff: new index flags (assume-unchanged, skip-worktree), replace refs. */
+  readonly hiddenChanges: readonly string[];
   /** Set when HEAD or the branch moved in a way the builder diff does not explain (row 9). */
   readonly headMoved: string | null;
 }
@@ -103,6 +105,9 @@ function forbidden(input: JudgeInput): string[] {
       out.push(`forbidden path: ${f.path}`);
   }
   for (const link of input.escapingSymlinks) out.push(`symlink leaves the repository: ${link}`);
+  for (const f of input.files)
+    if (f.gitlink) out.push(`nested repository recorded as a submodule: ${f.path}`);
+  out.push(...input.hiddenChanges);
   return out;
 }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Git, splitNul } from './git.js';
@@ -26,6 +26,8 @@ export interface TouchedFile {
   readonly deleted: number;
   readonly binary: boolean;
   readonly protectedKind?: ProtectedChange['kind'];
+  /** A nested repository recorded as a submodule commit: its own git config would be in play. */
+  readonly gitlink?: boolean;
 }
 
 export interface JudgeIndex {
@@ -45,10 +47,14 @@ export async function computeTouchedSet(
   base: string,
   ignored: readonly IgnoredChange[],
   protectedChanges: readonly ProtectedChange[],
+  /** Paths git diff cannot be trusted for (index flags): staged from the worktree regardless. */
+  flaggedPaths: readonly string[] = [],
 ): Promise<TouchedSet> {
   const index = await createJudgeIndex(git, base);
   try {
-    const candidates = await gitVisibleCandidates(git, base);
+    const candidates = [
+      ...new Set([...(await gitVisibleCandidates(git, base)), ...(await stageable(git, base, flaggedPaths))]),
+    ].sort();
     if (candidates.length > 0) {
       await git.ok(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], {
         env: index.env,
@@ -98,22 +104,44 @@ async function createJudgeIndex(git: Git, base: string): Promise<JudgeIndex> {
 /** Paths that differ from base in the worktree (committed or not) plus untracked files. */
 async function gitVisibleCandidates(git: Git, base: string): Promise<string[]> {
   const [tracked, untracked] = await Promise.all([
-    git.ok(['diff', '-z', '--name-only', '--no-renames', '--no-ext-diff', '--ignore-submodules=none', base]),
+    git.ok(['diff', '-z', '--name-only', '--no-renames', '--no-ext-diff', '--ignore-submodules=dirty', base]),
     git.ok(['ls-files', '-z', '--others', '--exclude-standard']),
   ]);
   return [...new Set([...splitNul(tracked), ...splitNul(untracked)])].sort();
 }
 
+/** Flagged paths `git add` can take: present in the worktree or in base (a hidden deletion). */
+async function stageable(git: Git, base: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const inBase = new Set(
+    splitNul(await git.ok(['ls-tree', '-r', '-z', '--name-only', base, '--', ...paths])),
+  );
+  const present = await Promise.all(
+    paths.map((p) =>
+      lstat(join(git.root, p)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return paths.filter((p, i) => present[i] || inBase.has(p));
+}
+
 async function stagedChanges(git: Git, base: string, index: JudgeIndex): Promise<TouchedFile[]> {
   const common = ['diff', '--cached', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', base];
-  const [statusOut, numstatOut] = await Promise.all([
-    git.ok([...common.slice(0, 2), '--name-status', ...common.slice(2)], { env: index.env }),
+  const [rawOut, numstatOut] = await Promise.all([
+    git.ok([...common.slice(0, 2), '--raw', ...common.slice(2)], { env: index.env }),
     git.ok([...common.slice(0, 2), '--numstat', ...common.slice(2)], { env: index.env }),
   ]);
+  // -z raw: ":oldmode newmode oldsha newsha status" then the path, as two fields.
   const statuses = new Map<string, TouchStatus>();
-  const statusFields = splitNul(statusOut);
-  for (let i = 0; i + 1 < statusFields.length; i += 2) {
-    statuses.set(statusFields[i + 1] as string, letterStatus(statusFields[i] as string));
+  const gitlinks = new Set<string>();
+  const rawFields = splitNul(rawOut);
+  for (let i = 0; i + 1 < rawFields.length; i += 2) {
+    const [, newMode = '', , , letter = 'M'] = (rawFields[i] as string).slice(1).split(' ');
+    const path = rawFields[i + 1] as string;
+    statuses.set(path, letterStatus(letter));
+    if (newMode === '160000') gitlinks.add(path);
   }
   const files: TouchedFile[] = [];
   for (const record of splitNul(numstatOut)) {
@@ -125,6 +153,7 @@ async function stagedChanges(git: Git, base: string, index: JudgeIndex): Promise
       path,
       status: statuses.get(path) ?? 'modified',
       source: 'git',
+      gitlink: gitlinks.has(path),
       added: binary ? 0 : Number(added),
       deleted: binary ? 0 : Number(deleted),
       binary,

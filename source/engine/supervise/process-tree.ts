@@ -65,3 +65,59 @@ function trySignal(target: number, signal: NodeJS.Signals): void {
     // Already gone: that is the goal.
   }
 }
+
+/** Fields of /proc/<pid>/stat after the command name, or null when the process is gone. */
+function statFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** Start time of a process in clock ticks (field 22 of /proc/<pid>/stat), or null off Linux. */
+export function processStartTicks(pid: number): string | null {
+  return statFields(pid)?.[19] ?? null;
+}
+
+/** Running (not gone, not a zombie waiting to be reaped). */
+function isRunning(pid: number): boolean {
+  const state = statFields(pid)?.[0];
+  return state !== undefined && state !== 'Z';
+}
+
+/**
+ * Remembers every descendant of a child while it runs, sampled a few times a second, so a
+ * grandchild that left the process group (setsid, a daemon) is still known when the child ends.
+ */
+export class TreeWatch {
+  private readonly seen = new Map<number, string | null>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly rootPid: number,
+    intervalMs = 250,
+  ) {
+    this.sample();
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+  }
+
+  sample(): void {
+    for (const pid of descendantsOf(this.rootPid))
+      if (!this.seen.has(pid)) this.seen.set(pid, processStartTicks(pid));
+  }
+
+  /** Known descendants still running as the same process (a reused pid is not ours). */
+  survivors(): number[] {
+    return [...this.seen]
+      .filter(([pid, ticks]) => isRunning(pid) && processStartTicks(pid) === ticks)
+      .map(([pid]) => pid);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
-import { descendantsOf, groupHasMembers, signalTree } from './process-tree.js';
+import { descendantsOf, groupHasMembers, signalTree, TreeWatch } from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (DESIGN style rule 4): argv only (never a shell), its
@@ -86,6 +86,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     });
     const pgid = child.pid;
     if (pgid !== undefined) liveGroups.add(pgid);
+    const watch = pgid !== undefined ? new TreeWatch(pgid) : null;
 
     function result(
       partial: Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'aborted'>,
@@ -109,7 +110,10 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       stdoutLines?.end();
       stderrLines?.end();
       // Resolve only once the kill sequence is over: nothing of the child may outlive the call.
+      // A descendant that left the group (setsid) is ended too before the call returns.
+      if (watch && watch.survivors().length > 0) void terminate();
       void (killing ?? Promise.resolve()).then(() => {
+        watch?.stop();
         if (pgid !== undefined) liveGroups.delete(pgid);
         resolve(result({ ...partial, aborted }));
       });
@@ -119,14 +123,21 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       killing ??= (async () => {
         if (pgid === undefined) return;
         // Remember the tree now: once the child dies its orphans are re-parented out of reach.
-        const known = descendantsOf(pgid);
+        watch?.sample();
+        const known = [...new Set([...(watch?.survivors() ?? []), ...descendantsOf(pgid)])];
         signalTree(pgid, known, 'SIGTERM');
         const deadline = Date.now() + grace;
         while (Date.now() < deadline) {
-          if (exit !== null && !groupHasMembers(pgid) && known.every((pid) => !alive(pid))) return;
+          if (
+            exit !== null &&
+            !groupHasMembers(pgid) &&
+            (watch?.survivors().length ?? 0) === 0 &&
+            known.every((pid) => !alive(pid))
+          )
+            return;
           await delay(25);
         }
-        signalTree(pgid, [...known, ...descendantsOf(pgid)], 'SIGKILL');
+        signalTree(pgid, [...known, ...(watch?.survivors() ?? []), ...descendantsOf(pgid)], 'SIGKILL');
       })();
       return killing;
     }
@@ -159,7 +170,8 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
       exit = { code, signal };
       // Leftovers in the group (a backgrounded `sleep &`) must not outlive the call, and they may
       // hold our pipes open: end them, then stop waiting for the pipes after a short drain.
-      if (pgid !== undefined && groupHasMembers(pgid)) void terminate();
+      if (pgid !== undefined && (groupHasMembers(pgid) || (watch?.survivors().length ?? 0) > 0))
+        void terminate();
       timers.push(
         setTimeout(() => {
           child.stdout?.destroy();

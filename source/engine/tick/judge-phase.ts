@@ -1,5 +1,12 @@
+import { homedir } from 'node:os';
 import type { Git } from '../judge/git.js';
-import { diffIgnored, type IgnoredSnapshot, snapshotIgnored } from '../judge/ignored-files.js';
+import { type GitSideState, readGitSideState, sideStateChange } from '../judge/git-side-state.js';
+import {
+  diffIgnored,
+  type IgnoredSnapshot,
+  ignoredBlindSpots,
+  snapshotIgnored,
+} from '../judge/ignored-files.js';
 import {
   checkAndRestore,
   guardGitControlFiles,
@@ -24,14 +31,16 @@ export interface BuildGuards {
   readonly gitGuard: ProtectedGuard;
   readonly workspaceGuard: ProtectedGuard;
   readonly ignoredBefore: IgnoredSnapshot;
+  readonly sideBefore: GitSideState;
 }
 
 export async function takeBuildGuards(setup: TickSetup, env: NodeJS.ProcessEnv): Promise<BuildGuards> {
-  const origins = await configOriginFiles(setup.git);
+  const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
   return {
     gitGuard: await guardGitControlFiles(setup.facts, origins, env),
     workspaceGuard: await guardWorkspace(setup.paths),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
+    sideBefore: await readGitSideState(setup.git),
   };
 }
 
@@ -53,10 +62,16 @@ export async function judgeTick(setup: TickSetup, guards: BuildGuards, task: Tas
   );
   const headMoved = await headMovement(git, facts);
   const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore);
-  const touched = await computeTouchedSet(git, facts.head, ignored, [
-    ...workspace.changes,
-    ...gitControl.changes,
-  ]);
+  const side = await readGitSideState(git);
+  const hidden = sideStateChange(guards.sideBefore, side);
+  const touched = await computeTouchedSet(
+    git,
+    facts.head,
+    ignored,
+    [...workspace.changes, ...gitControl.changes],
+    [...side.flagged.keys()],
+  );
+  notes.push(...ignoredBlindSpots(guards.ignoredBefore));
   const scope = effectiveScopeFor(setup, task);
   const verdict = judgeScope({
     files: touched.files,
@@ -64,6 +79,10 @@ export async function judgeTick(setup: TickSetup, guards: BuildGuards, task: Tas
     scope,
     runnerOwnedGlobs: [CONFIG_FILE_NAME, paths.relDir, `${paths.relDir}/**`],
     escapingSymlinks: await escapingSymlinks(touched.files, facts, paths.dir),
+    hiddenChanges: [
+      ...hidden.newFlags.map((p) => `index flag (assume-unchanged or skip-worktree) set on ${p}`),
+      ...hidden.newReplaceRefs.map((r) => `replace ref added: ${r}`),
+    ],
     headMoved,
   });
   const blast = blastRadius(touched.files);

@@ -24,7 +24,9 @@ export interface OrchestrateInput {
   readonly cwd: string;
   readonly signal: AbortSignal;
   readonly timeoutMs: () => number;
-  /** Called after every call so spend is persisted before anything else can fail. */
+  /** Called before every call, so the call is counted even if the runner dies during it. */
+  readonly onCallStart: () => Promise<void>;
+  /** Called after every call with what it cost. */
   readonly onCall: (outcome: AgentOutcome) => Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
   let costUsd = 0;
   let lastReason = '';
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    await input.onCallStart();
     const outcome = await input.runner.run(
       {
         role: 'orchestrator',

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
@@ -40,7 +40,9 @@ export type SetupResult =
   | { ok: true; setup: TickSetup }
   | { ok: false; block: Block; paths: WorkspacePaths | null };
 
-export async function loadSetup(root: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
+export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
+  // Every path the runner compares or prints derives from the real root, symlinks resolved.
+  const root = await realpath(given).catch(() => given);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
   const loaded = await loadConfig(root);
   if (!loaded.ok) {
@@ -58,6 +60,7 @@ export async function loadSetup(root: string, env: NodeJS.ProcessEnv): Promise<S
   const repo = await readRepoFacts(git, root);
   if (!repo.ok)
     return { ok: false, block: { code: 'BLOCKED_MISSING_CONFIG', detail: repo.detail }, paths: null };
+  git.pin(repo.facts.gitDir, repo.facts.commonDir);
   const workspace = await stat(paths.dir).catch(() => null);
   if (!workspace?.isDirectory()) {
     return {

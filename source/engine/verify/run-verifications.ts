@@ -20,6 +20,8 @@ export interface VerificationOutcome {
 export async function runVerifications(
   planned: readonly PlannedRun[],
   options: {
+    /** Called before each run, so the run is counted even if the runner dies during it. */
+    onRunStart?: () => Promise<void>;
     cwd: string;
     logPath: string | null;
     maxLogBytes: number;
@@ -31,6 +33,7 @@ export async function runVerifications(
   const runs: VerificationRun[] = [];
   for (const plan of planned) {
     if (options.signal.aborted) return { runs, failedPhase: null, aborted: true };
+    await options.onRunStart?.();
     options.bus.emit({
       type: 'verify.started',
       template_id: plan.templateId,

@@ -1,3 +1,5 @@
+export { processStartTicks } from '../supervise/process-tree.js';
+
 import { readFileSync } from 'node:fs';
 import { hostname, uptime } from 'node:os';
 
@@ -11,18 +13,6 @@ export function currentBootId(): string {
   } catch {
     const bootMinute = Math.round((Date.now() - uptime() * 1000) / 60_000);
     return `${hostname()}-boot-${bootMinute}`;
-  }
-}
-
-/** Start time of a process in clock ticks (field 22 of /proc/<pid>/stat), or null off Linux. */
-export function processStartTicks(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19] ?? null;
-  } catch {
-    return null;
   }
 }
 

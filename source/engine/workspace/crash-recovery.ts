@@ -19,7 +19,9 @@ export async function listStaleTmpFiles(paths: WorkspacePaths): Promise<string[]
   const found: string[] = [];
   for (const folder of folders) {
     const names = await readdir(folder).catch(() => [] as string[]);
-    for (const name of names) if (name.endsWith('.tmp')) found.push(join(folder, name));
+    // lock.json temp files belong to a run that may be acquiring the lock right now: never touched.
+    for (const name of names)
+      if (name.endsWith('.tmp') && !name.startsWith('lock.json.')) found.push(join(folder, name));
   }
   return found;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { link, readFile, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { type LockFile, lockFileSchema } from '../protocol/lock.js';
 import { readJsonValidated } from './atomic-write.js';
@@ -48,10 +48,36 @@ export async function acquireLock(lockPath: string, command: string): Promise<Lo
   }
   const verdict = staleness(existing.value);
   if (verdict.stale === false) return { ok: false, detail: verdict.why };
-  await unlink(lockPath).catch(() => undefined);
+  if (!(await removeIfStill(lockPath, existing.value)))
+    return { ok: false, detail: 'another run reclaimed the stale lock first' };
   const retry = await tryCreate(lockPath, info);
   if (retry === 'created') return { ok: true, lock: heldLock(lockPath, info), reclaimed: existing.value };
   return { ok: false, detail: 'another run reclaimed the stale lock first' };
+}
+
+/**
+ * Removes the stale lock only if it is still the one judged stale. Two runs may judge the same
+ * stale lock at once: the lock is first renamed to a name of our own (atomic, so only one of them
+ * gets it), and if what we moved turns out to be someone's fresh lock it is put back.
+ */
+async function removeIfStill(lockPath: string, judged: LockFile): Promise<boolean> {
+  const aside = `${lockPath}.${process.pid}.${randomBytes(3).toString('hex')}.stale`;
+  try {
+    await rename(lockPath, aside);
+  } catch {
+    return false;
+  }
+  const moved = await readFile(aside, 'utf8').catch(() => '');
+  let same = false;
+  try {
+    const parsed = JSON.parse(moved) as Partial<LockFile>;
+    same = parsed.pid === judged.pid && parsed.started_at === judged.started_at;
+  } catch {
+    same = false;
+  }
+  if (!same) await link(aside, lockPath).catch(() => undefined);
+  await unlink(aside).catch(() => undefined);
+  return same;
 }
 
 /** Read-only view used by `relais status` and `--preflight`: would a run get the lock now? */
@@ -67,13 +93,14 @@ export async function inspectLock(
 }
 
 function staleness(lock: LockFile): { stale: true } | { stale: false; why: string } {
-  if (lock.boot_id !== currentBootId()) return { stale: true };
+  // Another host (a shared filesystem): its boot id and pids say nothing here, so never reclaim.
   if (lock.hostname !== hostname()) {
     return {
       stale: false,
       why: `held by pid ${lock.pid} on another host (${lock.hostname}) since ${lock.started_at}`,
     };
   }
+  if (lock.boot_id !== currentBootId()) return { stale: true };
   if (!isProcessAlive(lock.pid)) return { stale: true };
   const ticks = processStartTicks(lock.pid);
   if (lock.pid_start_ticks !== null && ticks !== null && ticks !== lock.pid_start_ticks)

@@ -1,0 +1,116 @@
+import type { EngineBus } from '../events.js';
+import { remediationOf, verdictOf } from '../protocol/codes.js';
+import type { Report } from '../protocol/report.js';
+import type { WorkspaceState } from '../protocol/state.js';
+import { budgetWarnings } from '../workspace/ledger.js';
+import { writeState } from '../workspace/state-store.js';
+import type { Block, TickSetup } from './preflight.js';
+import { relativeToRoot, type TickOptions, type TickResult } from './tick-context.js';
+import { buildReport, type TickRecord } from './tick-record.js';
+import {
+  clearBlockedFile,
+  writeBlockedFile,
+  writeHistorySnapshot,
+  writeReportFiles,
+  writeWriteFailure,
+} from './write-outputs.js';
+
+/** REPORT and END (seed 000 §7 states 6-7) for every way a tick can end. */
+
+/** A tick that held the lock and got past preflight: ledger, reports, history. */
+export async function finishTick(
+  setup: TickSetup,
+  record: TickRecord,
+  stateIn: WorkspaceState,
+  options: TickOptions,
+  now: () => Date,
+): Promise<TickResult> {
+  const { bus } = options;
+  bus.emit({ type: 'phase.changed', phase: 'REPORT' });
+  const head = await setup.git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+  record.headCommit = head.code === 0 ? head.stdout.toString('utf8').trim() : null;
+  const warnings = budgetWarnings(stateIn, setup.config);
+  record.warnings.push(...warnings);
+  if (warnings.length > 0) bus.emit({ type: 'budget.warning', warnings });
+  const state: WorkspaceState = {
+    ...stateIn,
+    budget_warning: warnings.length > 0,
+    last_run_id: record.runId,
+    last_verdict: verdictOf(record.code),
+    last_code: record.code,
+    updated_at: now().toISOString(),
+  };
+  await writeState(setup.paths, state).catch((error: Error) =>
+    bus.emit({ type: 'log', level: 'error', message: `STATE.json not written: ${error.message}` }),
+  );
+  return writeReports(setup, record, state, options, now);
+}
+
+/** A1 rows 4-7 (and the agent CLI check): BLOCKED with the lock held, so the files are ours. */
+export function finishBlocked(
+  setup: TickSetup,
+  record: TickRecord,
+  block: Block,
+  state: WorkspaceState | null,
+  options: TickOptions,
+  now: () => Date,
+): Promise<TickResult> {
+  record.code = block.code;
+  record.detail = block.detail;
+  options.bus.emit({ type: 'phase.changed', phase: 'REPORT' });
+  return writeReports(setup, record, state, options, now);
+}
+
+/** A1 rows 1-3: no workspace we may write to, so the outcome is only announced. */
+export function finishUnlocked(record: TickRecord, block: Block, options: TickOptions): TickResult {
+  record.code = block.code;
+  record.detail = block.detail;
+  options.bus.emit({ type: 'phase.changed', phase: 'END' });
+  return announce(record, null, options);
+}
+
+async function writeReports(
+  setup: TickSetup,
+  record: TickRecord,
+  state: WorkspaceState | null,
+  options: TickOptions,
+  now: () => Date,
+): Promise<TickResult> {
+  const { bus } = options;
+  const mdPath = relativeToRoot(setup, setup.paths.reportMd);
+  let report = buildReport(record, now(), state, mdPath);
+  const written = await writeReportFiles(report, setup.paths, setup.config, bus);
+  if (!written.ok) {
+    // A6 row 1.
+    record.detail = `REPORT.json could not be written: ${written.error}`;
+    record.code = 'STOP_INTERRUPTED';
+    report = buildReport(record, now(), state, mdPath);
+    await writeWriteFailure(setup.paths, record.runId, written.error);
+  } else {
+    if (record.historyDir) await writeHistorySnapshot(report, record.historyDir, setup.config, bus);
+    if (report.verdict === 'blocked') await writeBlockedFile(setup.paths, report);
+    else await clearBlockedFile(setup.paths);
+  }
+  bus.emit({ type: 'phase.changed', phase: 'END' });
+  return announce(record, written.ok ? report : null, options);
+}
+
+function announce(
+  record: TickRecord,
+  report: Report | null,
+  options: { bus: EngineBus; signal: AbortSignal },
+): TickResult {
+  const verdict = verdictOf(record.code);
+  options.bus.emit({
+    type: 'tick.finished',
+    run_id: record.runId,
+    verdict,
+    code: record.code,
+    remediation: remediationOf(record.code),
+    detail: record.detail,
+    blast_radius_line: record.judge?.blastLine ?? '0 files, +0/-0, 0 new',
+    commit: record.commit,
+    report_path: report ? report.pointers.report_md_path : null,
+  });
+  return { verdict, code: record.code, detail: record.detail, report, interrupted: options.signal.aborted };
+}

@@ -1,0 +1,60 @@
+import { commitJudgedTree } from '../judge/commit.js';
+import { rollback } from '../judge/rollback.js';
+import { verdictOf } from '../protocol/codes.js';
+import type { Task } from '../protocol/task.js';
+import { oneLine } from '../workspace/printable.js';
+import type { BuildGuards } from './judge-phase.js';
+import type { TickContext } from './tick-context.js';
+
+/**
+ * The end of a tick that ran its builder: commit the judged tree on success, otherwise roll back
+ * (Appendix B). A rollback that cannot finish cleanly turns the outcome into STOP_INTERRUPTED.
+ */
+export async function settle(ctx: TickContext, task: Task, guards: BuildGuards): Promise<void> {
+  const { setup, record } = ctx;
+  const judge = record.judge;
+  if (verdictOf(record.code) === 'success' && judge) {
+    if (task.task_kind === 'execute' && setup.config.runner.commit_on_success) {
+      const committed = await commitJudgedTree(
+        setup.git,
+        setup.facts,
+        judge.touched.index,
+        commitMessage(task, ctx),
+      );
+      record.commit = committed.commit;
+      record.notes.push(...committed.notes);
+    }
+    return;
+  }
+  await rollBack(ctx, guards);
+}
+
+export async function rollBack(ctx: TickContext, guards: BuildGuards): Promise<void> {
+  const { setup, record } = ctx;
+  record.rollback.performed = true;
+  try {
+    const result = await rollback({
+      git: setup.git,
+      facts: setup.facts,
+      paths: setup.paths,
+      gitGuard: guards.gitGuard,
+      ignoredBefore: guards.ignoredBefore,
+      sideBefore: guards.sideBefore,
+    });
+    record.rollback.clean = result.clean;
+    record.rollback.notes.push(...result.notes);
+    if (!result.clean) {
+      record.detail = `rollback left the tree unclean (original outcome ${record.code}: ${record.detail ?? ''})`;
+      record.code = 'STOP_INTERRUPTED';
+    }
+  } catch (error) {
+    record.rollback.clean = false;
+    record.detail = `rollback failed: ${(error as Error).message} (original outcome ${record.code}: ${record.detail ?? ''})`;
+    record.code = 'STOP_INTERRUPTED';
+  }
+}
+
+function commitMessage(task: Task, ctx: TickContext): string {
+  const subject = oneLine(`relais(${task.task_id}): ${task.intent}`, 72);
+  return `${subject}\n\n${task.intent}\n\nRelais-Run: ${ctx.record.runId}\nRelais-Blast-Radius: ${ctx.record.judge?.blastLine ?? ''}\n`;
+}

@@ -1,0 +1,50 @@
+import type { AgentRunner } from '../agents/agent-run.js';
+import type { EngineBus } from '../events.js';
+import type { Code, Verdict } from '../protocol/codes.js';
+import type { Report } from '../protocol/report.js';
+import type { TickSetup } from './preflight.js';
+import type { TickLedger } from './tick-ledger.js';
+import type { TickRecord } from './tick-record.js';
+
+/** What a caller gives a tick, what it gets back, and what the phases share while it runs. */
+
+export interface TickOptions {
+  readonly root: string;
+  readonly bus: EngineBus;
+  /** Aborted on SIGINT/SIGTERM: children are killed, the tick rolls back and reports. */
+  readonly signal: AbortSignal;
+  readonly env: NodeJS.ProcessEnv;
+  readonly command?: string;
+  readonly now?: () => Date;
+  /** The agent adapter; Claude Code unless a test or another provider says otherwise. */
+  readonly agentRunner?: (setup: TickSetup) => AgentRunner;
+}
+
+export interface TickResult {
+  readonly verdict: Verdict;
+  readonly code: Code;
+  readonly detail: string | null;
+  readonly report: Report | null;
+  /** True when the tick ended because of the abort signal (the CLI exits 130). */
+  readonly interrupted: boolean;
+}
+
+/** Shared by the phases of one tick that holds the lock and passed preflight. */
+export interface TickContext {
+  readonly setup: TickSetup;
+  readonly record: TickRecord;
+  readonly options: TickOptions;
+  readonly now: () => Date;
+  readonly ledger: TickLedger;
+  readonly runner: AgentRunner;
+  /** The abort signal and the max_tick_seconds deadline together. */
+  readonly signal: AbortSignal;
+  /** Milliseconds left before max_tick_seconds. */
+  remainingMs(): number;
+  /** Why the tick is being cut short (deadline or signal), or null. */
+  interruption(): string | null;
+}
+
+export function relativeToRoot(setup: TickSetup, path: string): string {
+  return path.slice(setup.facts.root.length + 1);
+}

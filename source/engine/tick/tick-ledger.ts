@@ -1,0 +1,34 @@
+import type { Ledger, WorkspaceState } from '../protocol/state.js';
+import { emptyLedger } from '../protocol/state.js';
+import { applyDelta, ensureMilestone } from '../workspace/ledger.js';
+import type { WorkspacePaths } from '../workspace/paths.js';
+import { writeState } from '../workspace/state-store.js';
+
+/**
+ * The tick's view of STATE.json. Every spend is written through before (calls) or right after
+ * (cost) it happens, so a crash or a forced quit never forgets a call that was made (seed 000 §12
+ * reservation, seed 001 PR1 ledger).
+ */
+export class TickLedger {
+  private readonly tickSoFar: Ledger = emptyLedger();
+
+  constructor(
+    private readonly paths: WorkspacePaths,
+    public state: WorkspaceState,
+    private readonly now: () => Date,
+  ) {}
+
+  async add(delta: Partial<Ledger>): Promise<void> {
+    this.state = applyDelta(this.state, delta, this.now());
+    for (const key of Object.keys(delta) as (keyof Ledger)[]) this.tickSoFar[key] += delta[key] ?? 0;
+    await writeState(this.paths, this.state);
+  }
+
+  /** Seed 001 PR3: the milestone is persisted as soon as the orchestrator names it. */
+  async enterMilestone(milestoneId: string): Promise<void> {
+    const moved = ensureMilestone(this.state, milestoneId, this.now(), this.tickSoFar);
+    if (!moved.changed) return;
+    this.state = moved.state;
+    await writeState(this.paths, this.state);
+  }
+}

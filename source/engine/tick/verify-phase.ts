@@ -1,0 +1,96 @@
+import { join } from 'node:path';
+import { readGitSideState, sideStateChange } from '../judge/git-side-state.js';
+import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.js';
+import { worktreeStatus } from '../judge/repo.js';
+import type { Code } from '../protocol/codes.js';
+import type { Task } from '../protocol/task.js';
+import { planVerification } from '../verify/plan.js';
+import { runVerifications } from '../verify/run-verifications.js';
+import type { BuildGuards } from './judge-phase.js';
+import { relativeToRoot, type TickContext } from './tick-context.js';
+
+/**
+ * VERIFY (Appendix A5), then a second look: verification runs code the builder wrote (its
+ * tests), so whatever it changed in protected places is caught and undone before anything else
+ * runs, on the success path too.
+ */
+
+export async function verify(ctx: TickContext, task: Task): Promise<void> {
+  const { setup, record } = ctx;
+  const plan = await planVerification(task.verification, setup.config.verification, setup.facts.root);
+  if (!plan.ok) {
+    // A5 rows 1-2: nothing is executed.
+    record.code = 'STOP_VERIFY_TAINTED';
+    record.detail = plan.problems.join('; ');
+    return;
+  }
+  const logPath =
+    record.historyDir && setup.config.history.include_verify_log
+      ? join(record.historyDir, 'verify.log')
+      : null;
+  if (logPath) record.verifyLogPath = relativeToRoot(setup, logPath);
+  const outcome = await runVerifications(plan.runs, {
+    onRunStart: () => ctx.ledger.add({ verify_runs: 1 }),
+    cwd: setup.facts.root,
+    logPath,
+    maxLogBytes: setup.config.verification.max_log_bytes_per_run,
+    bus: ctx.options.bus,
+    signal: ctx.signal,
+    env: ctx.options.env,
+  });
+  record.runs = outcome.runs;
+  if (outcome.aborted) {
+    record.code = 'STOP_INTERRUPTED';
+    record.detail = `verification: ${ctx.interruption() ?? 'interrupted'}`;
+  } else if (outcome.failedPhase) {
+    // A5 rows 3-4: the first failure stops; slow never runs after a fast failure.
+    const failed = outcome.runs.at(-1);
+    record.code = outcome.failedPhase === 'fast' ? 'STOP_VERIFY_FAILED_FAST' : 'STOP_VERIFY_FAILED_SLOW';
+    record.detail = failed
+      ? `${failed.template_id} ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}`
+      : null;
+  }
+}
+
+/** Changes verification made where nothing may change; restores them and returns the STOP. */
+export async function checkAfterVerify(
+  ctx: TickContext,
+  guards: BuildGuards,
+  workspaceGuard: ProtectedGuard,
+  task: Task,
+): Promise<{ code: Code; detail: string } | null> {
+  const { setup } = ctx;
+  const workspace = await checkAndRestore(workspaceGuard, setup.facts, setup.paths);
+  const gitControl = await checkAndRestore(guards.gitGuard, setup.facts, setup.paths);
+  const hidden = sideStateChange(guards.sideBefore, await readGitSideState(setup.git));
+  const list = (paths: string[]) => paths.slice(0, 5).join(', ');
+  if (workspace.changes.length > 0) {
+    return {
+      code: 'STOP_RUNNER_OWNED_MUTATION',
+      detail: `verification changed runner-owned files: ${list(workspace.changes.map((c) => c.display))}`,
+    };
+  }
+  const forbidden = [
+    ...gitControl.changes.map((c) => c.display),
+    ...hidden.newFlags,
+    ...hidden.newReplaceRefs,
+  ];
+  if (forbidden.length > 0)
+    return {
+      code: 'STOP_SCOPE_VIOLATION_FORBIDDEN',
+      detail: `verification changed git control state: ${list(forbidden)}`,
+    };
+  if (task.task_kind === 'question' || task.task_kind === 'verify_only') {
+    // A4 rows 7-8 hold at the end of the tick, not only after the builder.
+    const changed = await worktreeStatus(setup.git);
+    if (changed.length > 0) {
+      const code =
+        task.task_kind === 'question' ? 'STOP_QUESTION_SIDE_EFFECTS' : 'STOP_VERIFY_ONLY_SIDE_EFFECTS';
+      return {
+        code,
+        detail: `verification changed ${changed.length} path(s): ${list(changed.map((e) => e.slice(3)))}`,
+      };
+    }
+  }
+  return null;
+}
