@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
 const SIZES = (process.env.BENCH_SIZES ?? '1000,20000').split(',').map(Number);
+// Files in an ignored node_modules/ (the judge fingerprints ignored folders up to a cap).
+const IGNORED = Number(process.env.BENCH_IGNORED ?? 0);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const env = {
   ...process.env,
@@ -71,6 +73,11 @@ function makeRepo(base, files) {
     const dir = join(repo, 'src', `d${i % 100}`);
     if (i < 100) mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `f${Math.floor(i / 100)}.ts`), `export const v${i} = ${i};\n`);
+  }
+  for (let i = 0; i < IGNORED; i++) {
+    const dir = join(repo, 'node_modules', `p${i % 100}`);
+    if (i < 100) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `m${Math.floor(i / 100)}.js`), `module.exports = ${i};\n`);
   }
   writeFileSync(join(repo, '.gitignore'), 'node_modules/\n');
   git(repo, 'init', '-q', '-b', 'main');
@@ -136,7 +143,9 @@ function timeGitFloor(repo) {
 
 const base = mkdtempSync(join(tmpdir(), 'relais-bench-'));
 try {
-  console.log(`relais tick overhead (${RUNS} runs each, medians; node ${process.version})`);
+  console.log(
+    `relais tick overhead (${RUNS} runs each, medians; node ${process.version}; ${IGNORED} ignored files in node_modules/)`,
+  );
   for (const size of SIZES) {
     const repo = makeRepo(base, size);
     const ticks = Array.from({ length: RUNS }, () => timeTick(repo));

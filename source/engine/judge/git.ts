@@ -21,6 +21,11 @@ const HARDENING = [
   'core.quotePath=false',
   '-c',
   'advice.detachedHead=false',
+  // No background gc started by the runner: it would rewrite .git while a builder is judged.
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
   '--no-pager',
   '--literal-pathspecs',
   // Replace refs would let a builder swap the content git shows for base_commit.

@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, sep } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import {
   diffSnapshot,
@@ -118,7 +118,11 @@ const VOLATILE = new Set([
   'AUTO_MERGE',
   'packed-refs',
   'description',
+  'gc.pid',
+  'gc.log',
 ]);
+/** Written by a background `git gc` (update-server-info): housekeeping, not configuration. */
+const isHousekeeping = (path: string) => basename(path) === 'refs' && basename(dirname(path)) === 'info';
 const isVolatile = (name: string) =>
   VOLATILE.has(name) || name.endsWith('.lock') || /^(MERGE|CHERRY_PICK|REVERT|REBASE|BISECT)_/.test(name);
 /** Control files that may not exist yet but would redirect or reconfigure git if created. */
@@ -131,7 +135,12 @@ async function gitControlRoots(
 ): Promise<SnapshotRoot[]> {
   const always = () => true;
   const file = (path: string): SnapshotRoot => ({ path, recursive: false, keepContent: always });
-  const tree = (path: string): SnapshotRoot => ({ path, recursive: true, keepContent: always });
+  const tree = (path: string): SnapshotRoot => ({
+    path,
+    recursive: true,
+    keepContent: always,
+    skip: isHousekeeping,
+  });
   const roots: SnapshotRoot[] = [file(join(facts.root, '.git'))];
   for (const dir of new Set([facts.gitDir, facts.commonDir])) {
     // Every non-volatile file at the top (commondir, gitdir, config*, ...), existing or not.
