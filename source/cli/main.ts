@@ -2,6 +2,7 @@
 import meow from 'meow';
 import { doctorCommand } from './commands/doctor.js';
 import { initCommand } from './commands/init.js';
+import { loopCommand } from './commands/loop.js';
 import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
 import { EXIT } from './exit-codes.js';
@@ -14,6 +15,7 @@ const HELP = `
   Commands
     init      Create relais.config.json, the relais/ workspace and the git exclude entry
     run       Run one judged tick: orchestrate, build, judge, verify, report
+    loop      Run ticks until done, stopped, blocked or out of budget
     status    Show the budget ledger, the lock and the last report
     doctor    Check claude, git, config, workspace, prompts and the ledger
 
@@ -21,13 +23,15 @@ const HELP = `
     --json        Machine-readable output (NDJSON events for run)
     --preflight   status: run the preflight checks without side effects
     --force       init: replace existing files (the old ones are kept as .bak)
+    --mode        loop: milestone (stop when the milestone changes) or autonomous
+    --max-ticks   loop: at most this many ticks in this run
 
   Exit codes
     0 success, 1 stop (or a failed init/doctor), 2 usage error, 3 blocked,
     70 internal error, 130 interrupted
 `;
 
-const COMMANDS = ['init', 'run', 'status', 'doctor'] as const;
+const COMMANDS = ['init', 'run', 'loop', 'status', 'doctor'] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 async function main(): Promise<number> {
@@ -38,6 +42,8 @@ async function main(): Promise<number> {
       json: { type: 'boolean', default: false },
       preflight: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
+      mode: { type: 'string', default: 'milestone' },
+      maxTicks: { type: 'number' },
     },
   });
   const [command, project, ...extra] = cli.input;
@@ -63,6 +69,8 @@ async function main(): Promise<number> {
       return initCommand(io, project, cli.flags);
     case 'run':
       return runCommand(io, project, cli.flags);
+    case 'loop':
+      return loopCommand(io, project, cli.flags);
     case 'status':
       return statusCommand(io, project, cli.flags);
     case 'doctor':

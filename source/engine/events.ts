@@ -53,6 +53,29 @@ export type EngineEvent =
   | { type: 'budget.warning'; warnings: string[] }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
   | {
+      type: 'loop.tick';
+      tick: number;
+      run_id: string;
+      verdict: Verdict;
+      code: Code;
+      task_id: string | null;
+      milestone: string | null;
+      blast_radius_line: string;
+      cost_usd: number;
+      commit: string | null;
+      control: 'continue' | 'stop' | null;
+    }
+  | {
+      type: 'loop.finished';
+      mode: 'milestone' | 'autonomous';
+      ticks: number;
+      verdicts: Record<string, number>;
+      cost_usd: number;
+      calls: number;
+      reason: string;
+      exit: 'success' | 'stop' | 'blocked' | 'interrupted';
+    }
+  | {
       type: 'tick.finished';
       run_id: string;
       verdict: Verdict;

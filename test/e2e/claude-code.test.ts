@@ -130,6 +130,47 @@ describe('e2e: relais run with the real claude binary', () => {
     expect(project.status()).toBe('');
   });
 
+  it('relais loop: three tasks through Claude Code, then a control stop: three commits and a success summary', async () => {
+    project = setup({ 'src/greet.js': 'module.exports = () => "Hello, world";\n' });
+    const file = join(project.root, 'src/greet.js');
+    const step = (from: string, to: string) => [
+      { toolUses: [{ name: 'Read', input: { file_path: file } }] },
+      { toolUses: [{ name: 'Edit', input: { file_path: file, old_string: from, new_string: to } }] },
+      { text: builderResult(`${from} -> ${to}`) },
+    ];
+    const { builder: _none, ...stopTask } = task({ task_id: 'DONE' });
+    model = await startScriptedModel(
+      relaisScript({
+        orchestrator: [
+          JSON.stringify(task({ task_id: 'T1', intent: 'Say hi' })),
+          JSON.stringify(task({ task_id: 'T2', intent: 'Say hey' })),
+          JSON.stringify(
+            task({ task_id: 'T3', intent: 'Greet Relais', verification: { fast: ['greeting'], slow: [] } }),
+          ),
+          JSON.stringify({ ...stopTask, control: { action: 'stop', reason: 'greeting done' } }),
+        ],
+        builder: [
+          step('Hello, world', 'Hi, world'),
+          step('Hi, world', 'Hey, world'),
+          step('Hey, world', 'Hello, Relais'),
+        ],
+      }),
+    );
+    const base = project.head();
+    const run = await project.cli(['loop', '--mode', 'milestone'], { env: claudeEnv(model.url) }).done;
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(project.git('log', '--format=%s', `${base}..HEAD`).trim().split('\n')).toEqual([
+      'relais(T3): Greet Relais',
+      'relais(T2): Say hey',
+      'relais(T1): Say hi',
+    ]);
+    expect(run.stdout).toMatch(
+      /Loop finished \(milestone\): 4 tick\(s\) \[4 SUCCESS\], 7 agent call\(s\), \$\d+\.\d+; stopped because control stop: greeting done/,
+    );
+    expect(project.read('src/greet.js')).toBe('module.exports = () => "Hello, Relais";\n');
+    expect(project.status()).toBe('');
+  });
+
   it('an orchestrator that answers prose twice ends BLOCKED', async () => {
     project = setup({ 'src/greet.js': 'x\n' });
     model = await startScriptedModel(

@@ -37,6 +37,7 @@ describe('budget ledger (seed 000 §12)', () => {
       builder_calls: 1,
       verify_runs: 4,
       estimated_cost_usd: 0.4 * 2 + 1.5,
+      patch_attempts: 0,
     });
   });
 
@@ -78,6 +79,7 @@ describe('budget ledger (seed 000 §12)', () => {
       builder_calls: 0,
       verify_runs: 0,
       estimated_cost_usd: 0,
+      patch_attempts: 0,
     });
     expect(moved.state.milestone_id).toBe('M2');
     expect(moved.state.budgets).toMatchObject({ ticks: 1, orchestrator_calls: 1 });

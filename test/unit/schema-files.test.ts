@@ -97,10 +97,23 @@ describe('zod and JSON Schema agree', () => {
       'not an object',
       null,
       [],
+      // Seed 001 PR6: control XOR builder.
+      { ...without(task(), 'builder'), control: { action: 'stop', reason: 'done' } },
+      { ...task(), control: { action: 'stop' } },
+      without(task(), 'builder'),
+      { ...without(task(), 'builder'), control: { action: 'pause' } },
+      // Seed 001 PR4-PR5: builder modes.
+      task({ builder: { mode: 'patch', max_turns: 1, instructions: 'x', patch: '--- a/x\n+++ b/x\n' } }),
+      task({ builder: { mode: 'cursor', max_turns: 1, instructions: 'x' } }),
+      task({
+        task_kind: 'question',
+        question: { prompt: 'q' },
+        builder: { mode: 'cursor', max_turns: 1, instructions: 'x' },
+      }),
     ];
     const results = agreement('task.schema.json', taskSchema, docs);
     expect(results.filter((r) => r.zod !== r.json)).toEqual([]);
-    expect(results.filter((r) => r.zod).length).toBe(4);
+    expect(results.filter((r) => r.zod).length).toBe(7);
   });
 
   it('builder_result.schema.json', () => {

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { type Code, remediationOf } from '../../engine/protocol/codes.js';
 import type { RelaisConfig } from '../../engine/protocol/config.js';
+import { inflightSchema } from '../../engine/protocol/inflight.js';
 import { reportSchema } from '../../engine/protocol/report.js';
 import type { Ledger } from '../../engine/protocol/state.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
@@ -36,6 +37,7 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
   const lock = await inspectLock(paths.lock);
   const state = await readState(paths);
   const report = await readJsonValidated(paths.report, reportSchema);
+  const inflight = await readJsonValidated(paths.inflight, inflightSchema);
   const ledger = state.kind === 'ok' ? state.value : null;
   return {
     root,
@@ -57,6 +59,8 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
             ended_at: report.value.ended_at,
           }
         : null,
+    totals: ledger?.totals ?? null,
+    interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
     preflight: null,
   };
 }
@@ -85,6 +89,9 @@ interface StatusView {
   budget_warnings: string[];
   lock: { held: boolean; detail?: string };
   last_report: { run_id: string; verdict: string; code: Code; blast_radius: string; ended_at: string } | null;
+  totals: Ledger | null;
+  /** A run killed mid-tick, rolled back by the next `relais run`/`loop`. */
+  interrupted_run: string | null;
   preflight: { ok: boolean; code: Code | null; detail: string | null; remediation: string | null } | null;
 }
 
@@ -93,6 +100,16 @@ function printStatus(io: CommandIo, s: StatusView): void {
   println(io.stdout, `Milestone: ${s.milestone ?? '(none yet)'}`);
   println(io.stdout, `Ledger:    ${s.budget_summary ?? `unreadable (${s.ledger_problem})`}`);
   for (const w of s.budget_warnings) println(io.stdout, `Warning:   ${w}`);
+  if (s.totals)
+    println(
+      io.stdout,
+      `All time:  ${s.totals.ticks} ticks, ${s.totals.orchestrator_calls + s.totals.builder_calls} agent calls, $${s.totals.estimated_cost_usd.toFixed(2)}`,
+    );
+  if (s.interrupted_run)
+    println(
+      io.stdout,
+      `Recovery:  run ${s.interrupted_run} was interrupted mid-tick; the next run rolls it back (its changes are kept in relais/recovered/)`,
+    );
   println(io.stdout, `Lock:      ${s.lock.held ? `held, ${s.lock.detail}` : 'free'}`);
   const last = s.last_report;
   println(

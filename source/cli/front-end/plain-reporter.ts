@@ -7,55 +7,59 @@ import { type CommandIo, println } from '../io.js';
  * `[14:30:01] Phase: BUILD`), no escape codes, safe for logs and CI.
  */
 export function plainReporter(io: CommandIo): (event: StampedEvent) => void {
-  const out = (text: string, at: string) => println(io.stdout, `[${clock(at)}] ${text}`);
   return (event) => {
-    const line = describe(event);
-    if (line !== null) out(line, event.at);
+    const format = FORMATS[event.type] as (e: StampedEvent) => string | null;
+    const line = format(event);
+    if (line !== null) println(io.stdout, `[${clock(event.at)}] ${line}`);
   };
 }
 
-function describe(event: StampedEvent): string | null {
-  switch (event.type) {
-    case 'run.started':
-      return `relais ${event.command} ${event.run_id} in ${event.project}`;
-    case 'phase.changed':
-      return `Phase: ${event.phase}`;
-    case 'agent.started':
-      return `${event.role} started (model ${event.model}${event.attempt > 1 ? `, attempt ${event.attempt}` : ''})`;
-    case 'agent.output':
-      return `  ${event.role}: ${event.text}`;
-    case 'agent.tool':
-      return `  ${event.role} tool ${event.tool}${event.target ? ` ${oneLine(event.target, 160)}` : ''}`;
-    case 'agent.retry':
-      return `  ${event.role}: API retry ${event.attempt}/${event.max_retries} (${event.error}), next in ${Math.round(event.retry_delay_ms / 1000)}s`;
-    case 'agent.finished':
-      return `${event.role} ${event.ok ? 'answered' : 'failed'} in ${seconds(event.duration_ms)}, $${event.cost_usd.toFixed(4)}${event.ok ? '' : `: ${event.summary}`}`;
-    case 'judge.finished':
-      return `Judge: ${event.blast_radius_line}${event.code ? ` -> ${event.code}` : ', scope ok'}${
-        event.violations.length > 0
-          ? `\n    ${event.violations
-              .slice(0, 5)
-              .map((v) => oneLine(v, 200))
-              .join('\n    ')}`
-          : ''
-      }`;
-    case 'verify.started':
-      return `Verify ${event.template_id} (${event.phase}): ${oneLine([event.cmd, ...event.args].join(' '), 200)}`;
-    case 'verify.finished':
-      return `Verify ${event.template_id}: ${event.summary}`;
-    case 'budget.warning':
-      return `Budget warning: ${event.warnings.join('; ')}`;
-    case 'log':
-      return `${event.level === 'info' ? '' : `${event.level.toUpperCase()}: `}${oneLine(event.message, 400)}`;
-    case 'tick.finished':
-      return [
-        `Result: ${event.verdict.toUpperCase()} ${event.code} (${event.blast_radius_line})${event.commit ? ` committed ${event.commit.slice(0, 12)}` : ''}`,
-        ...(event.detail ? [`  Detail: ${oneLine(event.detail, 600)}`] : []),
-        ...(event.verdict !== 'success' ? [`  Fix: ${event.remediation}`] : []),
-        ...(event.report_path ? [`  Report: ${event.report_path}`] : []),
-      ].join('\n');
-  }
-}
+type Formats = { [K in StampedEvent['type']]: (event: Extract<StampedEvent, { type: K }>) => string | null };
+
+const FORMATS: Formats = {
+  'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
+  'phase.changed': (e) => `Phase: ${e.phase}`,
+  'agent.started': (e) =>
+    `${e.role} started (model ${e.model}${e.attempt > 1 ? `, attempt ${e.attempt}` : ''})`,
+  'agent.output': (e) => `  ${e.role}: ${e.text}`,
+  'agent.tool': (e) => `  ${e.role} tool ${e.tool}${e.target ? ` ${oneLine(e.target, 160)}` : ''}`,
+  'agent.retry': (e) =>
+    `  ${e.role}: API retry ${e.attempt}/${e.max_retries} (${e.error}), next in ${Math.round(e.retry_delay_ms / 1000)}s`,
+  'agent.finished': (e) =>
+    `${e.role} ${e.ok ? 'answered' : 'failed'} in ${seconds(e.duration_ms)}, $${e.cost_usd.toFixed(4)}${e.ok ? '' : `: ${e.summary}`}`,
+  'judge.finished': (e) => {
+    const violations = e.violations.slice(0, 5).map((v) => `\n    ${oneLine(v, 200)}`);
+    return `Judge: ${e.blast_radius_line}${e.code ? ` -> ${e.code}` : ', scope ok'}${violations.join('')}`;
+  },
+  'verify.started': (e) =>
+    `Verify ${e.template_id} (${e.phase}): ${oneLine([e.cmd, ...e.args].join(' '), 200)}`,
+  'verify.finished': (e) => `Verify ${e.template_id}: ${e.summary}`,
+  'budget.warning': (e) => `Budget warning: ${e.warnings.join('; ')}`,
+  log: (e) => `${e.level === 'info' ? '' : `${e.level.toUpperCase()}: `}${oneLine(e.message, 400)}`,
+  'loop.tick': (e) => {
+    const parts = [`Tick ${e.tick}: ${e.verdict.toUpperCase()} ${e.code}`];
+    if (e.task_id) parts.push(e.task_id);
+    if (e.milestone) parts.push(`[${e.milestone}]`);
+    parts.push(`(${e.blast_radius_line}) $${e.cost_usd.toFixed(4)}`);
+    if (e.commit) parts.push(`committed ${e.commit.slice(0, 12)}`);
+    if (e.control) parts.push(`control ${e.control}`);
+    return parts.join(' ');
+  },
+  'loop.finished': (e) => {
+    const counts =
+      Object.entries(e.verdicts)
+        .map(([code, n]) => `${n} ${code}`)
+        .join(', ') || 'none';
+    return `Loop finished (${e.mode}): ${e.ticks} tick(s) [${counts}], ${e.calls} agent call(s), $${e.cost_usd.toFixed(4)}; stopped because ${e.reason}`;
+  },
+  'tick.finished': (e) =>
+    [
+      `Result: ${e.verdict.toUpperCase()} ${e.code} (${e.blast_radius_line})${e.commit ? ` committed ${e.commit.slice(0, 12)}` : ''}`,
+      ...(e.detail ? [`  Detail: ${oneLine(e.detail, 600)}`] : []),
+      ...(e.verdict !== 'success' ? [`  Fix: ${e.remediation}`] : []),
+      ...(e.report_path ? [`  Report: ${e.report_path}`] : []),
+    ].join('\n'),
+};
 
 function clock(iso: string): string {
   const d = new Date(iso);

@@ -81,6 +81,21 @@ const codeTable = {
     remediation:
       'HEAD or the current branch moved during the tick in a way the builder diff does not explain; the runner restored the branch to base_commit. Make sure nothing else commits or checks out in this repo while relais runs.',
   },
+  STOP_BUILDER_TIMEOUT: {
+    verdict: 'stop',
+    remediation:
+      'The external builder driver ran past builder.cursor.timeout_seconds; its whole process tree was killed and the repo rolled back. Make the driver faster or raise the timeout.',
+  },
+  STOP_PATCH_INVALID: {
+    verdict: 'stop',
+    remediation:
+      'The task patch was refused before anything was applied (unsafe or unreadable path, binary or malformed diff) or git could not apply it. Ask for a plain text patch whose paths stay inside the allowed scope.',
+  },
+  STOP_MILESTONE_CHANGED: {
+    verdict: 'stop',
+    remediation:
+      'In milestone mode the orchestrator moved to another milestone, so the loop stopped before building anything. Review the milestone, then run `relais loop` again (or use --mode autonomous).',
+  },
   STOP_INTERRUPTED: {
     verdict: 'stop',
     remediation:
@@ -90,6 +105,11 @@ const codeTable = {
     verdict: 'blocked',
     remediation:
       'The milestone budget cannot cover one more worst-case tick. Raise budgets.per_milestone in relais.config.json or start a new milestone.',
+  },
+  BLOCKED_BUDGET_CAP: {
+    verdict: 'blocked',
+    remediation:
+      'A hard cap is reached: a per-milestone counter in budgets.per_milestone, or a run-wide cap of this loop (loop.* or --max-ticks). Raise the cap deliberately or start a new milestone.',
   },
   BLOCKED_DIRTY_WORKTREE: {
     verdict: 'blocked',

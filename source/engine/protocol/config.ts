@@ -47,167 +47,223 @@ const verificationTemplate = z.strictObject({
   timeout_seconds: z.int().min(1).max(86400).optional(),
 });
 
-export const configSchema = z.strictObject({
-  $schema: z.string().optional(),
-  version: z.literal('1.0').default('1.0'),
-  product_name: z.string().default('relais'),
-  workspace_dir: z
-    .string()
-    .regex(
-      /^(?!\.{1,2}$)(?!\.git$)[A-Za-z0-9_.-]+$/,
-      'workspace_dir is one folder name at the repository root (not ".", ".." or ".git")',
-    )
-    .default('relais'),
-  project: z
-    .strictObject({
-      goal: z.string().max(4000).default(''),
-      goal_file: relativePath.nullable().default('PRD.md'),
-    })
-    .prefault({}),
-  runner: z
-    .strictObject({
-      require_git: z.literal(true).default(true),
-      max_tick_seconds: z.int().min(1).max(86400).default(900),
-      commit_on_success: z.boolean().default(true),
-      crash_cleanup: z
-        .strictObject({
-          validate_runner_json_files: z.boolean().default(true),
-        })
-        .prefault({}),
-      render_report_md: z
-        .strictObject({
-          enabled: z.boolean().default(true),
-          max_chars: z.int().min(500).max(200000).default(6000),
-        })
-        .prefault({}),
-    })
-    .prefault({}),
-  claude_code_cli: z
-    .strictObject({
-      command: z
-        .string()
-        .min(1)
-        .max(500)
-        .regex(/^[^\s;&|`$<>]+$/, 'command is one program name or path, never a shell string')
-        .default('claude'),
-      extra_env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
-    })
-    .prefault({}),
-  agents: z
-    .strictObject({
-      orchestrator: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
-      builder: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
-    })
-    .prefault({}),
-  orchestrator: z
-    .strictObject({
-      max_turns: z.int().min(1).max(10).default(1),
-      max_parse_retries_per_tick: z.int().min(0).max(1).default(1),
-      max_budget_usd: z.number().positive().max(1000).default(0.4),
-      timeout_seconds: z.int().min(1).max(86400).default(300),
-    })
-    .prefault({}),
-  builder: z
-    .strictObject({
-      default_mode: z.enum(['claude_code']).default('claude_code'),
-      claude_code: z
-        .strictObject({
-          max_turns: z.int().min(1).max(200).default(8),
-          allowed_tools: z
-            .string()
-            .regex(/^[A-Za-z]+(,[A-Za-z]+)*$/, 'allowed_tools is a comma-separated list of tool names')
-            .default('Read,Edit,Glob,Grep,Bash'),
-          max_budget_usd: z.number().positive().max(1000).default(1.5),
-          strict_builder_json: z.boolean().default(true),
-        })
-        .prefault({}),
-    })
-    .prefault({}),
-  scope: z
-    .strictObject({
-      default_allowed_globs: z
-        .array(glob)
-        .min(1)
-        .max(64)
-        .default(['src/**', 'app/**', 'packages/**', 'tests/**', 'README.md']),
-      default_forbidden_globs: z
-        .array(glob)
-        .max(64)
-        .default(['.git/**', 'relais/**', '**/.env*', '**/*secret*', '**/*token*', '**/node_modules/**']),
-      default_allow_new_files: z.boolean().default(false),
-      default_allow_lockfile_changes: z.boolean().default(false),
-      lockfiles: z
-        .array(z.string().min(1))
-        .max(64)
-        .default(['pnpm-lock.yaml', 'package-lock.json', 'yarn.lock', 'bun.lockb']),
-    })
-    .prefault({}),
-  diff_limits: z
-    .strictObject({
-      default_max_files_touched: z.int().min(1).max(500).default(12),
-      default_max_lines_changed: z.int().min(1).max(20000).default(400),
-    })
-    .prefault({}),
-  verification: z
-    .strictObject({
-      execution_mode: z.literal('argv_no_shell').default('argv_no_shell'),
-      max_param_len: z.int().min(1).max(4096).default(128),
-      reject_whitespace_in_params: z.boolean().default(true),
-      reject_dotdot: z.boolean().default(true),
-      reject_metachars_regex: z
-        .string()
-        .refine(isValidRegex, { message: 'not a valid regular expression' })
-        .default('[;&|$\\\\><(){}\\[\\]`\\n\\r\\t\\0\'"*?!~#]'),
-      timeout_fast_seconds: z.int().min(1).max(86400).default(90),
-      timeout_slow_seconds: z.int().min(1).max(86400).default(600),
-      max_log_bytes_per_run: z.int().min(1024).max(50_000_000).default(1_000_000),
-      templates: z.array(verificationTemplate).max(64).default([]),
-    })
-    .prefault({})
-    .superRefine((v, ctx) => {
-      const seen = new Set<string>();
-      v.templates.forEach((t, i) => {
-        if (seen.has(t.id))
-          ctx.addIssue({
-            code: 'custom',
-            path: ['templates', i, 'id'],
-            message: `duplicate template id "${t.id}"`,
-          });
-        seen.add(t.id);
-        for (const name of placeholdersIn(t.args)) {
-          if (!(name in t.params)) {
+const SHELLS = /(^|\/)(sh|bash|zsh|dash|ksh|fish|csh|tcsh|cmd(\.exe)?|powershell|pwsh)$/;
+
+/** An external builder driver: argv only; a shell given a command string is refused too. */
+const cursorDriver = z
+  .strictObject({
+    command: z
+      .string()
+      .min(1)
+      .max(500)
+      .regex(/^[^\s;&|`$<>]+$/, 'command is one program name or path, never a shell string'),
+    args: z.array(argvWord).max(64).default([]),
+    timeout_seconds: z.int().min(1).max(86400).default(600),
+    output_file: relativePath.default('relais/BUILDER_RESULT.json'),
+  })
+  .refine((d) => !(SHELLS.test(d.command) && d.args.some((a) => /^-\w*c/.test(a))), {
+    message: 'a shell with -c is a shell string in disguise: point command at the driver program itself',
+    path: ['command'],
+  });
+
+export const configSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    version: z.literal('1.0').default('1.0'),
+    product_name: z.string().default('relais'),
+    workspace_dir: z
+      .string()
+      .regex(
+        /^(?!\.{1,2}$)(?!\.git$)[A-Za-z0-9_.-]+$/,
+        'workspace_dir is one folder name at the repository root (not ".", ".." or ".git")',
+      )
+      .default('relais'),
+    project: z
+      .strictObject({
+        goal: z.string().max(4000).default(''),
+        goal_file: relativePath.nullable().default('PRD.md'),
+      })
+      .prefault({}),
+    runner: z
+      .strictObject({
+        require_git: z.literal(true).default(true),
+        max_tick_seconds: z.int().min(1).max(86400).default(900),
+        commit_on_success: z.boolean().default(true),
+        crash_cleanup: z
+          .strictObject({
+            validate_runner_json_files: z.boolean().default(true),
+          })
+          .prefault({}),
+        render_report_md: z
+          .strictObject({
+            enabled: z.boolean().default(true),
+            max_chars: z.int().min(500).max(200000).default(6000),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    claude_code_cli: z
+      .strictObject({
+        command: z
+          .string()
+          .min(1)
+          .max(500)
+          .regex(/^[^\s;&|`$<>]+$/, 'command is one program name or path, never a shell string')
+          .default('claude'),
+        extra_env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string()).default({}),
+      })
+      .prefault({}),
+    agents: z
+      .strictObject({
+        orchestrator: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
+        builder: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
+      })
+      .prefault({}),
+    orchestrator: z
+      .strictObject({
+        max_turns: z.int().min(1).max(10).default(1),
+        max_parse_retries_per_tick: z.int().min(0).max(1).default(1),
+        max_budget_usd: z.number().positive().max(1000).default(0.4),
+        timeout_seconds: z.int().min(1).max(86400).default(300),
+      })
+      .prefault({}),
+    builder: z
+      .strictObject({
+        /** The mode the orchestrator is told to prefer. */
+        default_mode: z.enum(['claude_code', 'patch', 'cursor']).default('claude_code'),
+        allow_patch_mode: z.boolean().default(true),
+        patch: z
+          .strictObject({
+            max_patch_attempts_per_milestone: z.int().min(0).max(10_000).default(10),
+          })
+          .prefault({}),
+        /** Seed 001 PR5: an external driver, "cursor" by name; null when none is configured. */
+        cursor: cursorDriver.nullable().default(null),
+        claude_code: z
+          .strictObject({
+            max_turns: z.int().min(1).max(200).default(8),
+            allowed_tools: z
+              .string()
+              .regex(/^[A-Za-z]+(,[A-Za-z]+)*$/, 'allowed_tools is a comma-separated list of tool names')
+              .default('Read,Edit,Glob,Grep,Bash'),
+            max_budget_usd: z.number().positive().max(1000).default(1.5),
+            strict_builder_json: z.boolean().default(true),
+          })
+          .prefault({}),
+      })
+      .prefault({})
+      .refine((b) => b.default_mode !== 'cursor' || b.cursor !== null, {
+        message:
+          'default_mode "cursor" needs a builder.cursor driver (command, args, timeout_seconds, output_file)',
+        path: ['cursor'],
+      }),
+    scope: z
+      .strictObject({
+        default_allowed_globs: z
+          .array(glob)
+          .min(1)
+          .max(64)
+          .default(['src/**', 'app/**', 'packages/**', 'tests/**', 'README.md']),
+        default_forbidden_globs: z
+          .array(glob)
+          .max(64)
+          .default(['.git/**', 'relais/**', '**/.env*', '**/*secret*', '**/*token*', '**/node_modules/**']),
+        default_allow_new_files: z.boolean().default(false),
+        default_allow_lockfile_changes: z.boolean().default(false),
+        lockfiles: z
+          .array(z.string().min(1))
+          .max(64)
+          .default(['pnpm-lock.yaml', 'package-lock.json', 'yarn.lock', 'bun.lockb']),
+      })
+      .prefault({}),
+    diff_limits: z
+      .strictObject({
+        default_max_files_touched: z.int().min(1).max(500).default(12),
+        default_max_lines_changed: z.int().min(1).max(20000).default(400),
+      })
+      .prefault({}),
+    verification: z
+      .strictObject({
+        execution_mode: z.literal('argv_no_shell').default('argv_no_shell'),
+        max_param_len: z.int().min(1).max(4096).default(128),
+        reject_whitespace_in_params: z.boolean().default(true),
+        reject_dotdot: z.boolean().default(true),
+        reject_metachars_regex: z
+          .string()
+          .refine(isValidRegex, { message: 'not a valid regular expression' })
+          .default('[;&|$\\\\><(){}\\[\\]`\\n\\r\\t\\0\'"*?!~#]'),
+        timeout_fast_seconds: z.int().min(1).max(86400).default(90),
+        timeout_slow_seconds: z.int().min(1).max(86400).default(600),
+        max_log_bytes_per_run: z.int().min(1024).max(50_000_000).default(1_000_000),
+        templates: z.array(verificationTemplate).max(64).default([]),
+      })
+      .prefault({})
+      .superRefine((v, ctx) => {
+        const seen = new Set<string>();
+        v.templates.forEach((t, i) => {
+          if (seen.has(t.id))
             ctx.addIssue({
               code: 'custom',
-              path: ['templates', i, 'args'],
-              message: `placeholder {{${name}}} has no entry in params`,
+              path: ['templates', i, 'id'],
+              message: `duplicate template id "${t.id}"`,
             });
+          seen.add(t.id);
+          for (const name of placeholdersIn(t.args)) {
+            if (!(name in t.params)) {
+              ctx.addIssue({
+                code: 'custom',
+                path: ['templates', i, 'args'],
+                message: `placeholder {{${name}}} has no entry in params`,
+              });
+            }
           }
-        }
+        });
+      }),
+    budgets: z
+      .strictObject({
+        per_milestone: z
+          .strictObject({
+            max_ticks: z.int().min(1).default(200),
+            max_orchestrator_calls: z.int().min(1).default(260),
+            max_builder_calls: z.int().min(1).default(200),
+            max_verify_runs: z.int().min(0).default(600),
+            max_estimated_cost_usd: z.number().min(0).default(80),
+          })
+          .prefault({}),
+        warn_at_fraction: z.number().gt(0).max(1).default(0.8),
+      })
+      .prefault({}),
+    history: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        max_mb: z.number().positive().default(500),
+        include_diff_patch: z.boolean().default(true),
+        include_verify_log: z.boolean().default(true),
+      })
+      .prefault({}),
+    /**
+     * Seed 001 PR2, run-wide caps of one `relais loop`: they hold across milestones, so an
+     * orchestrator that invents a new milestone every tick (fresh per-milestone counters) cannot
+     * spend without limit.
+     */
+    loop: z
+      .strictObject({
+        max_ticks_per_run: z.int().min(1).default(50),
+        max_calls_per_run: z.int().min(1).default(150),
+        max_cost_usd_per_run: z.number().min(0).default(25),
+      })
+      .prefault({}),
+  })
+  .superRefine((config, ctx) => {
+    const driver = config.builder.cursor;
+    if (driver && !driver.output_file.startsWith(`${config.workspace_dir}/`)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['builder', 'cursor', 'output_file'],
+        message: `the driver's output file must be inside the workspace (${config.workspace_dir}/), where git does not see it`,
       });
-    }),
-  budgets: z
-    .strictObject({
-      per_milestone: z
-        .strictObject({
-          max_ticks: z.int().min(1).default(200),
-          max_orchestrator_calls: z.int().min(1).default(260),
-          max_builder_calls: z.int().min(1).default(200),
-          max_verify_runs: z.int().min(0).default(600),
-          max_estimated_cost_usd: z.number().min(0).default(80),
-        })
-        .prefault({}),
-      warn_at_fraction: z.number().gt(0).max(1).default(0.8),
-    })
-    .prefault({}),
-  history: z
-    .strictObject({
-      enabled: z.boolean().default(true),
-      max_mb: z.number().positive().default(500),
-      include_diff_patch: z.boolean().default(true),
-      include_verify_log: z.boolean().default(true),
-    })
-    .prefault({}),
-});
+    }
+  });
 
 export type RelaisConfig = z.infer<typeof configSchema>;
 export type VerificationTemplate = RelaisConfig['verification']['templates'][number];

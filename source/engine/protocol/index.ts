@@ -3,6 +3,7 @@ export * from './builder-result.js';
 export * from './codes.js';
 export * from './config.js';
 export * from './history-meta.js';
+export * from './inflight.js';
 export * from './json-schemas.js';
 export * from './lock.js';
 export * from './model-json.js';

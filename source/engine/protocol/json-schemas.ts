@@ -3,6 +3,7 @@ import { blockedFileSchema } from './blocked.js';
 import { builderResultSchema } from './builder-result.js';
 import { configSchema } from './config.js';
 import { historyMetaSchema } from './history-meta.js';
+import { inflightSchema } from './inflight.js';
 import { lockFileSchema } from './lock.js';
 import { reportSchema } from './report.js';
 import { workspaceStateSchema } from './state.js';
@@ -27,7 +28,7 @@ export const JSON_SCHEMA_SOURCES = {
     title: 'Relais config (relais.config.json)',
     schema: configSchema,
     io: 'input',
-    note: 'relais also checks what JSON Schema cannot say: verification template ids are unique, every {{placeholder}} in args is declared in params, and reject_metachars_regex compiles.',
+    note: 'relais also checks what JSON Schema cannot say: verification template ids are unique, every {{placeholder}} in args is declared in params, reject_metachars_regex compiles, builder.cursor is set when default_mode is "cursor", its output_file lies in the workspace, and its command is not a shell given -c.',
   },
   'task.schema.json': { title: 'Relais Task', schema: taskSchema, io: 'output' },
   'builder_result.schema.json': { title: 'Relais Builder Result', schema: builderResultSchema, io: 'output' },
@@ -40,6 +41,11 @@ export const JSON_SCHEMA_SOURCES = {
   'lock.schema.json': { title: 'Relais lock (lock.json)', schema: lockFileSchema, io: 'output' },
   'blocked.schema.json': { title: 'Relais BLOCKED.json', schema: blockedFileSchema, io: 'output' },
   'history_meta.schema.json': { title: 'Relais history meta.json', schema: historyMetaSchema, io: 'output' },
+  'inflight.schema.json': {
+    title: 'Relais INFLIGHT.json (a tick in progress)',
+    schema: inflightSchema,
+    io: 'output',
+  },
 } as const satisfies Record<string, SchemaSource>;
 
 export type SchemaFileName = keyof typeof JSON_SCHEMA_SOURCES;

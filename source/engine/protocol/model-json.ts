@@ -33,11 +33,26 @@ function stripWholeFence(text: string): string {
 
 /** One line per issue, `path.to.field: message`, capped so it fits a prompt and a report. */
 export function describeZodError(error: z.ZodError, maxIssues = 8): string {
-  const lines = error.issues.slice(0, maxIssues).map((issue) => {
-    const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(root)';
-    return `${path}: ${issue.message}`;
+  const lines = flatten(error.issues, []).slice(0, maxIssues + 1);
+  const shown = lines.slice(0, maxIssues);
+  if (lines.length > maxIssues) shown.push('(+more)');
+  return shown.join('; ');
+}
+
+type Issue = z.ZodError['issues'][number];
+
+/**
+ * A union failure says only "invalid input"; the useful story is the branch that came closest
+ * (fewest issues), so that is what gets described, under the union's path.
+ */
+function flatten(issues: readonly Issue[], prefix: PropertyKey[]): string[] {
+  return issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    const branches = issue.code === 'invalid_union' ? (issue as { errors?: Issue[][] }).errors : undefined;
+    if (branches && branches.length > 0) {
+      const closest = [...branches].sort((a, b) => a.length - b.length)[0] ?? [];
+      if (closest.length > 0) return flatten(closest, path);
+    }
+    return [`${path.length > 0 ? path.map(String).join('.') : '(root)'}: ${issue.message}`];
   });
-  const more = error.issues.length - lines.length;
-  if (more > 0) lines.push(`(+${more} more)`);
-  return lines.join('; ');
 }

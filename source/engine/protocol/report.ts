@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ALL_CODES } from './codes.js';
 import { ledgerSchema } from './state.js';
-import { questionSchema } from './task.js';
+import { controlSchema, questionSchema } from './task.js';
 
 /**
  * relais/REPORT.json, the single source of truth of a run (seed 000 §3.3). Additions to the seed:
@@ -89,6 +89,8 @@ export const reportSchema = z.strictObject({
     notes: z.array(z.string().min(1).max(400)).max(50),
   }),
   commit: commitId.nullable(),
+  /** Seed 001 PR6: the orchestrator's decision instead of a build (`stop` ends a loop as success). */
+  control: controlSchema.nullable(),
   pointers: z.strictObject({
     report_md_path: z.string(),
     history_dir: z.string().nullable(),

@@ -11,6 +11,8 @@ export const ledgerSchema = z.strictObject({
   builder_calls: z.int().min(0),
   verify_runs: z.int().min(0),
   estimated_cost_usd: z.number().min(0),
+  /** Patch-mode builds (seed 000 builder.patch.max_patch_attempts_per_milestone). */
+  patch_attempts: z.int().min(0).default(0),
 });
 
 export const archivedMilestoneSchema = z.strictObject({
@@ -28,6 +30,14 @@ export const workspaceStateSchema = z.strictObject({
   last_verdict: z.enum(['success', 'stop', 'blocked']).nullable(),
   last_code: z.string().nullable(),
   archived_milestones: z.array(archivedMilestoneSchema).max(1000),
+  /** Every milestone together, for status and doctor. */
+  totals: ledgerSchema.prefault({
+    ticks: 0,
+    orchestrator_calls: 0,
+    builder_calls: 0,
+    verify_runs: 0,
+    estimated_cost_usd: 0,
+  }),
   updated_at: z.iso.datetime(),
 });
 
@@ -40,6 +50,7 @@ export const emptyLedger = (): Ledger => ({
   builder_calls: 0,
   verify_runs: 0,
   estimated_cost_usd: 0,
+  patch_attempts: 0,
 });
 
 export function freshState(now: Date): WorkspaceState {
@@ -52,6 +63,7 @@ export function freshState(now: Date): WorkspaceState {
     last_verdict: null,
     last_code: null,
     archived_milestones: [],
+    totals: emptyLedger(),
     updated_at: now.toISOString(),
   };
 }

@@ -52,6 +52,33 @@ export const claudeCodeBuilderSchema = z.strictObject({
   instructions: z.string().min(1).max(4000),
 });
 
+/** Seed 001 PR4: the builder is a unified diff, validated path by path and applied by git. */
+export const patchBuilderSchema = z.strictObject({
+  mode: z.literal('patch'),
+  max_turns: z.int().min(1).max(40),
+  instructions: z.string().min(1).max(4000),
+  patch: z.string().min(1).max(500_000),
+});
+
+/** Seed 001 PR5: an external driver (argv from the config) reads TASK.json, writes its result. */
+export const cursorBuilderSchema = z.strictObject({
+  mode: z.literal('cursor'),
+  max_turns: z.int().min(1).max(40),
+  instructions: z.string().min(1).max(4000),
+});
+
+export const builderSchema = z.discriminatedUnion('mode', [
+  claudeCodeBuilderSchema,
+  patchBuilderSchema,
+  cursorBuilderSchema,
+]);
+
+/** Seed 001 PR6: a task either carries a builder or a control decision, never both. */
+export const controlSchema = z.strictObject({
+  action: z.enum(['continue', 'stop']),
+  reason: z.string().max(400).optional(),
+});
+
 const commonFields = {
   task_id: identifier,
   milestone_id: identifier,
@@ -59,21 +86,40 @@ const commonFields = {
   scope: taskScopeSchema,
   diff_limits: diffLimitsSchema,
   verification: taskVerificationSchema,
-  builder: claudeCodeBuilderSchema,
 };
 
-export const taskSchema = z.discriminatedUnion('task_kind', [
-  z.strictObject({ ...commonFields, task_kind: z.literal('execute'), question: questionSchema.optional() }),
-  z.strictObject({
-    ...commonFields,
-    task_kind: z.literal('verify_only'),
-    question: questionSchema.optional(),
-  }),
-  z.strictObject({ ...commonFields, task_kind: z.literal('question'), question: questionSchema }),
+/**
+ * Every kind comes as two strict shapes, one with `builder` and one with `control`: strictness
+ * makes the union exclusive (both or neither fail), in zod and in the generated JSON Schema.
+ * A question is answered by Claude Code only (seed 000 §3.1).
+ */
+function kind<K extends string, Q extends z.ZodType, B extends z.ZodType>(
+  taskKind: K,
+  question: Q,
+  builder: B,
+) {
+  return [
+    z.strictObject({ ...commonFields, task_kind: z.literal(taskKind), question, builder }),
+    z.strictObject({ ...commonFields, task_kind: z.literal(taskKind), question, control: controlSchema }),
+  ] as const;
+}
+
+export const taskSchema = z.union([
+  ...kind('execute', questionSchema.optional(), builderSchema),
+  ...kind('verify_only', questionSchema.optional(), builderSchema),
+  ...kind('question', questionSchema, claudeCodeBuilderSchema),
 ]);
 
+export type BuilderSpec = z.infer<typeof builderSchema>;
+export type Control = z.infer<typeof controlSchema>;
 export type Task = z.infer<typeof taskSchema>;
 export type TaskKind = Task['task_kind'];
 export type TaskScope = z.infer<typeof taskScopeSchema>;
 export type DiffLimits = z.infer<typeof diffLimitsSchema>;
 export type TaskVerification = z.infer<typeof taskVerificationSchema>;
+
+export type BuildTask = Extract<Task, { builder: unknown }>;
+
+export function isBuildTask(task: Task): task is BuildTask {
+  return 'builder' in task;
+}

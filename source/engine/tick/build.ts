@@ -1,63 +1,202 @@
-import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
-import type { EngineBus } from '../events.js';
+import { resolve } from 'node:path';
+import { runDriver } from '../agents/external/run-driver.js';
+import { findExecutable } from '../agents/find-executable.js';
+import { applyPatch, pathsGitSees } from '../agents/patch/apply-patch.js';
+import { validatePatch } from '../agents/patch/validate-patch.js';
 import { type BuilderResult, builderResultSchema } from '../protocol/builder-result.js';
-import type { RelaisConfig } from '../protocol/config.js';
+import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
-import type { Task } from '../protocol/task.js';
+import type { BuildTask } from '../protocol/task.js';
+import { CONFIG_FILE_NAME } from '../workspace/paths.js';
+import { effectiveScopeFor } from './judge-phase.js';
+import { builderValues, fillTemplate, readPrompt } from './prompts.js';
+import type { TickContext } from './tick-context.js';
 
 /**
- * BUILD (seed 000 §9, Appendix A3): exactly one builder call, tools restricted with `--tools`,
- * stream-json read line by line. The builder's JSON is only its claim; the judge reads git.
+ * BUILD (seed 000 §9, Appendix A3; seed 001 PR4-PR5): exactly one builder run, in the mode the
+ * task names. Whatever a builder says is only its claim; the judge reads git afterwards.
  */
 
 export interface BuildOutcome {
-  readonly agent: AgentOutcome;
-  /** A3 row 1: the call failed (process error, timeout, interrupt, API error). */
-  readonly failure: string | null;
+  readonly costUsd: number;
+  /** The run failed (A3 row 1), or a mode refused the task before writing anything. */
+  readonly failure: { readonly code: Code; readonly detail: string } | null;
   readonly result: BuilderResult | null;
   /** Why the builder's answer is not a valid builder_result, when it is not. */
   readonly invalidReason: string | null;
 }
 
-export async function build(input: {
-  config: RelaisConfig;
-  task: Task;
-  runner: AgentRunner;
-  bus: EngineBus;
-  systemPrompt: string;
-  userPrompt: string;
-  cwd: string;
-  signal: AbortSignal;
-  timeoutMs: number;
-}): Promise<BuildOutcome> {
-  const { config, task } = input;
-  const agent = config.agents.builder;
-  const tools = config.builder.claude_code.allowed_tools.split(',');
-  const outcome = await input.runner.run(
+export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
+  switch (task.builder.mode) {
+    case 'claude_code':
+      return buildWithClaude(ctx, task);
+    case 'patch':
+      return buildWithPatch(ctx, task, task.builder.patch);
+    case 'cursor':
+      return buildWithDriver(ctx);
+  }
+}
+
+async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
+  const { setup } = ctx;
+  const agent = setup.config.agents.builder;
+  const outcome = await ctx.runner.run(
     {
       role: 'builder',
       attempt: 1,
-      systemPrompt: input.systemPrompt,
-      userPrompt: input.userPrompt,
+      systemPrompt: await readPrompt(setup.paths, 'builder.system.txt'),
+      userPrompt: fillTemplate(
+        await readPrompt(setup.paths, 'builder.user.txt'),
+        builderValues(task, effectiveScopeFor(setup, task)),
+      ),
       model: agent.model,
       fallbackModel: agent.fallback_model,
       // The task may ask for fewer turns than the config allows, never more.
-      maxTurns: Math.min(task.builder.max_turns, config.builder.claude_code.max_turns),
-      maxBudgetUsd: config.builder.claude_code.max_budget_usd,
-      tools,
+      maxTurns: Math.min(task.builder.max_turns, setup.config.builder.claude_code.max_turns),
+      maxBudgetUsd: setup.config.builder.claude_code.max_budget_usd,
+      tools: setup.config.builder.claude_code.allowed_tools.split(','),
       permissionMode: 'bypassPermissions',
       streaming: true,
-      cwd: input.cwd,
-      timeoutMs: input.timeoutMs,
-      signal: input.signal,
+      cwd: setup.facts.root,
+      timeoutMs: ctx.remainingMs(),
+      signal: ctx.signal,
     },
-    input.bus,
+    ctx.options.bus,
   );
   if (outcome.failure !== null || outcome.text === null) {
-    return { agent: outcome, failure: outcome.failure ?? 'no result', result: null, invalidReason: null };
+    return {
+      costUsd: outcome.costUsd,
+      failure: { code: 'STOP_INTERRUPTED', detail: outcome.failure ?? 'no result' },
+      result: null,
+      invalidReason: null,
+    };
   }
-  const parsed = parseModelJson(outcome.text, builderResultSchema);
+  return judgeClaim(outcome.costUsd, outcome.text);
+}
+
+function judgeClaim(costUsd: number, text: string): BuildOutcome {
+  const parsed = parseModelJson(text, builderResultSchema);
   return parsed.ok
-    ? { agent: outcome, failure: null, result: parsed.value, invalidReason: null }
-    : { agent: outcome, failure: null, result: null, invalidReason: parsed.reason };
+    ? { costUsd, failure: null, result: parsed.value, invalidReason: null }
+    : { costUsd, failure: null, result: null, invalidReason: parsed.reason };
+}
+
+/** PR4: refused before git runs unless every path passes; then git's own reading is checked too. */
+async function buildWithPatch(ctx: TickContext, task: BuildTask, patch: string): Promise<BuildOutcome> {
+  const { setup, options } = ctx;
+  const rules = {
+    root: setup.facts.root,
+    scope: effectiveScopeFor(setup, task),
+    runnerOwnedGlobs: [CONFIG_FILE_NAME, setup.paths.relDir, `${setup.paths.relDir}/**`],
+  };
+  const refuse = (code: Code, problems: string[]): BuildOutcome => ({
+    costUsd: 0,
+    failure: { code, detail: `patch refused before it was applied: ${problems.slice(0, 5).join('; ')}` },
+    result: null,
+    invalidReason: null,
+  });
+  options.bus.emit({
+    type: 'agent.started',
+    role: 'builder',
+    attempt: 1,
+    command: 'git apply',
+    model: 'patch',
+  });
+  const ours = await validatePatch(patch, rules);
+  if (!ours.ok) return refuse(ours.code, ours.problems);
+  // Second opinion: the paths git itself reads from the patch must pass the same rules.
+  const seen = await pathsGitSees(setup.git, patch);
+  if (!seen.ok) return refuse('STOP_PATCH_INVALID', [seen.error]);
+  const theirs = await validatePatch(patch, rules, seen.paths);
+  if (!theirs.ok) return refuse(theirs.code, theirs.problems);
+  const applied = await applyPatch(setup.git, patch);
+  options.bus.emit({
+    type: 'agent.finished',
+    role: 'builder',
+    ok: applied.ok,
+    exit_code: applied.ok ? 0 : 1,
+    cost_usd: 0,
+    duration_ms: 0,
+    summary: applied.ok ? 'patch applied' : applied.error,
+  });
+  if (!applied.ok)
+    return {
+      costUsd: 0,
+      failure: { code: 'STOP_PATCH_INVALID', detail: applied.error },
+      result: null,
+      invalidReason: null,
+    };
+  return {
+    costUsd: 0,
+    failure: null,
+    result: {
+      summary: `applied the task patch (${theirs.paths.length} path(s))`.slice(0, 800),
+      files_intended: theirs.paths.slice(0, 200),
+      commands_ran: ['git apply'],
+      notes: [],
+    },
+    invalidReason: null,
+  };
+}
+
+/** PR5: the driver's timeout kills its whole tree (STOP_BUILDER_TIMEOUT); its edits are judged. */
+async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
+  const { setup, options } = ctx;
+  const driver = setup.config.builder.cursor;
+  if (!driver)
+    return {
+      costUsd: 0,
+      failure: { code: 'STOP_INTERRUPTED', detail: 'no builder.cursor driver is configured' },
+      result: null,
+      invalidReason: null,
+    };
+  const command = await findExecutable(driver.command, options.env, setup.facts.root);
+  if (!command)
+    return {
+      costUsd: 0,
+      failure: { code: 'STOP_INTERRUPTED', detail: `builder driver "${driver.command}" was not found` },
+      result: null,
+      invalidReason: null,
+    };
+  const run = await runDriver({
+    driver,
+    command,
+    root: setup.facts.root,
+    taskFile: setup.paths.task,
+    outputFile: resolve(setup.facts.root, driver.output_file),
+    env: options.env,
+    bus: options.bus,
+    signal: ctx.signal,
+    remainingMs: ctx.remainingMs(),
+  });
+  if (run.timedOut) {
+    return {
+      costUsd: 0,
+      failure: {
+        code: 'STOP_BUILDER_TIMEOUT',
+        detail: `driver ran past ${driver.timeout_seconds}s and was killed with its process tree`,
+      },
+      result: null,
+      invalidReason: null,
+    };
+  }
+  if (run.process.spawnError || run.process.aborted || run.process.timedOut || run.process.exitCode !== 0) {
+    const how = run.process.spawnError
+      ? `could not start (${run.process.spawnError})`
+      : `exited with ${run.process.exitCode ?? run.process.signal}`;
+    return {
+      costUsd: 0,
+      failure: { code: 'STOP_INTERRUPTED', detail: `builder driver ${how}` },
+      result: null,
+      invalidReason: null,
+    };
+  }
+  if (run.output === null)
+    return {
+      costUsd: 0,
+      failure: null,
+      result: null,
+      invalidReason: `the driver wrote no ${driver.output_file}`,
+    };
+  return judgeClaim(0, run.output);
 }

@@ -66,7 +66,7 @@ export function finishUnlocked(record: TickRecord, block: Block, options: TickOp
   record.code = block.code;
   record.detail = block.detail;
   options.bus.emit({ type: 'phase.changed', phase: 'END' });
-  return announce(record, null, options);
+  return announce(record, null, null, options);
 }
 
 async function writeReports(
@@ -92,12 +92,13 @@ async function writeReports(
     else await clearBlockedFile(setup.paths);
   }
   bus.emit({ type: 'phase.changed', phase: 'END' });
-  return announce(record, written.ok ? report : null, options);
+  return announce(record, written.ok ? report : null, state, options);
 }
 
 function announce(
   record: TickRecord,
   report: Report | null,
+  state: WorkspaceState | null,
   options: { bus: EngineBus; signal: AbortSignal },
 ): TickResult {
   const verdict = verdictOf(record.code);
@@ -112,5 +113,19 @@ function announce(
     commit: record.commit,
     report_path: report ? report.pointers.report_md_path : null,
   });
-  return { verdict, code: record.code, detail: record.detail, report, interrupted: options.signal.aborted };
+  return {
+    verdict,
+    code: record.code,
+    detail: record.detail,
+    report,
+    interrupted: options.signal.aborted,
+    control: record.control,
+    milestone: state?.milestone_id ?? null,
+    budgetWarning: state?.budget_warning ?? false,
+    spent: {
+      ticks: record.orchestrator.calls > 0 ? 1 : 0,
+      calls: record.orchestrator.calls + record.builder.calls,
+      costUsd: record.orchestrator.costUsd + record.builder.costUsd,
+    },
+  };
 }

@@ -34,13 +34,26 @@ export interface BuildGuards {
   readonly sideBefore: GitSideState;
 }
 
-export async function takeBuildGuards(setup: TickSetup, env: NodeJS.ProcessEnv): Promise<BuildGuards> {
+/**
+ * Guards taken right before BUILD. `beforeWorkspace` runs between the git guard and the workspace
+ * guard: the runner's own last write (INFLIGHT.json) lands there without looking like the builder's.
+ * `workspaceSkip` names workspace files the builder may write (an external driver's output file).
+ */
+export async function takeBuildGuards(
+  setup: TickSetup,
+  env: NodeJS.ProcessEnv,
+  beforeWorkspace: (gitGuard: ProtectedGuard, side: GitSideState) => Promise<void>,
+  workspaceSkip: readonly string[] = [],
+): Promise<BuildGuards> {
   const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
+  const gitGuard = await guardGitControlFiles(setup.facts, origins, env);
+  const sideBefore = await readGitSideState(setup.git);
+  await beforeWorkspace(gitGuard, sideBefore);
   return {
-    gitGuard: await guardGitControlFiles(setup.facts, origins, env),
-    workspaceGuard: await guardWorkspace(setup.paths),
+    gitGuard,
+    workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
-    sideBefore: await readGitSideState(setup.git),
+    sideBefore,
   };
 }
 

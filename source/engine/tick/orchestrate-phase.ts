@@ -1,11 +1,14 @@
-import { type Task, taskSchema } from '../protocol/task.js';
+import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { orchestrate } from './orchestrate.js';
 import { fillTemplate, orchestratorValues, readPrompt } from './prompts.js';
 import type { TickContext } from './tick-context.js';
 
-/** ORCHESTRATE (Appendix A2): the task, or null after recording the STOP/BLOCKED outcome. */
-export async function proposeTask(ctx: TickContext): Promise<Task | null> {
+/**
+ * ORCHESTRATE (Appendix A2): a task to build, or null when the tick ends here (a STOP/BLOCKED
+ * outcome, a milestone-mode stop, or a control decision), with the outcome recorded.
+ */
+export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   const { setup, record, ledger } = ctx;
   const values = await orchestratorValues({
     config: setup.config,
@@ -27,6 +30,7 @@ export async function proposeTask(ctx: TickContext): Promise<Task | null> {
       record.orchestrator.calls++;
       await ledger.add({ orchestrator_calls: 1 });
     },
+    acceptTask: (task) => taskPolicy(ctx, task),
     onCall: async (call) => {
       record.orchestrator.costUsd += call.costUsd;
       await ledger.add({ estimated_cost_usd: call.costUsd });
@@ -48,6 +52,34 @@ export async function proposeTask(ctx: TickContext): Promise<Task | null> {
   }
   record.task = outcome.task;
   await writeJsonAtomic(setup.paths.task, taskSchema, outcome.task);
+  const expected = ctx.options.expectedMilestone ?? null;
+  if (expected !== null && outcome.task.milestone_id !== expected) {
+    // Seed 001 PR2, milestone mode: a safety stop before anything is built for another milestone.
+    record.code = 'STOP_MILESTONE_CHANGED';
+    record.detail = `the orchestrator moved from milestone ${expected} to ${outcome.task.milestone_id}`;
+    return null;
+  }
   await ledger.enterMilestone(outcome.task.milestone_id);
+  if (!isBuildTask(outcome.task)) {
+    // Seed 001 PR6: a control decision instead of a build; the tick succeeds without a builder.
+    record.control = outcome.task.control;
+    return null;
+  }
   return outcome.task;
+}
+
+/** What the schema cannot know: which builder modes this project enables, and their budgets. */
+function taskPolicy(ctx: TickContext, task: Task): string | null {
+  if (!isBuildTask(task)) return null;
+  const { config } = ctx.setup;
+  if (task.builder.mode === 'patch') {
+    if (!config.builder.allow_patch_mode)
+      return 'builder.mode "patch" is disabled in relais.config.json (builder.allow_patch_mode); use "claude_code"';
+    const cap = config.builder.patch.max_patch_attempts_per_milestone;
+    if (ctx.ledger.state.budgets.patch_attempts >= cap)
+      return `the milestone used its ${cap} patch attempts; use "claude_code"`;
+  }
+  if (task.builder.mode === 'cursor' && config.builder.cursor === null)
+    return 'builder.mode "cursor" needs a builder.cursor driver in relais.config.json; use "claude_code"';
+  return null;
 }

@@ -24,6 +24,8 @@ export interface OrchestrateInput {
   readonly cwd: string;
   readonly signal: AbortSignal;
   readonly timeoutMs: () => number;
+  /** Runner policy beyond the schema (enabled builder modes, patch budget): a reason to refuse, or null. */
+  readonly acceptTask?: (task: Task) => string | null;
   /** Called before every call, so the call is counted even if the runner dies during it. */
   readonly onCallStart: () => Promise<void>;
   /** Called after every call with what it cost. */
@@ -71,15 +73,16 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
       };
     }
     const parsed = parseModelJson(outcome.text, taskSchema);
-    if (parsed.ok) return { kind: 'task', task: parsed.value, calls: attempt, costUsd };
+    const refusal = parsed.ok ? (input.acceptTask?.(parsed.value) ?? null) : parsed.reason;
+    if (parsed.ok && refusal === null) return { kind: 'task', task: parsed.value, calls: attempt, costUsd };
     // A2 rows 3-4: invalid task JSON; retry once with the reason, then block.
-    lastReason = parsed.reason;
+    lastReason = refusal ?? 'invalid task';
     input.bus.emit({
       type: 'log',
       level: 'warn',
-      message: `orchestrator answer ${attempt}/${maxAttempts} rejected: ${parsed.reason}`,
+      message: `orchestrator answer ${attempt}/${maxAttempts} rejected: ${lastReason}`,
     });
-    prompt = `${input.userPrompt}\n\n=== RETRY ===\nYour previous answer was rejected by the runner: ${parsed.reason}\nReturn ONLY one JSON object that matches the task schema. No prose, no markdown.`;
+    prompt = `${input.userPrompt}\n\n=== RETRY ===\nYour previous answer was rejected by the runner: ${lastReason}\nReturn ONLY one JSON object that matches the task schema. No prose, no markdown.`;
   }
   return { kind: 'invalid', reason: lastReason, calls: maxAttempts, costUsd };
 }

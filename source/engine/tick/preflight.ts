@@ -13,7 +13,13 @@ import {
   removeStaleTmpFiles,
 } from '../workspace/crash-recovery.js';
 import { folderSizeBytes } from '../workspace/history.js';
-import { describeShortfall, reservationShortfalls } from '../workspace/ledger.js';
+import {
+  capsReached,
+  describeShortfall,
+  type RunTotals,
+  reservationShortfalls,
+  runCapShortfalls,
+} from '../workspace/ledger.js';
 import { loadConfig } from '../workspace/load-config.js';
 import { PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
@@ -87,42 +93,58 @@ export async function checkStartConditions(
   setup: TickSetup,
   sideEffects: boolean,
   env: NodeJS.ProcessEnv,
+  runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null },
 ): Promise<StartCheck> {
-  const { config, paths, git, facts } = setup;
   const needs = await startNeeds(setup, env);
   if (!needs.ok) return { ok: false, block: needs.block, state: null };
-  // Row 4: dirty worktree (V1: always blocked), including an unfinished merge or rebase.
-  const dirty = await dirtyDetail(git, facts, paths.relDir);
-  if (dirty) return { ok: false, block: { code: 'BLOCKED_DIRTY_WORKTREE', detail: dirty }, state: null };
-  // Row 5: history above its cap.
-  const historyBytes = await folderSizeBytes(paths.historyDir);
-  if (config.history.enabled && historyBytes > config.history.max_mb * 1024 * 1024) {
-    const mb = (historyBytes / 1024 / 1024).toFixed(1);
-    return {
-      ok: false,
-      block: {
-        code: 'BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED',
-        detail: `${paths.relDir}/history holds ${mb} MB > history.max_mb ${config.history.max_mb}`,
-      },
-      state: null,
-    };
-  }
-  // Row 6: crash artifacts. Stale temp files go; a corrupt runner-owned file blocks.
+  const early = (await dirtyRow(setup, sideEffects)) ?? (await historyRow(setup));
+  if (early) return { ok: false, block: early, state: null };
+  const crash = await crashRow(setup, sideEffects);
+  if (!crash.ok) return { ok: false, block: crash.block, state: null };
+  const budget = budgetRow(setup, crash.state, runCaps);
+  if (budget) return { ok: false, block: budget, state: crash.state };
+  return { ok: true, state: crash.state, removedTmp: crash.removedTmp, agentCommand: needs.agentCommand };
+}
+
+/**
+ * Row 4: dirty worktree (V1: always blocked), including an unfinished merge or rebase. A tree left
+ * by an interrupted run is explained (seed 001): the next real run recovers it first, so a
+ * side-effect-free check does not call it dirty.
+ */
+async function dirtyRow(setup: TickSetup, sideEffects: boolean): Promise<Block | null> {
+  if (!sideEffects && existsSync(setup.paths.inflight)) return null;
+  const dirty = await dirtyDetail(setup.git, setup.facts, setup.paths.relDir);
+  return dirty ? { code: 'BLOCKED_DIRTY_WORKTREE', detail: dirty } : null;
+}
+
+/** Row 5: history above its cap. */
+async function historyRow({ config, paths }: TickSetup): Promise<Block | null> {
+  if (!config.history.enabled) return null;
+  const bytes = await folderSizeBytes(paths.historyDir);
+  if (bytes <= config.history.max_mb * 1024 * 1024) return null;
+  const mb = (bytes / 1024 / 1024).toFixed(1);
+  return {
+    code: 'BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED',
+    detail: `${paths.relDir}/history holds ${mb} MB > history.max_mb ${config.history.max_mb}`,
+  };
+}
+
+/** Row 6: crash artifacts. Stale temp files go; a corrupt runner-owned file blocks. */
+async function crashRow(
+  { config, paths }: TickSetup,
+  sideEffects: boolean,
+): Promise<{ ok: true; state: WorkspaceState; removedTmp: string[] } | { ok: false; block: Block }> {
   const removedTmp = sideEffects ? await removeStaleTmpFiles(paths) : await listStaleTmpFiles(paths);
-  if (config.runner.crash_cleanup.validate_runner_json_files) {
-    const corrupt = await findCorruptRunnerFiles(paths);
-    if (corrupt.length > 0) {
-      const list = corrupt.map((c) => `${c.file}: ${c.reason}`).join('; ');
-      const tmpNote =
-        removedTmp.length > 0
-          ? ` (${removedTmp.length} stale .tmp file(s) ${sideEffects ? 'removed' : 'present'})`
-          : '';
-      return {
-        ok: false,
-        block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: `${list}${tmpNote}` },
-        state: null,
-      };
-    }
+  const corrupt = config.runner.crash_cleanup.validate_runner_json_files
+    ? await findCorruptRunnerFiles(paths)
+    : [];
+  if (corrupt.length > 0) {
+    const list = corrupt.map((c) => `${c.file}: ${c.reason}`).join('; ');
+    const tmpNote =
+      removedTmp.length > 0
+        ? ` (${removedTmp.length} stale .tmp file(s) ${sideEffects ? 'removed' : 'present'})`
+        : '';
+    return { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: `${list}${tmpNote}` } };
   }
   const state = await readState(paths);
   if (state.kind !== 'ok') {
@@ -130,22 +152,33 @@ export async function checkStartConditions(
     return {
       ok: false,
       block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: `${paths.relDir}/STATE.json: ${reason}` },
-      state: null,
     };
   }
-  // Row 7: the milestone budget must cover one more worst-case tick.
-  const shortfalls = reservationShortfalls(state.value, config);
-  if (shortfalls.length > 0) {
-    return {
-      ok: false,
-      block: {
+  return { ok: true, state: state.value, removedTmp };
+}
+
+/**
+ * Row 7: a hard cap already reached (seed 001 PR1), then the run-wide caps of a loop, then the
+ * reservation of one more worst-case tick (seed 000 §12).
+ */
+function budgetRow(
+  { config }: TickSetup,
+  state: WorkspaceState,
+  runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null },
+): Block | null {
+  const milestone = `milestone ${state.milestone_id ?? '(none)'}`;
+  const reached = capsReached(state, config);
+  if (reached.length > 0)
+    return { code: 'BLOCKED_BUDGET_CAP', detail: `${milestone}: ${reached.join('; ')}` };
+  const runShort = runCaps ? runCapShortfalls(runCaps.totals, config, runCaps.maxTicks) : [];
+  if (runShort.length > 0) return { code: 'BLOCKED_BUDGET_CAP', detail: `this loop: ${runShort.join('; ')}` };
+  const shortfalls = reservationShortfalls(state, config);
+  return shortfalls.length > 0
+    ? {
         code: 'BLOCKED_BUDGET_EXHAUSTED',
-        detail: `milestone ${state.value.milestone_id ?? '(none)'}: ${shortfalls.map(describeShortfall).join('; ')}`,
-      },
-      state: state.value,
-    };
-  }
-  return { ok: true, state: state.value, removedTmp, agentCommand: needs.agentCommand };
+        detail: `${milestone}: ${shortfalls.map(describeShortfall).join('; ')}`,
+      }
+    : null;
 }
 
 async function startNeeds(

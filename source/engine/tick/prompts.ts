@@ -71,6 +71,7 @@ export async function orchestratorValues(input: {
     MILESTONE_ID: state.milestone_id ?? '(none yet: choose a short milestone id)',
     BUDGETS_SUMMARY: budget,
     VERIFY_TEMPLATE_IDS: describeTemplates(config),
+    BUILDER_MODES: describeBuilderModes(config, state),
     SCOPE_DEFAULTS: describeScopeDefaults(config),
     GIT_STATUS: gitStatus,
     RECENT_COMMITS: recent,
@@ -90,6 +91,19 @@ function describeTemplates(config: RelaisConfig): string {
       return `- ${t.id}${params.length > 0 ? ` (params: ${params.join(', ')}; pass them as verification.params.${t.id})` : ''}`;
     })
     .join('\n');
+}
+
+function describeBuilderModes(config: RelaisConfig, state: WorkspaceState): string {
+  const preferred = (mode: string) => (config.builder.default_mode === mode ? ' (preferred)' : '');
+  const patchLeft = config.builder.patch.max_patch_attempts_per_milestone - state.budgets.patch_attempts;
+  const modes = [`- claude_code${preferred('claude_code')}: Claude Code edits the files with its tools`];
+  if (config.builder.allow_patch_mode && patchLeft > 0)
+    modes.push(
+      `- patch${preferred('patch')}: you give the unified diff in builder.patch (${patchLeft} attempts left in this milestone)`,
+    );
+  if (config.builder.cursor)
+    modes.push(`- cursor${preferred('cursor')}: the project's external builder driver does the task`);
+  return modes.join('\n');
 }
 
 function describeScopeDefaults(config: RelaisConfig): string {

@@ -1,24 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
 import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
 import type { Code } from '../protocol/codes.js';
-import type { Task } from '../protocol/task.js';
+import type { BuildTask } from '../protocol/task.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { acquireLock } from '../workspace/lock.js';
 import { build } from './build.js';
 import { finishBlocked, finishTick, finishUnlocked } from './finish.js';
-import {
-  type BuildGuards,
-  effectiveScopeFor,
-  judgeTick,
-  takeBuildGuards,
-  writeDiffPatch,
-} from './judge-phase.js';
+import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
 import { checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
-import { builderValues, fillTemplate, readPrompt } from './prompts.js';
+import { clearInflight, markInflight, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { TickLedger } from './tick-ledger.js';
@@ -72,7 +67,22 @@ async function lockedTick(
   now: () => Date,
 ): Promise<TickResult> {
   options.bus.emit({ type: 'phase.changed', phase: 'PREFLIGHT' });
-  const start = await checkStartConditions(setup, true, options.env);
+  // A run killed mid-tick left INFLIGHT.json: we hold the lock now, so it is ours to recover.
+  const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
+  if (recovery.kind === 'failed')
+    return finishBlocked(
+      setup,
+      record,
+      { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail },
+      null,
+      options,
+      now,
+    );
+  if (recovery.kind === 'recovered') {
+    record.notes.push(recovery.note);
+    options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
+  }
+  const start = await checkStartConditions(setup, true, options.env, options.runCaps);
   if (!start.ok) return finishBlocked(setup, record, start.block, start.state, options, now);
   if (start.removedTmp.length > 0)
     options.bus.emit({
@@ -132,10 +142,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     if (task === null) return await finish();
 
     phase('BUILD');
-    // The call is counted before it starts, and before the guards: the ledger is the runner's write.
-    record.builder.calls = 1;
-    await ledger.add({ builder_calls: 1 });
-    guards = await takeBuildGuards(setup, options.env);
+    guards = await prepareBuild(ctx, task);
     await buildAndJudge(ctx, task, guards);
     const stop = firstStop(ctx);
     if (stop) {
@@ -153,12 +160,14 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       }
     }
     await settle(ctx, task, guards);
+    await clearInflight(setup.paths);
     return await finish();
   } catch (error) {
     record.code = 'STOP_INTERRUPTED';
     record.detail = `${ctx.interruption() ?? 'runner error'}: ${(error as Error).message}`;
     if (error instanceof RepositoryReplacedError) {
-      // No git command may run in a git folder the builder swapped: report, do not roll back.
+      // No git command may run in a git folder the builder swapped: report, do not roll back. The
+      // in-flight marker stays, so the next run refuses to start until a human has looked.
       record.rollback = {
         performed: false,
         clean: false,
@@ -167,6 +176,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     } else if (guards) {
       // Anything unexpected after BUILD started still ends in a rollback and a report (Appendix B).
       await rollBack(ctx, guards);
+      await clearInflight(setup.paths);
     }
     return await finish();
   } finally {
@@ -174,30 +184,39 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   }
 }
 
-/** BUILD (A3, exactly one call) and JUDGE (A4) from git reality. */
-async function buildAndJudge(ctx: TickContext, task: Task, guards: BuildGuards): Promise<void> {
+/**
+ * Before the builder runs: its call is counted, the guards are taken, and INFLIGHT.json is
+ * written (between the git guard and the workspace guard, as the runner's last write).
+ */
+async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGuards> {
   const { setup, record, ledger, options } = ctx;
-  const built = await build({
-    config: setup.config,
-    task,
-    runner: ctx.runner,
-    bus: options.bus,
-    systemPrompt: await readPrompt(setup.paths, 'builder.system.txt'),
-    userPrompt: fillTemplate(
-      await readPrompt(setup.paths, 'builder.user.txt'),
-      builderValues(task, effectiveScopeFor(setup, task)),
-    ),
-    cwd: setup.facts.root,
-    signal: ctx.signal,
-    timeoutMs: ctx.remainingMs(),
-  });
-  record.builder = { calls: 1, costUsd: built.agent.costUsd, outcome: built };
+  record.builder.calls = 1;
+  await ledger.add({ builder_calls: 1, ...(task.builder.mode === 'patch' ? { patch_attempts: 1 } : {}) });
+  const driverOutput =
+    task.builder.mode === 'cursor' && setup.config.builder.cursor
+      ? resolve(setup.facts.root, setup.config.builder.cursor.output_file)
+      : null;
+  // A result file left by an earlier tick must never pass for this one's.
+  if (driverOutput) await rm(driverOutput, { force: true });
+  return takeBuildGuards(
+    setup,
+    options.env,
+    (gitGuard, side) => markInflight(setup.paths, setup.facts, record.runId, gitGuard, side, ctx.now()),
+    driverOutput ? [driverOutput] : [],
+  );
+}
+
+/** BUILD (A3, exactly one run) and JUDGE (A4) from git reality. */
+async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGuards): Promise<void> {
+  const { setup, record, ledger, options } = ctx;
+  const built = await build(ctx, task);
+  record.builder = { calls: 1, costUsd: built.costUsd, outcome: built };
 
   options.bus.emit({ type: 'phase.changed', phase: 'JUDGE' });
   // Protected files are restored from their snapshots before the ledger or git is touched again.
   record.judge = await judgeTick(setup, guards, task);
   record.notes.push(...record.judge.notes);
-  await ledger.add({ estimated_cost_usd: built.agent.costUsd });
+  await ledger.add({ estimated_cost_usd: built.costUsd });
   if (record.historyDir && setup.config.history.include_diff_patch) {
     const patch = join(record.historyDir, 'diff.patch');
     if (await writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch))
@@ -219,7 +238,7 @@ function firstStop(ctx: TickContext): { code: Code; detail: string } | null {
   const built = record.builder.outcome;
   const interrupted = ctx.interruption();
   if (interrupted) return { code: 'STOP_INTERRUPTED', detail: `builder: ${interrupted}` };
-  if (built?.failure) return { code: 'STOP_INTERRUPTED', detail: `builder: ${built.failure}` };
+  if (built?.failure) return { code: built.failure.code, detail: `builder: ${built.failure.detail}` };
   if (built?.invalidReason && setup.config.builder.claude_code.strict_builder_json) {
     return {
       code: 'STOP_BUILDER_OUTPUT_INVALID',

@@ -2,6 +2,8 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
+import type { Control } from '../protocol/task.js';
+import type { RunTotals } from '../workspace/ledger.js';
 import type { TickSetup } from './preflight.js';
 import type { TickLedger } from './tick-ledger.js';
 import type { TickRecord } from './tick-record.js';
@@ -18,6 +20,10 @@ export interface TickOptions {
   readonly now?: () => Date;
   /** The agent adapter; Claude Code unless a test or another provider says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
+  /** Milestone mode of `relais loop`: a task for any other milestone stops before building. */
+  readonly expectedMilestone?: string | null;
+  /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */
+  readonly runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null };
 }
 
 export interface TickResult {
@@ -27,6 +33,13 @@ export interface TickResult {
   readonly report: Report | null;
   /** True when the tick ended because of the abort signal (the CLI exits 130). */
   readonly interrupted: boolean;
+  readonly control: Control | null;
+  /** The milestone the ledger is on after the tick. */
+  readonly milestone: string | null;
+  /** Whether the ledger crossed the warning fraction (a loop's soft stop). */
+  readonly budgetWarning: boolean;
+  /** What this tick spent, for run-wide caps. */
+  readonly spent: RunTotals;
 }
 
 /** Shared by the phases of one tick that holds the lock and passed preflight. */

@@ -1,5 +1,7 @@
-import type { Ledger, WorkspaceState } from '../protocol/state.js';
-import { emptyLedger } from '../protocol/state.js';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { archivedMilestoneSchema, emptyLedger, type Ledger, type WorkspaceState } from '../protocol/state.js';
+import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { applyDelta, ensureMilestone } from '../workspace/ledger.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { writeState } from '../workspace/state-store.js';
@@ -28,7 +30,27 @@ export class TickLedger {
   async enterMilestone(milestoneId: string): Promise<void> {
     const moved = ensureMilestone(this.state, milestoneId, this.now(), this.tickSoFar);
     if (!moved.changed) return;
+    const archived =
+      moved.state.archived_milestones.length > this.state.archived_milestones.length
+        ? moved.state.archived_milestones.at(-1)
+        : undefined;
     this.state = moved.state;
     await writeState(this.paths, this.state);
+    if (archived) {
+      // Seed 001 PR2, autonomous mode: the finished milestone's ledger is archived in history too.
+      const dir = join(this.paths.historyDir, 'milestones');
+      await mkdir(dir, { recursive: true });
+      const stamp = archived.archived_at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+      await writeJsonAtomic(
+        join(dir, `${safeName(archived.milestone_id)}-${stamp}.json`),
+        archivedMilestoneSchema,
+        archived,
+      );
+    }
   }
+}
+
+/** Milestone ids may hold "/" or ":" (the task schema allows them); file names may not. */
+function safeName(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, '_');
 }

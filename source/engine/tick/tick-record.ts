@@ -1,7 +1,7 @@
 import { type Code, remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report, VerificationRun } from '../protocol/report.js';
-import type { WorkspaceState } from '../protocol/state.js';
-import type { Task } from '../protocol/task.js';
+import { emptyLedger, type WorkspaceState } from '../protocol/state.js';
+import type { Control, Task } from '../protocol/task.js';
 import type { BuildOutcome } from './build.js';
 import type { JudgeOutcome } from './judge-phase.js';
 
@@ -37,6 +37,8 @@ export interface TickRecord {
   /** The same folder relative to the repository root, as reports show it. */
   historyPointer: string | null;
   warnings: string[];
+  /** Seed 001 PR6: the orchestrator's control decision, when the task carried one. */
+  control: Control | null;
 }
 
 export function newTickRecord(runId: string, startedAt: Date): TickRecord {
@@ -60,6 +62,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     historyDir: null,
     historyPointer: null,
     warnings: [],
+    control: null,
   };
 }
 
@@ -123,13 +126,7 @@ export function buildReport(
     },
     budgets: {
       milestone_id: state?.milestone_id ?? null,
-      ...(state?.budgets ?? {
-        ticks: 0,
-        orchestrator_calls: 0,
-        builder_calls: 0,
-        verify_runs: 0,
-        estimated_cost_usd: 0,
-      }),
+      ...(state?.budgets ?? emptyLedger()),
       warnings: record.warnings.slice(0, 20).map((w) => w.slice(0, 200)),
     },
     agents: {
@@ -146,7 +143,8 @@ export function buildReport(
         output_valid:
           builderOutcome && builderOutcome.failure === null ? builderOutcome.result !== null : null,
         summary: builderOutcome?.result?.summary ?? null,
-        error: (builderOutcome?.failure ?? builderOutcome?.invalidReason ?? null)?.slice(0, 2000) ?? null,
+        error:
+          (builderOutcome?.failure?.detail ?? builderOutcome?.invalidReason ?? null)?.slice(0, 2000) ?? null,
       },
     },
     rollback: {
@@ -155,6 +153,7 @@ export function buildReport(
       notes: [...record.rollback.notes, ...record.notes].slice(0, 50).map((n) => n.slice(0, 400)),
     },
     commit: record.commit,
+    control: record.control,
     pointers: { report_md_path: reportMdPath, history_dir: record.historyPointer },
   };
 }

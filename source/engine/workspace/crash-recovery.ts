@@ -2,6 +2,7 @@ import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import { blockedFileSchema } from '../protocol/blocked.js';
+import { inflightSchema } from '../protocol/inflight.js';
 import { reportSchema } from '../protocol/report.js';
 import { workspaceStateSchema } from '../protocol/state.js';
 import { taskSchema } from '../protocol/task.js';
@@ -54,6 +55,7 @@ export async function findCorruptRunnerFiles(paths: WorkspacePaths): Promise<Cor
     { path: paths.task, schema: taskSchema, required: false },
     { path: paths.report, schema: reportSchema, required: false },
     { path: paths.blocked, schema: blockedFileSchema, required: false },
+    { path: paths.inflight, schema: inflightSchema, required: false },
   ];
   const problems: CorruptFile[] = [];
   for (const file of files) {

@@ -11,10 +11,12 @@ export type LedgerDelta = Partial<Ledger>;
 
 export function applyDelta(state: WorkspaceState, delta: LedgerDelta, now: Date): WorkspaceState {
   const budgets = { ...state.budgets };
+  const totals = { ...state.totals };
   for (const key of Object.keys(delta) as (keyof Ledger)[]) {
     budgets[key] = roundCost(key, budgets[key] + (delta[key] ?? 0));
+    totals[key] = roundCost(key, totals[key] + (delta[key] ?? 0));
   }
-  return { ...state, budgets, updated_at: now.toISOString() };
+  return { ...state, budgets, totals, updated_at: now.toISOString() };
 }
 
 function roundCost(key: keyof Ledger, value: number): number {
@@ -64,7 +66,10 @@ function subtract(a: Ledger, b: Ledger): Ledger {
 
 type Caps = RelaisConfig['budgets']['per_milestone'];
 
-const CAP_OF: Record<keyof Ledger, keyof Caps> = {
+/** Counters with a per-milestone cap (patch attempts have their own cap, checked per task). */
+type CappedKey = Exclude<keyof Ledger, 'patch_attempts'>;
+
+const CAP_OF: Record<CappedKey, keyof Caps> = {
   ticks: 'max_ticks',
   orchestrator_calls: 'max_orchestrator_calls',
   builder_calls: 'max_builder_calls',
@@ -72,7 +77,7 @@ const CAP_OF: Record<keyof Ledger, keyof Caps> = {
   estimated_cost_usd: 'max_estimated_cost_usd',
 };
 
-const LEDGER_KEYS = Object.keys(CAP_OF) as (keyof Ledger)[];
+const LEDGER_KEYS = Object.keys(CAP_OF) as CappedKey[];
 
 /** The most one tick can spend: one orchestrator retry, one builder call, every template once per phase. */
 export function worstCaseTick(config: RelaisConfig): Ledger {
@@ -84,7 +89,50 @@ export function worstCaseTick(config: RelaisConfig): Ledger {
     verify_runs: Math.min(32, 2 * config.verification.templates.length),
     estimated_cost_usd:
       config.orchestrator.max_budget_usd * (1 + retries) + config.builder.claude_code.max_budget_usd,
+    patch_attempts: 0,
   };
+}
+
+/**
+ * Seed 001 PR1: a hard cap already reached (used >= cap). Checked before the reservation so the
+ * human learns "the cap is hit", not "the next tick might not fit".
+ */
+export function capsReached(state: WorkspaceState, config: RelaisConfig): string[] {
+  const caps = config.budgets.per_milestone;
+  return LEDGER_KEYS.filter((key) => state.budgets[key] >= caps[CAP_OF[key]] - 1e-9).map(
+    (key) =>
+      `${key}: ${formatAmount(key, state.budgets[key])} used, cap ${formatAmount(key, caps[CAP_OF[key]])}`,
+  );
+}
+
+/** Spend of one `relais loop` so far, across milestones. */
+export interface RunTotals {
+  ticks: number;
+  calls: number;
+  costUsd: number;
+}
+
+/**
+ * Run-wide caps (config `loop`, `--max-ticks`): does one more worst-case tick fit in this run?
+ * They hold across milestones, unlike the per-milestone counters.
+ */
+export function runCapShortfalls(run: RunTotals, config: RelaisConfig, maxTicks: number | null): string[] {
+  const worst = worstCaseTick(config);
+  const tickCap = Math.min(config.loop.max_ticks_per_run, maxTicks ?? Number.POSITIVE_INFINITY);
+  const out: string[] = [];
+  if (run.ticks + 1 > tickCap) out.push(`run ticks: ${run.ticks} done, cap ${tickCap}`);
+  const calls = worst.orchestrator_calls + worst.builder_calls;
+  if (run.calls + calls > config.loop.max_calls_per_run) {
+    out.push(
+      `run calls: ${run.calls} used + ${calls} worst-case tick > cap ${config.loop.max_calls_per_run}`,
+    );
+  }
+  if (run.costUsd + worst.estimated_cost_usd > config.loop.max_cost_usd_per_run + 1e-9) {
+    out.push(
+      `run cost: $${run.costUsd.toFixed(2)} used + $${worst.estimated_cost_usd.toFixed(2)} worst-case tick > cap $${config.loop.max_cost_usd_per_run.toFixed(2)}`,
+    );
+  }
+  return out;
 }
 
 export interface ReservationShortfall {

@@ -16,6 +16,9 @@ export interface WorkspacePaths {
   readonly blocked: string;
   readonly facts: string;
   readonly lock: string;
+  readonly inflight: string;
+  /** Where a recovery keeps what an interrupted run left behind (nothing is deleted). */
+  readonly recoveredDir: string;
   readonly historyDir: string;
   readonly promptsDir: string;
   readonly schemasDir: string;
@@ -35,6 +38,8 @@ export function workspacePaths(root: string, workspaceDir: string): WorkspacePat
     blocked: join(dir, 'BLOCKED.json'),
     facts: join(dir, 'FACTS.md'),
     lock: join(dir, 'lock.json'),
+    inflight: join(dir, 'INFLIGHT.json'),
+    recoveredDir: join(dir, 'recovered'),
     historyDir: join(dir, 'history'),
     promptsDir: join(dir, 'prompts'),
     schemasDir: join(dir, 'schemas'),

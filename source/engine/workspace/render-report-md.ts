@@ -133,6 +133,10 @@ function budgetSection(r: Report): string {
 
 function outcomeSection(r: Report): string {
   const lines = ['## Outcome', ''];
+  if (r.control)
+    lines.push(
+      `- Control decision: **${r.control.action}**${r.control.reason ? ` (${text(r.control.reason)})` : ''}; no builder ran.`,
+    );
   if (r.commit) lines.push(`- Committed ${code(r.commit)}.`);
   if (r.rollback.performed) {
     lines.push(

@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import type { EngineBus } from '../../events.js';
+import type { RelaisConfig } from '../../protocol/config.js';
+import { describeEnd, type ProcessResult, runProcess } from '../../supervise/run-process.js';
+import { oneLine } from '../../workspace/printable.js';
+
+/**
+ * Seed 001 PR5, the external builder driver ("cursor" by name): any headless program. It gets
+ * argv from the config (never a shell), TASK.json in, and writes its builder_result JSON to the
+ * output file. Placeholders in args: {{TASK_FILE}}, {{OUTPUT_FILE}}, {{REPO_ROOT}}; the same
+ * values are in RELAIS_TASK_FILE, RELAIS_OUTPUT_FILE, RELAIS_REPO_ROOT.
+ */
+
+export type Driver = NonNullable<RelaisConfig['builder']['cursor']>;
+
+export interface DriverRun {
+  readonly process: ProcessResult;
+  /** The output file's text, or null when the driver wrote none. */
+  readonly output: string | null;
+  /** The driver's own timeout ended it (as opposed to the tick deadline or a signal). */
+  readonly timedOut: boolean;
+}
+
+export async function runDriver(input: {
+  driver: Driver;
+  command: string;
+  root: string;
+  taskFile: string;
+  outputFile: string;
+  env: NodeJS.ProcessEnv;
+  bus: EngineBus;
+  signal: AbortSignal;
+  remainingMs: number;
+}): Promise<DriverRun> {
+  const values: Record<string, string> = {
+    TASK_FILE: input.taskFile,
+    OUTPUT_FILE: input.outputFile,
+    REPO_ROOT: input.root,
+  };
+  const args = input.driver.args.map((a) =>
+    a.replace(/\{\{(TASK_FILE|OUTPUT_FILE|REPO_ROOT)\}\}/g, (_, name: string) => values[name] ?? ''),
+  );
+  const ownTimeout = input.driver.timeout_seconds * 1000;
+  input.bus.emit({
+    type: 'agent.started',
+    role: 'builder',
+    attempt: 1,
+    command: input.command,
+    model: 'external driver',
+  });
+  const process = await runProcess({
+    cmd: input.command,
+    args,
+    cwd: input.root,
+    env: {
+      ...input.env,
+      RELAIS_TASK_FILE: input.taskFile,
+      RELAIS_OUTPUT_FILE: input.outputFile,
+      RELAIS_REPO_ROOT: input.root,
+    },
+    timeoutMs: Math.min(ownTimeout, input.remainingMs),
+    signal: input.signal,
+    onStdoutLine: (line) => {
+      if (line.trim()) input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400) });
+    },
+  });
+  const output = await readFile(input.outputFile, 'utf8').catch(() => null);
+  input.bus.emit({
+    type: 'agent.finished',
+    role: 'builder',
+    ok: process.exitCode === 0,
+    exit_code: process.exitCode,
+    cost_usd: 0,
+    duration_ms: process.durationMs,
+    summary: describeEnd(process),
+  });
+  return { process, output, timedOut: process.timedOut && ownTimeout <= input.remainingMs };
+}

@@ -1,0 +1,40 @@
+import type { Git } from '../../judge/git.js';
+import { splitNul } from '../../judge/git.js';
+
+/**
+ * Applying a validated patch with git. Flags checked against git 2.39: seed 001's
+ * `--unsafe-paths=false` is rejected ("takes no value"; refusing unsafe paths is already the
+ * default) and `--directory=<repoRoot>` would prepend an absolute path to every name, so neither
+ * is passed. `--check` runs first so a failing patch changes nothing.
+ */
+
+/** The paths git itself reads from the patch (renames and copies give both names). */
+export async function pathsGitSees(
+  git: Git,
+  patch: string,
+): Promise<{ ok: true; paths: string[] } | { ok: false; error: string }> {
+  const result = await git.run(['apply', '--numstat', '-z', '-'], { stdin: patch });
+  if (result.code !== 0)
+    return { ok: false, error: result.stderr.trim().split('\n')[0] ?? 'git apply --numstat failed' };
+  const fields = splitNul(result.stdout);
+  const paths: string[] = [];
+  for (const field of fields) {
+    const parts = field.split('\t');
+    // "added\tdeleted\tpath", or "added\tdeleted\t" followed by the two names of a rename.
+    const name = parts.length >= 3 ? parts.slice(2).join('\t') : field;
+    if (name) paths.push(name);
+  }
+  return { ok: true, paths };
+}
+
+export async function applyPatch(
+  git: Git,
+  patch: string,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const check = await git.run(['apply', '--check', '--whitespace=nowarn', '-'], { stdin: patch });
+  if (check.code !== 0)
+    return { ok: false, error: `git apply --check: ${check.stderr.trim().slice(0, 500)}` };
+  const apply = await git.run(['apply', '--whitespace=nowarn', '-'], { stdin: patch });
+  if (apply.code !== 0) return { ok: false, error: `git apply: ${apply.stderr.trim().slice(0, 500)}` };
+  return { ok: true };
+}

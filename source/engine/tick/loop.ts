@@ -1,0 +1,107 @@
+import type { EngineBus } from '../events.js';
+import type { RunTotals } from '../workspace/ledger.js';
+import { runTick, type TickOptions, type TickResult } from './run-tick.js';
+
+/**
+ * `relais loop` (seed 001 PR2): ticks until something says stop. Preflight runs before every tick
+ * (inside runTick), with the run-wide caps of this loop on top of the per-milestone ones.
+ *
+ * Stops on: a stop or blocked verdict; a control stop (success); the budget warning (a soft stop,
+ * after the tick that crossed it); --max-ticks reached; an interrupt; and in milestone mode, a
+ * task for another milestone (the tick stops before building). Autonomous mode lets milestones
+ * change: the finished milestone's ledger is archived and the next starts with fresh counters,
+ * while the run-wide caps keep holding.
+ */
+
+export type LoopMode = 'milestone' | 'autonomous';
+
+export interface LoopOptions extends Omit<TickOptions, 'expectedMilestone' | 'runCaps' | 'command'> {
+  readonly mode: LoopMode;
+  readonly maxTicks: number | null;
+}
+
+export type LoopExit = 'success' | 'stop' | 'blocked' | 'interrupted';
+
+export interface LoopResult {
+  readonly exit: LoopExit;
+  readonly reason: string;
+  readonly ticks: number;
+  readonly totals: RunTotals;
+}
+
+export async function runLoop(options: LoopOptions): Promise<LoopResult> {
+  const totals: RunTotals = { ticks: 0, calls: 0, costUsd: 0 };
+  const verdicts: Record<string, number> = {};
+  let milestone: string | null = null;
+  let ticks = 0;
+  const end = (exit: LoopExit, reason: string): LoopResult => {
+    announce(options.bus, options.mode, ticks, verdicts, totals, exit, reason);
+    return { exit, reason, ticks, totals };
+  };
+  for (;;) {
+    if (options.signal.aborted) return end('interrupted', 'interrupted between ticks');
+    if (options.maxTicks !== null && ticks >= options.maxTicks)
+      return end('success', `--max-ticks ${options.maxTicks} reached`);
+    const result = await runTick({
+      ...options,
+      command: 'loop',
+      // Milestone mode adopts the first task's milestone, then holds to it.
+      expectedMilestone: options.mode === 'milestone' ? milestone : null,
+      runCaps: { totals: { ...totals }, maxTicks: options.maxTicks },
+    });
+    ticks++;
+    totals.ticks += result.spent.ticks;
+    totals.calls += result.spent.calls;
+    totals.costUsd += result.spent.costUsd;
+    verdicts[result.code] = (verdicts[result.code] ?? 0) + 1;
+    emitTick(options.bus, ticks, result);
+    if (result.interrupted) return end('interrupted', 'interrupted during a tick');
+    if (result.verdict === 'blocked') return end('blocked', `blocked: ${result.code}`);
+    if (result.code === 'STOP_MILESTONE_CHANGED')
+      return end('stop', `milestone changed (${result.detail ?? ''})`);
+    if (result.verdict === 'stop') return end('stop', `stopped: ${result.code}`);
+    if (result.control?.action === 'stop')
+      return end('success', `control stop${result.control.reason ? `: ${result.control.reason}` : ''}`);
+    if (result.budgetWarning)
+      return end('success', 'budget warning (soft stop): review the budget before going on');
+    milestone ??= result.milestone;
+  }
+}
+
+function emitTick(bus: EngineBus, tick: number, result: TickResult): void {
+  const report = result.report;
+  bus.emit({
+    type: 'loop.tick',
+    tick,
+    run_id: report?.run_id ?? '',
+    verdict: result.verdict,
+    code: result.code,
+    task_id: report?.task?.task_id ?? null,
+    milestone: result.milestone,
+    blast_radius_line: report?.blast_radius_line ?? '0 files, +0/-0, 0 new',
+    cost_usd: Math.round(result.spent.costUsd * 1e6) / 1e6,
+    commit: report?.commit ?? null,
+    control: result.control?.action ?? null,
+  });
+}
+
+function announce(
+  bus: EngineBus,
+  mode: LoopMode,
+  ticks: number,
+  verdicts: Record<string, number>,
+  totals: RunTotals,
+  exit: LoopExit,
+  reason: string,
+): void {
+  bus.emit({
+    type: 'loop.finished',
+    mode,
+    ticks,
+    verdicts,
+    cost_usd: Math.round(totals.costUsd * 1e6) / 1e6,
+    calls: totals.calls,
+    reason,
+    exit,
+  });
+}
