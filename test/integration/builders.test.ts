@@ -123,6 +123,39 @@ describe('patch builder (PR4)', () => {
       'STOP_SCOPE_VIOLATION_NEW_FILE',
     ],
     [
+      'the short binary form "Files … differ"',
+      'diff --git a/src/c.ts b/src/c.ts\nnew file mode 100644\nindex 0000000..e69de29\nFiles /dev/null and b/src/c.ts differ\n',
+      'STOP_PATCH_INVALID',
+      { allow_new_files: true },
+    ],
+    [
+      'a symlink mode spelled 0120000',
+      'diff --git a/src/l b/src/l\nnew file mode 0120000\n--- /dev/null\n+++ b/src/l\n@@ -0,0 +1 @@\n+../relais.config.json\n',
+      'STOP_PATCH_INVALID',
+      { allow_new_files: true },
+    ],
+    [
+      'rename old/new reaching an ignored .env',
+      'diff --git a/.env b/src/b.txt\nsimilarity index 100%\nrename old .env\nrename new src/b.txt\n',
+      'STOP_SCOPE_VIOLATION_FORBIDDEN',
+      { allow_new_files: true },
+    ],
+    [
+      'a new file created by a hunk without /dev/null',
+      '--- a/src/n.ts\n+++ b/src/n.ts\n@@ -0,0 +1 @@\n+new\n',
+      'STOP_SCOPE_VIOLATION_NEW_FILE',
+    ],
+    [
+      'an unknown header line',
+      `diff --git a/src/a.ts b/src/a.ts\nsomething git might read\n--- a/src/a.ts\n+++ b/src/a.ts\n${hunk}`,
+      'STOP_PATCH_INVALID',
+    ],
+    [
+      'a header line after a hunk',
+      `diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n${hunk}rename to ../x\n`,
+      'STOP_PATCH_INVALID',
+    ],
+    [
       'a patch whose context does not match',
       '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-not what is there\n+x\n',
       'STOP_PATCH_INVALID',
@@ -222,6 +255,18 @@ describe('external builder driver (PR5, "cursor")', () => {
     expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
     for (const pid of readFileSync(`${env.RELAIS_FAKE_DRIVER}.pids`, 'utf8').split(' ').map(Number))
       expect(isAlive(pid)).toBe(false);
+  });
+
+  it('a FIFO left as the output file never blocks the runner', () => {
+    project = withDriver();
+    project.scenario({ orchestrator: [{ result_json: cursorTask() }] });
+    const env = drive(project, { writes: { 'src/a.ts': 'x\n' }, fifo_output: true });
+    const run = project.cliSync(['run'], env);
+    expect(run.code).toBe(1);
+    expect(project.report()).toMatchObject({
+      code: 'STOP_BUILDER_OUTPUT_INVALID',
+      detail: expect.stringContaining('relais/BUILDER_RESULT.json is not a regular file'),
+    });
   });
 
   it('a result file left by an earlier tick is removed before the driver starts', () => {

@@ -79,6 +79,21 @@ describe('relais loop', () => {
     expect(project.state().milestone_id).toBe('M1');
   });
 
+  it('milestone mode holds to the ledger milestone from the first tick', () => {
+    project = TestProject.create();
+    const state = project.state();
+    state.milestone_id = 'M1';
+    project.write('relais/STATE.json', JSON.stringify(state));
+    project.scenario({ orchestrator: [{ result_json: task({ milestone_id: 'M2' }) }], builder: [write(2)] });
+    const run = project.cliSync(['loop', '--mode', 'milestone']);
+    expect(run.code).toBe(1);
+    expect(project.report()).toMatchObject({
+      code: 'STOP_MILESTONE_CHANGED',
+      detail: 'the orchestrator moved from milestone M1 to M2',
+    });
+    expect(project.state().milestone_id).toBe('M1');
+  });
+
   it('autonomous mode archives each finished milestone, but the run-wide cap still ends the run', () => {
     project = TestProject.create();
     project.commitConfig((c) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A scripted external builder driver (seed 001 PR5, "cursor" mode) for the tests. It reads the
 // task Relais wrote, acts as RELAIS_FAKE_DRIVER says, and writes its builder_result.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
@@ -25,6 +25,9 @@ if (plan.sleep) {
   writeFileSync(`${process.env.RELAIS_FAKE_DRIVER}.pids`, `${process.pid} ${child.pid}`);
   console.log('driver working');
   setInterval(() => undefined, 1000);
+} else if (plan.fifo_output) {
+  spawnSync('mkfifo', [outputFile]);
+  console.log('driver left a FIFO');
 } else {
   if (plan.result !== undefined)
     writeFileSync(outputFile, typeof plan.result === 'string' ? plan.result : JSON.stringify(plan.result));

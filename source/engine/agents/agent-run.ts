@@ -24,6 +24,8 @@ export interface AgentRequest {
   readonly cwd: string;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
+  /** The agent's process group id, as soon as it runs (crash recovery records it). */
+  readonly onSpawn?: (pgid: number) => void;
 }
 
 export interface AgentOutcome {
@@ -32,6 +34,8 @@ export interface AgentOutcome {
   /** Why there is no usable answer (process error, timeout, API error, missing result), else null. */
   readonly failure: string | null;
   readonly costUsd: number;
+  /** False when the CLI died before reporting what it cost (then the reserved maximum stands). */
+  readonly costReported: boolean;
   readonly numTurns: number | null;
   readonly process: ProcessResult;
 }

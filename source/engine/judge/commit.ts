@@ -20,6 +20,8 @@ export async function commitJudgedTree(
   facts: RepoFacts,
   index: JudgeIndex,
   message: string,
+  /** Runs between creating the commit and moving the branch to it (the crash-recovery record). */
+  beforeMove: (commit: string) => Promise<void>,
 ): Promise<CommitResult> {
   const notes: string[] = [];
   const tree = await git.text(['write-tree'], { env: index.env });
@@ -30,6 +32,7 @@ export async function commitJudgedTree(
       stdin: message,
       env: await identityEnv(git),
     });
+    await beforeMove(commit);
     await git.ok([
       'update-ref',
       '-m',

@@ -105,6 +105,13 @@ export class Git {
     this.baseEnv.GIT_WORK_TREE = this.root;
   }
 
+  /** The same git (pinned folders included) with more environment, e.g. without global config. */
+  withEnv(extra: Record<string, string>): Git {
+    const copy = new Git(this.root, {});
+    Object.assign(copy.baseEnv, this.baseEnv, extra);
+    return copy;
+  }
+
   /** Runs git; resolves with the exit code whatever it is (spawn failures become code 127). */
   run(args: readonly string[], call: GitCall = {}): Promise<GitResult> {
     return new Promise((resolve) => {

@@ -229,3 +229,44 @@ export async function restoreIgnored(
   }
   return unrestorable;
 }
+
+/** Fingerprints only (never contents: an ignored .env holds secrets), for INFLIGHT.json. */
+export function serializeIgnored(snapshot: IgnoredSnapshot): {
+  ignored: SerializedFingerprint[];
+  inside: SerializedFingerprint[];
+  unwatched: string[];
+} {
+  const row = (path: string, f: Fingerprint, dir: boolean): SerializedFingerprint => ({
+    path,
+    size: f.size,
+    mtime_ms: f.mtimeMs,
+    ino: f.ino,
+    dir,
+  });
+  return {
+    ignored: [...snapshot.entries].map(([path, f]) => row(path, f, f.isDir)),
+    inside: [...snapshot.inside].map(([path, f]) => row(path, f, false)),
+    unwatched: [...snapshot.unwatched],
+  };
+}
+
+export function replayIgnored(
+  ignored: readonly SerializedFingerprint[],
+  inside: readonly SerializedFingerprint[],
+  unwatched: readonly string[],
+): IgnoredSnapshot {
+  const fp = (r: SerializedFingerprint) => ({ size: r.size, mtimeMs: r.mtime_ms, ino: r.ino, content: null });
+  return {
+    entries: new Map(ignored.map((r) => [r.path, { ...fp(r), isDir: r.dir }])),
+    inside: new Map(inside.map((r) => [r.path, fp(r)])),
+    unwatched: [...unwatched],
+  };
+}
+
+export interface SerializedFingerprint {
+  readonly path: string;
+  readonly size: number;
+  readonly mtime_ms: number;
+  readonly ino: number;
+  readonly dir: boolean;
+}

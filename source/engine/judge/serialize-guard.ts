@@ -1,21 +1,28 @@
-import type { Inflight } from '../protocol/inflight.js';
+import type { Inflight, InflightEntry } from '../protocol/inflight.js';
 import type { EntryState, FsSnapshot, SnapshotRoot } from './fs-snapshot.js';
 import type { ProtectedGuard } from './protected-files.js';
 
 /**
- * The git-control guard, written into INFLIGHT.json and read back by the next run, so a run
- * killed mid-tick can have its git config and hooks restored before any git command.
+ * A protected-files guard written to disk and read back by the next run, so a run killed
+ * mid-tick can have its git config and hooks restored before any git command.
  */
 
-/** Only files inside the repository's git folders: a copy of global config (which may hold credentials) never lands in the project. */
-export function serializeGuard(
-  guard: ProtectedGuard,
-  keep: (path: string) => boolean,
-): Inflight['git_files'] {
-  return [...guard.before].filter(([path]) => keep(path)).map(([path, entry]) => serializeEntry(path, entry));
+export interface RecordedGuard {
+  readonly roots: Inflight['git_roots'];
+  readonly files: InflightEntry[];
 }
 
-function serializeEntry(path: string, entry: EntryState | null): Inflight['git_files'][number] {
+/** The part of a guard whose paths pass `keep`, roots and entries alike. */
+export function recordGuard(guard: ProtectedGuard, keep: (path: string) => boolean): RecordedGuard {
+  return {
+    roots: guard.roots.filter((r) => keep(r.path)).map((r) => ({ path: r.path, recursive: r.recursive })),
+    files: [...guard.before]
+      .filter(([path]) => keep(path))
+      .map(([path, entry]) => serializeEntry(path, entry)),
+  };
+}
+
+function serializeEntry(path: string, entry: EntryState | null): InflightEntry {
   if (entry === null) return { path, kind: 'absent', mode: 0, content_base64: null, target: null };
   if (entry.kind === 'symlink')
     return { path, kind: 'symlink', mode: 0, content_base64: null, target: entry.target };
@@ -30,36 +37,26 @@ function serializeEntry(path: string, entry: EntryState | null): Inflight['git_f
   };
 }
 
-export function serializeRoots(
-  guard: ProtectedGuard,
-  keep: (path: string) => boolean,
-): Inflight['git_roots'] {
-  return guard.roots.filter((r) => keep(r.path)).map((r) => ({ path: r.path, recursive: r.recursive }));
-}
-
 /**
  * Rebuilds the guard from its recorded roots. Only the recorded roots are walked again, exactly as
  * before: a root that was a single path must never turn into a folder walk (restoring would then
  * delete everything in that folder that was not recorded).
  */
-export function deserializeGuard(
-  inflight: Pick<Inflight, 'git_roots' | 'git_files' | 'git_dir_identities'>,
+export function replayGuard(
+  recorded: RecordedGuard,
+  identities: Record<string, string | null> = {},
 ): ProtectedGuard {
   const before = new Map<string, EntryState | null>();
-  for (const f of inflight.git_files) before.set(f.path, deserializeEntry(f));
-  const roots: SnapshotRoot[] = inflight.git_roots.map((r) => ({
+  for (const f of recorded.files) before.set(f.path, deserializeEntry(f));
+  const roots: SnapshotRoot[] = recorded.roots.map((r) => ({
     path: r.path,
     recursive: r.recursive,
     keepContent: () => true,
   }));
-  return {
-    roots,
-    before: before as FsSnapshot,
-    identities: new Map(Object.entries(inflight.git_dir_identities)),
-  };
+  return { roots, before: before as FsSnapshot, identities: new Map(Object.entries(identities)) };
 }
 
-function deserializeEntry(f: Inflight['git_files'][number]): EntryState | null {
+function deserializeEntry(f: InflightEntry): EntryState | null {
   switch (f.kind) {
     case 'absent':
       return null;

@@ -2,10 +2,28 @@ import { z } from 'zod';
 
 /**
  * relais/INFLIGHT.json: written right before BUILD, removed once the tick has committed or rolled
- * back. If it is still there when the next run takes the lock, that run was killed mid-tick (a
- * second Ctrl-C, kill -9, a crash) and the next run recovers from it. It carries the git control
- * files as they were, so they can be restored before any git command runs.
+ * back cleanly. If it is still there when the next run takes the lock, that run was killed
+ * mid-tick (a second Ctrl-C, kill -9, a crash) and the next run recovers from it. It carries the
+ * repository's git control files as they were (so they are restored before any git command), the
+ * agent's process group, and fingerprints (never contents) of the ignored files.
  */
+
+const snapshotEntry = z.strictObject({
+  path: z.string().min(1),
+  kind: z.enum(['absent', 'file', 'dir', 'symlink']),
+  mode: z.int().min(0),
+  content_base64: z.string().nullable(),
+  target: z.string().nullable(),
+});
+
+const fingerprint = z.strictObject({
+  path: z.string().min(1),
+  size: z.number().min(0),
+  mtime_ms: z.number(),
+  ino: z.number(),
+  dir: z.boolean(),
+});
+
 export const inflightSchema = z.strictObject({
   run_id: z.string().min(1),
   base_commit: z.string().min(7).max(64),
@@ -15,17 +33,28 @@ export const inflightSchema = z.strictObject({
   git_dir_identities: z.record(z.string(), z.string().nullable()),
   /** The snapshot roots exactly as taken: which were single files and which were walked folders. */
   git_roots: z.array(z.strictObject({ path: z.string().min(1), recursive: z.boolean() })),
-  git_files: z.array(
-    z.strictObject({
-      path: z.string().min(1),
-      kind: z.enum(['absent', 'file', 'dir', 'symlink']),
-      mode: z.int().min(0),
-      content_base64: z.string().nullable(),
-      target: z.string().nullable(),
-    }),
-  ),
+  git_files: z.array(snapshotEntry),
+  /**
+   * Git config files outside the repository (~/.gitconfig may hold credentials) are kept in a
+   * private file in the user's state folder instead of the project; this is its path.
+   */
+  outside_config_file: z.string().nullable(),
+  /** Set just before the branch moves to the judged commit: only that exact commit may be kept. */
+  committed: z.string().min(7).max(64).nullable(),
   flagged: z.record(z.string(), z.enum(['assume-unchanged', 'skip-worktree'])),
   replace_refs: z.array(z.string()),
+  ignored: z.array(fingerprint),
+  ignored_inside: z.array(fingerprint),
+  ignored_unwatched: z.array(z.string()),
+  /** Left by a recovery that could not restore everything: a human must look first. */
+  unresolved: z.array(z.string()),
 });
 
 export type Inflight = z.infer<typeof inflightSchema>;
+
+/** relais/INFLIGHT.agent.json: the agent's process group, so a builder orphaned by a crash can be ended. */
+export const inflightAgentSchema = z.strictObject({
+  pgid: z.int().min(1),
+  start_ticks: z.string().nullable(),
+});
+export type InflightEntry = z.infer<typeof snapshotEntry>;

@@ -25,6 +25,8 @@ export interface ProcessSpec {
   readonly maxLineBytes?: number;
   readonly keepTailBytes?: number;
   readonly killGraceMs?: number;
+  /** Called once the child exists, with its pid (which is also its process group id). */
+  readonly onSpawn?: (pid: number) => void;
 }
 
 export interface ProcessResult {
@@ -87,6 +89,7 @@ export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     const pgid = child.pid;
     if (pgid !== undefined) liveGroups.add(pgid);
     const watch = pgid !== undefined ? new TreeWatch(pgid) : null;
+    if (pgid !== undefined) spec.onSpawn?.(pgid);
 
     function result(
       partial: Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'aborted'>,

@@ -10,6 +10,7 @@ import type { BuildTask } from '../protocol/task.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { effectiveScopeFor } from './judge-phase.js';
 import { builderValues, fillTemplate, readPrompt } from './prompts.js';
+import { recordAgentInFlight } from './recover.js';
 import type { TickContext } from './tick-context.js';
 
 /**
@@ -19,6 +20,8 @@ import type { TickContext } from './tick-context.js';
 
 export interface BuildOutcome {
   readonly costUsd: number;
+  /** False when Claude Code died before reporting its cost (the reserved maximum then stands). */
+  readonly costReported?: boolean;
   /** The run failed (A3 row 1), or a mode refused the task before writing anything. */
   readonly failure: { readonly code: Code; readonly detail: string } | null;
   readonly result: BuilderResult | null;
@@ -60,18 +63,25 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
       cwd: setup.facts.root,
       timeoutMs: ctx.remainingMs(),
       signal: ctx.signal,
+      onSpawn: (pgid) => recordAgent(ctx, pgid),
     },
     ctx.options.bus,
   );
   if (outcome.failure !== null || outcome.text === null) {
     return {
       costUsd: outcome.costUsd,
+      costReported: outcome.costReported,
       failure: { code: 'STOP_INTERRUPTED', detail: outcome.failure ?? 'no result' },
       result: null,
       invalidReason: null,
     };
   }
   return judgeClaim(outcome.costUsd, outcome.text);
+}
+
+function recordAgent(ctx: TickContext, pgid: number): void {
+  // Best effort: a crash recovery without it only loses the chance to end an orphaned agent.
+  recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined);
 }
 
 function judgeClaim(costUsd: number, text: string): BuildOutcome {
@@ -168,6 +178,7 @@ async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
     bus: options.bus,
     signal: ctx.signal,
     remainingMs: ctx.remainingMs(),
+    onSpawn: (pgid) => recordAgent(ctx, pgid),
   });
   if (run.timedOut) {
     return {
@@ -191,12 +202,12 @@ async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
       invalidReason: null,
     };
   }
-  if (run.output === null)
-    return {
-      costUsd: 0,
-      failure: null,
-      result: null,
-      invalidReason: `the driver wrote no ${driver.output_file}`,
-    };
-  return judgeClaim(0, run.output);
+  if (!run.output.ok) {
+    const why =
+      run.output.reason === 'missing'
+        ? `the driver wrote no ${driver.output_file}`
+        : `${driver.output_file} ${run.output.reason}`;
+    return { costUsd: 0, failure: null, result: null, invalidReason: why };
+  }
+  return judgeClaim(0, run.output.text);
 }

@@ -46,8 +46,11 @@ export async function finishTick(
   return writeReports(setup, record, state, options, now);
 }
 
-/** A1 rows 4-7 (and the agent CLI check): BLOCKED with the lock held, so the files are ours. */
-export function finishBlocked(
+/**
+ * A tick that never started, with the lock held so the files are ours: A1 rows 4-7 (and the agent
+ * CLI check) BLOCKED, or an interrupt between two ticks of a loop.
+ */
+export function finishWithoutTick(
   setup: TickSetup,
   record: TickRecord,
   block: Block,

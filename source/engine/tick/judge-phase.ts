@@ -35,26 +35,24 @@ export interface BuildGuards {
 }
 
 /**
- * Guards taken right before BUILD. `beforeWorkspace` runs between the git guard and the workspace
+ * Guards taken right before BUILD. `beforeWorkspace` runs between the other guards and the workspace
  * guard: the runner's own last write (INFLIGHT.json) lands there without looking like the builder's.
  * `workspaceSkip` names workspace files the builder may write (an external driver's output file).
  */
 export async function takeBuildGuards(
   setup: TickSetup,
   env: NodeJS.ProcessEnv,
-  beforeWorkspace: (gitGuard: ProtectedGuard, side: GitSideState) => Promise<void>,
+  beforeWorkspace: (guards: Omit<BuildGuards, 'workspaceGuard'>) => Promise<void>,
   workspaceSkip: readonly string[] = [],
 ): Promise<BuildGuards> {
   const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
-  const gitGuard = await guardGitControlFiles(setup.facts, origins, env);
-  const sideBefore = await readGitSideState(setup.git);
-  await beforeWorkspace(gitGuard, sideBefore);
-  return {
-    gitGuard,
-    workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip),
+  const early = {
+    gitGuard: await guardGitControlFiles(setup.facts, origins, env),
+    sideBefore: await readGitSideState(setup.git),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
-    sideBefore,
   };
+  await beforeWorkspace(early);
+  return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip) };
 }
 
 export interface JudgeOutcome {

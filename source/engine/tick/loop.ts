@@ -1,6 +1,6 @@
 import type { EngineBus } from '../events.js';
 import type { RunTotals } from '../workspace/ledger.js';
-import { runTick, type TickOptions, type TickResult } from './run-tick.js';
+import { reportInterruption, runTick, type TickOptions, type TickResult } from './run-tick.js';
 
 /**
  * `relais loop` (seed 001 PR2): ticks until something says stop. Preflight runs before every tick
@@ -15,7 +15,7 @@ import { runTick, type TickOptions, type TickResult } from './run-tick.js';
 
 export type LoopMode = 'milestone' | 'autonomous';
 
-export interface LoopOptions extends Omit<TickOptions, 'expectedMilestone' | 'runCaps' | 'command'> {
+export interface LoopOptions extends Omit<TickOptions, 'holdMilestone' | 'runCaps' | 'command'> {
   readonly mode: LoopMode;
   readonly maxTicks: number | null;
 }
@@ -32,21 +32,26 @@ export interface LoopResult {
 export async function runLoop(options: LoopOptions): Promise<LoopResult> {
   const totals: RunTotals = { ticks: 0, calls: 0, costUsd: 0 };
   const verdicts: Record<string, number> = {};
-  let milestone: string | null = null;
   let ticks = 0;
   const end = (exit: LoopExit, reason: string): LoopResult => {
     announce(options.bus, options.mode, ticks, verdicts, totals, exit, reason);
     return { exit, reason, ticks, totals };
   };
   for (;;) {
-    if (options.signal.aborted) return end('interrupted', 'interrupted between ticks');
+    if (options.signal.aborted) {
+      await reportInterruption(
+        { ...options, command: 'loop' },
+        'interrupted between ticks of relais loop; nothing was running',
+      );
+      return end('interrupted', 'interrupted between ticks');
+    }
     if (options.maxTicks !== null && ticks >= options.maxTicks)
       return end('success', `--max-ticks ${options.maxTicks} reached`);
     const result = await runTick({
       ...options,
       command: 'loop',
-      // Milestone mode adopts the first task's milestone, then holds to it.
-      expectedMilestone: options.mode === 'milestone' ? milestone : null,
+      // Milestone mode holds to the ledger's milestone (a fresh ledger adopts the first task's).
+      holdMilestone: options.mode === 'milestone',
       runCaps: { totals: { ...totals }, maxTicks: options.maxTicks },
     });
     ticks++;
@@ -64,7 +69,6 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       return end('success', `control stop${result.control.reason ? `: ${result.control.reason}` : ''}`);
     if (result.budgetWarning)
       return end('success', 'budget warning (soft stop): review the budget before going on');
-    milestone ??= result.milestone;
   }
 }
 

@@ -10,6 +10,7 @@ import type { TickContext } from './tick-context.js';
  */
 export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   const { setup, record, ledger } = ctx;
+  const maxCost = setup.config.orchestrator.max_budget_usd;
   const values = await orchestratorValues({
     config: setup.config,
     paths: setup.paths,
@@ -26,14 +27,18 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     cwd: setup.facts.root,
     signal: ctx.signal,
     timeoutMs: () => ctx.remainingMs(),
+    // The call's maximum is booked before it starts and corrected to the reported cost after it:
+    // a call killed before Claude Code reported its cost still counts at its --max-budget-usd.
     onCallStart: async () => {
       record.orchestrator.calls++;
-      await ledger.add({ orchestrator_calls: 1 });
+      record.orchestrator.costUsd += maxCost;
+      await ledger.add({ orchestrator_calls: 1, estimated_cost_usd: maxCost });
     },
     acceptTask: (task) => taskPolicy(ctx, task),
     onCall: async (call) => {
-      record.orchestrator.costUsd += call.costUsd;
-      await ledger.add({ estimated_cost_usd: call.costUsd });
+      if (!call.costReported) return;
+      record.orchestrator.costUsd += call.costUsd - maxCost;
+      await ledger.add({ estimated_cost_usd: call.costUsd - maxCost });
     },
   });
   if (outcome.kind === 'failed') {
@@ -52,7 +57,7 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   }
   record.task = outcome.task;
   await writeJsonAtomic(setup.paths.task, taskSchema, outcome.task);
-  const expected = ctx.options.expectedMilestone ?? null;
+  const expected = ctx.options.holdMilestone ? ledger.state.milestone_id : null;
   if (expected !== null && outcome.task.milestone_id !== expected) {
     // Seed 001 PR2, milestone mode: a safety stop before anything is built for another milestone.
     record.code = 'STOP_MILESTONE_CHANGED';

@@ -10,6 +10,7 @@ import type { Task } from '../protocol/task.js';
 import { budgetSummary, budgetWarnings } from '../workspace/ledger.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { capText } from '../workspace/render-report-md.js';
+import { readUntrustedFile } from '../workspace/safe-read.js';
 
 /**
  * Prompt placeholders (seed 000 §4, seed 001 "prompt placeholder tightening"): no generated repo
@@ -35,9 +36,10 @@ export async function readPrompt(paths: WorkspacePaths, name: string): Promise<s
 }
 
 async function readCapped(path: string, cap: number, fallback: string): Promise<string> {
-  const text = await readFile(path, 'utf8').catch(() => null);
-  if (text === null || text.trim().length === 0) return fallback;
-  return capText(text.trim(), cap);
+  // PRD.md and friends are read as untrusted: a FIFO or a huge file must not stall the tick.
+  const read = await readUntrustedFile(path, 4 * 1024 * 1024);
+  if (!read.ok || read.text.trim().length === 0) return fallback;
+  return capText(read.text.trim(), cap);
 }
 
 export async function orchestratorValues(input: {

@@ -4,16 +4,18 @@ import { join, resolve } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
 import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
+import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { BuildTask } from '../protocol/task.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { acquireLock } from '../workspace/lock.js';
+import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
-import { finishBlocked, finishTick, finishUnlocked } from './finish.js';
+import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
-import { checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
-import { clearInflight, markInflight, recoverInterruptedRun } from './recover.js';
+import { type Block, checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
+import { agentFile, clearInflight, markInflight, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { TickLedger } from './tick-ledger.js';
@@ -61,29 +63,17 @@ export async function runTick(options: TickOptions): Promise<TickResult> {
 }
 
 async function lockedTick(
-  setup: TickSetup,
+  found: TickSetup,
   record: TickRecord,
   options: TickOptions,
   now: () => Date,
 ): Promise<TickResult> {
   options.bus.emit({ type: 'phase.changed', phase: 'PREFLIGHT' });
-  // A run killed mid-tick left INFLIGHT.json: we hold the lock now, so it is ours to recover.
-  const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
-  if (recovery.kind === 'failed')
-    return finishBlocked(
-      setup,
-      record,
-      { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail },
-      null,
-      options,
-      now,
-    );
-  if (recovery.kind === 'recovered') {
-    record.notes.push(recovery.note);
-    options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
-  }
+  const recovered = await recover(found, record, options);
+  if (!recovered.ok) return finishWithoutTick(found, record, recovered.block, null, options, now);
+  const setup = recovered.setup;
   const start = await checkStartConditions(setup, true, options.env, options.runCaps);
-  if (!start.ok) return finishBlocked(setup, record, start.block, start.state, options, now);
+  if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   if (start.removedTmp.length > 0)
     options.bus.emit({
       type: 'log',
@@ -160,7 +150,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       }
     }
     await settle(ctx, task, guards);
-    await clearInflight(setup.paths);
+    await settleInflight(ctx);
     return await finish();
   } catch (error) {
     record.code = 'STOP_INTERRUPTED';
@@ -176,12 +166,44 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     } else if (guards) {
       // Anything unexpected after BUILD started still ends in a rollback and a report (Appendix B).
       await rollBack(ctx, guards);
-      await clearInflight(setup.paths);
+      await settleInflight(ctx);
     }
     return await finish();
   } finally {
     await record.judge?.touched.index.dispose();
   }
+}
+
+/** The marker goes once the tick committed or rolled back cleanly; otherwise the next run recovers. */
+async function settleInflight(ctx: TickContext): Promise<void> {
+  const { rollback } = ctx.record;
+  if (!rollback.performed || rollback.clean === true) await clearInflight(ctx.setup.paths);
+}
+
+/**
+ * A run killed mid-tick left INFLIGHT.json: we hold the lock now, so it is ours to recover. The
+ * repository facts are read again afterwards, since the recovery may have moved the branch.
+ */
+async function recover(
+  setup: TickSetup,
+  record: TickRecord,
+  options: TickOptions,
+): Promise<{ ok: true; setup: TickSetup } | { ok: false; block: Block }> {
+  const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
+  if (recovery.kind === 'none') return { ok: true, setup };
+  if (recovery.kind === 'failed')
+    return { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail } };
+  record.notes.push(recovery.note);
+  options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
+  const facts = await readRepoFacts(setup.git, setup.facts.root);
+  if (!facts.ok)
+    return {
+      ok: false,
+      block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: `after recovery: ${facts.detail}` },
+    };
+  record.baseCommit = facts.facts.head;
+  record.headCommit = facts.facts.head;
+  return { ok: true, setup: { ...setup, facts: facts.facts } };
 }
 
 /**
@@ -191,7 +213,13 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
 async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGuards> {
   const { setup, record, ledger, options } = ctx;
   record.builder.calls = 1;
-  await ledger.add({ builder_calls: 1, ...(task.builder.mode === 'patch' ? { patch_attempts: 1 } : {}) });
+  // Claude Code's maximum is booked now and corrected to its reported cost after the run.
+  record.builder.costUsd = reservedBuilderCost(ctx, task);
+  await ledger.add({
+    builder_calls: 1,
+    estimated_cost_usd: record.builder.costUsd,
+    ...(task.builder.mode === 'patch' ? { patch_attempts: 1 } : {}),
+  });
   const driverOutput =
     task.builder.mode === 'cursor' && setup.config.builder.cursor
       ? resolve(setup.facts.root, setup.config.builder.cursor.output_file)
@@ -201,22 +229,39 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
   return takeBuildGuards(
     setup,
     options.env,
-    (gitGuard, side) => markInflight(setup.paths, setup.facts, record.runId, gitGuard, side, ctx.now()),
-    driverOutput ? [driverOutput] : [],
+    (early) =>
+      markInflight({
+        paths: setup.paths,
+        facts: setup.facts,
+        runId: record.runId,
+        gitGuard: early.gitGuard,
+        side: early.sideBefore,
+        ignored: early.ignoredBefore,
+        env: options.env,
+        now: ctx.now(),
+      }),
+    // Written by the runner during the build (the agent's process group), or by the driver.
+    [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : [])],
   );
+}
+
+function reservedBuilderCost(ctx: TickContext, task: BuildTask): number {
+  return task.builder.mode === 'claude_code' ? ctx.setup.config.builder.claude_code.max_budget_usd : 0;
 }
 
 /** BUILD (A3, exactly one run) and JUDGE (A4) from git reality. */
 async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGuards): Promise<void> {
   const { setup, record, ledger, options } = ctx;
   const built = await build(ctx, task);
-  record.builder = { calls: 1, costUsd: built.costUsd, outcome: built };
+  const reserved = reservedBuilderCost(ctx, task);
+  const cost = built.costReported === false ? reserved : built.costUsd;
+  record.builder = { calls: 1, costUsd: cost, outcome: built };
 
   options.bus.emit({ type: 'phase.changed', phase: 'JUDGE' });
   // Protected files are restored from their snapshots before the ledger or git is touched again.
   record.judge = await judgeTick(setup, guards, task);
   record.notes.push(...record.judge.notes);
-  await ledger.add({ estimated_cost_usd: built.costUsd });
+  await ledger.add({ estimated_cost_usd: cost - reserved });
   if (record.historyDir && setup.config.history.include_diff_patch) {
     const patch = join(record.historyDir, 'diff.patch');
     if (await writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch))
@@ -250,4 +295,32 @@ function firstStop(ctx: TickContext): { code: Code; detail: string } | null {
   const judged = record.judge?.verdict;
   if (judged?.code) return { code: judged.code, detail: judged.violations.slice(0, 5).join('; ') };
   return null;
+}
+
+/**
+ * An interrupt that lands between two ticks of a loop (seed 001 PR2): nothing was running, so
+ * there is nothing to roll back, but the reports say the loop was interrupted.
+ */
+export async function reportInterruption(options: TickOptions, detail: string): Promise<void> {
+  const now = options.now ?? (() => new Date());
+  const record = newTickRecord(makeRunId(now(), randomBytes(3).toString('hex')), now());
+  const loaded = await loadSetup(options.root, options.env);
+  if (!loaded.ok) return;
+  const lock = await acquireLock(loaded.setup.paths.lock, 'relais loop');
+  if (!lock.ok) return;
+  try {
+    record.baseCommit = loaded.setup.facts.head;
+    record.headCommit = loaded.setup.facts.head;
+    const state = await readState(loaded.setup.paths);
+    await finishWithoutTick(
+      loaded.setup,
+      record,
+      { code: 'STOP_INTERRUPTED', detail },
+      state.kind === 'ok' ? state.value : null,
+      options,
+      now,
+    );
+  } finally {
+    await lock.lock.release();
+  }
 }

@@ -4,6 +4,7 @@ import { verdictOf } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
 import { oneLine } from '../workspace/printable.js';
 import type { BuildGuards } from './judge-phase.js';
+import { recordCommitInFlight } from './recover.js';
 import type { TickContext } from './tick-context.js';
 
 /**
@@ -20,6 +21,7 @@ export async function settle(ctx: TickContext, task: Task, guards: BuildGuards):
         setup.facts,
         judge.touched.index,
         commitMessage(task, ctx),
+        (commit) => recordCommitInFlight(setup.paths, commit),
       );
       record.commit = committed.commit;
       record.notes.push(...committed.notes);

@@ -20,8 +20,11 @@ export interface TickOptions {
   readonly now?: () => Date;
   /** The agent adapter; Claude Code unless a test or another provider says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
-  /** Milestone mode of `relais loop`: a task for any other milestone stops before building. */
-  readonly expectedMilestone?: string | null;
+  /**
+   * Milestone mode of `relais loop`: a task for another milestone than the ledger's current one
+   * stops before building (a ledger without a milestone adopts the first).
+   */
+  readonly holdMilestone?: boolean;
   /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */
   readonly runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null };
 }

@@ -42,6 +42,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         stdin: request.userPrompt,
         timeoutMs: request.timeoutMs,
         signal: request.signal,
+        onSpawn: request.onSpawn,
         maxLineBytes: MAX_RESULT_LINE,
         onStdoutLine: (line, truncated) => {
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
@@ -93,7 +94,12 @@ function emitText(bus: EngineBus, request: AgentRequest, text: string): void {
 }
 
 function interpret(process: AgentOutcome['process'], wrapper: ResultWrapper | null): AgentOutcome {
-  const base = { process, costUsd: wrapper?.costUsd ?? 0, numTurns: wrapper?.numTurns ?? null };
+  const base = {
+    process,
+    costUsd: wrapper?.costUsd ?? 0,
+    costReported: wrapper !== null,
+    numTurns: wrapper?.numTurns ?? null,
+  };
   const failure = failureOf(process, wrapper);
   if (failure) return { ...base, text: null, failure };
   return { ...base, text: (wrapper as ResultWrapper).result as string, failure: null };

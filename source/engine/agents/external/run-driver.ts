@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import type { EngineBus } from '../../events.js';
 import type { RelaisConfig } from '../../protocol/config.js';
 import { describeEnd, type ProcessResult, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
+import { readUntrustedFile } from '../../workspace/safe-read.js';
 
 /**
  * Seed 001 PR5, the external builder driver ("cursor" by name): any headless program. It gets
@@ -11,12 +11,15 @@ import { oneLine } from '../../workspace/printable.js';
  * values are in RELAIS_TASK_FILE, RELAIS_OUTPUT_FILE, RELAIS_REPO_ROOT.
  */
 
+/** A builder_result is a few kilobytes; anything bigger is not one. */
+const MAX_RESULT_BYTES = 1024 * 1024;
+
 export type Driver = NonNullable<RelaisConfig['builder']['cursor']>;
 
 export interface DriverRun {
   readonly process: ProcessResult;
-  /** The output file's text, or null when the driver wrote none. */
-  readonly output: string | null;
+  /** The output file's text, or why it could not be used (missing, not a regular file, too big). */
+  readonly output: { ok: true; text: string } | { ok: false; reason: string };
   /** The driver's own timeout ended it (as opposed to the tick deadline or a signal). */
   readonly timedOut: boolean;
 }
@@ -31,6 +34,7 @@ export async function runDriver(input: {
   bus: EngineBus;
   signal: AbortSignal;
   remainingMs: number;
+  onSpawn?: (pgid: number) => void;
 }): Promise<DriverRun> {
   const values: Record<string, string> = {
     TASK_FILE: input.taskFile,
@@ -60,11 +64,12 @@ export async function runDriver(input: {
     },
     timeoutMs: Math.min(ownTimeout, input.remainingMs),
     signal: input.signal,
+    onSpawn: input.onSpawn,
     onStdoutLine: (line) => {
       if (line.trim()) input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400) });
     },
   });
-  const output = await readFile(input.outputFile, 'utf8').catch(() => null);
+  const read = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
   input.bus.emit({
     type: 'agent.finished',
     role: 'builder',
@@ -74,5 +79,5 @@ export async function runDriver(input: {
     duration_ms: process.durationMs,
     summary: describeEnd(process),
   });
-  return { process, output, timedOut: process.timedOut && ownTimeout <= input.remainingMs };
+  return { process, output: read, timedOut: process.timedOut && ownTimeout <= input.remainingMs };
 }

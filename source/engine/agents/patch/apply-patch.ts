@@ -19,6 +19,9 @@ export async function pathsGitSees(
   const fields = splitNul(result.stdout);
   const paths: string[] = [];
   for (const field of fields) {
+    // "-\t-" is how git counts binary content: refused whatever header announced it.
+    if (field.startsWith('-\t-\t'))
+      return { ok: false, error: 'binary patches are refused (git reads binary content in it)' };
     const parts = field.split('\t');
     // "added\tdeleted\tpath", or "added\tdeleted\t" followed by the two names of a rename.
     const name = parts.length >= 3 ? parts.slice(2).join('\t') : field;

@@ -1,8 +1,8 @@
 /**
  * Every path a unified diff names, from every header git honours, so nothing reaches `git apply`
  * unchecked (seed 001 PR4, which only looked at `---`/`+++`): `diff --git`, `---`/`+++`,
- * `rename from/to`, `copy from/to`. Also reports what makes a patch unsafe regardless of paths:
- * binary hunks, symlink or submodule modes, a NUL byte.
+ * `rename from/to`, `rename old/new`, `copy from/to`. Also reports what makes a patch unsafe
+ * regardless of paths: binary content in any of git's forms, non-regular file modes, a NUL byte.
  */
 
 export interface PatchFile {
@@ -12,76 +12,87 @@ export interface PatchFile {
   readonly creates: string[];
 }
 
+type Section = { paths: string[]; creates: string[] };
+
 export interface ParsedPatch {
   readonly files: PatchFile[];
   /** Reasons the patch is refused as a whole (binary, symlink mode, malformed header). */
   readonly problems: string[];
 }
 
+/** Header lines git reads between `diff --git` and the first hunk; anything else there is refused. */
 const HEADER =
-  /^(diff --git |--- |\+\+\+ |rename from |rename to |copy from |copy to |new file mode |deleted file mode |old mode |new mode |index |similarity index |dissimilarity index )/;
+  /^(--- |\+\+\+ |rename from |rename to |rename old |rename new |copy from |copy to |new file mode |deleted file mode |old mode |new mode |index |similarity index |dissimilarity index )/;
+/** Every form git accepts for binary content, including the short `Files X and Y differ`. */
+const BINARY = /^(GIT binary patch|Binary files |Files )/;
 
+/**
+ * A small state machine over the lines: outside any file section (git ignores such lines, like a
+ * commit message), in a section's header, or in a hunk. Stricter than git on purpose: an unknown
+ * line in a header, or a header line after a hunk, refuses the patch.
+ */
 export function parsePatch(text: string): ParsedPatch {
-  const problems: string[] = [];
-  if (text.includes('\0')) problems.push('the patch contains a NUL byte');
-  const files: Array<{ paths: string[]; creates: string[] }> = [];
-  let current: { paths: string[]; creates: string[] } | null = null;
-  let inHunk = false;
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = (lines[i] ?? '').replace(/\r$/, '');
-    if (line.startsWith('diff --git ')) {
-      current = { paths: [], creates: [] };
-      files.push(current);
-      inHunk = false;
-      const pair = parseGitPair(line.slice('diff --git '.length));
-      if (!pair) problems.push(`line ${i + 1}: unreadable diff --git header`);
-      else current.paths.push(...pair);
-      continue;
-    }
-    if (line.startsWith('@@')) {
-      inHunk = true;
-      continue;
-    }
-    // Inside a hunk, '--- ' can be a removed line that starts with '-- ': only a '---' line that is
-    // followed by '+++' starts a new (non-git) file section.
-    if (inHunk && !(line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ '))) {
-      if (line.startsWith('GIT binary patch') || line.startsWith('Binary files '))
-        problems.push(`line ${i + 1}: binary patches are refused`);
-      continue;
-    }
-    if (line.startsWith('GIT binary patch') || line.startsWith('Binary files ')) {
-      problems.push(`line ${i + 1}: binary patches are refused`);
-      continue;
-    }
-    if (!HEADER.test(line)) continue;
-    if (line.startsWith('--- ') && (current === null || inHunk)) {
-      current = { paths: [], creates: [] };
-      files.push(current);
-      inHunk = false;
-    }
-    if (current === null) {
-      problems.push(`line ${i + 1}: header outside a file section`);
-      continue;
-    }
-    readHeader(line, i + 1, current, problems);
+  const parser: Parser = { files: [], current: null, state: 'outside', problems: [] };
+  if (text.includes('\0')) parser.problems.push('the patch contains a NUL byte');
+  const lines = text.split('\n').map((l) => l.replace(/\r$/, ''));
+  for (const [i, line] of lines.entries()) step(parser, line, lines[i + 1] ?? '', `line ${i + 1}`);
+  if (parser.files.length === 0) parser.problems.push('the patch names no file');
+  return { files: parser.files, problems: parser.problems };
+}
+
+interface Parser {
+  readonly files: Section[];
+  current: Section | null;
+  state: 'outside' | 'header' | 'hunk';
+  readonly problems: string[];
+}
+
+function startSection(parser: Parser): Section {
+  parser.current = { paths: [], creates: [] };
+  parser.files.push(parser.current);
+  parser.state = 'header';
+  return parser.current;
+}
+
+function step(parser: Parser, line: string, next: string, where: string): void {
+  if (BINARY.test(line)) return void parser.problems.push(`${where}: binary patches are refused`);
+  if (line.startsWith('diff --git ')) {
+    const pair = parseGitPair(line.slice('diff --git '.length));
+    if (!pair) parser.problems.push(`${where}: unreadable diff --git header`);
+    else startSection(parser).paths.push(...pair);
+    return;
   }
-  if (files.length === 0) problems.push('the patch names no file');
-  return { files, problems };
+  if (line.startsWith('@@')) {
+    if (parser.current === null) parser.problems.push(`${where}: hunk outside a file section`);
+    parser.state = 'hunk';
+    return;
+  }
+  // A traditional section starts with '---' directly followed by '+++' (inside a hunk, a lone
+  // '--- ' line is a removed line that started with '-- ').
+  if (line.startsWith('--- ') && next.startsWith('+++ ') && parser.state !== 'header') startSection(parser);
+  if (parser.state === 'hunk') {
+    if (HEADER.test(line) && !/^[ +-]/.test(line)) parser.problems.push(`${where}: header line after a hunk`);
+    return;
+  }
+  if (parser.state === 'outside' || line.trim() === '') return;
+  if (!HEADER.test(line) || parser.current === null) {
+    parser.problems.push(`${where}: unknown header line ${JSON.stringify(line.slice(0, 60))}`);
+    return;
+  }
+  readHeader(line, where, parser.current, parser.problems);
 }
 
-type Section = { paths: string[]; creates: string[] };
-
-function readHeader(line: string, lineNo: number, file: Section, problems: string[]): void {
-  const problem =
-    line.startsWith('--- ') || line.startsWith('+++ ')
-      ? readFileLine(line, file)
-      : (readRenameOrCopy(line, file) ?? readMode(line, file));
-  if (problem) problems.push(`line ${lineNo}: ${problem}`);
+function readHeader(line: string, where: string, file: Section, problems: string[]): void {
+  const problem = readFileLine(line, file) ?? readRenameOrCopy(line, file) ?? readMode(line, file) ?? null;
+  if (problem) problems.push(`${where}: ${problem}`);
 }
 
-/** `--- a/x` / `+++ b/x` (tab and timestamp allowed after the name); /dev/null means a new file. */
-function readFileLine(line: string, file: Section): string | null {
+/**
+ * Each reader returns undefined for lines that are not its kind, null when the line is fine, or a
+ * problem. `--- a/x` / `+++ b/x`: tab and timestamp allowed after the name; /dev/null is a new file.
+ */
+function readFileLine(line: string, file: Section): string | null | undefined {
+  if (!line.startsWith('--- ') && !line.startsWith('+++ ')) return undefined;
   const raw = line.slice(4).replace(/\t.*$/, '');
   if (raw === '/dev/null') {
     if (line.startsWith('--- ')) file.creates.push('(pending)');
@@ -98,22 +109,29 @@ function readFileLine(line: string, file: Section): string | null {
 
 /** `rename from/to`, `copy from/to`: full paths, no a/ b/ prefix. Returns undefined for other lines. */
 function readRenameOrCopy(line: string, file: Section): string | null | undefined {
-  const prefix = ['rename from ', 'rename to ', 'copy from ', 'copy to '].find((p) => line.startsWith(p));
+  const prefix = ['rename from ', 'rename to ', 'rename old ', 'rename new ', 'copy from ', 'copy to '].find(
+    (p) => line.startsWith(p),
+  );
   if (!prefix) return undefined;
   const path = unquote(line.slice(prefix.length));
   if (path === null) return 'unreadable path';
   file.paths.push(path);
-  if (prefix.endsWith('to ')) file.creates.push(path);
+  if (prefix.endsWith('to ') || prefix === 'rename new ') file.creates.push(path);
   return null;
 }
 
-/** Mode lines: a symlink (120000) or a submodule (160000) is never applied. */
-function readMode(line: string, file: Section): string | null {
-  const mode = /^(new file mode|deleted file mode|old mode|new mode) (\d+)/.exec(line);
-  if (!mode) return null;
+/**
+ * Mode lines: only regular files. Git reads the mode as octal and keeps its file-type bits, so
+ * `0120000` or `120644` is a symlink too: the type is checked, not the spelling.
+ */
+function readMode(line: string, file: Section): string | null | undefined {
+  if (!/^(new file mode|deleted file mode|old mode|new mode) /.test(line)) return undefined;
+  const mode = /^(new file mode|deleted file mode|old mode|new mode) ([0-7]+)\s*$/.exec(line);
+  if (!mode) return `unreadable mode line ${JSON.stringify(line.slice(0, 60))}`;
   if (mode[1] === 'new file mode') file.creates.push('(pending)');
-  if (mode[2] === '120000') return 'symlinks are refused (mode 120000)';
-  if (mode[2] === '160000') return 'submodules are refused (mode 160000)';
+  const type = Number.parseInt(mode[2] as string, 8) & 0o170000;
+  if (type !== 0o100000)
+    return `only regular files may be patched (mode ${mode[2]} is a symlink, submodule or other type)`;
   return null;
 }
 

@@ -35,6 +35,8 @@ export async function validatePatch(
   for (const path of paths) {
     const reason = await unsafePath(rules.root, path);
     if (reason) unsafe.push(`${JSON.stringify(path)}: ${reason}`);
+    // A hunk `@@ -0,0 +1 @@` creates a file without any /dev/null header: absence is what counts.
+    else if (!(await lstat(join(rules.root, path)).catch(() => null))) creates.add(path);
   }
   if (unsafe.length > 0) return { ok: false, code: 'STOP_PATCH_INVALID', problems: unsafe };
   const { scope } = rules;

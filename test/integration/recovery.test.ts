@@ -1,0 +1,180 @@
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EngineBus } from '../../source/engine/events.js';
+import { runLoop } from '../../source/engine/tick/loop.js';
+import { builderWrites, isAlive, TestProject, task } from '../support/project.js';
+
+// Recovery after a run was killed mid-tick (seed 001 PR2: "the next run still recovers cleanly"):
+// lossless, and never on the word of anything the builder could have written.
+
+let project: TestProject;
+afterEach(() => project?.dispose());
+
+const sh = (script: string) => ({ exec: ['sh', '-c', script] });
+const write = (n: number) => builderWrites({ 'src/a.ts': `export const a = ${n};\n` });
+
+/** Starts `relais run`, waits until the builder says `busy`, then kills the runner outright. */
+async function killDuringBuild(p: TestProject, killBuilderToo = true): Promise<string> {
+  const cli = p.cli(['run']);
+  await cli.waitFor('builder: busy');
+  cli.signal('SIGKILL');
+  const out = await cli.done;
+  if (killBuilderToo) process.kill(Number(readFileSync(`${p.scenarioPath}.builder.pid`, 'utf8')), 'SIGKILL');
+  return /relais run (\S+) in/.exec(out.stdout)?.[1] as string;
+}
+
+describe('recovery after a killed run', () => {
+  it('an unjudged builder commit is taken off the branch (kept under a ref) and the next tick judges against the real base', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
+    const base = project.head();
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [
+        {
+          actions: [{ write: 'README.md', content: 'hostile\n' }, sh('git commit -qam "Relais-Run: forged"')],
+          say: 'busy',
+          hang: true,
+        },
+        write(2),
+      ],
+    });
+    const runId = await killDuringBuild(project);
+    const next = project.cliSync(['run']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(next.stdout).toContain(`commits made since base are kept at refs/relais/recovered/${runId}`);
+    expect(project.report()).toMatchObject({ code: 'SUCCESS', base_commit: base });
+    expect(project.git('rev-parse', 'HEAD~1').trim()).toBe(base);
+    expect(project.read('README.md')).toBe('readme\n');
+    expect(project.git('show', `refs/relais/recovered/${runId}:README.md`)).toBe('hostile\n');
+  });
+
+  it('a global git config planted before the kill never runs in the recovery or the next tick', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    const marker = join(project.base, 'pwned');
+    const filter = `[filter "pwn"]\n\tclean = sh -c "touch ${marker}; cat"\n\tsmudge = sh -c "touch ${marker}; cat"\n`;
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [
+        {
+          actions: [
+            { write: join(project.home, '.gitconfig'), content: filter },
+            { write: '.gitattributes', content: '* filter=pwn\n' },
+            { write: 'src/a.ts', content: 'x\n' },
+          ],
+          say: 'busy',
+          hang: true,
+        },
+        write(3),
+      ],
+    });
+    await killDuringBuild(project);
+    const next = project.cliSync(['run']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(join(project.home, '.gitconfig'))).toBe(false);
+  });
+
+  it('the orphaned builder is ended by the recovery', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [{ say: 'busy', hang: true }, write(4)],
+    });
+    await killDuringBuild(project, false);
+    const builderPid = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+    expect(isAlive(builderPid)).toBe(true);
+    const next = project.cliSync(['run']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(isAlive(builderPid)).toBe(false);
+  });
+
+  it('a killed builder call still counts at its --max-budget-usd', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({ orchestrator: [{ result_json: task() }], builder: [{ say: 'busy', hang: true }] });
+    await killDuringBuild(project);
+    // 0.01 reported by the orchestrator, 1.5 reserved for the builder that never reported.
+    expect(project.state().budgets.estimated_cost_usd).toBeCloseTo(1.51, 6);
+  });
+
+  it('a changed ignored file cannot be restored: the next run blocks until a human has looked', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+    project.write('node_modules/dep/index.js', 'module.exports = 1;\n');
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [
+        { actions: [{ write: 'node_modules/dep/index.js', content: 'trojan\n' }], say: 'busy', hang: true },
+        write(5),
+      ],
+    });
+    await killDuringBuild(project);
+    const blocked = project.cliSync(['run']);
+    expect(blocked.code).toBe(3);
+    expect(project.report()).toMatchObject({
+      code: 'BLOCKED_CRASH_RECOVERY_REQUIRED',
+      detail: expect.stringContaining('node_modules/dep/index.js'),
+    });
+    expect(project.status()).toBe('');
+    project.write('node_modules/dep/index.js', 'module.exports = 1;\n');
+    rmSync(join(project.root, 'relais/INFLIGHT.json'));
+    expect(project.cliSync(['run']).code).toBe(0);
+  });
+
+  it('work done by hand after the crash is not lost: commits stay reachable, files are moved aside', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [{ say: 'busy', hang: true }, write(6)],
+    });
+    const runId = await killDuringBuild(project);
+    project.write('notes.md', 'my notes\n');
+    project.git('add', 'notes.md');
+    project.git('commit', '-qm', 'my own work');
+    project.write('scratch.txt', 'scratch\n');
+    const next = project.cliSync(['run']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(project.git('show', `refs/relais/recovered/${runId}:notes.md`)).toBe('my notes\n');
+    expect(project.read(`relais/recovered/${runId}/untracked/scratch.txt`)).toBe('scratch\n');
+  });
+
+  it('a rollback that could not finish keeps INFLIGHT.json, so the next run does not start on a dirty state', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+    project.write('node_modules/runner/index.js', 'real\n');
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task() }],
+      builder: [builderWrites({ 'node_modules/runner/index.js': 'fake\n' }), write(7)],
+    });
+    project.cliSync(['run']);
+    expect(project.report().rollback.clean).toBe(false);
+    expect(project.exists('relais/INFLIGHT.json')).toBe(true);
+    expect(project.cliSync(['run']).code).toBe(3);
+    expect(project.report().detail).toContain('node_modules/runner/index.js');
+  });
+});
+
+describe('loop interrupted between ticks', () => {
+  it('writes a STOP_INTERRUPTED report although nothing was running', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    const controller = new AbortController();
+    controller.abort();
+    const events: string[] = [];
+    const bus = new EngineBus();
+    bus.subscribe((e) => events.push(e.type));
+    const result = await runLoop({
+      root: project.root,
+      bus,
+      signal: controller.signal,
+      env: project.env,
+      mode: 'milestone',
+      maxTicks: null,
+    });
+    expect(result).toMatchObject({ exit: 'interrupted', ticks: 0 });
+    expect(project.report()).toMatchObject({
+      code: 'STOP_INTERRUPTED',
+      detail: 'interrupted between ticks of relais loop; nothing was running',
+      task: null,
+    });
+    expect(events.at(-1)).toBe('loop.finished');
+    expect(project.exists('relais/lock.json')).toBe(false);
+  });
+});
