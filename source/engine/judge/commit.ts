@@ -1,5 +1,5 @@
-import { type Git, splitNul } from './git.js';
-import type { RepoFacts } from './repo.js';
+import type { Git } from './git.js';
+import { type RepoFacts, worktreeStatus } from './repo.js';
 import { removeCreated } from './rollback.js';
 import type { JudgeIndex } from './touched-set.js';
 
@@ -51,16 +51,7 @@ export async function commitJudgedTree(
 
 async function undoUnjudgedChanges(git: Git): Promise<string[]> {
   // One status walk gives both: tracked changes (restored from HEAD) and untracked files (removed).
-  const entries = splitNul(
-    await git.ok([
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--no-renames',
-      '--ignore-submodules=dirty',
-    ]),
-  );
+  const entries = await worktreeStatus(git);
   const untracked = entries.filter((e) => e.startsWith('??')).map((e) => e.slice(3));
   const tracked = entries.filter((e) => !e.startsWith('??')).map((e) => e.slice(3));
   if (tracked.length > 0) {
