@@ -29,13 +29,3 @@ export async function folderSizeBytes(dir: string): Promise<number> {
   }
   return total;
 }
-
-/** Newest run folders first (run ids sort by time). */
-export async function listRunIds(paths: WorkspacePaths): Promise<string[]> {
-  const entries = await readdir(paths.historyDir, { withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((e) => e.isDirectory())
-    .map((e) => e.name)
-    .sort()
-    .reverse();
-}
