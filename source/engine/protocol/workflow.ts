@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/**
+ * relais/WORKFLOW.json: the Ralphy workflow (seed 002 §7 state.json fields, §8 states), plus the
+ * current task, the reason of a failure, and what a resume needs. Written atomically on every
+ * transition and validated on read.
+ */
+
+export const WORKFLOW_STATES = [
+  'IDLE',
+  'SPECIFICATION',
+  'AWAITING_SPEC_VALIDATION',
+  'IMPLEMENTATION',
+  'QA',
+  'AWAITING_QA_VALIDATION',
+  'PR',
+  'COMPLETED',
+  'FAILED',
+  'REJECTED',
+] as const;
+
+export type WorkflowStateName = (typeof WORKFLOW_STATES)[number];
+
+export const FAILURE_REASONS = [
+  'circuit_breaker_triggered',
+  'phase_timeout',
+  'agent_failed',
+  'aborted',
+  'rejected_at_qa',
+  'needs_input',
+  'invalid_output',
+  'scope_violation',
+  'tick_stopped',
+  'interrupted',
+] as const;
+
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+export const breakerSnapshotSchema = z.strictObject({
+  state: z.enum(['closed', 'half_open', 'open', 'paused']),
+  attempts: z.int().min(0),
+  max_attempts: z.int().min(1),
+  last_trigger: z.string().nullable(),
+});
+
+export const gateDecisionSchema = z.strictObject({
+  gate: z.enum(['spec', 'qa', 'input', 'resume']),
+  decision: z.enum(['approve', 'reject', 'answer']),
+  at: z.iso.datetime(),
+  by: z.enum(['human', 'auto', 'nobody']),
+});
+
+export const workflowFileSchema = z.strictObject({
+  schema_version: z.literal(1),
+  /** The §8 state; `status` says whether the process in it is still alive. */
+  state: z.enum(WORKFLOW_STATES),
+  phase: z.string(),
+  status: z.enum(['running', 'waiting', 'completed', 'failed', 'rejected', 'interrupted']),
+  started_at: z.iso.datetime(),
+  updated_at: z.iso.datetime(),
+  tasks_completed: z.int().min(0),
+  tasks_total: z.int().min(0),
+  current_task: z.string().nullable(),
+  circuit_breaker: breakerSnapshotSchema,
+  failure_reason: z.enum(FAILURE_REASONS).nullable(),
+  failure_detail: z.string().max(2000).nullable(),
+  /** Phases finished for good: a resume starts after the last of them. */
+  completed_phases: z.array(
+    z.enum([
+      'SPECIFICATION',
+      'AWAITING_SPEC_VALIDATION',
+      'IMPLEMENTATION',
+      'QA',
+      'AWAITING_QA_VALIDATION',
+      'PR',
+    ]),
+  ),
+  gate_decisions: z.array(gateDecisionSchema).max(100),
+  prd_title: z.string(),
+  base_branch: z.string().nullable(),
+  feature_branch: z.string().nullable(),
+  pr_url: z.string().nullable(),
+  pid: z.int().nullable(),
+  cost_usd: z.number().min(0),
+  /** Answers the human gave to an agent's question, handed to that agent's next run. */
+  pending_answer: z.string().max(4000).nullable(),
+});
+
+export type WorkflowFile = z.infer<typeof workflowFileSchema>;
+export type BreakerSnapshot = z.infer<typeof breakerSnapshotSchema>;
+export type GateDecision = z.infer<typeof gateDecisionSchema>;

@@ -1,0 +1,42 @@
+import type { WorkflowStateName } from '../protocol/workflow.js';
+
+/**
+ * Seed 002 §8 as data: exactly these transitions exist, and nothing else. Abort, circuit breaker
+ * and timeouts lead every running phase to FAILED (the diagram draws abort on IMPLEMENTATION;
+ * `ralphy abort` is honoured in any running phase, and FAILED is where §8 sends every failure).
+ */
+
+export type WorkflowEvent = 'start' | 'spec_done' | 'approve' | 'reject' | 'exit_signal' | 'fail' | 'abort';
+
+const TABLE: Partial<Record<WorkflowStateName, Partial<Record<WorkflowEvent, WorkflowStateName>>>> = {
+  IDLE: { start: 'SPECIFICATION' },
+  SPECIFICATION: { spec_done: 'AWAITING_SPEC_VALIDATION', fail: 'FAILED', abort: 'FAILED' },
+  AWAITING_SPEC_VALIDATION: { approve: 'IMPLEMENTATION', reject: 'REJECTED', abort: 'FAILED' },
+  IMPLEMENTATION: { exit_signal: 'QA', fail: 'FAILED', abort: 'FAILED' },
+  QA: { exit_signal: 'AWAITING_QA_VALIDATION', fail: 'FAILED', abort: 'FAILED' },
+  AWAITING_QA_VALIDATION: { approve: 'PR', reject: 'FAILED', abort: 'FAILED' },
+  PR: { exit_signal: 'COMPLETED', fail: 'FAILED', abort: 'FAILED' },
+};
+
+export function nextState(state: WorkflowStateName, event: WorkflowEvent): WorkflowStateName {
+  const next = TABLE[state]?.[event];
+  if (!next) throw new Error(`no transition from ${state} on ${event} (seed 002 §8)`);
+  return next;
+}
+
+export function canTransition(state: WorkflowStateName, event: WorkflowEvent): boolean {
+  return TABLE[state]?.[event] !== undefined;
+}
+
+export const TERMINAL: readonly WorkflowStateName[] = ['COMPLETED', 'FAILED', 'REJECTED'];
+
+/** Every edge of the table, for tests and documentation. */
+export function allTransitions(): Array<[WorkflowStateName, WorkflowEvent, WorkflowStateName]> {
+  return Object.entries(TABLE).flatMap(([from, events]) =>
+    Object.entries(events ?? {}).map(([event, to]): [WorkflowStateName, WorkflowEvent, WorkflowStateName] => [
+      from as WorkflowStateName,
+      event as WorkflowEvent,
+      to as WorkflowStateName,
+    ]),
+  );
+}

@@ -1,0 +1,232 @@
+import { describe, expect, it } from 'vitest';
+import {
+  type BreakerConfig,
+  breakerLogLines,
+  CircuitBreaker,
+  normalize,
+} from '../../source/engine/supervise/circuit-breaker.js';
+import { readExitSignal } from '../../source/engine/workflow/exit-signal.js';
+import { parseTasks, withStatus } from '../../source/engine/workflow/tasks-file.js';
+import { allTransitions, canTransition, nextState } from '../../source/engine/workflow/transitions.js';
+import { readUsageLimit } from '../../source/engine/workflow/usage-limit.js';
+
+describe('TASKS.md (seed 002 §7)', () => {
+  const text = [
+    '# Tasks',
+    '',
+    '## Task 1: Add slugify',
+    '- **Status**: pending',
+    '- **Description**: turn titles into slugs',
+    '- **Files**: src/slug.js, test/slug.test.js',
+    '',
+    '## Tâche 2: Trim',
+    '- **Statut**: completed',
+    '- **Fichiers**: `src/slug.js`',
+  ].join('\n');
+
+  it('reads English and French sections', () => {
+    const parsed = parseTasks(text);
+    expect(parsed).toMatchObject({
+      ok: true,
+      tasks: [
+        { number: 1, title: 'Add slugify', status: 'pending', files: ['src/slug.js', 'test/slug.test.js'] },
+        { number: 2, title: 'Trim', status: 'completed', files: ['src/slug.js'] },
+      ],
+    });
+  });
+
+  it('rewrites one status in place and nothing else', () => {
+    const parsed = parseTasks(text);
+    if (!parsed.ok) throw new Error('parse');
+    const updated = withStatus(text, parsed.tasks[0] as never, 'completed');
+    expect(updated.split('\n')[3]).toBe('- **Status**: completed');
+    expect(updated.replace('completed', 'pending')).toBe(text);
+  });
+
+  it.each([
+    ['', 'no task found'],
+    ['## Task 1: A\n- **Description**: x', 'no "- **Status**:" line'],
+    ['## Task 1: A\n- **Status**: done', 'status "done" is not pending'],
+    ['## Task 1: A\n- **Status**: pending\n## Task 1: B\n- **Status**: pending', 'task numbers repeat'],
+  ])('refuses %j', (body, problem) => {
+    const parsed = parseTasks(body);
+    expect(parsed.ok).toBe(false);
+    expect(parsed.ok ? '' : parsed.problems.join()).toContain(problem);
+  });
+});
+
+describe('EXIT_SIGNAL (seed 002 §5)', () => {
+  it.each([
+    ['All tasks done.\n\nEXIT_SIGNAL: true', 'true'],
+    ['**EXIT_SIGNAL**: true', 'true'],
+    ['Done! Everything complete.', 'absent'],
+    ['I am done.\nEXIT_SIGNAL: false', 'false'],
+    ['EXIT_SIGNAL: true\n...on second thought, tests fail.\nEXIT_SIGNAL: false', 'false'],
+    ['The prompt says to emit `EXIT_SIGNAL: true` when finished.', 'absent'],
+    ['Example:\n```\nEXIT_SIGNAL: true\n```\nNot yet.', 'absent'],
+    ['> EXIT_SIGNAL: true\nquoted only', 'absent'],
+  ])('%j → %s', (answer, expected) => {
+    expect(readExitSignal(answer)).toBe(expected);
+  });
+});
+
+describe('usage limits', () => {
+  const now = new Date('2026-11-22T10:00:00Z');
+  it('reads the epoch form', () => {
+    expect(
+      readUsageLimit(
+        'Claude AI usage limit reached|1795000000',
+        new Date(1795000000 * 1000 - 60_000),
+      )?.resetAt.getTime(),
+    ).toBe(1795000000 * 1000);
+  });
+  it('reads a clock time and waits until its next occurrence', () => {
+    const limit = readUsageLimit('5-hour limit reached ∙ resets 3pm', now);
+    const wait = (limit?.resetAt.getTime() ?? 0) - now.getTime();
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(24 * 3600 * 1000);
+    expect(new Date(limit?.resetAt ?? 0).getMinutes()).toBe(0);
+  });
+  it('waits a default while on a 429 without a time, and ignores ordinary errors', () => {
+    expect(
+      (readUsageLimit('API Error: 429 rate_limit_error', now)?.resetAt.getTime() ?? 0) - now.getTime(),
+    ).toBe(5 * 60 * 1000);
+    expect(readUsageLimit('whatever', now, 429)).not.toBeNull();
+    expect(readUsageLimit('Error: Cannot find module foo', now)).toBeNull();
+  });
+});
+
+describe('workflow transitions (seed 002 §8)', () => {
+  it('has exactly the edges of the diagram', () => {
+    expect(allTransitions().map(([a, e, b]) => `${a} -${e}-> ${b}`)).toEqual([
+      'IDLE -start-> SPECIFICATION',
+      'SPECIFICATION -spec_done-> AWAITING_SPEC_VALIDATION',
+      'SPECIFICATION -fail-> FAILED',
+      'SPECIFICATION -abort-> FAILED',
+      'AWAITING_SPEC_VALIDATION -approve-> IMPLEMENTATION',
+      'AWAITING_SPEC_VALIDATION -reject-> REJECTED',
+      'AWAITING_SPEC_VALIDATION -abort-> FAILED',
+      'IMPLEMENTATION -exit_signal-> QA',
+      'IMPLEMENTATION -fail-> FAILED',
+      'IMPLEMENTATION -abort-> FAILED',
+      'QA -exit_signal-> AWAITING_QA_VALIDATION',
+      'QA -fail-> FAILED',
+      'QA -abort-> FAILED',
+      'AWAITING_QA_VALIDATION -approve-> PR',
+      'AWAITING_QA_VALIDATION -reject-> FAILED',
+      'AWAITING_QA_VALIDATION -abort-> FAILED',
+      'PR -exit_signal-> COMPLETED',
+      'PR -fail-> FAILED',
+      'PR -abort-> FAILED',
+    ]);
+  });
+  it('refuses anything else', () => {
+    expect(canTransition('COMPLETED', 'start')).toBe(false);
+    expect(() => nextState('QA', 'approve')).toThrow('no transition from QA on approve');
+  });
+});
+
+describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
+  const config: BreakerConfig = {
+    inactivityMs: 60_000,
+    maxRepeatedErrors: 3,
+    stagnationMs: 600_000,
+    maxOutputBytes: 1000,
+    maxAttempts: 3,
+    testCommand: 'npm test',
+    testInactivityMs: 300_000,
+  };
+  const make = (overrides: Partial<BreakerConfig> = {}) => {
+    let t = 0;
+    const breaker = new CircuitBreaker({ ...config, ...overrides }, () => t);
+    return { breaker, advance: (ms: number) => (t += ms) };
+  };
+
+  it('inactivity: warnings, then OPEN on the third trigger', () => {
+    const { breaker, advance } = make({ stagnationMs: null });
+    advance(59_999);
+    expect(breaker.check()).toBeNull();
+    advance(1);
+    expect(breaker.check()).toMatchObject({ kind: 'warning', trigger: 'inactivity', attempts: 1 });
+    expect(breaker.snapshot().state).toBe('half_open');
+    advance(60_000);
+    expect(breaker.check()).toMatchObject({ kind: 'warning', attempts: 2 });
+    advance(60_000);
+    const open = breaker.check();
+    expect(open).toMatchObject({ kind: 'open', trigger: 'inactivity', attempts: 3 });
+    expect(breaker.isOpen).toBe(true);
+    expect(breakerLogLines(open as never)).toEqual([
+      '⚠ Circuit breaker: inactivity detected (60s without output)',
+      '✗ Circuit breaker: OPEN - agent stopped after 3 attempts',
+    ]);
+  });
+
+  it('output and evidence of progress are activity', () => {
+    const { breaker, advance } = make({ stagnationMs: null });
+    advance(50_000);
+    breaker.onOutput('working', 7);
+    advance(50_000);
+    breaker.onProgress();
+    advance(50_000);
+    expect(breaker.check()).toBeNull();
+  });
+
+  it('while the test command runs, inactivity waits 300s', () => {
+    const { breaker, advance } = make({ stagnationMs: null });
+    breaker.onOutput('$ npm test -- --run', 20);
+    advance(299_000);
+    expect(breaker.check()).toBeNull();
+    advance(1_000);
+    expect(breaker.check()).toMatchObject({ trigger: 'inactivity' });
+  });
+
+  it('the same error three times in a row, timestamps and line numbers aside', () => {
+    const { breaker } = make();
+    expect(breaker.onOutput("[10:00:01] Error: Cannot find module 'foo' at a.js:10:3", 40)).toBeNull();
+    expect(breaker.onOutput("[10:00:05] Error: Cannot find module 'foo' at a.js:12:9", 40)).toBeNull();
+    expect(breaker.onOutput("[10:00:09] Error: Cannot find module 'foo' at a.js:14:1", 40)).toMatchObject({
+      trigger: 'repeated_error',
+      attempts: 1,
+    });
+    expect(normalize('[12:01:02] x.ts:10:5 failed 0xdeadbeef')).toBe(
+      normalize('[13:04:05] x.ts:99:1 failed 0xcafe'),
+    );
+  });
+
+  it('a different error between two copies breaks the run', () => {
+    const { breaker } = make();
+    breaker.onOutput('Error: A', 8);
+    breaker.onOutput('Error: B', 8);
+    expect(breaker.onOutput('Error: A', 8)).toBeNull();
+    expect(breaker.onOutput('Error: A', 8)).toBeNull();
+  });
+
+  it('stagnation counts tasks that reach completed', () => {
+    const { breaker, advance } = make({ inactivityMs: 10_000_000 });
+    advance(599_000);
+    breaker.onTaskCompleted();
+    advance(599_000);
+    expect(breaker.check()).toBeNull();
+    advance(1_000);
+    expect(breaker.check()).toMatchObject({ trigger: 'stagnation' });
+  });
+
+  it('output size cap, and the next trigger needs another full allowance', () => {
+    const { breaker } = make();
+    expect(breaker.onOutput('x', 999)).toBeNull();
+    expect(breaker.onOutput('x', 2)).toMatchObject({ trigger: 'output_size', attempts: 1 });
+    expect(breaker.onOutput('x', 900)).toBeNull();
+  });
+
+  it('paused while a human gate waits, and nothing counts meanwhile', () => {
+    const { breaker, advance } = make();
+    breaker.pause();
+    advance(3_600_000);
+    expect(breaker.check()).toBeNull();
+    expect(breaker.snapshot().state).toBe('paused');
+    breaker.resume();
+    expect(breaker.snapshot().state).toBe('closed');
+    advance(59_000);
+    expect(breaker.check()).toBeNull();
+  });
+});
