@@ -1,5 +1,6 @@
 import type { Code, Verdict } from './protocol/codes.js';
 import type { BlastRadius, VerificationRun } from './protocol/report.js';
+import type { BreakerSnapshot, FailureReason, WorkflowFile, WorkflowStateName } from './protocol/workflow.js';
 
 /**
  * The one typed event union of the engine (DESIGN.md "Flow of a run"). Events are plain JSON, so
@@ -15,11 +16,48 @@ export type TickPhase =
   | 'VERIFY'
   | 'REPORT'
   | 'END';
-export type AgentRole = 'orchestrator' | 'builder';
+export type AgentRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa';
+
+export type GateKind = 'spec' | 'qa' | 'input' | 'resume';
 
 export type EngineEvent =
   | { type: 'run.started'; run_id: string; command: string; project: string }
   | { type: 'phase.changed'; phase: TickPhase }
+  /** A Ralphy workflow state (seed 002 §8), persisted in WORKFLOW.json at the same moment. */
+  | {
+      type: 'workflow.changed';
+      state: WorkflowStateName;
+      status: WorkflowFile['status'];
+      reason: FailureReason | null;
+      detail: string | null;
+    }
+  | {
+      type: 'breaker.changed';
+      breaker: BreakerSnapshot;
+      /** The trigger that changed it, with its threshold, or null for a reset or a pause. */
+      detail: string | null;
+      log: string[];
+    }
+  /** A human decision is needed; `lines` say what is being approved (task titles, QA summary, a question). */
+  | { type: 'gate.requested'; gate: GateKind; title: string; lines: string[]; answer: 'yes_no' | 'text' }
+  | {
+      type: 'gate.resolved';
+      gate: GateKind;
+      decision: 'approve' | 'reject' | 'answer';
+      by: 'human' | 'auto' | 'nobody';
+      answer: string | null;
+    }
+  /** A usage or rate limit: the run waits until `until`, then resumes the same step. */
+  | { type: 'workflow.waiting'; until: string; reason: string }
+  /** What the agent claimed and what the runner verified, kept apart (issue 5 shows both). */
+  | {
+      type: 'task.updated';
+      number: number;
+      title: string;
+      status: 'pending' | 'in_progress' | 'completed';
+      claimed: string | null;
+      verified: string | null;
+    }
   | { type: 'agent.started'; role: AgentRole; attempt: number; command: string; model: string }
   | { type: 'agent.output'; role: AgentRole; text: string }
   | { type: 'agent.tool'; role: AgentRole; tool: string; target: string }
@@ -74,6 +112,15 @@ export type EngineEvent =
       calls: number;
       reason: string;
       exit: 'success' | 'stop' | 'blocked' | 'interrupted';
+    }
+  | {
+      type: 'run.finished';
+      state: WorkflowStateName;
+      status: WorkflowFile['status'];
+      reason: FailureReason | null;
+      detail: string | null;
+      pr_url: string | null;
+      next_steps: string[];
     }
   | {
       type: 'tick.finished';

@@ -24,6 +24,7 @@ describe('reading Claude Code output', () => {
         costUsd: 0.25,
         numTurns: 3,
         apiErrorStatus: null,
+        permissionDenials: [],
       },
     });
   });

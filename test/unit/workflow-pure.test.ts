@@ -164,7 +164,7 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
   it('output and evidence of progress are activity', () => {
     const { breaker, advance } = make({ stagnationMs: null });
     advance(50_000);
-    breaker.onOutput('working', 7);
+    breaker.onOutput('working');
     advance(50_000);
     breaker.onProgress();
     advance(50_000);
@@ -173,7 +173,7 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
 
   it('while the test command runs, inactivity waits 300s', () => {
     const { breaker, advance } = make({ stagnationMs: null });
-    breaker.onOutput('$ npm test -- --run', 20);
+    breaker.onOutput('$ npm test -- --run');
     advance(299_000);
     expect(breaker.check()).toBeNull();
     advance(1_000);
@@ -182,9 +182,9 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
 
   it('the same error three times in a row, timestamps and line numbers aside', () => {
     const { breaker } = make();
-    expect(breaker.onOutput("[10:00:01] Error: Cannot find module 'foo' at a.js:10:3", 40)).toBeNull();
-    expect(breaker.onOutput("[10:00:05] Error: Cannot find module 'foo' at a.js:12:9", 40)).toBeNull();
-    expect(breaker.onOutput("[10:00:09] Error: Cannot find module 'foo' at a.js:14:1", 40)).toMatchObject({
+    expect(breaker.onOutput("[10:00:01] Error: Cannot find module 'foo' at a.js:10:3")).toBeNull();
+    expect(breaker.onOutput("[10:00:05] Error: Cannot find module 'foo' at a.js:12:9")).toBeNull();
+    expect(breaker.onOutput("[10:00:09] Error: Cannot find module 'foo' at a.js:14:1")).toMatchObject({
       trigger: 'repeated_error',
       attempts: 1,
     });
@@ -195,10 +195,10 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
 
   it('a different error between two copies breaks the run', () => {
     const { breaker } = make();
-    breaker.onOutput('Error: A', 8);
-    breaker.onOutput('Error: B', 8);
-    expect(breaker.onOutput('Error: A', 8)).toBeNull();
-    expect(breaker.onOutput('Error: A', 8)).toBeNull();
+    breaker.onOutput('Error: A');
+    breaker.onOutput('Error: B');
+    expect(breaker.onOutput('Error: A')).toBeNull();
+    expect(breaker.onOutput('Error: A')).toBeNull();
   });
 
   it('stagnation counts tasks that reach completed', () => {
@@ -213,9 +213,9 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
 
   it('output size cap, and the next trigger needs another full allowance', () => {
     const { breaker } = make();
-    expect(breaker.onOutput('x', 999)).toBeNull();
-    expect(breaker.onOutput('x', 2)).toMatchObject({ trigger: 'output_size', attempts: 1 });
-    expect(breaker.onOutput('x', 900)).toBeNull();
+    expect(breaker.onBytes(999)).toBeNull();
+    expect(breaker.onBytes(2)).toMatchObject({ trigger: 'output_size', attempts: 1 });
+    expect(breaker.onBytes(900)).toBeNull();
   });
 
   it('paused while a human gate waits, and nothing counts meanwhile', () => {

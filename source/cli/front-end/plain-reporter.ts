@@ -14,13 +14,18 @@ export function plainReporter(io: CommandIo): (event: StampedEvent) => void {
   };
 }
 
+/** Seed 002 §9 names the workflow's agents `spec-agent`, `dev-agent`, `qa-agent`. */
+const WORKFLOW_AGENTS = new Set(['spec', 'dev', 'qa']);
+
 type Formats = { [K in StampedEvent['type']]: (event: Extract<StampedEvent, { type: K }>) => string | null };
 
 const FORMATS: Formats = {
   'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
   'phase.changed': (e) => `Phase: ${e.phase}`,
   'agent.started': (e) =>
-    `${e.role} started (model ${e.model}${e.attempt > 1 ? `, attempt ${e.attempt}` : ''})`,
+    WORKFLOW_AGENTS.has(e.role)
+      ? `Agent: ${e.role}-agent started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`
+      : `${e.role} started (model ${e.model}${e.attempt > 1 ? `, attempt ${e.attempt}` : ''})`,
   'agent.output': (e) => `  ${e.role}: ${e.text}`,
   'agent.tool': (e) => `  ${e.role} tool ${e.tool}${e.target ? ` ${oneLine(e.target, 160)}` : ''}`,
   'agent.retry': (e) =>
@@ -52,6 +57,25 @@ const FORMATS: Formats = {
         .join(', ') || 'none';
     return `Loop finished (${e.mode}): ${e.ticks} tick(s) [${counts}], ${e.calls} agent call(s), $${e.cost_usd.toFixed(4)}; stopped because ${e.reason}`;
   },
+  'workflow.changed': (e) =>
+    e.state === 'FAILED' || e.state === 'REJECTED'
+      ? `State: ${e.state} (reason: ${e.reason ?? 'rejected'})${e.detail ? ` ${oneLine(e.detail, 300)}` : ''}`
+      : `Phase: ${e.state}${e.status === 'waiting' ? ' (waiting for a human)' : ''}`,
+  'breaker.changed': (e) => (e.log.length > 0 ? e.log.join('\n') : null),
+  'gate.requested': (e) =>
+    ['=== VALIDATION REQUIRED: ' + e.title + ' ===', ...e.lines.map((l) => `  ${oneLine(l, 300)}`)].join(
+      '\n',
+    ),
+  'gate.resolved': (e) => `Gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`,
+  'workflow.waiting': (e) =>
+    `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
+  'task.updated': (e) =>
+    `Task ${e.number} ${e.title}: ${e.status}${e.verified ? ` (verified: ${e.verified})` : ''}${e.claimed ? ` (agent said: ${oneLine(e.claimed, 120)})` : ''}`,
+  'run.finished': (e) =>
+    [
+      `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
+      ...e.next_steps.map((s) => `  Next: ${s}`),
+    ].join('\n'),
   'tick.finished': (e) =>
     [
       `Result: ${e.verdict.toUpperCase()} ${e.code} (${e.blast_radius_line})${e.commit ? ` committed ${e.commit.slice(0, 12)}` : ''}`,

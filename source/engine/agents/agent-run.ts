@@ -26,6 +26,9 @@ export interface AgentRequest {
   readonly signal: AbortSignal;
   /** The agent's process group id, as soon as it runs (crash recovery records it). */
   readonly onSpawn?: (pgid: number) => void;
+  /** Every output line as it comes, and every raw chunk's size (the circuit breaker watches both). */
+  readonly onOutputLine?: (line: string) => void;
+  readonly onOutputBytes?: (bytes: number) => void;
 }
 
 export interface AgentOutcome {
@@ -36,6 +39,11 @@ export interface AgentOutcome {
   readonly costUsd: number;
   /** False when the CLI died before reporting what it cost (then the reserved maximum stands). */
   readonly costReported: boolean;
+  /** What the CLI said when it failed (an error result, or the end of stderr): usage limits are read here. */
+  readonly errorText: string | null;
+  readonly apiErrorStatus: number | null;
+  /** Tool calls the CLI refused, as "Tool target" lines (a permission the human must grant). */
+  readonly permissionDenials: string[];
   readonly numTurns: number | null;
   readonly process: ProcessResult;
 }

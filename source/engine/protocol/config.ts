@@ -117,6 +117,9 @@ export const configSchema = z
       .strictObject({
         orchestrator: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
         builder: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
+        spec: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
+        dev: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
+        qa: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
       })
       .prefault({}),
     orchestrator: z
@@ -239,6 +242,72 @@ export const configSchema = z
         max_mb: z.number().positive().default(500),
         include_diff_patch: z.boolean().default(true),
         include_verify_log: z.boolean().default(true),
+      })
+      .prefault({}),
+    /** The Ralphy workflow (seed 002): engine, timeouts in seconds (§6), retries, branch, stack (§10). */
+    workflow: z
+      .strictObject({
+        implementation_engine: z.enum(['ticks', 'single']).default('ticks'),
+        timeouts: z
+          .strictObject({
+            specification: z.int().min(1).default(1800),
+            implementation: z.int().min(1).default(14400),
+            qa: z.int().min(1).default(1800),
+            pr: z.int().min(1).default(600),
+            /** One agent run; the single dev-agent run is bounded by the implementation timeout instead. */
+            agent: z.int().min(1).default(300),
+          })
+          .prefault({}),
+        agent_retries: z.int().min(0).max(5).default(2),
+        max_ticks_per_task: z.int().min(1).max(20).default(3),
+        max_turns: z
+          .strictObject({
+            spec: z.int().min(1).default(30),
+            dev: z.int().min(1).default(200),
+            qa: z.int().min(1).default(30),
+          })
+          .prefault({}),
+        agent_tools: z
+          .string()
+          .regex(/^[A-Za-z]+(,[A-Za-z]+)*$/, 'agent_tools is a comma-separated list of tool names')
+          .default('Read,Write,Edit,Glob,Grep,Bash'),
+        branch_prefix: z
+          .string()
+          .regex(/^[A-Za-z0-9._/-]*$/, 'branch_prefix is letters, digits and . _ / -')
+          .default('ralphy/'),
+        stack: z
+          .strictObject({
+            language: z.string().default(''),
+            test_command: z.string().nullable().default(null),
+          })
+          .prefault({}),
+      })
+      .prefault({}),
+    /** Seed 002 §6.1, in seconds and bytes. */
+    circuit_breaker: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        inactivity_timeout: z.int().min(1).default(60),
+        max_repeated_errors: z.int().min(2).default(3),
+        task_stagnation_timeout: z.int().min(1).default(600),
+        max_output_size: z.int().min(1024).default(524288),
+        max_attempts: z.int().min(1).default(3),
+        pr_inactivity_timeout: z.int().min(1).default(120),
+        test_inactivity_timeout: z.int().min(1).default(300),
+      })
+      .prefault({}),
+    /** The PR phase: the git remote to push to, and the GitHub CLI. */
+    pr: z
+      .strictObject({
+        remote: z
+          .string()
+          .regex(/^[A-Za-z0-9._-]+$/, 'remote is a git remote name')
+          .default('origin'),
+        gh_command: z
+          .string()
+          .regex(/^[^\s;&|`$<>]+$/, 'gh_command is one program name or path')
+          .default('gh'),
+        draft: z.boolean().default(false),
       })
       .prefault({}),
     /**

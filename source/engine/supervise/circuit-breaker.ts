@@ -75,21 +75,26 @@ export class CircuitBreaker {
     return this.state === 'open';
   }
 
-  /** One line of the agent's output: liveness, size, repeated errors, the test command. */
-  onOutput(line: string, bytes: number): BreakerEvent | null {
+  /** One line of the agent's output: liveness, repeated errors, the test command. */
+  onOutput(line: string): BreakerEvent | null {
+    if (this.state === 'open' || this.state === 'paused') return null;
+    this.lastActivity = this.now();
+    if (this.config.testCommand) this.testsRunning = line.includes(this.config.testCommand);
+    return this.checkRepeat(line);
+  }
+
+  /** Raw output, counted in bytes whatever its lines look like: the output-size cap. */
+  onBytes(bytes: number): BreakerEvent | null {
     if (this.state === 'open' || this.state === 'paused') return null;
     this.lastActivity = this.now();
     this.outputBytes += bytes;
-    if (this.config.testCommand) this.testsRunning = line.includes(this.config.testCommand);
-    if (this.outputBytes > this.outputLimit) {
-      // The next trigger needs another full allowance, not one more byte.
-      this.outputLimit = this.outputBytes + this.config.maxOutputBytes;
-      return this.trigger(
-        'output_size',
-        `output size above ${Math.round(this.config.maxOutputBytes / 1024)} KB`,
-      );
-    }
-    return this.checkRepeat(line);
+    if (this.outputBytes <= this.outputLimit) return null;
+    // The next trigger needs another full allowance, not one more byte.
+    this.outputLimit = this.outputBytes + this.config.maxOutputBytes;
+    return this.trigger(
+      'output_size',
+      `output size above ${Math.round(this.config.maxOutputBytes / 1024)} KB`,
+    );
   }
 
   /** Evidence of work without output (files changed, a commit): not stuck. */

@@ -17,7 +17,7 @@ import { configOriginFiles, type RepoFacts } from '../judge/repo.js';
 import { type EffectiveScope, effectiveScope, type JudgeVerdict, judgeScope } from '../judge/scope-rules.js';
 import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/touched-set.js';
 import type { BlastRadius } from '../protocol/report.js';
-import type { Task } from '../protocol/task.js';
+import type { Task, TaskKind } from '../protocol/task.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { isInsideDir, symlinkTarget } from '../workspace/safe-path.js';
 import type { TickSetup } from './preflight.js';
@@ -63,7 +63,17 @@ export interface JudgeOutcome {
   readonly notes: string[];
 }
 
-export async function judgeTick(setup: TickSetup, guards: BuildGuards, task: Task): Promise<JudgeOutcome> {
+export function judgeTick(setup: TickSetup, guards: BuildGuards, task: Task): Promise<JudgeOutcome> {
+  return judgeChanges(setup, guards, effectiveScopeFor(setup, task), task.task_kind);
+}
+
+/** A4 for any agent run the runner supervises: the tick's builder, or a workflow agent. */
+export async function judgeChanges(
+  setup: TickSetup,
+  guards: BuildGuards,
+  scope: EffectiveScope,
+  taskKind: TaskKind,
+): Promise<JudgeOutcome> {
   const { git, facts, paths } = setup;
   // Filesystem only, before any git command: undo planted config, hooks and workspace edits.
   const workspace = await checkAndRestore(guards.workspaceGuard, facts, paths);
@@ -83,10 +93,9 @@ export async function judgeTick(setup: TickSetup, guards: BuildGuards, task: Tas
     [...side.flagged.keys()],
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
-  const scope = effectiveScopeFor(setup, task);
   const verdict = judgeScope({
     files: touched.files,
-    taskKind: task.task_kind,
+    taskKind,
     scope,
     runnerOwnedGlobs: [CONFIG_FILE_NAME, paths.relDir, `${paths.relDir}/**`],
     escapingSymlinks: await escapingSymlinks(touched.files, facts, paths.dir),

@@ -17,6 +17,7 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     git: setup.git,
     facts: setup.facts,
     state: ledger.state,
+    goal: ctx.options.goal,
   });
   const outcome = await orchestrate({
     config: setup.config,

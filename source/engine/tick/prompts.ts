@@ -48,6 +48,7 @@ export async function orchestratorValues(input: {
   git: Git;
   facts: RepoFacts;
   state: WorkspaceState;
+  goal?: string;
 }): Promise<Record<string, string>> {
   const { config, paths, git, facts, state } = input;
   const goalFromFile = config.project.goal_file
@@ -69,7 +70,7 @@ export async function orchestratorValues(input: {
   const gitStatus = capText(status, PLACEHOLDER_CAPS.GIT_STATUS).trim();
   const recent = capText(commits || '(none)', PLACEHOLDER_CAPS.RECENT_COMMITS).trim();
   return {
-    PROJECT_GOAL: capText(goal, PLACEHOLDER_CAPS.PROJECT_GOAL).trim(),
+    PROJECT_GOAL: capText(input.goal ?? goal, PLACEHOLDER_CAPS.PROJECT_GOAL).trim(),
     MILESTONE_ID: state.milestone_id ?? '(none yet: choose a short milestone id)',
     BUDGETS_SUMMARY: budget,
     VERIFY_TEMPLATE_IDS: describeTemplates(config),

@@ -46,6 +46,7 @@ export async function runTick(options: TickOptions): Promise<TickResult> {
   const setup = loaded.setup;
   record.baseCommit = setup.facts.head;
   record.headCommit = setup.facts.head;
+  if (options.lockHeld) return lockedTick(setup, record, options, now);
   const lock = await acquireLock(setup.paths.lock, `relais ${options.command ?? 'run'}`);
   // A1 row 3. Without the lock nothing is written: the holder's files are not ours to touch.
   if (!lock.ok) return finishUnlocked(record, { code: 'BLOCKED_LOCK_HELD', detail: lock.detail }, options);

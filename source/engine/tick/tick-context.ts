@@ -25,6 +25,10 @@ export interface TickOptions {
    * stops before building (a ledger without a milestone adopts the first).
    */
   readonly holdMilestone?: boolean;
+  /** The caller (a workflow) already holds the workspace lock for the whole run. */
+  readonly lockHeld?: boolean;
+  /** Replaces the project goal in the orchestrator prompt (a workflow names the current task). */
+  readonly goal?: string;
   /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */
   readonly runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null };
 }

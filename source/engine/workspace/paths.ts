@@ -51,6 +51,9 @@ export const PROMPT_FILE_NAMES = [
   'orchestrator.user.txt',
   'builder.system.txt',
   'builder.user.txt',
+  'spec.txt',
+  'dev.txt',
+  'qa.txt',
 ] as const;
 
 export type PromptFileName = (typeof PROMPT_FILE_NAMES)[number];

@@ -44,7 +44,9 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         signal: request.signal,
         onSpawn: request.onSpawn,
         maxLineBytes: MAX_RESULT_LINE,
+        onOutput: (_stream, data) => request.onOutputBytes?.(data.length),
         onStdoutLine: (line, truncated) => {
+          request.onOutputLine?.(line);
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readStreamLine(line)) {
             if (item.kind === 'result') wrapper = item.wrapper;
@@ -99,6 +101,12 @@ function interpret(process: AgentOutcome['process'], wrapper: ResultWrapper | nu
     costUsd: wrapper?.costUsd ?? 0,
     costReported: wrapper !== null,
     numTurns: wrapper?.numTurns ?? null,
+    errorText:
+      wrapper?.isError && typeof wrapper.result === 'string'
+        ? wrapper.result
+        : process.stderrTail.trim().slice(-2000) || null,
+    apiErrorStatus: wrapper?.apiErrorStatus ?? null,
+    permissionDenials: wrapper?.permissionDenials ?? [],
   };
   const failure = failureOf(process, wrapper);
   if (failure) return { ...base, text: null, failure };

@@ -11,6 +11,7 @@ export interface ResultWrapper {
   readonly costUsd: number;
   readonly numTurns: number | null;
   readonly apiErrorStatus: number | null;
+  readonly permissionDenials: string[];
 }
 
 export type StreamItem =
@@ -62,7 +63,15 @@ function toWrapper(value: Record<string, unknown>): ResultWrapper {
     costUsd: Math.max(0, num(value.total_cost_usd) ?? 0),
     numTurns: num(value.num_turns),
     apiErrorStatus: num(value.api_error_status),
+    permissionDenials: denials(value.permission_denials),
   };
+}
+
+function denials(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  return value.map((d: { tool_name?: unknown; tool_input?: unknown }) =>
+    `${String(d?.tool_name ?? 'tool')} ${toolTarget(d?.tool_input)}`.trim(),
+  );
 }
 
 function contentBlocks(value: Record<string, unknown>): Array<Record<string, unknown>> {

@@ -1,0 +1,111 @@
+import type { AgentRunner } from '../agents/agent-run.js';
+import type { EngineBus } from '../events.js';
+import { readRepoFacts } from '../judge/repo.js';
+import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import { type BreakerEvent, breakerLogLines, CircuitBreaker } from '../supervise/circuit-breaker.js';
+import type { TickSetup } from '../tick/preflight.js';
+import type { Clock } from './clock.js';
+import type { GatePort } from './gates.js';
+import type { Prd } from './prd.js';
+import { writeWorkflow } from './workflow-store.js';
+
+/** What every phase of one `ralphy start` shares. */
+
+export interface WorkflowOptions {
+  readonly root: string;
+  readonly bus: EngineBus;
+  /** Aborted by Ctrl-C (the workflow is interrupted, resumable) or `ralphy abort` (FAILED, aborted). */
+  readonly signal: AbortSignal;
+  readonly env: NodeJS.ProcessEnv;
+  readonly gates: GatePort;
+  readonly clock: Clock;
+  readonly now?: () => Date;
+  readonly agentRunner?: (setup: TickSetup) => AgentRunner;
+  /** Tells an abort (`ralphy abort`) from an interrupt (Ctrl-C) once the signal fired. */
+  readonly abortRequested: () => boolean;
+}
+
+export type PhaseResult =
+  | { kind: 'next'; event: 'spec_done' | 'exit_signal' | 'approve' | 'reject' }
+  | { kind: 'fail'; reason: FailureReason; detail: string }
+  | { kind: 'stopped' };
+
+export class WorkflowContext {
+  constructor(
+    public setup: TickSetup,
+    readonly options: WorkflowOptions,
+    public workflow: WorkflowFile,
+    readonly prd: Prd,
+    readonly runner: AgentRunner,
+  ) {}
+
+  now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  get bus(): EngineBus {
+    return this.options.bus;
+  }
+
+  async update(patch: Partial<WorkflowFile>): Promise<void> {
+    this.workflow = { ...this.workflow, ...patch, updated_at: this.now().toISOString() };
+    await writeWorkflow(this.setup.paths, this.workflow);
+  }
+
+  /** Moves to a §8 state: persisted first, then announced. */
+  async enter(
+    state: WorkflowStateName,
+    status: WorkflowFile['status'],
+    extra: Partial<WorkflowFile> = {},
+  ): Promise<void> {
+    await this.update({ state, status, phase: state.toLowerCase(), ...extra });
+    this.bus.emit({
+      type: 'workflow.changed',
+      state,
+      status,
+      reason: this.workflow.failure_reason,
+      detail: this.workflow.failure_detail,
+    });
+  }
+
+  /** HEAD moves with every commit the workflow makes: phases judge against the current one. */
+  async refreshFacts(): Promise<void> {
+    const read = await readRepoFacts(this.setup.git, this.setup.facts.root);
+    if (read.ok) this.setup = { ...this.setup, facts: read.facts };
+  }
+
+  async addCost(usd: number): Promise<void> {
+    if (usd > 0) await this.update({ cost_usd: Math.round((this.workflow.cost_usd + usd) * 1e6) / 1e6 });
+  }
+
+  /** One breaker per phase (seed 002 §6.1), its state kept in WORKFLOW.json and on the bus. */
+  breakerFor(phase: 'SPECIFICATION' | 'IMPLEMENTATION' | 'QA' | 'PR'): CircuitBreaker | null {
+    const cb = this.setup.config.circuit_breaker;
+    if (!cb.enabled) return null;
+    const inactivity = phase === 'PR' ? cb.pr_inactivity_timeout : cb.inactivity_timeout;
+    return new CircuitBreaker(
+      {
+        inactivityMs: inactivity * 1000,
+        maxRepeatedErrors: cb.max_repeated_errors,
+        stagnationMs: phase === 'IMPLEMENTATION' ? cb.task_stagnation_timeout * 1000 : null,
+        maxOutputBytes: cb.max_output_size,
+        maxAttempts: cb.max_attempts,
+        testCommand: this.setup.config.workflow.stack.test_command,
+        testInactivityMs: cb.test_inactivity_timeout * 1000,
+      },
+      () => this.options.clock.now(),
+    );
+  }
+
+  /** Persists and announces a breaker warning or OPEN with the seed's log lines. */
+  reportBreaker(breaker: CircuitBreaker, event: BreakerEvent): void {
+    const snapshot = breaker.snapshot();
+    this.bus.emit({
+      type: 'breaker.changed',
+      breaker: snapshot,
+      detail: event.detail,
+      log: breakerLogLines(event),
+    });
+    void this.update({ circuit_breaker: snapshot });
+  }
+}

@@ -1,0 +1,58 @@
+import { join } from 'node:path';
+import { type WorkflowFile, workflowFileSchema } from '../protocol/workflow.js';
+import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
+import type { WorkspacePaths } from '../workspace/paths.js';
+
+/** relais/WORKFLOW.json: validated on read, written atomically on every transition. */
+
+export function workflowPath(paths: WorkspacePaths): string {
+  return join(paths.dir, 'WORKFLOW.json');
+}
+
+export function readWorkflow(paths: WorkspacePaths): Promise<JsonRead<WorkflowFile>> {
+  return readJsonValidated(workflowPath(paths), workflowFileSchema);
+}
+
+export function writeWorkflow(paths: WorkspacePaths, workflow: WorkflowFile): Promise<void> {
+  return writeJsonAtomic(workflowPath(paths), workflowFileSchema, workflow);
+}
+
+export function freshWorkflow(prdTitle: string, now: Date, maxAttempts: number): WorkflowFile {
+  return {
+    schema_version: 1,
+    state: 'IDLE',
+    phase: 'idle',
+    status: 'running',
+    started_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    tasks_completed: 0,
+    tasks_total: 0,
+    current_task: null,
+    circuit_breaker: { state: 'closed', attempts: 0, max_attempts: maxAttempts, last_trigger: null },
+    failure_reason: null,
+    failure_detail: null,
+    completed_phases: [],
+    gate_decisions: [],
+    prd_title: prdTitle,
+    base_branch: null,
+    feature_branch: null,
+    pr_url: null,
+    pid: process.pid,
+    cost_usd: 0,
+    pending_answer: null,
+  };
+}
+
+/** Where a resume starts: the first phase not yet completed for good (seed 002 §8 order). */
+export const PHASE_ORDER = [
+  'SPECIFICATION',
+  'AWAITING_SPEC_VALIDATION',
+  'IMPLEMENTATION',
+  'QA',
+  'AWAITING_QA_VALIDATION',
+  'PR',
+] as const;
+
+export function resumePhase(workflow: WorkflowFile): (typeof PHASE_ORDER)[number] {
+  return PHASE_ORDER.find((p) => !workflow.completed_phases.includes(p)) ?? 'PR';
+}
