@@ -20,8 +20,23 @@ export type AgentRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa';
 
 export type GateKind = 'spec' | 'qa' | 'input' | 'resume';
 
+/** What an agent printed: its own words, or an error (a failed tool call, an API error). */
+export type OutputKind = 'text' | 'error';
+
 export type EngineEvent =
   | { type: 'run.started'; run_id: string; command: string; project: string }
+  /** `ralphy start`: once, before the first phase (also on a resume, which names where it resumes). */
+  | {
+      type: 'workflow.started';
+      project: string;
+      prd_title: string;
+      base_branch: string | null;
+      feature_branch: string | null;
+      engine: 'ticks' | 'single';
+      resumed_from: WorkflowStateName | null;
+      max_cost_usd: number | null;
+      tasks: Array<{ number: number; title: string; status: 'pending' | 'in_progress' | 'completed' }>;
+    }
   | { type: 'phase.changed'; phase: TickPhase }
   /** A Ralphy workflow state (seed 002 §8), persisted in WORKFLOW.json at the same moment. */
   | {
@@ -34,7 +49,9 @@ export type EngineEvent =
   | {
       type: 'breaker.changed';
       breaker: BreakerSnapshot;
-      /** The trigger that changed it, with its threshold, or null for a reset or a pause. */
+      /** Which trigger fired, or null for a reset, a pause or a resume. */
+      trigger: 'inactivity' | 'repeated_error' | 'stagnation' | 'output_size' | null;
+      /** The trigger and its threshold in words ("inactivity detected (60s without output)"). */
       detail: string | null;
       log: string[];
     }
@@ -59,7 +76,7 @@ export type EngineEvent =
       verified: string | null;
     }
   | { type: 'agent.started'; role: AgentRole; attempt: number; command: string; model: string }
-  | { type: 'agent.output'; role: AgentRole; text: string }
+  | { type: 'agent.output'; role: AgentRole; text: string; kind: OutputKind }
   | { type: 'agent.tool'; role: AgentRole; tool: string; target: string }
   | {
       type: 'agent.retry';
@@ -89,6 +106,34 @@ export type EngineEvent =
   | { type: 'verify.started'; template_id: string; phase: 'fast' | 'slow'; cmd: string; args: string[] }
   | ({ type: 'verify.finished'; summary: string } & VerificationRun)
   | { type: 'budget.warning'; warnings: string[] }
+  /** The orchestrator's task for this tick, once the runner accepted it. */
+  | {
+      type: 'task.proposed';
+      task_id: string;
+      milestone_id: string;
+      task_kind: 'execute' | 'verify_only' | 'question';
+      intent: string;
+      mode: 'claude_code' | 'patch' | 'cursor' | 'control';
+    }
+  /** The milestone ledger after every write (STATE.json), against its caps. */
+  | {
+      type: 'ledger.updated';
+      milestone: string | null;
+      used: {
+        ticks: number;
+        orchestrator_calls: number;
+        builder_calls: number;
+        verify_runs: number;
+        cost_usd: number;
+      };
+      caps: {
+        ticks: number;
+        orchestrator_calls: number;
+        builder_calls: number;
+        verify_runs: number;
+        cost_usd: number;
+      };
+    }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
   | {
       type: 'loop.tick';

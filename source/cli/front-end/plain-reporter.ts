@@ -21,12 +21,16 @@ type Formats = { [K in StampedEvent['type']]: (event: Extract<StampedEvent, { ty
 
 const FORMATS: Formats = {
   'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
+  'workflow.started': (e) =>
+    `Workflow "${e.prd_title}" in ${e.project} (${e.engine} engine${e.feature_branch ? `, branch ${e.feature_branch}` : ''})${e.resumed_from ? `, resuming at ${e.resumed_from}` : ''}`,
+  'task.proposed': (e) => `Task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${oneLine(e.intent, 200)}`,
+  'ledger.updated': () => null,
   'phase.changed': (e) => `Phase: ${e.phase}`,
   'agent.started': (e) =>
     WORKFLOW_AGENTS.has(e.role)
       ? `Agent: ${e.role}-agent started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`
       : `${e.role} started (model ${e.model}${e.attempt > 1 ? `, attempt ${e.attempt}` : ''})`,
-  'agent.output': (e) => `  ${e.role}: ${e.text}`,
+  'agent.output': (e) => `  ${e.role}${e.kind === 'error' ? ' ERROR' : ''}: ${e.text}`,
   'agent.tool': (e) => `  ${e.role} tool ${e.tool}${e.target ? ` ${oneLine(e.target, 160)}` : ''}`,
   'agent.retry': (e) =>
     `  ${e.role}: API retry ${e.attempt}/${e.max_retries} (${e.error}), next in ${Math.round(e.retry_delay_ms / 1000)}s`,

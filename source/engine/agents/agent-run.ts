@@ -26,9 +26,15 @@ export interface AgentRequest {
   readonly signal: AbortSignal;
   /** The agent's process group id, as soon as it runs (crash recovery records it). */
   readonly onSpawn?: (pgid: number) => void;
-  /** Every output line as it comes, and every raw chunk's size (the circuit breaker watches both). */
+  /**
+   * What the agent says, as readable lines (its text, one line per tool call, tool errors), with
+   * their size: the circuit breaker reads repeated errors and the output-size cap from these, not
+   * from the protocol's JSON envelopes (which echo whole files back and would trip the cap).
+   */
   readonly onOutputLine?: (line: string) => void;
   readonly onOutputBytes?: (bytes: number) => void;
+  /** Any sign of life on stdout or stderr (an API retry line too): liveness, not output. */
+  readonly onActivity?: () => void;
 }
 
 export interface AgentOutcome {

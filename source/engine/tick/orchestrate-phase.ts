@@ -58,6 +58,14 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   }
   record.task = outcome.task;
   await writeJsonAtomic(setup.paths.task, taskSchema, outcome.task);
+  ctx.options.bus.emit({
+    type: 'task.proposed',
+    task_id: outcome.task.task_id,
+    milestone_id: outcome.task.milestone_id,
+    task_kind: outcome.task.task_kind,
+    intent: outcome.task.intent,
+    mode: isBuildTask(outcome.task) ? outcome.task.builder.mode : 'control',
+  });
   const expected = ctx.options.holdMilestone ? ledger.state.milestone_id : null;
   if (expected !== null && outcome.task.milestone_id !== expected) {
     // Seed 001 PR2, milestone mode: a safety stop before anything is built for another milestone.

@@ -18,7 +18,7 @@ import { type Block, checkStartConditions, loadSetup, type TickSetup } from './p
 import { agentFile, clearInflight, markInflight, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
-import { TickLedger } from './tick-ledger.js';
+import { ledgerEvent, TickLedger } from './tick-ledger.js';
 import { makeRunId, newTickRecord, type TickRecord } from './tick-record.js';
 import { checkAfterVerify, verify } from './verify-phase.js';
 
@@ -92,7 +92,9 @@ async function lockedTick(
     record,
     options,
     now,
-    ledger: new TickLedger(setup.paths, start.state, now),
+    ledger: new TickLedger(setup.paths, start.state, now, (state) =>
+      options.bus.emit(ledgerEvent(state, setup.config.budgets.per_milestone)),
+    ),
     runner:
       options.agentRunner?.(setup) ??
       claudeRunner({

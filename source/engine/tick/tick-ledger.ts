@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { EngineEvent } from '../events.js';
+import type { RelaisConfig } from '../protocol/config.js';
 import { archivedMilestoneSchema, emptyLedger, type Ledger, type WorkspaceState } from '../protocol/state.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { applyDelta, ensureMilestone } from '../workspace/ledger.js';
@@ -18,12 +20,14 @@ export class TickLedger {
     private readonly paths: WorkspacePaths,
     public state: WorkspaceState,
     private readonly now: () => Date,
+    private readonly announce: (state: WorkspaceState) => void = () => undefined,
   ) {}
 
   async add(delta: Partial<Ledger>): Promise<void> {
     this.state = applyDelta(this.state, delta, this.now());
     for (const key of Object.keys(delta) as (keyof Ledger)[]) this.tickSoFar[key] += delta[key] ?? 0;
     await writeState(this.paths, this.state);
+    this.announce(this.state);
   }
 
   /** Seed 001 PR3: the milestone is persisted as soon as the orchestrator names it. */
@@ -36,6 +40,7 @@ export class TickLedger {
         : undefined;
     this.state = moved.state;
     await writeState(this.paths, this.state);
+    this.announce(this.state);
     if (archived) {
       // Seed 001 PR2, autonomous mode: the finished milestone's ledger is archived in history too.
       const dir = join(this.paths.historyDir, 'milestones');
@@ -53,4 +58,30 @@ export class TickLedger {
 /** Milestone ids may hold "/" or ":" (the task schema allows them); file names may not. */
 function safeName(id: string): string {
   return id.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** The `ledger.updated` event: the milestone's counters against their caps. */
+export function ledgerEvent(
+  state: WorkspaceState,
+  caps: RelaisConfig['budgets']['per_milestone'],
+): Extract<EngineEvent, { type: 'ledger.updated' }> {
+  const b = state.budgets;
+  return {
+    type: 'ledger.updated',
+    milestone: state.milestone_id,
+    used: {
+      ticks: b.ticks,
+      orchestrator_calls: b.orchestrator_calls,
+      builder_calls: b.builder_calls,
+      verify_runs: b.verify_runs,
+      cost_usd: Math.round(b.estimated_cost_usd * 1e6) / 1e6,
+    },
+    caps: {
+      ticks: caps.max_ticks,
+      orchestrator_calls: caps.max_orchestrator_calls,
+      builder_calls: caps.max_builder_calls,
+      verify_runs: caps.max_verify_runs,
+      cost_usd: caps.max_estimated_cost_usd,
+    },
+  };
 }

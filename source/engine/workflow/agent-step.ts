@@ -200,6 +200,10 @@ export function supervisedRunner(inner: AgentRunner, supervision: Supervision): 
               request.onOutputBytes?.(bytes);
               handle(breaker?.onBytes(bytes));
             },
+            onActivity: () => {
+              request.onActivity?.();
+              breaker?.onProgress();
+            },
           },
           bus,
         );

@@ -103,6 +103,7 @@ export class WorkflowContext {
     this.bus.emit({
       type: 'breaker.changed',
       breaker: snapshot,
+      trigger: event.trigger,
       detail: event.detail,
       log: breakerLogLines(event),
     });

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import type { EngineBus } from '../../events.js';
+import type { EngineBus, OutputKind } from '../../events.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
@@ -44,21 +44,18 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         signal: request.signal,
         onSpawn: request.onSpawn,
         maxLineBytes: MAX_RESULT_LINE,
-        onOutput: (_stream, data) => request.onOutputBytes?.(data.length),
+        onOutput: () => request.onActivity?.(),
         onStdoutLine: (line, truncated) => {
-          request.onOutputLine?.(line);
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readStreamLine(line)) {
             if (item.kind === 'result') wrapper = item.wrapper;
-            else if (item.kind === 'text') emitText(bus, request, item.text);
-            else if (item.kind === 'tool')
-              bus.emit({
-                type: 'agent.tool',
-                role: request.role,
-                tool: item.tool,
-                target: oneLine(item.target, MAX_EVENT_TEXT),
-              });
-            else if (item.kind === 'tool_error') emitText(bus, request, `tool error: ${item.text}`);
+            else if (item.kind === 'text') emitText(bus, request, item.text, 'text');
+            else if (item.kind === 'tool') {
+              const target = oneLine(item.target, MAX_EVENT_TEXT);
+              said(request, `${item.tool} ${target}`);
+              bus.emit({ type: 'agent.tool', role: request.role, tool: item.tool, target });
+            } else if (item.kind === 'tool_error')
+              emitText(bus, request, `tool error: ${item.text}`, 'error');
             else
               bus.emit({
                 type: 'agent.retry',
@@ -86,13 +83,17 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
   };
 }
 
-function emitText(bus: EngineBus, request: AgentRequest, text: string): void {
-  for (const line of text
-    .split('\n')
-    .filter((l) => l.trim().length > 0)
-    .slice(0, 50)) {
-    bus.emit({ type: 'agent.output', role: request.role, text: oneLine(line, MAX_EVENT_TEXT) });
-  }
+function emitText(bus: EngineBus, request: AgentRequest, text: string, kind: OutputKind): void {
+  const lines = text.split('\n').filter((l) => l.trim().length > 0);
+  for (const line of lines) said(request, line);
+  for (const line of lines.slice(0, 50))
+    bus.emit({ type: 'agent.output', role: request.role, text: oneLine(line, MAX_EVENT_TEXT), kind });
+}
+
+/** Every readable line goes to the supervisor, whatever the bus shows of it. */
+function said(request: AgentRequest, line: string): void {
+  request.onOutputBytes?.(Buffer.byteLength(line) + 1);
+  request.onOutputLine?.(line);
 }
 
 function interpret(process: AgentOutcome['process'], wrapper: ResultWrapper | null): AgentOutcome {

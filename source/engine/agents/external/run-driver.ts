@@ -66,7 +66,8 @@ export async function runDriver(input: {
     signal: input.signal,
     onSpawn: input.onSpawn,
     onStdoutLine: (line) => {
-      if (line.trim()) input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400) });
+      if (line.trim())
+        input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400), kind: 'text' });
     },
   });
   const read = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
