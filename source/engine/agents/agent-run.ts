@@ -18,7 +18,9 @@ export interface AgentRequest {
   readonly maxBudgetUsd: number;
   /** Built-in tools the agent may use; empty means none at all. */
   readonly tools: readonly string[];
-  readonly permissionMode: 'plan' | 'bypassPermissions';
+  readonly permissionMode: 'plan' | 'bypassPermissions' | 'acceptEdits';
+  /** Pre-approved tool calls (`--allowedTools`); the whole tool set when absent. */
+  readonly allowedTools?: readonly string[];
   /** Stream events line by line (builder) or read one wrapper object (orchestrator). */
   readonly streaming: boolean;
   readonly cwd: string;

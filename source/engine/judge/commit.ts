@@ -69,7 +69,7 @@ async function undoUnjudgedChanges(git: Git): Promise<string[]> {
 }
 
 /** Commits need an identity; when the user has none configured, the runner signs as itself. */
-async function identityEnv(git: Git): Promise<Record<string, string>> {
+export async function identityEnv(git: Git): Promise<Record<string, string>> {
   const name = (await git.run(['config', 'user.name'])).stdout.toString().trim();
   const email = (await git.run(['config', 'user.email'])).stdout.toString().trim();
   const env: Record<string, string> = {};

@@ -259,6 +259,19 @@ export const configSchema = z
           })
           .prefault({}),
         agent_retries: z.int().min(0).max(5).default(2),
+        /** Stop the workflow (FAILED, budget_exhausted) once its agents reported this much spend; null: no cap. */
+        max_cost_usd: z.number().positive().max(100_000).nullable().default(50),
+        /** Per agent run of the spec, dev and QA agents (Claude Code's --max-budget-usd). */
+        agent_max_budget_usd: z.number().positive().max(1000).default(10),
+        /**
+         * `bypassPermissions` (seed 002's --dangerously-skip-permissions; the judge fences what it
+         * changed) or `acceptEdits`: then any other tool call not pre-approved is denied, and the
+         * workflow asks the human (a "needs input" gate) whether to allow it.
+         */
+        permission_mode: z.enum(['bypassPermissions', 'acceptEdits']).default('bypassPermissions'),
+        /** The one dev-agent run of the `single` engine may touch this much (the judge's ceiling). */
+        single_max_files_touched: z.int().min(1).max(5000).default(200),
+        single_max_lines_changed: z.int().min(1).max(200_000).default(20_000),
         max_ticks_per_task: z.int().min(1).max(20).default(3),
         max_turns: z
           .strictObject({

@@ -8,6 +8,7 @@ import { lockFileSchema } from './lock.js';
 import { reportSchema } from './report.js';
 import { workspaceStateSchema } from './state.js';
 import { taskSchema } from './task.js';
+import { workflowFileSchema } from './workflow.js';
 
 /**
  * The JSON Schema files (schemas/*.schema.json) are generated from the zod schemas, never written
@@ -41,6 +42,11 @@ export const JSON_SCHEMA_SOURCES = {
   'lock.schema.json': { title: 'Relais lock (lock.json)', schema: lockFileSchema, io: 'output' },
   'blocked.schema.json': { title: 'Relais BLOCKED.json', schema: blockedFileSchema, io: 'output' },
   'history_meta.schema.json': { title: 'Relais history meta.json', schema: historyMetaSchema, io: 'output' },
+  'workflow.schema.json': {
+    title: 'Ralphy workflow state (WORKFLOW.json)',
+    schema: workflowFileSchema,
+    io: 'output',
+  },
   'inflight.schema.json': {
     title: 'Relais INFLIGHT.json (a tick in progress)',
     schema: inflightSchema,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { blastRadiusSchema, verificationRunSchema } from './report.js';
 
 /**
  * relais/WORKFLOW.json: the Ralphy workflow (seed 002 §7 state.json fields, §8 states), plus the
@@ -31,7 +32,9 @@ export const FAILURE_REASONS = [
   'invalid_output',
   'scope_violation',
   'tick_stopped',
-  'interrupted',
+  'verification_failed',
+  'budget_exhausted',
+  'pr_failed',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -48,6 +51,20 @@ export const gateDecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject', 'answer']),
   at: z.iso.datetime(),
   by: z.enum(['human', 'auto', 'nobody']),
+});
+
+/**
+ * One task of specs/TASKS.md as the runner saw it: what the agent claimed and what the runner
+ * verified are kept apart, so "the agent said done" is never read as "done".
+ */
+export const taskRecordSchema = z.strictObject({
+  number: z.int().min(0),
+  title: z.string().max(300),
+  status: z.enum(['pending', 'in_progress', 'completed']),
+  claimed: z.string().max(500).nullable(),
+  verified: z.string().max(500).nullable(),
+  commits: z.array(z.string().min(7).max(64)).max(100),
+  ticks: z.int().min(0),
 });
 
 export const workflowFileSchema = z.strictObject({
@@ -84,8 +101,23 @@ export const workflowFileSchema = z.strictObject({
   cost_usd: z.number().min(0),
   /** Answers the human gave to an agent's question, handed to that agent's next run. */
   pending_answer: z.string().max(4000).nullable(),
+  /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */
+  allowed_tools: z.array(z.string().max(300)).max(50),
+  engine: z.enum(['ticks', 'single']),
+  /** The commit the workflow started from (on the base branch): the PR's diff is measured from it. */
+  base_commit: z.string().min(7).max(64).nullable(),
+  tasks: z.array(taskRecordSchema).max(500),
+  /** The last verification runs the runner itself made, with the commit they ran on. */
+  verification: z
+    .strictObject({ commit: z.string().min(7).max(64), runs: z.array(verificationRunSchema).max(50) })
+    .nullable(),
+  blast_radius: blastRadiusSchema.nullable(),
+  /** A usage-limit wait in progress: the run resumes the same step at this time. */
+  waiting_until: z.iso.datetime().nullable(),
+  max_cost_usd: z.number().min(0).nullable(),
 });
 
 export type WorkflowFile = z.infer<typeof workflowFileSchema>;
 export type BreakerSnapshot = z.infer<typeof breakerSnapshotSchema>;
 export type GateDecision = z.infer<typeof gateDecisionSchema>;
+export type TaskRecord = z.infer<typeof taskRecordSchema>;

@@ -21,7 +21,7 @@ import {
   runCapShortfalls,
 } from '../workspace/ledger.js';
 import { loadConfig } from '../workspace/load-config.js';
-import { PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
+import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
 
 /**
@@ -187,7 +187,7 @@ async function startNeeds(
 ): Promise<{ ok: true; agentCommand: string } | { ok: false; block: Block }> {
   const { config, paths } = setup;
   const root = setup.facts.root;
-  const missingPrompts = PROMPT_FILE_NAMES.filter((name) => !existsSync(join(paths.promptsDir, name)));
+  const missingPrompts = TICK_PROMPT_FILE_NAMES.filter((name) => !existsSync(join(paths.promptsDir, name)));
   if (missingPrompts.length > 0) {
     return {
       ok: false,

@@ -1,7 +1,7 @@
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import { readRepoFacts } from '../judge/repo.js';
-import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import type { FailureReason, TaskRecord, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
 import { type BreakerEvent, breakerLogLines, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { TickSetup } from '../tick/preflight.js';
 import type { Clock } from './clock.js';
@@ -20,6 +20,7 @@ export interface WorkflowOptions {
   readonly gates: GatePort;
   readonly clock: Clock;
   readonly now?: () => Date;
+  /** The agent adapter; Claude Code unless a test says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
   /** Tells an abort (`ralphy abort`) from an interrupt (Ctrl-C) once the signal fired. */
   readonly abortRequested: () => boolean;
@@ -30,7 +31,12 @@ export type PhaseResult =
   | { kind: 'fail'; reason: FailureReason; detail: string }
   | { kind: 'stopped' };
 
+export type BreakerPhase = 'SPECIFICATION' | 'IMPLEMENTATION' | 'QA' | 'PR';
+
 export class WorkflowContext {
+  /** Writes are queued so a breaker event and a phase update never interleave on disk. */
+  private writes: Promise<void> = Promise.resolve();
+
   constructor(
     public setup: TickSetup,
     readonly options: WorkflowOptions,
@@ -47,9 +53,11 @@ export class WorkflowContext {
     return this.options.bus;
   }
 
-  async update(patch: Partial<WorkflowFile>): Promise<void> {
+  update(patch: Partial<WorkflowFile>): Promise<void> {
     this.workflow = { ...this.workflow, ...patch, updated_at: this.now().toISOString() };
-    await writeWorkflow(this.setup.paths, this.workflow);
+    const snapshot = this.workflow;
+    this.writes = this.writes.then(() => writeWorkflow(this.setup.paths, snapshot));
+    return this.writes;
   }
 
   /** Moves to a §8 state: persisted first, then announced. */
@@ -78,15 +86,44 @@ export class WorkflowContext {
     if (usd > 0) await this.update({ cost_usd: Math.round((this.workflow.cost_usd + usd) * 1e6) / 1e6 });
   }
 
+  /** The workflow-wide spend cap (`workflow.max_cost_usd`): a reason to stop, or null. */
+  overBudget(): string | null {
+    const cap = this.workflow.max_cost_usd;
+    if (cap === null || this.workflow.cost_usd < cap) return null;
+    return `the workflow spent $${this.workflow.cost_usd.toFixed(2)}, at or above workflow.max_cost_usd $${cap.toFixed(2)}`;
+  }
+
+  /** Updates one task record (and announces it); unknown numbers are ignored. */
+  async updateTask(number: number, patch: Partial<TaskRecord>): Promise<void> {
+    const tasks = this.workflow.tasks.map((t) => (t.number === number ? { ...t, ...patch } : t));
+    const task = tasks.find((t) => t.number === number);
+    if (!task) return;
+    await this.update({
+      tasks,
+      tasks_completed: tasks.filter((t) => t.status === 'completed').length,
+      tasks_total: tasks.length,
+    });
+    this.bus.emit({
+      type: 'task.updated',
+      number: task.number,
+      title: task.title,
+      status: task.status,
+      claimed: task.claimed,
+      verified: task.verified,
+    });
+  }
+
   /** One breaker per phase (seed 002 §6.1), its state kept in WORKFLOW.json and on the bus. */
-  breakerFor(phase: 'SPECIFICATION' | 'IMPLEMENTATION' | 'QA' | 'PR'): CircuitBreaker | null {
+  breakerFor(phase: BreakerPhase): CircuitBreaker | null {
     const cb = this.setup.config.circuit_breaker;
     if (!cb.enabled) return null;
+    // Special case 2: git and gh in the PR phase may be slow and quiet.
     const inactivity = phase === 'PR' ? cb.pr_inactivity_timeout : cb.inactivity_timeout;
     return new CircuitBreaker(
       {
         inactivityMs: inactivity * 1000,
         maxRepeatedErrors: cb.max_repeated_errors,
+        // Stagnation is for the implementation phase only (the dev agent, or the ticks).
         stagnationMs: phase === 'IMPLEMENTATION' ? cb.task_stagnation_timeout * 1000 : null,
         maxOutputBytes: cb.max_output_size,
         maxAttempts: cb.max_attempts,
@@ -107,6 +144,18 @@ export class WorkflowContext {
       detail: event.detail,
       log: breakerLogLines(event),
     });
+    void this.update({ circuit_breaker: snapshot });
+  }
+
+  /** A pause, resume or fresh breaker: persisted and announced without a log line. */
+  showBreaker(breaker: CircuitBreaker | null): void {
+    const snapshot = breaker?.snapshot() ?? {
+      ...this.workflow.circuit_breaker,
+      state: 'closed' as const,
+      attempts: 0,
+      last_trigger: null,
+    };
+    this.bus.emit({ type: 'breaker.changed', breaker: snapshot, trigger: null, detail: null, log: [] });
     void this.update({ circuit_breaker: snapshot });
   }
 }

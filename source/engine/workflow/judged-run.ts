@@ -1,23 +1,29 @@
+import { randomBytes } from 'node:crypto';
 import { commitJudgedTree } from '../judge/commit.js';
 import { rollback } from '../judge/rollback.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
+import type { BlastRadius } from '../protocol/report.js';
 import { type BuildGuards, judgeChanges, takeBuildGuards } from '../tick/judge-phase.js';
-import type { TickSetup } from '../tick/preflight.js';
+import { clearInflight, markInflight, recordCommitInFlight } from '../tick/recover.js';
+import { makeRunId } from '../tick/tick-record.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import type { StepOutcome } from './agent-step.js';
+import type { WorkflowContext } from './context.js';
 
 /**
- * A workflow agent (spec, single dev, QA) is judged like a tick's builder: the runner's guards
- * before it runs, the judge from git reality after it, then the judged tree committed, or
- * everything rolled back. "The agent wrote the spec" is only believed once git shows exactly that.
+ * A workflow agent (spec, single dev, QA) is judged like a tick's builder: the runner's guards and
+ * the crash-recovery record before it runs, the judge from git reality after it, then the judged
+ * tree committed, or everything rolled back. "The agent wrote the spec" is only believed once git
+ * shows exactly that.
  */
 
 export interface JudgedRun {
   readonly step: StepOutcome;
-  /** Set when the step was done but its changes broke the phase's scope. */
+  /** Set when the step was done but its changes broke the phase's scope (then rolled back). */
   readonly violations: string[];
   readonly commit: string | null;
   readonly touched: string[];
+  readonly blast: BlastRadius;
   readonly blastLine: string;
 }
 
@@ -30,42 +36,63 @@ export interface PhaseScope {
 }
 
 export async function judgedAgentRun(
-  setup: TickSetup,
-  env: NodeJS.ProcessEnv,
+  ctx: WorkflowContext,
   phaseScope: PhaseScope,
   commitMessage: string,
   run: () => Promise<StepOutcome>,
 ): Promise<JudgedRun> {
-  const guards = await takeBuildGuards(setup, env, async () => undefined);
+  const { setup } = ctx;
+  const env = ctx.options.env;
+  const runId = makeRunId(ctx.now(), randomBytes(3).toString('hex'));
+  // INFLIGHT.json is the runner's last write before the agent: a crash leaves a recoverable record.
+  const guards = await takeBuildGuards(setup, env, (early) =>
+    markInflight({
+      paths: setup.paths,
+      facts: setup.facts,
+      runId,
+      gitGuard: early.gitGuard,
+      side: early.sideBefore,
+      ignored: early.ignoredBefore,
+      env,
+      now: ctx.now(),
+    }),
+  );
   const step = await run();
-  const judged = await judgeChanges(setup, guards, scopeOf(setup, phaseScope), 'execute');
+  const judged = await judgeChanges(setup, guards, scopeOf(ctx, phaseScope), 'execute');
   const touched = judged.touched.files.map((f) => f.path);
+  ctx.bus.emit({
+    type: 'judge.finished',
+    code: judged.verdict.code,
+    blast_radius: judged.blast,
+    blast_radius_line: judged.blastLine,
+    violations: judged.verdict.violations.slice(0, 50),
+    touched_paths: touched.slice(0, 200),
+  });
+  const base = { step, touched, blast: judged.blast, blastLine: judged.blastLine };
   try {
     if (step.kind !== 'done' || judged.verdict.code !== null) {
-      await undo(setup, guards);
-      return {
-        step,
-        violations: step.kind === 'done' ? judged.verdict.violations : [],
-        commit: null,
-        touched,
-        blastLine: judged.blastLine,
-      };
+      await undo(ctx, guards);
+      const violations =
+        step.kind === 'done' ? judged.verdict.violations.map((v) => `${judged.verdict.code}: ${v}`) : [];
+      return { ...base, violations, commit: null };
     }
     const committed = await commitJudgedTree(
       setup.git,
       setup.facts,
       judged.touched.index,
       commitMessage,
-      async () => undefined,
+      (commit) => recordCommitInFlight(setup.paths, commit),
     );
-    return { step, violations: [], commit: committed.commit, touched, blastLine: judged.blastLine };
+    await clearInflight(setup.paths);
+    await ctx.refreshFacts();
+    return { ...base, violations: [], commit: committed.commit };
   } finally {
     await judged.touched.index.dispose();
   }
 }
 
-function scopeOf(setup: TickSetup, phase: PhaseScope): EffectiveScope {
-  const { config, paths } = setup;
+function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {
+  const { config, paths } = ctx.setup;
   return {
     taskAllowed: phase.allowed,
     configAllowed: phase.allowed,
@@ -86,8 +113,9 @@ function scopeOf(setup: TickSetup, phase: PhaseScope): EffectiveScope {
   };
 }
 
-async function undo(setup: TickSetup, guards: BuildGuards): Promise<void> {
-  await rollback({
+async function undo(ctx: WorkflowContext, guards: BuildGuards): Promise<void> {
+  const { setup } = ctx;
+  const result = await rollback({
     git: setup.git,
     facts: setup.facts,
     paths: setup.paths,
@@ -95,4 +123,6 @@ async function undo(setup: TickSetup, guards: BuildGuards): Promise<void> {
     ignoredBefore: guards.ignoredBefore,
     sideBefore: guards.sideBefore,
   });
+  // A rollback that could not make the tree clean keeps the record: the next start recovers it.
+  if (result.clean) await clearInflight(setup.paths);
 }

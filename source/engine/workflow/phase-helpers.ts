@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateKind } from '../events.js';
@@ -18,19 +17,22 @@ export interface PhaseSignal {
   dispose(): void;
 }
 
-/** The workflow's signal plus the phase timeout of seed 002 §6. */
+/** The workflow's signal plus the phase timeout of seed 002 §6, on the injected clock. */
 export function phaseSignal(ctx: WorkflowContext, seconds: number): PhaseSignal {
   const timer = new AbortController();
-  const handle = setTimeout(() => timer.abort(), seconds * 1000);
-  handle.unref();
+  const disposed = new AbortController();
+  const stop = AbortSignal.any([disposed.signal, ctx.options.signal]);
+  void ctx.options.clock.sleep(seconds * 1000, stop).then(() => {
+    if (!stop.aborted) timer.abort();
+  });
   return {
     signal: AbortSignal.any([ctx.options.signal, timer.signal]),
     timedOut: () => timer.signal.aborted,
-    dispose: () => clearTimeout(handle),
+    dispose: () => disposed.abort(),
   };
 }
 
-/** How a step that did not finish ends the phase (timeout, abort, interrupt, breaker). */
+/** How a step that did not finish ends the phase (timeout, abort, interrupt, breaker, retries). */
 export function unfinished(
   ctx: WorkflowContext,
   step: StepOutcome,
@@ -39,16 +41,22 @@ export function unfinished(
 ): PhaseResult {
   if (step.kind === 'breaker_open')
     return { kind: 'fail', reason: 'circuit_breaker_triggered', detail: step.detail };
-  if (phase.timedOut())
-    return {
-      kind: 'fail',
-      reason: 'phase_timeout',
-      detail: `the ${ctx.workflow.state} phase ran past its timeout`,
-    };
+  if (phase.timedOut()) return timeoutFailure(ctx);
   if (step.kind === 'aborted') return stopped(ctx);
   if (step.kind === 'failed')
     return { kind: 'fail', reason: 'agent_failed', detail: `${role}-agent: ${step.detail}` };
   return { kind: 'fail', reason: 'agent_failed', detail: `${role}-agent did not finish` };
+}
+
+export function timeoutFailure(ctx: WorkflowContext): PhaseResult {
+  const state = ctx.workflow.state;
+  const key = state === 'SPECIFICATION' ? 'specification' : state.toLowerCase();
+  const seconds = (ctx.setup.config.workflow.timeouts as Record<string, number>)[key];
+  return {
+    kind: 'fail',
+    reason: 'phase_timeout',
+    detail: `the ${state} phase ran past its timeout (workflow.timeouts.${key}: ${seconds}s)`,
+  };
 }
 
 /** Ctrl-C (the workflow stays resumable) or `ralphy abort` (FAILED, reason aborted). */
@@ -67,6 +75,12 @@ export function judgedFailure(run: JudgedRun, role: string): PhaseResult | null 
   };
 }
 
+export interface GateReply {
+  readonly decision: 'approve' | 'reject' | 'answer';
+  readonly text: string | null;
+  readonly by: 'human' | 'auto' | 'nobody';
+}
+
 /**
  * Asks a yes/no or text gate. The circuit breaker is paused meanwhile (seed 002 §6.1, special
  * case 1) and the wait has no limit; the decision is recorded in WORKFLOW.json.
@@ -78,21 +92,15 @@ export async function askGate(
   lines: string[],
   answer: 'yes_no' | 'text',
   breaker: CircuitBreaker | null = null,
-): Promise<{
-  decision: 'approve' | 'reject' | 'answer';
-  text: string | null;
-  by: 'human' | 'auto' | 'nobody';
-}> {
+): Promise<GateReply> {
   breaker?.pause();
+  if (breaker) ctx.showBreaker(breaker);
   const previous = ctx.workflow.status;
-  await ctx.update({
-    status: 'waiting',
-    circuit_breaker: breaker?.snapshot() ?? ctx.workflow.circuit_breaker,
-  });
+  await ctx.update({ status: 'waiting' });
   ctx.bus.emit({ type: 'gate.requested', gate, title, lines, answer });
   const reply = await ctx.options.gates.ask({ gate, title, lines, answer }, ctx.options.signal);
   const text = reply.text?.trim() ? reply.text.trim() : null;
-  const decision: 'approve' | 'reject' | 'answer' =
+  const decision: GateReply['decision'] =
     answer === 'text' && reply.decision !== 'reject' && text
       ? 'answer'
       : reply.decision === 'approve'
@@ -107,31 +115,42 @@ export async function askGate(
     ].slice(-100),
   });
   breaker?.resume();
+  if (breaker) ctx.showBreaker(breaker);
   return { decision, text, by: reply.by };
 }
 
-/** An agent asked the human something: the answer goes into its next run (or the phase fails). */
+/**
+ * An agent asked the human something, or was denied a tool call: the answer goes into its next
+ * run. "allow" (or yes) to a denied call adds it to the calls pre-approved from then on.
+ * Returns the note for the next run, or null when nobody answered (the phase cannot go on).
+ */
 export async function answerQuestion(
   ctx: WorkflowContext,
   role: string,
-  question: string,
+  step: Extract<StepOutcome, { kind: 'question' }>,
   breaker: CircuitBreaker | null,
 ): Promise<string | null> {
-  const reply = await askGate(ctx, 'input', `${role}-agent needs input`, [question], 'text', breaker);
+  const reply = await askGate(ctx, 'input', `${role}-agent needs input`, [step.question], 'text', breaker);
   if (reply.decision !== 'answer' || !reply.text) return null;
+  const allow = step.denied.length > 0 && /^(allow|y|yes|ok)\b/i.test(reply.text);
+  if (allow) {
+    const added = step.denied.map(toolPattern).filter((p): p is string => p !== null);
+    await ctx.update({ allowed_tools: [...new Set([...ctx.workflow.allowed_tools, ...added])].slice(-50) });
+  }
   await ctx.update({ pending_answer: reply.text });
-  return reply.text;
+  return allow
+    ? `The human allowed: ${step.denied.join('; ')}. Go on with the task.`
+    : `In your previous run you asked the human:\n${step.question}\nThe human answered:\n${reply.text}`;
 }
 
-/** Evidence of work: HEAD, the worktree's changes, the task list. A change is progress. */
-export async function evidenceFingerprint(ctx: WorkflowContext): Promise<string> {
-  const git = ctx.setup.git;
-  const [head, status] = await Promise.all([
-    git.run(['rev-parse', 'HEAD']),
-    git.run(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=dirty']),
-  ]);
-  const tasks = await readFile(join(ctx.setup.facts.root, TASKS_FILE)).catch(() => Buffer.alloc(0));
-  return createHash('sha1').update(head.stdout).update(status.stdout).update(tasks).digest('hex');
+/** "Bash npm install left-pad" -> "Bash(npm install left-pad)": exactly the call that was denied. */
+function toolPattern(denied: string): string | null {
+  const match = /^([A-Za-z]+)(?:\s+(.*))?$/.exec(denied.trim());
+  if (!match) return null;
+  const [, tool, target] = match;
+  if (!target) return tool ?? null;
+  // Claude Code's rule syntax has no escape for ")"; a target holding one is not pre-approved.
+  return target.includes(')') ? null : `${tool}(${target})`;
 }
 
 export async function readProjectFile(ctx: WorkflowContext, rel: string, cap = 60_000): Promise<string> {

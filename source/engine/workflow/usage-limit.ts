@@ -1,8 +1,14 @@
 /**
  * Claude Code's usage-limit and rate-limit answers, recognised from the result text or the error
- * output, with the time the limit resets. Forms seen in the wild: `Claude AI usage limit
- * reached|1737331200` (epoch seconds), `5-hour limit reached ∙ resets 3pm`, `You've hit your
- * limit · resets 11am (Europe/Paris)`, and an API 429 (`rate_limit`), for which no time is given.
+ * output, with the time the limit resets. Forms seen in the wild (anthropics/claude-code issues
+ * #11429, #15064, #22946, #51981, #55147):
+ *   `Claude AI usage limit reached|1762952400`            (epoch seconds)
+ *   `Claude usage limit reached. Your limit will reset at 9am (America/Chicago).`
+ *   `You've hit your limit · resets 10pm (America/New_York)`
+ *   `You've hit your limit · resets Apr 23 at 4pm (America/Recife)`
+ *   `You've hit your limit · resets 3:30am (Europe/Moscow)`
+ * and an API 429 (`rate_limit_error`), for which no time is given. A named time zone is honoured;
+ * without one, the local zone is used.
  */
 
 export interface UsageLimit {
@@ -14,37 +20,133 @@ export interface UsageLimit {
 /** Without a reset time the runner waits this long, then tries again. */
 const DEFAULT_WAIT_MS = 5 * 60 * 1000;
 /** A reset further away than this is read as a misparse: the wait is capped here. */
-const MAX_WAIT_MS = 6 * 60 * 60 * 1000;
+const MAX_WAIT_MS = 8 * 60 * 60 * 1000;
+/** A reset time just passed (clock skew) still waits a little, so the retry is not immediate. */
+const MIN_WAIT_MS = 30 * 1000;
+
+const LIMITED =
+  /usage limit|limit reached|hit your limit|rate[ _-]?limit|too many requests|\b429\b|overloaded/i;
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 export function readUsageLimit(text: string, now: Date, apiStatus: number | null = null): UsageLimit | null {
   const epoch = /usage limit reached\s*\|\s*(\d{10})/i.exec(text);
-  if (epoch) return cap(new Date(Number(epoch[1]) * 1000), now, text);
-  const limited =
-    /usage limit|limit reached|hit your limit|rate[ _-]?limit|too many requests|\b429\b/i.test(text) ||
-    apiStatus === 429;
-  if (!limited) return null;
-  const clock = /resets?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?/i.exec(text);
-  if (clock)
-    return cap(
-      nextClockTime(Number(clock[1]), Number(clock[2] ?? 0), clock[3]?.toLowerCase() ?? null, now),
-      now,
+  if (epoch) return capped(new Date(Number(epoch[1]) * 1000), now, text);
+  if (!LIMITED.test(text) && apiStatus !== 429) return null;
+  const clock =
+    /resets?\s+(?:(?:at|on)\s+)?(?:([A-Za-z]{3})[a-z]*\s+(\d{1,2})\s+at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
       text,
     );
+  if (clock) {
+    const resetAt = wallClockTime(
+      {
+        month: clock[1] ? MONTHS.indexOf(clock[1].toLowerCase()) : null,
+        day: clock[2] ? Number(clock[2]) : null,
+        hour: hour24(Number(clock[3]), clock[5]?.toLowerCase() ?? null),
+        minute: Number(clock[4] ?? 0),
+      },
+      validZone(clock[6]) ?? null,
+      now,
+    );
+    if (resetAt) return capped(resetAt, now, text);
+  }
   return { resetAt: new Date(now.getTime() + DEFAULT_WAIT_MS), message: firstLine(text) };
 }
 
-function nextClockTime(hour: number, minute: number, meridiem: string | null, now: Date): Date {
-  let h = hour % 12;
-  if (meridiem === 'pm') h += 12;
-  if (meridiem === null) h = hour % 24;
-  const at = new Date(now);
-  at.setHours(h, minute, 0, 0);
-  if (at.getTime() <= now.getTime()) at.setDate(at.getDate() + 1);
-  return at;
+function hour24(hour: number, meridiem: string | null): number {
+  if (meridiem === 'am') return hour % 12;
+  if (meridiem === 'pm') return (hour % 12) + 12;
+  return hour % 24;
 }
 
-function cap(resetAt: Date, now: Date, text: string): UsageLimit {
-  const wait = Math.min(Math.max(resetAt.getTime() - now.getTime(), 0), MAX_WAIT_MS);
+function validZone(zone: string | undefined): string | null {
+  if (!zone) return null;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return zone;
+  } catch {
+    return null;
+  }
+}
+
+interface WallClock {
+  readonly month: number | null;
+  readonly day: number | null;
+  readonly hour: number;
+  readonly minute: number;
+}
+
+/**
+ * The next instant whose wall-clock time in `zone` (or locally) is `wall`: today's, or
+ * tomorrow's when today's has passed; with a month and day, that day (next year if it passed).
+ */
+function wallClockTime(wall: WallClock, zone: string | null, now: Date): Date | null {
+  const today = zonedParts(now, zone);
+  const month = wall.month !== null && wall.month >= 0 ? wall.month : today.month;
+  const day = wall.day ?? today.day;
+  let at = instantOf({ year: today.year, month, day, hour: wall.hour, minute: wall.minute }, zone);
+  if (at.getTime() <= now.getTime()) {
+    at =
+      wall.day === null
+        ? new Date(at.getTime() + 24 * 60 * 60 * 1000)
+        : instantOf({ year: today.year + 1, month, day, hour: wall.hour, minute: wall.minute }, zone);
+  }
+  return Number.isNaN(at.getTime()) ? null : at;
+}
+
+interface Parts {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+}
+
+function zonedParts(date: Date, zone: string | null): Parts {
+  if (zone === null)
+    return {
+      year: date.getFullYear(),
+      month: date.getMonth(),
+      day: date.getDate(),
+      hour: date.getHours(),
+      minute: date.getMinutes(),
+    };
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+    })
+      .formatToParts(date)
+      .map((p) => [p.type, Number(p.value)]),
+  );
+  return {
+    year: parts.year ?? 0,
+    month: (parts.month ?? 1) - 1,
+    day: parts.day ?? 1,
+    hour: parts.hour ?? 0,
+    minute: parts.minute ?? 0,
+  };
+}
+
+/** The instant at which `zone` shows `wall` (two passes settle a daylight-saving offset). */
+function instantOf(wall: Parts, zone: string | null): Date {
+  if (zone === null) return new Date(wall.year, wall.month, wall.day, wall.hour, wall.minute);
+  const asUtc = Date.UTC(wall.year, wall.month, wall.day, wall.hour, wall.minute);
+  let guess = asUtc;
+  for (let i = 0; i < 2; i++) {
+    const shown = zonedParts(new Date(guess), zone);
+    const shownUtc = Date.UTC(shown.year, shown.month, shown.day, shown.hour, shown.minute);
+    guess += asUtc - shownUtc;
+  }
+  return new Date(guess);
+}
+
+function capped(resetAt: Date, now: Date, text: string): UsageLimit {
+  const wait = Math.min(Math.max(resetAt.getTime() - now.getTime(), MIN_WAIT_MS), MAX_WAIT_MS);
   return { resetAt: new Date(now.getTime() + wait), message: firstLine(text) };
 }
 

@@ -1,23 +1,32 @@
-import { join } from 'node:path';
 import { type WorkflowFile, workflowFileSchema } from '../protocol/workflow.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 
 /** relais/WORKFLOW.json: validated on read, written atomically on every transition. */
 
-export function workflowPath(paths: WorkspacePaths): string {
-  return join(paths.dir, 'WORKFLOW.json');
-}
-
 export function readWorkflow(paths: WorkspacePaths): Promise<JsonRead<WorkflowFile>> {
-  return readJsonValidated(workflowPath(paths), workflowFileSchema);
+  return readJsonValidated(paths.workflow, workflowFileSchema);
 }
 
 export function writeWorkflow(paths: WorkspacePaths, workflow: WorkflowFile): Promise<void> {
-  return writeJsonAtomic(workflowPath(paths), workflowFileSchema, workflow);
+  return writeJsonAtomic(paths.workflow, workflowFileSchema, workflow);
 }
 
-export function freshWorkflow(prdTitle: string, now: Date, maxAttempts: number): WorkflowFile {
+export interface FreshWorkflow {
+  readonly prdTitle: string;
+  readonly now: Date;
+  readonly maxAttempts: number;
+  readonly engine: WorkflowFile['engine'];
+  readonly maxCostUsd: number | null;
+}
+
+export function freshWorkflow({
+  prdTitle,
+  now,
+  maxAttempts,
+  engine,
+  maxCostUsd,
+}: FreshWorkflow): WorkflowFile {
   return {
     schema_version: 1,
     state: 'IDLE',
@@ -40,6 +49,14 @@ export function freshWorkflow(prdTitle: string, now: Date, maxAttempts: number):
     pid: process.pid,
     cost_usd: 0,
     pending_answer: null,
+    allowed_tools: [],
+    engine,
+    base_commit: null,
+    tasks: [],
+    verification: null,
+    blast_radius: null,
+    waiting_until: null,
+    max_cost_usd: maxCostUsd,
   };
 }
 

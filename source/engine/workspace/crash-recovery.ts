@@ -6,6 +6,7 @@ import { inflightSchema } from '../protocol/inflight.js';
 import { reportSchema } from '../protocol/report.js';
 import { workspaceStateSchema } from '../protocol/state.js';
 import { taskSchema } from '../protocol/task.js';
+import { workflowFileSchema } from '../protocol/workflow.js';
 import { readJsonValidated } from './atomic-write.js';
 import type { WorkspacePaths } from './paths.js';
 
@@ -56,6 +57,7 @@ export async function findCorruptRunnerFiles(paths: WorkspacePaths): Promise<Cor
     { path: paths.report, schema: reportSchema, required: false },
     { path: paths.blocked, schema: blockedFileSchema, required: false },
     { path: paths.inflight, schema: inflightSchema, required: false },
+    { path: paths.workflow, schema: workflowFileSchema, required: false },
   ];
   const problems: CorruptFile[] = [];
   for (const file of files) {

@@ -141,7 +141,7 @@ async function checkWorkspace(paths: WorkspacePaths): Promise<DoctorCheck[]> {
   return [
     ok('workspace', `${paths.relDir}/`),
     missing.length === 0
-      ? ok('prompts', 'all four prompt files present')
+      ? ok('prompts', `all ${PROMPT_FILE_NAMES.length} prompt files present`)
       : bad(
           'prompts',
           'fail',

@@ -17,6 +17,10 @@ export interface WorkspacePaths {
   readonly facts: string;
   readonly lock: string;
   readonly inflight: string;
+  /** The Ralphy workflow's state (seed 002 §7 state.json). */
+  readonly workflow: string;
+  /** A request from `ralphy abort` to the running workflow. */
+  readonly abortRequest: string;
   /** Where a recovery keeps what an interrupted run left behind (nothing is deleted). */
   readonly recoveredDir: string;
   readonly historyDir: string;
@@ -39,6 +43,8 @@ export function workspacePaths(root: string, workspaceDir: string): WorkspacePat
     facts: join(dir, 'FACTS.md'),
     lock: join(dir, 'lock.json'),
     inflight: join(dir, 'INFLIGHT.json'),
+    workflow: join(dir, 'WORKFLOW.json'),
+    abortRequest: join(dir, 'ABORT.json'),
     recoveredDir: join(dir, 'recovered'),
     historyDir: join(dir, 'history'),
     promptsDir: join(dir, 'prompts'),
@@ -46,14 +52,16 @@ export function workspacePaths(root: string, workspaceDir: string): WorkspacePat
   };
 }
 
-export const PROMPT_FILE_NAMES = [
+/** The prompts a tick needs; the workflow's own (spec, dev, qa) are only needed by `ralphy start`. */
+export const TICK_PROMPT_FILE_NAMES = [
   'orchestrator.system.txt',
   'orchestrator.user.txt',
   'builder.system.txt',
   'builder.user.txt',
-  'spec.txt',
-  'dev.txt',
-  'qa.txt',
 ] as const;
+
+export const WORKFLOW_PROMPT_FILE_NAMES = ['spec.txt', 'dev.txt', 'qa.txt'] as const;
+
+export const PROMPT_FILE_NAMES = [...TICK_PROMPT_FILE_NAMES, ...WORKFLOW_PROMPT_FILE_NAMES] as const;
 
 export type PromptFileName = (typeof PROMPT_FILE_NAMES)[number];

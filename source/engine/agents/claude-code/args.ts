@@ -23,7 +23,8 @@ export function claudeArgs(request: AgentRequest): string[] {
     '--max-budget-usd',
     String(request.maxBudgetUsd),
   ];
-  if (request.tools.length > 0) args.push('--allowedTools', request.tools.join(','));
+  const preApproved = request.allowedTools ?? request.tools;
+  if (preApproved.length > 0) args.push('--allowedTools', preApproved.join(','));
   if (request.fallbackModel && request.fallbackModel !== request.model)
     args.push('--fallback-model', request.fallbackModel);
   // The orchestrator gets only our system prompt; the builder keeps Claude Code's (tool usage) plus ours.

@@ -1,0 +1,159 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AgentRequest } from '../agents/agent-run.js';
+import { PACKAGE_ROOT } from '../workspace/package-assets.js';
+import { runAgentStep, type StepOutcome } from './agent-step.js';
+import type { BreakerPhase, PhaseResult, WorkflowContext } from './context.js';
+import { evidenceWatcher } from './evidence.js';
+import { type JudgedRun, judgedAgentRun, type PhaseScope } from './judged-run.js';
+import { answerQuestion, judgedFailure, phaseSignal, unfinished } from './phase-helpers.js';
+import type { PlanTask } from './tasks-file.js';
+
+/**
+ * One agent phase of seed 002 (spec-agent, the single dev-agent, qa-agent): the phase timeout,
+ * the phase's circuit breaker, retries, questions for the human, the workflow's spend cap, and the
+ * judge from git reality around the whole of it, so the phase ends on a judged commit or nothing.
+ */
+
+export type WorkflowAgentRole = 'spec' | 'dev' | 'qa';
+
+export interface AgentPhase {
+  readonly role: WorkflowAgentRole;
+  readonly phase: BreakerPhase;
+  readonly phaseTimeoutSeconds: number;
+  /** One run of the agent CLI (seed 002 §6 "Agent (per run)"). */
+  readonly runTimeoutMs: number;
+  readonly maxTurns: number;
+  readonly scope: PhaseScope;
+  readonly commitMessage: string;
+  readonly prompt: (note: string | null) => Promise<string>;
+  readonly verifyDone: (text: string) => Promise<string | null>;
+  /** TASKS.md statuses changed while the agent ran (the single dev-agent updates them). */
+  readonly onTasks?: (tasks: PlanTask[]) => Promise<void>;
+}
+
+export type AgentPhaseResult = { kind: 'done'; run: JudgedRun } | { kind: 'end'; result: PhaseResult };
+
+/** Appended to Claude Code's own system prompt: who the agent is, and how it says it is done. */
+const ROLE_SYSTEM: Record<WorkflowAgentRole, string> = {
+  spec: 'You are the spec-agent of Ralphy (Relais). You write the specification and the task list; you do not write code.',
+  dev: 'You are the dev-agent of Ralphy (Relais). You implement the tasks of specs/TASKS.md with tests.',
+  qa: 'You are the qa-agent of Ralphy (Relais). You review code quality and security and write a report; you do not change code.',
+};
+const SIGNAL_RULE =
+  'When, and only when, your task is complete, end your final answer with a line of its own: EXIT_SIGNAL: true. If it is not complete, say why and end with EXIT_SIGNAL: false. If you need a decision from the human, end your answer with the question.';
+
+export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Promise<AgentPhaseResult> {
+  const breaker = ctx.breakerFor(spec.phase);
+  ctx.showBreaker(breaker);
+  const phase = phaseSignal(ctx, spec.phaseTimeoutSeconds);
+  const budget = new AbortController();
+  const signal = AbortSignal.any([phase.signal, budget.signal]);
+  let unanswered: string | null = null;
+  try {
+    // An answer given before a crash or an interrupt still reaches the agent on resume.
+    let note: string | null = ctx.workflow.pending_answer
+      ? `The human answered your earlier question: ${ctx.workflow.pending_answer}`
+      : null;
+    const run = await judgedAgentRun(ctx, spec.scope, spec.commitMessage, async (): Promise<StepOutcome> => {
+      let costSoFar = 0;
+      for (;;) {
+        const step = await runAgentStep({
+          role: spec.role,
+          runner: ctx.runner,
+          bus: ctx.bus,
+          breaker,
+          clock: ctx.options.clock,
+          signal,
+          retries: ctx.setup.config.workflow.agent_retries,
+          request: async (retryNote) => request(ctx, spec, await spec.prompt(joinNotes(note, retryNote))),
+          verifyDone: spec.verifyDone,
+          watch: evidenceWatcher(ctx, breaker, spec.onTasks),
+          onBreaker: (event) => {
+            if (breaker) ctx.reportBreaker(breaker, event);
+          },
+          onCost: async (usd) => {
+            await ctx.addCost(usd);
+            if (ctx.overBudget()) budget.abort();
+          },
+          onWaiting: (until) =>
+            ctx.update({
+              waiting_until: until?.toISOString() ?? null,
+              status: until ? 'waiting' : 'running',
+            }),
+        });
+        costSoFar += step.costUsd;
+        if (step.kind !== 'question') return { ...step, costUsd: costSoFar };
+        note = await answerQuestion(ctx, spec.role, step, breaker);
+        if (note === null) {
+          unanswered = step.question;
+          return { kind: 'failed', detail: 'needs input', costUsd: costSoFar };
+        }
+      }
+    });
+    if (run.step.kind === 'done') {
+      const violation = judgedFailure(run, spec.role);
+      if (violation) return { kind: 'end', result: violation };
+      await ctx.update({ pending_answer: null });
+      return { kind: 'done', run };
+    }
+    if (budget.signal.aborted && !phase.signal.aborted)
+      return {
+        kind: 'end',
+        result: { kind: 'fail', reason: 'budget_exhausted', detail: ctx.overBudget() ?? '' },
+      };
+    if (unanswered !== null)
+      return {
+        kind: 'end',
+        result: {
+          kind: 'fail',
+          reason: 'needs_input',
+          detail: `${spec.role}-agent asked a question nobody answered: ${unanswered}`,
+        },
+      };
+    return { kind: 'end', result: unfinished(ctx, run.step, phase, spec.role) };
+  } finally {
+    phase.dispose();
+  }
+}
+
+function joinNotes(...notes: Array<string | null>): string | null {
+  const present = notes.filter((n): n is string => !!n);
+  return present.length > 0 ? present.join('\n\n') : null;
+}
+
+function request(
+  ctx: WorkflowContext,
+  spec: AgentPhase,
+  userPrompt: string,
+): Omit<AgentRequest, 'signal' | 'attempt'> {
+  const { config, facts } = ctx.setup;
+  const agent = config.agents[spec.role];
+  const tools = config.workflow.agent_tools.split(',');
+  const mode = config.workflow.permission_mode;
+  return {
+    role: spec.role,
+    systemPrompt: `${ROLE_SYSTEM[spec.role]}\n${SIGNAL_RULE}`,
+    userPrompt,
+    model: agent.model,
+    fallbackModel: agent.fallback_model,
+    maxTurns: spec.maxTurns,
+    maxBudgetUsd: config.workflow.agent_max_budget_usd,
+    tools,
+    permissionMode: mode,
+    // With acceptEdits, shell commands wait for the human's "allow" (a needs-input gate).
+    allowedTools:
+      mode === 'acceptEdits'
+        ? [...tools.filter((t) => t !== 'Bash'), ...ctx.workflow.allowed_tools]
+        : undefined,
+    streaming: true,
+    cwd: facts.root,
+    timeoutMs: spec.runTimeoutMs,
+  };
+}
+
+/** The workflow's prompt templates: the project's copy in relais/prompts, else the shipped one. */
+export async function readAgentPrompt(ctx: WorkflowContext, name: 'spec.txt' | 'dev.txt' | 'qa.txt') {
+  const own = await readFile(join(ctx.setup.paths.promptsDir, name), 'utf8').catch(() => null);
+  return own ?? readFile(join(PACKAGE_ROOT, 'prompts', name), 'utf8');
+}

@@ -1,0 +1,37 @@
+import type { PhaseResult, WorkflowContext } from './context.js';
+import { askGate, QA_FILE, SPEC_FILE, stopped, TASKS_FILE } from './phase-helpers.js';
+import { qaSummary } from './qa-phase.js';
+
+/**
+ * The two human gates of seed 002 §4: wait without limit (the breaker has nothing running to
+ * watch), show what is being approved, and record the decision. An abort or interrupt while
+ * waiting ends the wait; it is never read as a "no".
+ */
+
+export async function specGate(ctx: WorkflowContext): Promise<PhaseResult> {
+  const tasks = ctx.workflow.tasks;
+  const lines = [
+    'Files generated:',
+    `  - ${SPEC_FILE}`,
+    `  - ${TASKS_FILE} (${tasks.length} task${tasks.length === 1 ? '' : 's'})`,
+    ...tasks.slice(0, 40).map((t) => `    ${t.number}. ${t.title}`),
+    ...(tasks.length > 40 ? [`    … and ${tasks.length - 40} more`] : []),
+  ];
+  const reply = await askGate(ctx, 'spec', 'Approve the specification and tasks?', lines, 'yes_no');
+  if (ctx.options.signal.aborted) return stopped(ctx);
+  return { kind: 'next', event: reply.decision === 'approve' ? 'approve' : 'reject' };
+}
+
+export async function qaGate(ctx: WorkflowContext): Promise<PhaseResult> {
+  const summary = await qaSummary(ctx);
+  const done = ctx.workflow.tasks.filter((t) => t.status === 'completed').length;
+  const lines = [
+    `QA report: ${QA_FILE}`,
+    ...(summary.length > 0 ? summary.map((l) => `  ${l}`) : ['  (the report has no summary section)']),
+    `Tasks completed: ${done}/${ctx.workflow.tasks.length}`,
+    'Approving opens the pull request.',
+  ];
+  const reply = await askGate(ctx, 'qa', 'Approve the QA report and open the pull request?', lines, 'yes_no');
+  if (ctx.options.signal.aborted) return stopped(ctx);
+  return { kind: 'next', event: reply.decision === 'approve' ? 'approve' : 'reject' };
+}

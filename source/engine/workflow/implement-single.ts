@@ -1,0 +1,77 @@
+import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
+import type { PhaseResult, WorkflowContext } from './context.js';
+import { fill, readProjectFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
+import { describeRuns, runProjectChecks } from './project-checks.js';
+import { recordTasks } from './spec-phase.js';
+import { parseTasks } from './tasks-file.js';
+
+/**
+ * IMPLEMENTATION with the `single` engine (seed 002 §3.2): one dev-agent invocation works through
+ * every pending task of TASKS.md and ends on EXIT_SIGNAL. Its "done" counts only when TASKS.md
+ * shows every task completed and the project's own checks pass, run by the runner; the judge then
+ * holds the whole change to the configured scope before it is committed.
+ */
+export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult> {
+  const { workflow, scope } = ctx.setup.config;
+  const template = await readAgentPrompt(ctx, 'dev.txt');
+  const outcome = await runAgentPhase(ctx, {
+    role: 'dev',
+    phase: 'IMPLEMENTATION',
+    phaseTimeoutSeconds: workflow.timeouts.implementation,
+    // The one dev-agent run is bounded by the phase, not by the per-run agent timeout.
+    runTimeoutMs: workflow.timeouts.implementation * 1000,
+    maxTurns: workflow.max_turns.dev,
+    scope: {
+      allowed: [...scope.default_allowed_globs, TASKS_FILE],
+      allowNewFiles: true,
+      allowLockfileChanges: scope.default_allow_lockfile_changes,
+      maxFiles: workflow.single_max_files_touched,
+      maxLines: workflow.single_max_lines_changed,
+    },
+    commitMessage: `ralphy: implementation of "${ctx.prd.title}" (dev-agent)`,
+    prompt: async (note) =>
+      fill(template, {
+        TASKS_FILE,
+        SPEC_FILE,
+        SPEC: await readProjectFile(ctx, SPEC_FILE, 30_000),
+        TASKS: await readProjectFile(ctx, TASKS_FILE, 30_000),
+        TEST_COMMAND: workflow.stack.test_command ?? 'the project tests',
+        NOTE: note ?? '',
+      }),
+    verifyDone: () => implementationProblem(ctx),
+    onTasks: async (tasks) => {
+      await recordTasks(ctx, tasks);
+      for (const task of tasks.filter((t) => t.status === 'completed'))
+        await ctx.updateTask(task.number, { claimed: 'the dev-agent marked it completed' });
+    },
+  });
+  if (outcome.kind === 'end') return outcome.result;
+  const verification = ctx.workflow.verification;
+  const verified = verification
+    ? `checks on ${verification.commit.slice(0, 12)}: ${describeRuns(verification.runs)}; committed ${outcome.run.commit?.slice(0, 12) ?? '(no change)'}`
+    : `committed ${outcome.run.commit?.slice(0, 12) ?? '(no change)'}; no parameter-free verification template is configured`;
+  for (const task of ctx.workflow.tasks)
+    await ctx.updateTask(task.number, {
+      status: 'completed',
+      claimed: task.claimed ?? 'the dev-agent marked it completed',
+      verified,
+      commits: outcome.run.commit ? [outcome.run.commit] : task.commits,
+    });
+  return { kind: 'next', event: 'exit_signal' };
+}
+
+/** Why the dev-agent's "done" is not believed yet: tasks left, or a failing check. */
+async function implementationProblem(ctx: WorkflowContext): Promise<string | null> {
+  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  if (!parsed.ok) return `${TASKS_FILE} does not parse any more: ${parsed.problems.slice(0, 3).join('; ')}`;
+  await recordTasks(ctx, parsed.tasks);
+  const open = parsed.tasks.filter((t) => t.status !== 'completed');
+  if (open.length > 0)
+    return `${TASKS_FILE} still shows ${open.length} task(s) not completed: ${open
+      .slice(0, 5)
+      .map((t) => `${t.number}. ${t.title}`)
+      .join(', ')}`;
+  const checks = await runProjectChecks(ctx, ctx.options.signal);
+  if (checks.aborted) return 'the checks were interrupted';
+  return checks.problem;
+}

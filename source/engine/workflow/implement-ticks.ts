@@ -1,0 +1,244 @@
+import { remediationOf } from '../protocol/codes.js';
+import type { TaskRecord } from '../protocol/workflow.js';
+import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
+import { runTick, type TickResult } from '../tick/run-tick.js';
+import type { PhaseResult, WorkflowContext } from './context.js';
+import { evidenceWatcher } from './evidence.js';
+import { waitForReset } from './limit-wait.js';
+import {
+  askGate,
+  type PhaseSignal,
+  phaseSignal,
+  readProjectFile,
+  stopped,
+  TASKS_FILE,
+  timeoutFailure,
+} from './phase-helpers.js';
+import { describeRuns, runProjectChecks } from './project-checks.js';
+import { supervisedRunner } from './supervised-runner.js';
+import { commitTaskStatus } from './task-status.js';
+import { parseTasks } from './tasks-file.js';
+import type { UsageLimit } from './usage-limit.js';
+
+/**
+ * IMPLEMENTATION with the `ticks` engine (DESIGN.md, the default): a judged Relais loop over the
+ * pending tasks of TASKS.md. For each task the orchestrator proposes ticks aimed at it; a task is
+ * completed only when a tick for it was judged in scope, verified by the runner and committed (or,
+ * when the orchestrator says there is nothing to change, when the project's own checks pass). A
+ * stopped tick is rolled back and the next one is told why, up to `max_ticks_per_task`. Every
+ * agent of every tick runs under the phase's circuit breaker.
+ */
+export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseResult> {
+  const breaker = ctx.breakerFor('IMPLEMENTATION');
+  ctx.showBreaker(breaker);
+  const phase = phaseSignal(ctx, ctx.setup.config.workflow.timeouts.implementation);
+  try {
+    for (const task of ctx.workflow.tasks) {
+      if (task.status === 'completed') continue;
+      const ended = await implementTask(ctx, task, breaker, phase);
+      if (ended) return ended;
+    }
+    await ctx.update({ current_task: null });
+    return { kind: 'next', event: 'exit_signal' };
+  } finally {
+    phase.dispose();
+  }
+}
+
+async function implementTask(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<PhaseResult | null> {
+  const maxTicks = ctx.setup.config.workflow.max_ticks_per_task;
+  await ctx.update({ current_task: `${task.number}. ${task.title}` });
+  await ctx.updateTask(task.number, { status: 'in_progress' });
+  let note: string | null = ctx.workflow.pending_answer
+    ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
+    : null;
+  let ticks = 0;
+  while (ticks < maxTicks) {
+    let limit: UsageLimit | null = null;
+    const tick = await runTick({
+      root: ctx.setup.facts.root,
+      bus: ctx.bus,
+      signal: phase.signal,
+      env: ctx.options.env,
+      command: 'ralphy start',
+      now: ctx.options.now,
+      lockHeld: true,
+      goal: await taskGoal(ctx, task, note),
+      agentRunner: () =>
+        supervisedRunner(ctx.runner, {
+          breaker,
+          clock: ctx.options.clock,
+          onBreaker: (event) => {
+            if (breaker) ctx.reportBreaker(breaker, event);
+          },
+          watch: evidenceWatcher(ctx, breaker),
+          onLimit: (found) => {
+            limit = found;
+          },
+        }),
+    });
+    await ctx.addCost(tick.spent.costUsd);
+    await ctx.refreshFacts();
+    const interrupted = whyInterrupted(ctx, breaker, phase);
+    if (interrupted) return interrupted;
+    const found = limit as UsageLimit | null;
+    if (found) {
+      // Not a failed attempt: wait for the reset, then the same task again.
+      await waitForReset({
+        limit: found,
+        bus: ctx.bus,
+        clock: ctx.options.clock,
+        breaker,
+        signal: phase.signal,
+        onWaiting: (until) =>
+          ctx.update({ waiting_until: until?.toISOString() ?? null, status: until ? 'waiting' : 'running' }),
+      });
+      const afterWait = whyInterrupted(ctx, breaker, phase);
+      if (afterWait) return afterWait;
+      continue;
+    }
+    ticks++;
+    await ctx.updateTask(task.number, { ticks: task.ticks + ticks });
+    const over = ctx.overBudget();
+    if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
+    if (tick.verdict === 'blocked')
+      return {
+        kind: 'fail',
+        reason: 'tick_stopped',
+        detail: `task ${task.number}: the tick was blocked (${tick.code}: ${tick.detail ?? ''}). ${remediationOf(tick.code)}`,
+      };
+    if (tick.verdict === 'stop') {
+      note = `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}`;
+      continue;
+    }
+    const next = await afterSuccess(ctx, task, tick, breaker, phase);
+    if (next.kind === 'done') return null;
+    if (next.kind === 'end') return next.result;
+    note = next.note;
+  }
+  return {
+    kind: 'fail',
+    reason: 'tick_stopped',
+    detail: `task ${task.number} "${task.title}": no verified tick after ${maxTicks} tick(s) (workflow.max_ticks_per_task)`,
+  };
+}
+
+type AfterSuccess = { kind: 'done' } | { kind: 'again'; note: string } | { kind: 'end'; result: PhaseResult };
+
+async function afterSuccess(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<AfterSuccess> {
+  const report = tick.report;
+  if (tick.control?.action === 'stop') {
+    // The orchestrator says there is nothing left to do: a claim, checked by the runner.
+    const checks = await runProjectChecks(ctx, phase.signal);
+    if (checks.aborted) return { kind: 'end', result: whyInterrupted(ctx, breaker, phase) ?? stopped(ctx) };
+    if (checks.problem)
+      return {
+        kind: 'again',
+        note: `You said the task needs no change, but the runner's checks fail: ${checks.problem}. Propose a task that fixes it.`,
+      };
+    await completeTask(
+      ctx,
+      task,
+      `the orchestrator said it was already done: ${tick.control.reason ?? ''}`.trim(),
+      [`nothing to change; checks: ${checks.none ? 'none configured' : describeRuns(checks.runs)}`],
+    );
+    return { kind: 'done' };
+  }
+  if (report?.task?.task_kind === 'question') {
+    const question = report.task.question;
+    const lines = [
+      question?.prompt ?? report.task.intent,
+      ...(question?.choices ?? []).map((c) => `  - ${c}`),
+    ];
+    const reply = await askGate(
+      ctx,
+      'input',
+      `The orchestrator asks about task ${task.number}`,
+      lines,
+      'text',
+      breaker,
+    );
+    if (ctx.options.signal.aborted) return { kind: 'end', result: stopped(ctx) };
+    if (reply.decision !== 'answer' || !reply.text)
+      return {
+        kind: 'end',
+        result: {
+          kind: 'fail',
+          reason: 'needs_input',
+          detail: `task ${task.number}: a question nobody answered: ${lines[0]}`,
+        },
+      };
+    await ctx.update({ pending_answer: reply.text });
+    return { kind: 'again', note: `You asked: ${lines[0]}\nThe human answered: ${reply.text}` };
+  }
+  const runs = report?.verification.runs ?? [];
+  await completeTask(ctx, task, report?.agents.builder.summary ?? null, [
+    `${tick.code}${report?.commit ? `, committed ${report.commit.slice(0, 12)}` : ', no change needed'}`,
+    `judged ${report?.blast_radius_line ?? ''}`,
+    runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification requested by the task',
+  ]);
+  return { kind: 'done' };
+}
+
+async function completeTask(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  claimed: string | null,
+  verified: string[],
+): Promise<void> {
+  const tickCommit = ctx.setup.facts.head;
+  const statusCommit = await commitTaskStatus(ctx, task.number, 'completed');
+  const record = ctx.workflow.tasks.find((t) => t.number === task.number);
+  await ctx.updateTask(task.number, {
+    status: 'completed',
+    claimed: claimed?.slice(0, 500) ?? null,
+    verified: verified.join('; ').slice(0, 500),
+    commits: [
+      ...new Set([...(record?.commits ?? []), tickCommit, ...(statusCommit ? [statusCommit] : [])]),
+    ].slice(-100),
+  });
+  await ctx.update({ pending_answer: null });
+}
+
+function whyInterrupted(
+  ctx: WorkflowContext,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): PhaseResult | null {
+  if (breaker?.isOpen)
+    return {
+      kind: 'fail',
+      reason: 'circuit_breaker_triggered',
+      detail: breaker.snapshot().last_trigger ?? 'open',
+    };
+  if (phase.timedOut()) return timeoutFailure(ctx);
+  if (ctx.options.signal.aborted) return stopped(ctx);
+  return null;
+}
+
+/** The orchestrator's goal for this tick: the one task, with what the last tick taught. */
+async function taskGoal(ctx: WorkflowContext, task: TaskRecord, note: string | null): Promise<string> {
+  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  const plan = parsed.ok ? parsed.tasks.find((t) => t.number === task.number) : undefined;
+  return [
+    `Ralphy workflow "${ctx.prd.title}": implement task ${task.number} of specs/TASKS.md, and only that task.`,
+    `Task ${task.number}: ${task.title}`,
+    ...(plan
+      ? [`Description: ${plan.description || '(none)'}`, `Files: ${plan.files.join(', ') || '(not listed)'}`]
+      : []),
+    'The full specification is in specs/SPEC.md. Propose one small execute task for it, with the',
+    'verification templates that prove it. When it is already done, return a control stop.',
+    ...(note ? ['', note] : []),
+  ].join('\n');
+}

@@ -1,0 +1,270 @@
+import { existsSync } from 'node:fs';
+import { mkdir, realpath, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import { claudeRunner } from '../agents/claude-code/run-claude.js';
+import { identityEnv } from '../judge/commit.js';
+import { Git } from '../judge/git.js';
+import { readRepoFacts, worktreeStatus } from '../judge/repo.js';
+import type { WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import { loadSetup, type TickSetup } from '../tick/preflight.js';
+import { recoverInterruptedRun } from '../tick/recover.js';
+import type { DoctorCheck } from '../workspace/doctor-checks.js';
+import { initWorkspace } from '../workspace/init-workspace.js';
+import { acquireLock, type HeldLock } from '../workspace/lock.js';
+import { CONFIG_FILE_NAME } from '../workspace/paths.js';
+import { WorkflowContext, type WorkflowOptions } from './context.js';
+import { askGate } from './phase-helpers.js';
+import { branchSlug, type Prd, readPrd } from './prd.js';
+import { workflowPrerequisites } from './prerequisites.js';
+import { freshWorkflow, readWorkflow, resumePhase, writeWorkflow } from './workflow-store.js';
+
+/**
+ * Everything before the first phase of `ralphy start`: the project and PRD.md, `relais init` when
+ * the project has none, the prerequisites of seed 002 §11, the workspace lock (held for the whole
+ * workflow), recovery of an agent run a crash interrupted, the resume question, and the feature
+ * branch every commit of the workflow goes to. Nothing is changed before the checks pass.
+ */
+
+export type Prepared =
+  | { ok: true; ctx: WorkflowContext; lock: HeldLock; resumedFrom: WorkflowStateName | null }
+  | { ok: false; detail: string; fix: string; checks: DoctorCheck[] };
+
+export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepared> {
+  const now = options.now?.() ?? new Date();
+  const root = await realpath(options.root).catch(() => null);
+  if (!root) return refuse(`${options.root} does not exist`, 'Give the path of your project folder.');
+  const git = new Git(root, options.env);
+  const repo = await readRepoFacts(git, root);
+  if (!repo.ok)
+    return refuse(
+      repo.detail,
+      'Run ralphy start at the root of a git repository with at least one commit (git init, git commit).',
+    );
+  if (!repo.facts.branchRef)
+    return refuse('HEAD is detached', 'Check out the branch the work should start from (git switch main).');
+  const prd = await readPrd(join(root, 'PRD.md'));
+  if (!prd.ok)
+    return refuse(
+      prd.problem,
+      'Write PRD.md at the project root: a "# Title" line and an "## Objective" section.',
+    );
+  const configWasMissing = !existsSync(join(root, CONFIG_FILE_NAME));
+  // Idempotent: creates what is missing (config, workspace, prompts, git exclude), keeps the rest.
+  const init = await initWorkspace(root, { force: false, env: options.env, now });
+  const initProblem = init.steps.find((s) => s.action === 'problem');
+  if (initProblem)
+    return refuse(
+      `${initProblem.path}: ${initProblem.note ?? 'problem'}`,
+      'Fix it, then run ralphy start again.',
+    );
+  if (configWasMissing)
+    options.bus.emit({
+      type: 'log',
+      level: 'info',
+      message: `Initialised relais in ${root} (relais.config.json, relais/)`,
+    });
+  const loaded = await loadSetup(root, options.env);
+  if (!loaded.ok)
+    return refuse(
+      loaded.block.detail,
+      'Fix relais.config.json (the detail names the field), then try again.',
+    );
+  const setup = loaded.setup;
+  const prerequisites = await workflowPrerequisites({
+    config: setup.config,
+    git: setup.git,
+    root,
+    env: options.env,
+  });
+  for (const check of prerequisites.checks.filter((c) => c.status === 'warn'))
+    options.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `${check.name}: ${check.detail}. Fix: ${check.fix}`,
+    });
+  const failed = prerequisites.checks.filter((c) => c.status === 'fail');
+  if (failed.length > 0 || !prerequisites.claude)
+    return {
+      ok: false,
+      detail: failed.map((c) => `${c.name}: ${c.detail}`).join('; '),
+      fix: failed.map((c) => c.fix).join('; '),
+      checks: prerequisites.checks,
+    };
+  const lock = await acquireLock(setup.paths.lock, 'ralphy start');
+  if (!lock.ok)
+    return refuse(
+      `another relais or ralphy run holds the workspace lock: ${lock.detail}`,
+      'Wait for it to finish (ralphy status), or stop it (ralphy abort).',
+    );
+  try {
+    const ready = await underLock(options, setup, prd.prd, prerequisites.claude, configWasMissing, now);
+    if (!ready.ok) await lock.lock.release();
+    return ready.ok ? { ...ready, lock: lock.lock } : ready;
+  } catch (error) {
+    await lock.lock.release();
+    throw error;
+  }
+}
+
+async function underLock(
+  options: WorkflowOptions,
+  found: TickSetup,
+  prd: Prd,
+  claude: string,
+  configWasMissing: boolean,
+  now: Date,
+): Promise<
+  { ok: true; ctx: WorkflowContext; resumedFrom: WorkflowStateName | null } | Extract<Prepared, { ok: false }>
+> {
+  let setup = found;
+  const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
+  if (recovery.kind === 'failed')
+    return refuse(
+      recovery.detail,
+      'Look at relais/recovered/ and the detail, then remove relais/INFLIGHT.json once the tree is as it should be.',
+    );
+  if (recovery.kind === 'recovered') {
+    options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
+    setup = await withFreshFacts(setup);
+  }
+  const existing = await readWorkflow(setup.paths);
+  if (existing.kind === 'invalid')
+    return refuse(
+      `${setup.paths.relDir}/WORKFLOW.json is unreadable (${existing.reason}); it is kept as it is`,
+      `Move it aside to start a new workflow: mv ${setup.paths.relDir}/WORKFLOW.json ${setup.paths.relDir}/WORKFLOW.json.bak`,
+    );
+  const dirty = (await worktreeStatus(setup.git)).filter(
+    (e) => !(configWasMissing && e.slice(3) === CONFIG_FILE_NAME),
+  );
+  if (dirty.length > 0)
+    return refuse(
+      `the working tree has ${dirty.length} uncommitted or untracked path(s): ${dirty.slice(0, 5).join(', ')}`,
+      'Commit, stash or remove them: the workflow judges every change against a clean tree.',
+    );
+  const runner =
+    options.agentRunner?.(setup) ??
+    claudeRunner({ command: claude, extraEnv: setup.config.claude_code_cli.extra_env, env: options.env });
+  const previous = existing.kind === 'ok' ? existing.value : null;
+  const resumable =
+    previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';
+  if (resumable) {
+    const probe = new WorkflowContext(setup, options, previous, prd, runner);
+    const from = resumePhase(previous);
+    const reply = await askGate(
+      probe,
+      'resume',
+      'Resume the interrupted workflow?',
+      [
+        `"${previous.prd_title}" stopped in ${previous.state} (${previous.status}${previous.failure_reason ? `, ${previous.failure_reason}` : ''}).`,
+        `y: resume at ${from}, on branch ${previous.feature_branch ?? '(none)'}`,
+        'n: start a new workflow (the old state is kept in relais/history/workflows/)',
+      ],
+      'yes_no',
+    );
+    if (options.signal.aborted)
+      return refuse('interrupted while asking whether to resume', 'Run ralphy start again.');
+    if (reply.decision === 'approve') return resume(probe, previous, from);
+    if (reply.by === 'nobody')
+      return refuse(
+        `a workflow for "${previous.prd_title}" stopped in ${previous.state} and nobody can answer whether to resume it`,
+        `Run ralphy start --yes to resume it at ${from}, or move ${setup.paths.relDir}/WORKFLOW.json aside to start over.`,
+      );
+  }
+  if (previous) await archive(setup, previous);
+  return startFresh(options, setup, prd, runner, configWasMissing, now);
+}
+
+async function resume(
+  ctx: WorkflowContext,
+  previous: WorkflowFile,
+  from: WorkflowStateName,
+): Promise<
+  { ok: true; ctx: WorkflowContext; resumedFrom: WorkflowStateName } | Extract<Prepared, { ok: false }>
+> {
+  const branch = previous.feature_branch;
+  if (branch && ctx.setup.facts.branchRef !== `refs/heads/${branch}`) {
+    const switched = await ctx.setup.git.run(['checkout', '-q', branch]);
+    if (switched.code !== 0)
+      return refuse(
+        `cannot switch to the workflow's branch ${branch}: ${switched.stderr.trim()}`,
+        `git switch ${branch}, then ralphy start again.`,
+      );
+    await ctx.refreshFacts();
+  }
+  ctx.workflow = { ...ctx.workflow, pid: process.pid, waiting_until: null };
+  await ctx.enter(from, 'running', { failure_reason: null, failure_detail: null, current_task: null });
+  return { ok: true, ctx, resumedFrom: from };
+}
+
+async function startFresh(
+  options: WorkflowOptions,
+  found: TickSetup,
+  prd: Prd,
+  runner: WorkflowContext['runner'],
+  configWasMissing: boolean,
+  now: Date,
+): Promise<{ ok: true; ctx: WorkflowContext; resumedFrom: null } | Extract<Prepared, { ok: false }>> {
+  const { config } = found;
+  const baseBranch = (found.facts.branchRef ?? '').replace(/^refs\/heads\//, '');
+  const feature = await freeBranchName(found.git, `${config.workflow.branch_prefix}${branchSlug(prd.title)}`);
+  const created = await found.git.run(['checkout', '-q', '-b', feature]);
+  if (created.code !== 0)
+    return refuse(
+      `cannot create the branch ${feature}: ${created.stderr.trim()}`,
+      'Check the repository, then run ralphy start again.',
+    );
+  if (configWasMissing) {
+    // `relais init` just wrote the config: it is the workflow's first commit, on its own branch.
+    await found.git.ok(['add', '--', CONFIG_FILE_NAME]);
+    await found.git.ok(
+      ['commit', '-q', '--no-verify', '-m', 'ralphy: add relais config', '--', CONFIG_FILE_NAME],
+      {
+        env: await identityEnv(found.git),
+      },
+    );
+  }
+  const setup = await withFreshFacts(found);
+  const workflow: WorkflowFile = {
+    ...freshWorkflow({
+      prdTitle: prd.title,
+      now,
+      maxAttempts: config.circuit_breaker.max_attempts,
+      engine: config.workflow.implementation_engine,
+      maxCostUsd: config.workflow.max_cost_usd,
+    }),
+    base_branch: baseBranch,
+    feature_branch: feature,
+    base_commit: found.facts.head,
+  };
+  await writeWorkflow(setup.paths, workflow);
+  const ctx = new WorkflowContext(setup, options, workflow, prd, runner);
+  // Seed 002 §8: IDLE → SPECIFICATION on start.
+  await ctx.enter('SPECIFICATION', 'running');
+  return { ok: true, ctx, resumedFrom: null };
+}
+
+/** `ralphy/add-slugify`, or `ralphy/add-slugify-2` when that branch exists already. */
+async function freeBranchName(git: Git, wanted: string): Promise<string> {
+  for (let n = 1; n < 100; n++) {
+    const name = n === 1 ? wanted : `${wanted}-${n}`;
+    const exists = await git.run(['rev-parse', '--verify', '-q', `refs/heads/${name}`]);
+    if (exists.code !== 0) return name;
+  }
+  return `${wanted}-${Date.now()}`;
+}
+
+async function archive(setup: TickSetup, previous: WorkflowFile): Promise<void> {
+  const dir = join(setup.paths.historyDir, 'workflows');
+  await mkdir(dir, { recursive: true });
+  const stamp = previous.started_at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  await rename(setup.paths.workflow, join(dir, `${stamp}-${previous.state.toLowerCase()}.json`));
+}
+
+async function withFreshFacts(setup: TickSetup): Promise<TickSetup> {
+  const read = await readRepoFacts(setup.git, setup.facts.root);
+  return read.ok ? { ...setup, facts: read.facts } : setup;
+}
+
+function refuse(detail: string, fix: string): Extract<Prepared, { ok: false }> {
+  return { ok: false, detail, fix, checks: [] };
+}

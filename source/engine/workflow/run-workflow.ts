@@ -1,0 +1,175 @@
+import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import type { PhaseResult, WorkflowContext, WorkflowOptions } from './context.js';
+import { qaGate, specGate } from './gate-phases.js';
+import { implementSingle } from './implement-single.js';
+import { implementWithTicks } from './implement-ticks.js';
+import { readProjectFile, TASKS_FILE } from './phase-helpers.js';
+import { prPhase } from './pr-phase.js';
+import { prepareWorkflow } from './prepare.js';
+import { qaPhase } from './qa-phase.js';
+import { recordTasks, specPhase } from './spec-phase.js';
+import { parseTasks } from './tasks-file.js';
+import { nextState, TERMINAL } from './transitions.js';
+
+/**
+ * `ralphy start` (seed 002): PRD.md → SPECIFICATION → [y/n] → IMPLEMENTATION → QA → [y/n] → PR →
+ * COMPLETED, exactly along the §8 transitions, each transition persisted in WORKFLOW.json before
+ * it is announced. An abort (`ralphy abort`) ends in FAILED with reason `aborted`; an interrupt
+ * (Ctrl-C) leaves the workflow in its state with status `interrupted`, to be resumed.
+ */
+
+export interface WorkflowOutcome {
+  /** `blocked`: the workflow could not start (prerequisites, lock, dirty tree, PRD). */
+  readonly status: 'completed' | 'failed' | 'rejected' | 'interrupted' | 'blocked';
+  readonly state: WorkflowStateName | null;
+  readonly reason: FailureReason | null;
+  readonly detail: string | null;
+  readonly fix: string | null;
+  readonly prUrl: string | null;
+  readonly nextSteps: string[];
+}
+
+export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowOutcome> {
+  const prepared = await prepareWorkflow(options);
+  if (!prepared.ok) {
+    options.bus.emit({ type: 'log', level: 'error', message: `Cannot start: ${prepared.detail}` });
+    options.bus.emit({ type: 'log', level: 'info', message: `Fix: ${prepared.fix}` });
+    return {
+      status: 'blocked',
+      state: null,
+      reason: null,
+      detail: prepared.detail,
+      fix: prepared.fix,
+      prUrl: null,
+      nextSteps: [],
+    };
+  }
+  const { ctx, lock, resumedFrom } = prepared;
+  try {
+    announceStart(ctx, options, resumedFrom);
+    return await drive(ctx);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
+  let nextSteps: string[] = [];
+  for (;;) {
+    const state = ctx.workflow.state;
+    if (TERMINAL.includes(state)) return finish(ctx, nextSteps);
+    let result: PhaseResult;
+    if (state === 'PR') {
+      const pr = await prPhase(ctx);
+      result = pr.result;
+      nextSteps = pr.nextSteps;
+    } else {
+      result = await runPhase(ctx, state);
+    }
+    if (result.kind === 'stopped') {
+      await ctx.enter(state, 'interrupted');
+      return finish(ctx, [`ralphy start ${ctx.setup.facts.root} (it asks to resume at ${state})`]);
+    }
+    if (result.kind === 'fail') {
+      const event = result.reason === 'aborted' ? 'abort' : 'fail';
+      await ctx.enter(nextState(state, event), 'failed', {
+        failure_reason: result.reason,
+        failure_detail: result.detail.slice(0, 2000),
+      });
+      continue;
+    }
+    await ctx.update({ completed_phases: [...new Set([...ctx.workflow.completed_phases, state as never])] });
+    const next = nextState(state, result.event);
+    if (state === 'AWAITING_QA_VALIDATION' && result.event === 'reject') {
+      await ctx.enter(next, 'failed', {
+        failure_reason: 'rejected_at_qa',
+        failure_detail: 'the QA report was rejected at the second gate',
+      });
+      continue;
+    }
+    if (next === 'REJECTED') {
+      await ctx.enter(next, 'rejected', {
+        failure_detail: 'the specification was rejected at the first gate',
+      });
+      continue;
+    }
+    if (next === 'IMPLEMENTATION') await syncTasks(ctx);
+    await ctx.enter(
+      next,
+      next === 'COMPLETED' ? 'completed' : 'running',
+      next === 'COMPLETED' ? { current_task: null } : {},
+    );
+  }
+}
+
+function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise<PhaseResult> {
+  switch (state) {
+    case 'SPECIFICATION':
+      return specPhase(ctx);
+    case 'AWAITING_SPEC_VALIDATION':
+      return specGate(ctx);
+    case 'IMPLEMENTATION':
+      return ctx.workflow.engine === 'single' ? implementSingle(ctx) : implementWithTicks(ctx);
+    case 'QA':
+      return qaPhase(ctx);
+    case 'AWAITING_QA_VALIDATION':
+      return qaGate(ctx);
+    default:
+      throw new Error(`no phase runs in state ${state}`);
+  }
+}
+
+/** TASKS.md is the source of the task list; a resume reads it again (a human may have edited it). */
+async function syncTasks(ctx: WorkflowContext): Promise<void> {
+  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  if (parsed.ok) await recordTasks(ctx, parsed.tasks);
+}
+
+function announceStart(
+  ctx: WorkflowContext,
+  options: WorkflowOptions,
+  resumedFrom: WorkflowStateName | null,
+): void {
+  const w = ctx.workflow;
+  options.bus.emit({
+    type: 'workflow.started',
+    project: ctx.setup.facts.root,
+    prd_title: w.prd_title,
+    base_branch: w.base_branch,
+    feature_branch: w.feature_branch,
+    engine: w.engine,
+    resumed_from: resumedFrom,
+    max_cost_usd: w.max_cost_usd,
+    tasks: w.tasks.map((t) => ({ number: t.number, title: t.title, status: t.status })),
+  });
+}
+
+function finish(ctx: WorkflowContext, nextSteps: string[]): WorkflowOutcome {
+  const w: WorkflowFile = ctx.workflow;
+  const status = statusOf(w);
+  ctx.bus.emit({
+    type: 'run.finished',
+    state: w.state,
+    status: w.status,
+    reason: w.failure_reason,
+    detail: w.failure_detail,
+    pr_url: w.pr_url,
+    next_steps: nextSteps,
+  });
+  return {
+    status,
+    state: w.state,
+    reason: w.failure_reason,
+    detail: w.failure_detail,
+    fix: null,
+    prUrl: w.pr_url,
+    nextSteps,
+  };
+}
+
+function statusOf(w: WorkflowFile): WorkflowOutcome['status'] {
+  if (w.status === 'interrupted') return 'interrupted';
+  if (w.state === 'COMPLETED') return 'completed';
+  if (w.state === 'REJECTED') return 'rejected';
+  return 'failed';
+}

@@ -1,0 +1,91 @@
+import type { TaskRecord } from '../protocol/workflow.js';
+import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
+import type { PhaseResult, WorkflowContext } from './context.js';
+import { fill, readProjectFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
+import { type PlanTask, parseTasks } from './tasks-file.js';
+
+/**
+ * SPECIFICATION (seed 002 §3.1, §4 phase 1): the spec-agent turns PRD.md into specs/SPEC.md and
+ * specs/TASKS.md in one pass. Its claim is checked before it counts: SPEC.md must say something and
+ * TASKS.md must parse with at least one task; then the judge keeps it inside specs/.
+ */
+export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
+  const { workflow } = ctx.setup.config;
+  const template = await readAgentPrompt(ctx, 'spec.txt');
+  const stack = [
+    workflow.stack.language,
+    workflow.stack.test_command ? `tests: ${workflow.stack.test_command}` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  const outcome = await runAgentPhase(ctx, {
+    role: 'spec',
+    phase: 'SPECIFICATION',
+    phaseTimeoutSeconds: workflow.timeouts.specification,
+    runTimeoutMs: workflow.timeouts.agent * 1000,
+    maxTurns: workflow.max_turns.spec,
+    scope: {
+      allowed: ['specs/**'],
+      allowNewFiles: true,
+      allowLockfileChanges: false,
+      maxFiles: 20,
+      maxLines: 10_000,
+    },
+    commitMessage: `ralphy: specification and tasks for "${ctx.prd.title}"`,
+    prompt: async (note) =>
+      fill(template, {
+        SPEC_FILE,
+        TASKS_FILE,
+        PRD_FILE: 'PRD.md',
+        PRD: ctx.prd.text,
+        STACK: stack || '(not set: follow the project as it is)',
+        NOTE: note ?? '',
+      }),
+    verifyDone: () => specProblem(ctx),
+  });
+  if (outcome.kind === 'end') return outcome.result;
+  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  if (!parsed.ok) return { kind: 'fail', reason: 'invalid_output', detail: parsed.problems.join('; ') };
+  await recordTasks(ctx, parsed.tasks);
+  return { kind: 'next', event: 'spec_done' };
+}
+
+/** Why the spec-agent's "done" is not believed yet, or null. */
+async function specProblem(ctx: WorkflowContext): Promise<string | null> {
+  const spec = await readProjectFile(ctx, SPEC_FILE);
+  if (spec.trim().length === 0) return `${SPEC_FILE} is missing or empty`;
+  const tasks = await readProjectFile(ctx, TASKS_FILE, 1_000_000);
+  if (tasks.trim().length === 0) return `${TASKS_FILE} is missing or empty`;
+  const parsed = parseTasks(tasks);
+  if (!parsed.ok) return `${TASKS_FILE} does not parse: ${parsed.problems.slice(0, 5).join('; ')}`;
+  return null;
+}
+
+export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask[]): Promise<void> {
+  const records: TaskRecord[] = tasks.slice(0, 500).map((t) => {
+    const known = ctx.workflow.tasks.find((r) => r.number === t.number);
+    return {
+      number: t.number,
+      title: t.title.slice(0, 300),
+      status: t.status,
+      claimed: known?.claimed ?? null,
+      verified: known?.verified ?? null,
+      commits: known?.commits ?? [],
+      ticks: known?.ticks ?? 0,
+    };
+  });
+  await ctx.update({
+    tasks: records,
+    tasks_total: records.length,
+    tasks_completed: records.filter((r) => r.status === 'completed').length,
+  });
+  for (const r of records)
+    ctx.bus.emit({
+      type: 'task.updated',
+      number: r.number,
+      title: r.title,
+      status: r.status,
+      claimed: r.claimed,
+      verified: r.verified,
+    });
+}
