@@ -1,26 +1,31 @@
 #!/usr/bin/env node
 import meow from 'meow';
+import { abortCommand } from './commands/abort.js';
 import { doctorCommand } from './commands/doctor.js';
 import { initCommand } from './commands/init.js';
 import { loopCommand } from './commands/loop.js';
 import { runCommand } from './commands/run.js';
+import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
 import { EXIT } from './exit-codes.js';
 import type { CommandIo } from './io.js';
 
 const HELP = `
   Usage
-    $ relais <command> [project-dir] [options]
+    $ relais <command> [project-dir] [options]      (ralphy is the same program)
 
   Commands
+    start     The Ralphy workflow: PRD.md -> spec -> [y/n] -> implementation -> QA -> [y/n] -> PR
+    abort     Stop the running workflow (it ends FAILED, reason aborted)
     init      Create relais.config.json, the relais/ workspace and the git exclude entry
     run       Run one judged tick: orchestrate, build, judge, verify, report
     loop      Run ticks until done, stopped, blocked or out of budget
-    status    Show the budget ledger, the lock and the last report
+    status    Show the workflow, the budget ledger, the lock and the last report
     doctor    Check claude, git, config, workspace, prompts and the ledger
 
   Options
-    --json        Machine-readable output (NDJSON events for run)
+    --json        Machine-readable output (NDJSON events for start, run and loop)
+    --yes         start: approve every yes/no gate (a question for a human still needs one)
     --preflight   status: run the preflight checks without side effects
     --force       init: replace existing files (the old ones are kept as .bak)
     --mode        loop: milestone (stop when the milestone changes) or autonomous
@@ -31,7 +36,7 @@ const HELP = `
     70 internal error, 130 interrupted
 `;
 
-const COMMANDS = ['init', 'run', 'loop', 'status', 'doctor'] as const;
+const COMMANDS = ['start', 'abort', 'init', 'run', 'loop', 'status', 'doctor'] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 async function main(): Promise<number> {
@@ -40,6 +45,7 @@ async function main(): Promise<number> {
     allowUnknownFlags: false,
     flags: {
       json: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
       preflight: { type: 'boolean', default: false },
       force: { type: 'boolean', default: false },
       mode: { type: 'string', default: 'milestone' },
@@ -60,11 +66,16 @@ async function main(): Promise<number> {
   }
   const io: CommandIo = {
     cwd: process.cwd(),
+    stdin: process.stdin,
     env: process.env,
     stdout: process.stdout,
     stderr: process.stderr,
   };
   switch (command as CommandName) {
+    case 'start':
+      return startCommand(io, project, cli.flags);
+    case 'abort':
+      return abortCommand(io, project, cli.flags);
     case 'init':
       return initCommand(io, project, cli.flags);
     case 'run':

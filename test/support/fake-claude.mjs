@@ -28,7 +28,12 @@ if (!scenarioPath) {
 }
 const scenario = JSON.parse(readFileSync(scenarioPath, 'utf8'));
 const mode = argv[argv.indexOf('--permission-mode') + 1];
-const role = mode === 'plan' ? 'orchestrator' : 'builder';
+const appended = argv.includes('--append-system-prompt')
+  ? argv[argv.indexOf('--append-system-prompt') + 1]
+  : '';
+// The workflow's agents say who they are in the system prompt they append (spec-agent, ...).
+const workflowRole = /\b(spec|dev|qa)-agent\b/.exec(appended)?.[1];
+const role = mode === 'plan' ? 'orchestrator' : (workflowRole ?? 'builder');
 const format = argv[argv.indexOf('--output-format') + 1];
 const stdin = readFileSync(0, 'utf8');
 
@@ -68,6 +73,22 @@ if (stream) {
       message: { content: [{ type: 'tool_use', id: 't1', name: tool.name, input: tool.input }] },
     });
   }
+  if (step.tool_result !== undefined) {
+    // What a tool printed comes back as a `user` line; it is never the agent's own answer.
+    out({
+      type: 'user',
+      message: {
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 't1',
+            content: step.tool_result,
+            is_error: step.tool_result_error === true,
+          },
+        ],
+      },
+    });
+  }
   if (step.say) out({ type: 'assistant', message: { content: [{ type: 'text', text: step.say }] } });
 }
 if (step.stderr) process.stderr.write(step.stderr);
@@ -98,6 +119,7 @@ function finish() {
       result,
       total_cost_usd: step.cost ?? 0.01,
       num_turns: 1,
+      permission_denials: step.permission_denials ?? [],
     };
     out(wrapper);
   }

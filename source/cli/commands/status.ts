@@ -5,15 +5,18 @@ import { inflightSchema } from '../../engine/protocol/inflight.js';
 import { reportSchema } from '../../engine/protocol/report.js';
 import type { Ledger } from '../../engine/protocol/state.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
+import { readWorkflow } from '../../engine/workflow/workflow-store.js';
 import { readJsonValidated } from '../../engine/workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../../engine/workspace/ledger.js';
 import { inspectLock } from '../../engine/workspace/lock.js';
 import { readState } from '../../engine/workspace/state-store.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';
+import { type WorkflowView, workflowLines, workflowView } from './workflow-status.js';
 
 /**
- * `relais status [--preflight] [--json]`: ledger against caps, lock, last report. With
+ * `relais status [--preflight] [--json]` (also `ralphy status`): the workflow when there is one,
+ * then the ledger against caps, lock, last report. With
  * --preflight it runs the A1 checks without side effects (no lock taken, nothing deleted or
  * written) and exits 3 with the code when a run would be blocked.
  */
@@ -38,6 +41,7 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
   const state = await readState(paths);
   const report = await readJsonValidated(paths.report, reportSchema);
   const inflight = await readJsonValidated(paths.inflight, inflightSchema);
+  const workflow = await readWorkflow(paths);
   const ledger = state.kind === 'ok' ? state.value : null;
   return {
     root,
@@ -61,6 +65,8 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
         : null,
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
+    workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
+    workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
     preflight: null,
   };
 }
@@ -92,11 +98,20 @@ interface StatusView {
   totals: Ledger | null;
   /** A run killed mid-tick, rolled back by the next `relais run`/`loop`. */
   interrupted_run: string | null;
+  /** The Ralphy workflow (`ralphy start`), when there is one. */
+  workflow: WorkflowView | null;
+  workflow_problem: string | null;
   preflight: { ok: boolean; code: Code | null; detail: string | null; remediation: string | null } | null;
 }
 
 function printStatus(io: CommandIo, s: StatusView): void {
   println(io.stdout, `Project:   ${s.root}`);
+  if (s.workflow) for (const line of workflowLines(s.workflow)) println(io.stdout, line);
+  if (s.workflow_problem)
+    println(
+      io.stdout,
+      `Workflow:  relais/WORKFLOW.json is unreadable (${s.workflow_problem}); it is kept as it is`,
+    );
   println(io.stdout, `Milestone: ${s.milestone ?? '(none yet)'}`);
   println(io.stdout, `Ledger:    ${s.budget_summary ?? `unreadable (${s.ledger_problem})`}`);
   for (const w of s.budget_warnings) println(io.stdout, `Warning:   ${w}`);

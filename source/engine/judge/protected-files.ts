@@ -68,7 +68,9 @@ export async function guardWorkspace(
       path: paths.dir,
       recursive: true,
       keepContent: (p) => !isInside(p, paths.historyDir),
-      skip: (p) => skip.some((s) => isInside(p, s)),
+      // The workflow's own state and `ralphy abort`'s request are written while an agent runs,
+      // by the runner and by a second process; the runner never reads them back mid-run.
+      skip: (p) => [...skip, paths.workflow, paths.abortRequest].some((s) => isInside(p, s)),
     },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };

@@ -8,10 +8,11 @@ import type { Clock } from './clock.js';
 
 /**
  * `ralphy abort` from a second process (seed 002 §9): it writes relais/ABORT.json and wakes the
- * running instance with SIGUSR1; the instance also looks for the file every second, so an abort is
- * never lost when the signal cannot be delivered. The running instance stops its agent, records
- * FAILED with reason `aborted` and exits cleanly. The pid comes from the workspace lock and must
- * still be the same process (its start time matches), so a reused pid is never signalled.
+ * running instance with SIGUSR2; the instance also looks for the file every second, so an abort
+ * is never lost when the signal cannot be delivered. The running instance stops its agent, records
+ * FAILED with reason `aborted` and exits cleanly. The pid comes from the workspace lock, must hold
+ * it for `ralphy start`, and must still be the same process (its start time matches), so a reused
+ * pid is never signalled. (SIGUSR1 is not used: Node.js opens its debugger on it.)
  */
 
 const abortFileSchema = z.strictObject({
@@ -19,11 +20,13 @@ const abortFileSchema = z.strictObject({
   by_pid: z.int(),
 });
 
-export const ABORT_SIGNAL: NodeJS.Signals = 'SIGUSR1';
+export const ABORT_SIGNAL: NodeJS.Signals = 'SIGUSR2';
+const WORKFLOW_COMMAND = 'ralphy start';
 
 export type AbortDelivery =
   | { kind: 'signalled'; pid: number }
   | { kind: 'requested'; pid: number; detail: string }
+  | { kind: 'other_command'; pid: number; command: string }
   | { kind: 'not_running' };
 
 export async function requestAbort(paths: WorkspacePaths, now: Date): Promise<AbortDelivery> {
@@ -32,6 +35,8 @@ export async function requestAbort(paths: WorkspacePaths, now: Date): Promise<Ab
   const holder = lock.value;
   if (holder.pid_start_ticks !== null && processStartTicks(holder.pid) !== holder.pid_start_ticks)
     return { kind: 'not_running' };
+  if (holder.command !== WORKFLOW_COMMAND)
+    return { kind: 'other_command', pid: holder.pid, command: holder.command };
   await writeJsonAtomic(paths.abortRequest, abortFileSchema, {
     requested_at: now.toISOString(),
     by_pid: process.pid,
@@ -44,19 +49,28 @@ export async function requestAbort(paths: WorkspacePaths, now: Date): Promise<Ab
   }
 }
 
-/**
- * In the running instance: calls `onAbort` once, when an abort request arrives (signal or file).
- * A request file left from before this run started is removed first, so it never aborts a new run.
- */
-export async function watchAbortRequests(
-  paths: WorkspacePaths,
-  clock: Clock,
-  onAbort: () => void,
-): Promise<{ dispose(): Promise<void> }> {
+/** A request left by an earlier run; removed as soon as a new run holds the lock. */
+export async function clearAbortRequest(paths: WorkspacePaths): Promise<void> {
   await rm(paths.abortRequest, { force: true });
+}
+
+export interface AbortWatch {
+  /** Starts reading the request file of this workspace (once the run holds its lock). */
+  attach(paths: WorkspacePaths): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/**
+ * In the running instance: the signal handler is installed before the run takes the lock (so the
+ * signal never falls on Node's default, which ends the process), and `onAbort` is called once,
+ * when a request file is there.
+ */
+export function watchAbortRequests(clock: Clock, onAbort: () => void): AbortWatch {
+  let paths: WorkspacePaths | null = null;
   let fired = false;
+  let stopTimer: (() => void) | null = null;
   const check = async () => {
-    if (fired) return;
+    if (fired || paths === null) return;
     const read = await readJsonValidated(paths.abortRequest, abortFileSchema);
     if (read.kind === 'missing' || fired) return;
     fired = true;
@@ -64,12 +78,16 @@ export async function watchAbortRequests(
   };
   const onSignal = () => void check();
   process.on(ABORT_SIGNAL, onSignal);
-  const stop = clock.every(1000, () => void check());
   return {
+    async attach(workspace) {
+      paths = workspace;
+      stopTimer = clock.every(1000, () => void check());
+      await check();
+    },
     async dispose() {
-      stop();
+      stopTimer?.();
       process.off(ABORT_SIGNAL, onSignal);
-      await rm(paths.abortRequest, { force: true });
+      if (paths) await rm(paths.abortRequest, { force: true });
     },
   };
 }

@@ -22,8 +22,11 @@ export interface WorkflowOptions {
   readonly now?: () => Date;
   /** The agent adapter; Claude Code unless a test says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
-  /** Tells an abort (`ralphy abort`) from an interrupt (Ctrl-C) once the signal fired. */
-  readonly abortRequested: () => boolean;
+  /**
+   * Tells an abort (`ralphy abort`, FAILED) from an interrupt (Ctrl-C, resumable) once the signal
+   * fired. runWorkflow sets it from the abort requests it watches; a caller may add its own.
+   */
+  readonly abortRequested?: () => boolean;
 }
 
 export type PhaseResult =

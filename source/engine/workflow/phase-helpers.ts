@@ -61,7 +61,7 @@ export function timeoutFailure(ctx: WorkflowContext): PhaseResult {
 
 /** Ctrl-C (the workflow stays resumable) or `ralphy abort` (FAILED, reason aborted). */
 export function stopped(ctx: WorkflowContext): PhaseResult {
-  return ctx.options.abortRequested()
+  return ctx.options.abortRequested?.()
     ? { kind: 'fail', reason: 'aborted', detail: 'aborted by ralphy abort' }
     : { kind: 'stopped' };
 }

@@ -12,6 +12,7 @@ import type { DoctorCheck } from '../workspace/doctor-checks.js';
 import { initWorkspace } from '../workspace/init-workspace.js';
 import { acquireLock, type HeldLock } from '../workspace/lock.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
+import { clearAbortRequest } from './abort-request.js';
 import { WorkflowContext, type WorkflowOptions } from './context.js';
 import { askGate } from './phase-helpers.js';
 import { branchSlug, type Prd, readPrd } from './prd.js';
@@ -96,6 +97,7 @@ export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepare
       `another relais or ralphy run holds the workspace lock: ${lock.detail}`,
       'Wait for it to finish (ralphy status), or stop it (ralphy abort).',
     );
+  await clearAbortRequest(setup.paths);
   try {
     const ready = await underLock(options, setup, prd.prd, prerequisites.claude, configWasMissing, now);
     if (!ready.ok) await lock.lock.release();

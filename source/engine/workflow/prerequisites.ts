@@ -51,8 +51,8 @@ export async function workflowPrerequisites(input: {
         'Run ralphy as a normal user, or set IS_SANDBOX=1 inside a real sandbox (or workflow.permission_mode "acceptEdits")',
       ),
     );
-  const name = (await git.run(['config', 'user.name'])).stdout.toString().trim();
-  const email = (await git.run(['config', 'user.email'])).stdout.toString().trim();
+  const name = (await git.run(['config', 'user.name'])).stdout.toString().trim() || env.GIT_AUTHOR_NAME;
+  const email = (await git.run(['config', 'user.email'])).stdout.toString().trim() || env.GIT_AUTHOR_EMAIL;
   checks.push(
     name && email
       ? pass('git identity', `${name} <${email}>`)

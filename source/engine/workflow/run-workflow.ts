@@ -1,4 +1,5 @@
 import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import { type AbortWatch, watchAbortRequests } from './abort-request.js';
 import type { PhaseResult, WorkflowContext, WorkflowOptions } from './context.js';
 import { qaGate, specGate } from './gate-phases.js';
 import { implementSingle } from './implement-single.js';
@@ -29,7 +30,27 @@ export interface WorkflowOutcome {
   readonly nextSteps: string[];
 }
 
-export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowOutcome> {
+export async function runWorkflow(given: WorkflowOptions): Promise<WorkflowOutcome> {
+  // `ralphy abort` reaches this run through the workspace; it aborts the same signal as Ctrl-C,
+  // and abortRequested() tells the two apart.
+  const abort = new AbortController();
+  const options: WorkflowOptions = {
+    ...given,
+    signal: AbortSignal.any([given.signal, abort.signal]),
+    abortRequested: () => abort.signal.aborted || (given.abortRequested?.() ?? false),
+  };
+  const watcher = watchAbortRequests(options.clock, () => {
+    options.bus.emit({ type: 'log', level: 'warn', message: 'ralphy abort: stopping the agent' });
+    abort.abort();
+  });
+  try {
+    return await prepareAndDrive(options, watcher);
+  } finally {
+    await watcher.dispose();
+  }
+}
+
+async function prepareAndDrive(options: WorkflowOptions, watcher: AbortWatch): Promise<WorkflowOutcome> {
   const prepared = await prepareWorkflow(options);
   if (!prepared.ok) {
     options.bus.emit({ type: 'log', level: 'error', message: `Cannot start: ${prepared.detail}` });
@@ -46,6 +67,7 @@ export async function runWorkflow(options: WorkflowOptions): Promise<WorkflowOut
   }
   const { ctx, lock, resumedFrom } = prepared;
   try {
+    await watcher.attach(ctx.setup.paths);
     announceStart(ctx, options, resumedFrom);
     return await drive(ctx);
   } finally {

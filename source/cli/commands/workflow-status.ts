@@ -1,0 +1,83 @@
+import type { WorkflowFile } from '../../engine/protocol/workflow.js';
+import { isProcessAlive } from '../../engine/workspace/boot-id.js';
+
+/**
+ * The workflow part of `ralphy status` (seed 002 §9): phase, status, tasks x/y, breaker, elapsed,
+ * cost, and what to do next. A "running" workflow whose process is gone is shown as interrupted.
+ */
+
+export interface WorkflowView {
+  readonly title: string;
+  readonly state: WorkflowFile['state'];
+  readonly status: WorkflowFile['status'];
+  readonly alive: boolean;
+  readonly tasks: string;
+  readonly current_task: string | null;
+  readonly breaker: string;
+  readonly elapsed_s: number;
+  readonly cost_usd: number;
+  readonly max_cost_usd: number | null;
+  readonly reason: string | null;
+  readonly detail: string | null;
+  readonly waiting_until: string | null;
+  readonly branch: string | null;
+  readonly pr_url: string | null;
+  readonly next: string | null;
+}
+
+export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
+  const live = w.status === 'running' || w.status === 'waiting';
+  const alive = live && w.pid !== null && isProcessAlive(w.pid);
+  const cb = w.circuit_breaker;
+  const end = live && alive ? now.getTime() : Date.parse(w.updated_at);
+  return {
+    title: w.prd_title,
+    state: w.state,
+    status: live && !alive ? 'interrupted' : w.status,
+    alive,
+    tasks: `${w.tasks_completed}/${w.tasks_total}`,
+    current_task: w.current_task,
+    breaker: `${cb.state} (${cb.attempts}/${cb.max_attempts})${cb.last_trigger ? `, last: ${cb.last_trigger}` : ''}`,
+    elapsed_s: Math.max(0, Math.round((end - Date.parse(w.started_at)) / 1000)),
+    cost_usd: w.cost_usd,
+    max_cost_usd: w.max_cost_usd,
+    reason: w.failure_reason,
+    detail: w.failure_detail,
+    waiting_until: w.waiting_until,
+    branch: w.feature_branch,
+    pr_url: w.pr_url,
+    next: nextStep(w, live, alive),
+  };
+}
+
+function nextStep(w: WorkflowFile, live: boolean, alive: boolean): string | null {
+  if (live && alive) return 'ralphy abort stops it';
+  if (w.state === 'COMPLETED') return w.pr_url ? null : 'open the pull request (see the end of the run)';
+  if (w.state === 'REJECTED') return 'edit PRD.md, then ralphy start for a new workflow';
+  return 'ralphy start resumes it (it asks first)';
+}
+
+export function workflowLines(v: WorkflowView): string[] {
+  const money = `$${v.cost_usd.toFixed(2)}${v.max_cost_usd !== null ? ` of $${v.max_cost_usd.toFixed(2)}` : ''}`;
+  return [
+    `Workflow:  "${v.title}" ${v.state} (${v.status})${v.branch ? ` on ${v.branch}` : ''}`,
+    `Tasks:     ${v.tasks}${v.current_task ? `, now: ${v.current_task}` : ''}`,
+    `Breaker:   ${v.breaker}`,
+    `Elapsed:   ${formatDuration(v.elapsed_s)}, cost ${money}`,
+    ...(v.waiting_until ? [`Waiting:   for a usage limit to reset at ${v.waiting_until}`] : []),
+    ...(v.reason ? [`Reason:    ${v.reason}${v.detail ? `: ${v.detail}` : ''}`] : []),
+    ...(v.pr_url ? [`PR:        ${v.pr_url}`] : []),
+    ...(v.next ? [`Next:      ${v.next}`] : []),
+  ];
+}
+
+export function formatDuration(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return h > 0
+    ? `${h}h${String(m).padStart(2, '0')}m`
+    : m > 0
+      ? `${m}m${String(s).padStart(2, '0')}s`
+      : `${s}s`;
+}

@@ -1,0 +1,55 @@
+/**
+ * Why a cycle failed or waits for a human, each with the one line that says what to do next
+ * (shown by the reporter, the notification files and `relais status`).
+ */
+const CYCLE_CODES = {
+  CYCLE_STATE_INVALID:
+    'relais/cycle/STATE.json does not validate (see detail); fix the named field or restore it from git history of your backups. It is never reset silently.',
+  CYCLE_LOCK_HELD: 'Another `relais cycle` holds relais/cycle/lock.json; wait for it to finish.',
+  CYCLE_ALREADY_RUNNING:
+    'The previous cycle never finished (the process died); it is now marked timed_out. Run `relais cycle` again.',
+  CYCLE_NEEDS_HUMAN:
+    'The cycle is paused for a human (see the reason); fix it, then run `relais cycle --resume`.',
+  CYCLE_BUDGET_EXCEEDED:
+    'The time budget (cycle.escalation.max_hours) is used up; raise it in relais.config.json, then run `relais cycle --resume`.',
+  CYCLE_STATE_INCONSISTENT:
+    'STATE.json validates but its fields contradict each other (see detail); correct them, then run `relais cycle --resume`.',
+  CYCLE_SEED_DOCS_MISSING:
+    'Write the seed docs (VISION.md, PROJECT.md, REQUIREMENTS.md, ROADMAP.md) and the P2_DONE marker in the docs folder, then run `relais cycle --resume`.',
+  CYCLE_PHASE_BLOCKED:
+    'The planner reported the roadmap phase blocked (see reasons); resolve them, then run `relais cycle --resume`.',
+  CYCLE_PLANNER_OUTPUT_INVALID:
+    'The planner answered twice without a valid sentinel block for this cycle; the next cycle asks again with a new nonce. Check the planner model if it keeps failing.',
+  CYCLE_VERIFIER_OUTPUT_INVALID:
+    'A verifier answered twice without a valid VERDICT block; judge the criterion yourself, then run `relais cycle --resume`.',
+  CYCLE_AGENT_FAILED:
+    'An agent CLI failed (see detail: not installed, timed out, API error); fix the cause, the next cycle retries.',
+  CYCLE_IMPLEMENT_FAILED:
+    'The implementer exited with an error or made no commit; the next cycle retries with the failure as context.',
+  CYCLE_DIRTY_TREE:
+    'The worktree has uncommitted changes before implementation; commit or stash them (git status), then run again.',
+  CYCLE_VERIFY_FAILED:
+    'Verification failed (see failures); the next cycle retries the task with them as context.',
+  CYCLE_VERIFY_NEEDS_HUMAN:
+    'A verifier asked for a human judgement; decide the criterion, then run `relais cycle --resume`.',
+  CYCLE_REPLAN_REQUIRED:
+    'A planned file to modify or delete is missing at HEAD; re-plan the track (edit or delete its plan), then run `relais cycle --resume`.',
+  CYCLE_REQUEST_SPLIT:
+    'The task needs more than 3x its ESTIMATED_DIFF; split it in the plan, then run `relais cycle --resume`.',
+  CYCLE_STUCK:
+    'No progress after a re-plan (same commit, same test count); look at the task and its failures, then run `relais cycle --resume`.',
+  CYCLE_ROLLED_BACK:
+    'The task failed max_retries times; its work is kept on the rescue branch and the branch was reset to the last good commit. Fix or split the task, then run `relais cycle --resume`.',
+  CYCLE_GATE_DECLINED: 'A human declined the approval; adjust the plan, then run `relais cycle --resume`.',
+  CYCLE_NO_DECIDE_ROW:
+    'No row of the decide table matches this state; correct phase / task.sub_step in STATE.json, then run `relais cycle --resume`.',
+  CYCLE_INTERNAL: 'The cycle hit an unexpected error (see detail); report it, then run again.',
+} as const;
+
+export type CycleCode = keyof typeof CYCLE_CODES;
+
+export function cycleRemediation(code: CycleCode): string {
+  return CYCLE_CODES[code];
+}
+
+export const ALL_CYCLE_CODES = Object.keys(CYCLE_CODES) as CycleCode[];

@@ -1,0 +1,227 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
+import { MODES } from './policy.js';
+
+/**
+ * Seed 003 STATE.yaml as relais/cycle/STATE.json: the same field names (phase, mode, cycle.*,
+ * loop.*, task.*, track.*, last_action, last_result, last_good.*, last_cycle.*, budget.*), zod
+ * validated on every read and written atomically. A file that does not validate is never reset.
+ */
+
+export const PHASES = ['research', 'select-track', 'execute', 'complete', 'needs_human'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const SUB_STEPS = ['generate', 'implement', 'verify', 'reflect'] as const;
+export type SubStep = (typeof SUB_STEPS)[number];
+
+export const ACTIONS = [
+  'seed_docs',
+  'pick_track',
+  'create_spec',
+  'create_plan',
+  'generate_task',
+  'implement_task',
+  'verify_task',
+  'reflect',
+  'retry_task',
+  'replan_task',
+  'rollback_and_escalate',
+  'summarize',
+  'escalate',
+] as const;
+export type CycleAction = (typeof ACTIONS)[number];
+
+const iso = z.iso.datetime({ offset: true });
+const sha = z.string().regex(/^[0-9a-f]{40}$/);
+export const bareId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'an id is letters, digits, ".", "_" or "-"');
+
+export const fileToLoadSchema = z.strictObject({
+  path: z.string().min(1).max(300),
+  why: z.string().max(300),
+});
+
+const trackSchema = z.strictObject({
+  id: bareId.nullable().default(null),
+  name: z.string().max(300).nullable().default(null),
+  phase: z.string().max(100).nullable().default(null),
+  requirements: z.array(z.string().max(100)).max(100).default([]),
+  goal: z.string().max(2000).nullable().default(null),
+  estimated_tasks: z.int().min(0).nullable().default(null),
+  status: z.enum(['none', 'in-progress', 'complete']).default('none'),
+  spec_path: z.string().max(300).nullable().default(null),
+  plan_path: z.string().max(300).nullable().default(null),
+  plan_base_commit: sha.nullable().default(null),
+  task_count: z.int().min(0).default(0),
+  /** 1-based. */
+  task_current: z.int().min(0).default(0),
+});
+
+const taskSchema = z.strictObject({
+  id: bareId.nullable().default(null),
+  description: z.string().max(2000).nullable().default(null),
+  sub_step: z.enum(SUB_STEPS).nullable().default(null),
+  retry_count: z.int().min(0).default(0),
+  max_retries: z.int().min(1).default(3),
+  replan_attempted: z.boolean().default(false),
+  files_to_load: z.array(fileToLoadSchema).max(200).default([]),
+  packet_path: z.string().max(300).nullable().default(null),
+  /** HEAD before the current implementation attempt: what verification diffs against. */
+  base_commit: sha.nullable().default(null),
+  /** Verifier failures and implementer errors, fed to the next attempt's prompt. */
+  failure_context: z.array(z.string().max(2000)).max(50).default([]),
+});
+
+export const cycleStateSchema = z.strictObject({
+  version: z.literal(1).default(1),
+  run_id: bareId,
+  phase: z.enum(PHASES),
+  mode: z.enum(MODES),
+  cycle: z
+    .strictObject({
+      id: z.string().max(200).nullable().default(null),
+      nonce: z
+        .string()
+        .regex(/^[0-9A-F]{6}$/)
+        .nullable()
+        .default(null),
+      status: z.enum(['idle', 'running', 'complete', 'failed', 'timed_out']).default('idle'),
+      started_at: iso.nullable().default(null),
+      finished_at: iso.nullable().default(null),
+    })
+    .prefault({}),
+  loop: z
+    .strictObject({
+      iteration: z.int().min(0).default(0),
+      stuck_count: z.int().min(0).default(0),
+      /** The commit and test count after the last full execute attempt (the no-progress rule). */
+      progress_mark: z
+        .strictObject({ commit_hash: sha, test_count: z.int().min(0).nullable() })
+        .nullable()
+        .default(null),
+    })
+    .prefault({}),
+  task: taskSchema.prefault({}),
+  track: trackSchema.prefault({}),
+  tracks_completed: z
+    .array(
+      z.strictObject({ id: bareId, name: z.string().max(300), completed_at: iso, tasks: z.int().min(0) }),
+    )
+    .default([]),
+  roadmap: z
+    .strictObject({
+      current_phase: z.string().max(100).nullable().default(null),
+      phases_completed: z.array(z.string().max(100)).default([]),
+    })
+    .prefault({}),
+  last_action: z.enum(ACTIONS).nullable().default(null),
+  last_result: z
+    .strictObject({
+      ok: z.boolean(),
+      details: z.string().max(4000),
+      code: z.string().max(64).nullable().default(null),
+    })
+    .nullable()
+    .default(null),
+  last_good: z
+    .strictObject({
+      commit: sha.nullable().default(null),
+      task_id: bareId.nullable().default(null),
+      timestamp: iso.nullable().default(null),
+    })
+    .prefault({}),
+  last_cycle: z
+    .strictObject({
+      commit_hash: sha.nullable().default(null),
+      test_count: z.int().min(0).nullable().default(null),
+      diff_lines: z.int().min(0).nullable().default(null),
+    })
+    .prefault({}),
+  budget: z.strictObject({ started_at: iso, warned: z.boolean().default(false) }),
+  /** Why the cycle waits for a human ("pause"), shown by `relais status`; null when it does not. */
+  needs_human: z
+    .strictObject({
+      reason: z.string().max(4000),
+      code: z.string().max(64),
+      remediation: z.string().max(1000),
+      /** The phase `relais cycle --resume` returns to. */
+      resume_phase: z.enum(PHASES),
+      at: iso,
+    })
+    .nullable()
+    .default(null),
+});
+
+export type CycleState = z.infer<typeof cycleStateSchema>;
+
+export function freshState(now: Date, mode: CycleState['mode']): CycleState {
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, '');
+  return cycleStateSchema.parse({
+    run_id: `${stamp}-${randomBytes(2).toString('hex')}`,
+    phase: 'research',
+    mode,
+    budget: { started_at: now.toISOString() },
+  });
+}
+
+export interface CyclePaths {
+  readonly dir: string;
+  readonly state: string;
+  readonly lock: string;
+  readonly notifications: string;
+  readonly tracksData: string;
+  readonly verifyDir: string;
+}
+
+export function cyclePaths(root: string, workspaceDir: string): CyclePaths {
+  const dir = join(root, workspaceDir, 'cycle');
+  return {
+    dir,
+    state: join(dir, 'STATE.json'),
+    lock: join(dir, 'lock.json'),
+    notifications: join(root, workspaceDir, 'notifications'),
+    tracksData: join(dir, 'tracks'),
+    verifyDir: join(dir, 'verify'),
+  };
+}
+
+export function readCycleState(paths: CyclePaths): Promise<JsonRead<CycleState>> {
+  return readJsonValidated(paths.state, cycleStateSchema);
+}
+
+export async function writeCycleState(paths: CyclePaths, state: CycleState): Promise<void> {
+  await mkdir(paths.dir, { recursive: true });
+  await writeJsonAtomic(paths.state, cycleStateSchema, state);
+}
+
+/** `needs_human` with its reason: the seed's "pause" and every escalation. */
+export function pause(
+  state: CycleState,
+  pauseInfo: { reason: string; code: string; remediation: string },
+  now: Date,
+): CycleState {
+  return {
+    ...state,
+    phase: 'needs_human',
+    needs_human: {
+      ...pauseInfo,
+      resume_phase:
+        state.phase === 'needs_human' ? (state.needs_human?.resume_phase ?? 'research') : state.phase,
+      at: now.toISOString(),
+    },
+  };
+}
+
+/** Padded task number, as the seed's TASK_{NNN}. */
+export function taskNumber(n: number): string {
+  return String(n).padStart(3, '0');
+}
