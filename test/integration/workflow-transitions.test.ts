@@ -1,0 +1,255 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { requestAbort } from '../../source/engine/workflow/abort-request.js';
+import { allTransitions } from '../../source/engine/workflow/transitions.js';
+import { workspacePaths } from '../../source/engine/workspace/paths.js';
+import { isAlive, type TestProject } from '../support/project.js';
+import {
+  ghCalls,
+  happyScenario,
+  NO,
+  qaStep,
+  runInProcess,
+  scriptedGates,
+  specStep,
+  workflowFile,
+  workflowProject,
+  YES,
+} from '../support/workflow.js';
+
+// Seed 002 §8, edge by edge: every transition of the diagram is taken by a real workflow run
+// (agents are real child processes of the scripted fake-claude). The table below is checked
+// against the engine's own transition table, so an edge cannot be added without a test here.
+
+let project: (TestProject & { ghLog: string; remote: string }) | null = null;
+afterEach(() => {
+  project?.dispose();
+  project = null;
+});
+
+const COVERED = new Set<string>();
+function covers(...edges: string[]): void {
+  for (const e of edges) COVERED.add(e);
+}
+
+describe('seed 002 §8 transitions', () => {
+  it('reject at the first gate: AWAITING_SPEC_VALIDATION → REJECTED, nothing is built', async () => {
+    project = workflowProject();
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: NO }) });
+    expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'REJECTED']);
+    expect(run.outcome.status).toBe('rejected');
+    expect(project.calls().map((c) => c.role)).toEqual(['spec']);
+    expect(workflowFile(project)).toMatchObject({
+      state: 'REJECTED',
+      status: 'rejected',
+      failure_reason: null,
+    });
+    covers('IDLE-start', 'SPECIFICATION-spec_done', 'AWAITING_SPEC_VALIDATION-reject');
+  });
+
+  it('nobody can answer (no terminal, no --yes): the first gate is refused', async () => {
+    project = workflowProject();
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, { gates: scriptedGates({}) });
+    expect(run.outcome.state).toBe('REJECTED');
+    expect(workflowFile(project).gate_decisions).toMatchObject([
+      { gate: 'spec', decision: 'reject', by: 'nobody' },
+    ]);
+  });
+
+  it('reject at the second gate: AWAITING_QA_VALIDATION → FAILED (rejected_at_qa), no pull request', async () => {
+    project = workflowProject();
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: NO }) });
+    expect(run.states).toEqual([
+      'SPECIFICATION',
+      'AWAITING_SPEC_VALIDATION',
+      'IMPLEMENTATION',
+      'QA',
+      'AWAITING_QA_VALIDATION',
+      'FAILED',
+    ]);
+    expect(run.outcome).toMatchObject({ status: 'failed', reason: 'rejected_at_qa' });
+    expect(ghCalls(project)).toEqual([]);
+    covers(
+      'AWAITING_SPEC_VALIDATION-approve',
+      'IMPLEMENTATION-exit_signal',
+      'QA-exit_signal',
+      'AWAITING_QA_VALIDATION-reject',
+    );
+  });
+
+  it('SPECIFICATION → FAILED on the circuit breaker: a hung spec-agent is killed after max_attempts', async () => {
+    project = workflowProject((config) => {
+      config.circuit_breaker = { ...config.circuit_breaker, inactivity_timeout: 1, max_attempts: 2 };
+    });
+    project.scenario({ spec: [{ hang: true }] });
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(run.states).toEqual(['SPECIFICATION', 'FAILED']);
+    expect(run.outcome).toMatchObject({ status: 'failed', reason: 'circuit_breaker_triggered' });
+    const log = run.events.flatMap((e) => (e.type === 'breaker.changed' ? e.log : []));
+    expect(log).toEqual([
+      '⚠ Circuit breaker: inactivity detected (1s without output)',
+      '⚠ Circuit breaker: attempt 1/2, closer watch',
+      '⚠ Circuit breaker: inactivity detected (1s without output)',
+      '✗ Circuit breaker: OPEN - agent stopped after 2 attempts',
+    ]);
+    // The real hung child process is gone, and nothing it might have left stays in the tree.
+    const pid = Number(readFileSync(`${project.scenarioPath}.spec.pid`, 'utf8'));
+    expect(isAlive(pid)).toBe(false);
+    expect(project.status()).toBe('');
+    expect(workflowFile(project).circuit_breaker).toMatchObject({
+      state: 'open',
+      attempts: 2,
+      max_attempts: 2,
+    });
+    covers('SPECIFICATION-fail');
+  });
+
+  it('SPECIFICATION → FAILED on the phase timeout', async () => {
+    project = workflowProject((config) => {
+      config.circuit_breaker.enabled = false;
+      config.workflow.timeouts.specification = 1;
+    });
+    project.scenario({ spec: [{ hang: true }] });
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'phase_timeout' });
+    expect(run.outcome.detail).toContain('workflow.timeouts.specification: 1s');
+  });
+
+  it('IMPLEMENTATION → FAILED on the circuit breaker: the same error three times kills the builder and the tick rolls back', async () => {
+    project = workflowProject((config) => {
+      config.circuit_breaker.max_attempts = 1;
+    });
+    const scenario = happyScenario();
+    scenario.builder = [
+      {
+        actions: [{ write: 'src/a.ts', content: 'broken\n' }],
+        say: "Error: Cannot find module 'foo' at a.ts:1:1\nError: Cannot find module 'foo' at a.ts:2:1\nError: Cannot find module 'foo' at a.ts:3:1",
+        hang: true,
+      },
+    ];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'IMPLEMENTATION', 'FAILED']);
+    expect(run.outcome.reason).toBe('circuit_breaker_triggered');
+    expect(run.outcome.detail).toContain("same error repeated 3 times: Error: Cannot find module 'foo'");
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+    expect(project.status()).toBe('');
+    covers('IMPLEMENTATION-fail');
+  });
+
+  it('IMPLEMENTATION → FAILED on ralphy abort (reason aborted), the builder killed and rolled back', async () => {
+    project = workflowProject();
+    const scenario = happyScenario();
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'half done\n' }], say: 'Working on it.', hang: true },
+    ];
+    project.scenario(scenario);
+    const paths = workspacePaths(project.root, 'relais');
+    const run = await runInProcess(project, {
+      gates: scriptedGates({ spec: YES }),
+      onEvent: (event) => {
+        // `ralphy abort`'s own function: the lock names this process, so it signals itself.
+        if (event.type === 'agent.output' && event.role === 'builder') void requestAbort(paths, new Date());
+      },
+    });
+    expect(run.outcome).toMatchObject({ status: 'failed', state: 'FAILED', reason: 'aborted' });
+    const pid = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+    expect(isAlive(pid)).toBe(false);
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+    expect(project.status()).toBe('');
+    covers('IMPLEMENTATION-abort');
+  });
+
+  it('QA → FAILED on the circuit breaker (output size cap)', async () => {
+    project = workflowProject((config) => {
+      config.circuit_breaker = { ...config.circuit_breaker, max_output_size: 1024, max_attempts: 1 };
+    });
+    const scenario = happyScenario();
+    scenario.qa = [
+      qaStep({ say: Array.from({ length: 40 }, (_, i) => `finding ${i}: ${'x'.repeat(60)}`).join('\n') }),
+    ];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(run.states.slice(-2)).toEqual(['QA', 'FAILED']);
+    expect(run.outcome.reason).toBe('circuit_breaker_triggered');
+    expect(run.outcome.detail).toContain('output size above 1 KB');
+    expect(project.exists('specs/QA_REPORT.md')).toBe(false);
+    covers('QA-fail');
+  });
+
+  it('PR → FAILED on the phase timeout (gh hangs), and PR → COMPLETED when it answers', async () => {
+    project = workflowProject((config) => {
+      config.workflow.timeouts.pr = 2;
+    });
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, {
+      gates: scriptedGates({ spec: YES, qa: YES }),
+      env: { RELAIS_GH_HANG: '1' },
+    });
+    expect(run.states.slice(-3)).toEqual(['AWAITING_QA_VALIDATION', 'PR', 'FAILED']);
+    expect(run.outcome.reason).toBe('phase_timeout');
+    covers('AWAITING_QA_VALIDATION-approve', 'PR-fail');
+
+    // The same workflow resumes at PR and completes once gh answers.
+    const again = await runInProcess(project, { gates: scriptedGates({ resume: YES }) });
+    expect(again.states).toEqual(['PR', 'COMPLETED']);
+    expect(again.outcome.prUrl).toBe('https://github.com/example/greeting/pull/7');
+    covers('PR-exit_signal');
+  });
+
+  // `ralphy abort` in every other state it can reach: the running agent or process is stopped,
+  // and the workflow ends FAILED (aborted) whatever it was doing.
+  it.each([
+    ['SPECIFICATION', 'agent', 'spec'],
+    ['AWAITING_SPEC_VALIDATION', 'gate', 'spec'],
+    ['QA', 'agent', 'qa'],
+    ['AWAITING_QA_VALIDATION', 'gate', 'qa'],
+    ['PR', 'gh', ''],
+  ] as const)('%s → FAILED on ralphy abort', async (state, where, who) => {
+    project = workflowProject();
+    const scenario = happyScenario();
+    if (where === 'agent' && who === 'spec') scenario.spec = [{ hang: true }];
+    if (where === 'agent' && who === 'qa') scenario.qa = [{ hang: true }];
+    project.scenario(scenario);
+    const paths = workspacePaths(project.root, 'relais');
+    const abortNow = () => void requestAbort(paths, new Date());
+    let aborted: () => void = () => undefined;
+    const abortSeen = new Promise<void>((resolve) => {
+      aborted = resolve;
+    });
+    // A gate that is still waiting when the abort lands: the engine ends the wait itself.
+    let inPr = false;
+    const waitAtGate = async () => {
+      abortNow();
+      await abortSeen;
+      return { decision: 'reject' as const, by: 'nobody' as const };
+    };
+    const run = await runInProcess(project, {
+      gates: scriptedGates({
+        spec: where === 'gate' && who === 'spec' ? waitAtGate : YES,
+        qa: where === 'gate' && who === 'qa' ? waitAtGate : YES,
+      }),
+      env: where === 'gh' ? { RELAIS_GH_HANG: '1' } : {},
+      onEvent: (event) => {
+        if (event.type === 'log' && event.message.startsWith('ralphy abort')) aborted();
+        if (where === 'agent' && event.type === 'agent.started' && event.role === who) abortNow();
+        if (event.type === 'workflow.changed') inPr = event.state === 'PR';
+        // In PR, after the final checks: the abort lands while git pushes or gh hangs.
+        if (where === 'gh' && inPr && event.type === 'verify.finished') abortNow();
+      },
+    });
+    expect(run.states.slice(-2)).toEqual([state, 'FAILED']);
+    expect(run.outcome.reason).toBe('aborted');
+    expect(project.status()).toBe('');
+    covers(`${state}-abort`);
+  });
+
+  it('every transition of the table is exercised above', () => {
+    const edges = allTransitions().map(([from, event]) => `${from}-${event}`);
+    const missing = edges.filter((e) => !COVERED.has(e));
+    expect(missing).toEqual([]);
+  });
+});
