@@ -31,6 +31,10 @@ export interface RunningCli {
 export interface Scenario {
   orchestrator?: unknown[];
   builder?: unknown[];
+  /** The Ralphy workflow's agents (the fake tells them apart by the system prompt they append). */
+  spec?: unknown[];
+  dev?: unknown[];
+  qa?: unknown[];
 }
 
 export class TestProject {

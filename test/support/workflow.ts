@@ -33,11 +33,7 @@ export const TASKS_MD = [
 export const QA_MD =
   '# QA report\n\n## Summary\nNo blocking issue. Two small functions, tested.\n\n## Findings\n- none\n';
 
-export interface WorkflowScenario extends Scenario {
-  spec?: unknown[];
-  dev?: unknown[];
-  qa?: unknown[];
-}
+export type WorkflowScenario = Scenario;
 
 export function workflowProject(
   configure?: (config: any) => void,
