@@ -177,6 +177,47 @@ export type EngineEvent =
       blast_radius_line: string;
       commit: string | null;
       report_path: string | null;
+    }
+  /** Seed 003: a deadf cycle passed VALIDATE and runs with this nonce. */
+  | {
+      type: 'cycle.started';
+      cycle_id: string;
+      nonce: string;
+      iteration: number;
+      phase: string;
+      sub_step: string | null;
+      mode: string;
+    }
+  /** The decide table's row (null: no row matched, which escalates) and the one action it chose. */
+  | { type: 'cycle.decided'; action: string; row: number | null; reason: string }
+  /** verify_task: the six deterministic checks, one verdict per criterion, the combined result. */
+  | {
+      type: 'cycle.verdict';
+      task_id: string;
+      checks: Record<string, boolean>;
+      failures: string[];
+      criteria: Array<{ id: string; kind: 'DET' | 'LLM'; answer: string; reason: string }>;
+      result: string;
+    }
+  /** A notification file written to relais/notifications/ (path null when the mode keeps it silent). */
+  | {
+      type: 'cycle.notification';
+      event: string;
+      action: string;
+      title: string;
+      path: string | null;
+      lines: string[];
+    }
+  /** The cycle's REPLY: the last line a cycle prints. */
+  | {
+      type: 'cycle.finished';
+      cycle_id: string | null;
+      action: string | null;
+      reply: 'CYCLE_OK' | 'CYCLE_FAIL' | 'DONE';
+      phase: string;
+      details: string;
+      code: string | null;
+      remediation: string | null;
     };
 
 export type StampedEvent = EngineEvent & { at: string };

@@ -87,6 +87,31 @@ const FORMATS: Formats = {
       ...(e.verdict !== 'success' ? [`  Fix: ${e.remediation}`] : []),
       ...(e.report_path ? [`  Report: ${e.report_path}`] : []),
     ].join('\n'),
+  'cycle.started': (e) =>
+    `Cycle ${e.iteration + 1} (${e.cycle_id}, nonce ${e.nonce}): phase ${e.phase}${e.sub_step ? `/${e.sub_step}` : ''}, mode ${e.mode}`,
+  'cycle.decided': (e) =>
+    `Decide: ${e.action} (${e.row === null ? 'no row matched' : `row ${e.row}`}: ${oneLine(e.reason, 200)})`,
+  'cycle.verdict': (e) =>
+    [
+      `Verdict ${e.task_id}: ${e.result} (checks: ${Object.entries(e.checks)
+        .map(([name, ok]) => `${name} ${ok ? 'ok' : 'FAIL'}`)
+        .join(', ')})`,
+      ...e.failures.slice(0, 8).map((f) => `    ${oneLine(f, 200)}`),
+      ...e.criteria.map(
+        (c) => `    ${c.id} ${c.kind}: ${c.answer}${c.reason ? ` (${oneLine(c.reason, 160)})` : ''}`,
+      ),
+    ].join('\n'),
+  'cycle.notification': (e) =>
+    [
+      `Notification ${e.event} (${e.action}): ${oneLine(e.title, 200)}${e.path ? ` [${e.path}]` : ''}`,
+      ...e.lines.slice(0, 12).map((l) => `  ${oneLine(l, 300)}`),
+    ].join('\n'),
+  'cycle.finished': (e) =>
+    [
+      ...(e.details ? [`${e.action ?? 'cycle'}: ${oneLine(e.details, 600)}`] : []),
+      ...(e.code && e.reply !== 'CYCLE_OK' ? [`  ${e.code}: ${e.remediation ?? ''}`] : []),
+      e.reply,
+    ].join('\n'),
 };
 
 function clock(iso: string): string {
