@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { GateKind } from '../../source/engine/events.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
-import { realClock } from '../../source/engine/workflow/clock.js';
+import { type Clock, realClock } from '../../source/engine/workflow/clock.js';
 import type { GateAnswer, GatePort, GateRequest } from '../../source/engine/workflow/gates.js';
 import { runWorkflow, type WorkflowOutcome } from '../../source/engine/workflow/run-workflow.js';
 import { BUILDER_OK, type Scenario, TestProject, task } from './project.js';
@@ -172,6 +172,7 @@ export async function runInProcess(
     signal?: AbortSignal;
     env?: NodeJS.ProcessEnv;
     onEvent?: (event: StampedEvent) => void;
+    clock?: Clock;
   },
 ): Promise<InProcessRun> {
   const bus = new EngineBus();
@@ -186,7 +187,7 @@ export async function runInProcess(
     signal: options.signal ?? new AbortController().signal,
     env: { ...project.env, IS_SANDBOX: '1', ...options.env },
     gates: options.gates,
-    clock: realClock,
+    clock: options.clock ?? realClock,
   });
   const states = events.flatMap((e) => (e.type === 'workflow.changed' ? [e.state] : []));
   return { outcome, events, states };

@@ -87,6 +87,23 @@ describe('usage limits', () => {
     expect(wait).toBeLessThanOrEqual(24 * 3600 * 1000);
     expect(new Date(limit?.resetAt ?? 0).getMinutes()).toBe(0);
   });
+  // Forms from anthropics/claude-code issues #15064, #22946, #51981, #55147: the named zone counts.
+  it.each([
+    ["You've hit your limit · resets 10pm (America/New_York)", '2026-11-23T03:00:00.000Z'],
+    [
+      'Claude usage limit reached. Your limit will reset at 9am (America/Chicago).',
+      '2026-11-22T15:00:00.000Z',
+    ],
+    ["You've hit your limit · resets 3:30am (Europe/Moscow)", '2026-11-23T00:30:00.000Z'],
+    ["You've hit your limit · resets Apr 23 at 4pm (America/Recife)", '2027-04-23T19:00:00.000Z'],
+    ["You've hit your limit · resets Nov 22 at 11am (UTC)", '2026-11-22T11:00:00.000Z'],
+  ])('%s → %s', (text, at) => {
+    // The cap (8 h) applies to waits longer than that; check the parsed time below it.
+    const limit = readUsageLimit(text, now);
+    const expected = Date.parse(at);
+    const wait = Math.min(expected - now.getTime(), 8 * 3600 * 1000);
+    expect(limit?.resetAt.getTime()).toBe(now.getTime() + wait);
+  });
   it('waits a default while on a 429 without a time, and ignores ordinary errors', () => {
     expect(
       (readUsageLimit('API Error: 429 rate_limit_error', now)?.resetAt.getTime() ?? 0) - now.getTime(),

@@ -70,7 +70,11 @@ export async function guardWorkspace(
       keepContent: (p) => !isInside(p, paths.historyDir),
       // The workflow's own state and `ralphy abort`'s request are written while an agent runs,
       // by the runner and by a second process; the runner never reads them back mid-run.
-      skip: (p) => [...skip, paths.workflow, paths.abortRequest].some((s) => isInside(p, s)),
+      skip: (p) =>
+        skip.some((s) => isInside(p, s)) ||
+        [paths.workflow, paths.abortRequest].some(
+          (s) => p === s || (p.startsWith(`${s}.`) && p.endsWith('.tmp')),
+        ),
     },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };

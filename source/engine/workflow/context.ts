@@ -59,8 +59,17 @@ export class WorkflowContext {
   update(patch: Partial<WorkflowFile>): Promise<void> {
     this.workflow = { ...this.workflow, ...patch, updated_at: this.now().toISOString() };
     const snapshot = this.workflow;
-    this.writes = this.writes.then(() => writeWorkflow(this.setup.paths, snapshot));
-    return this.writes;
+    // One failed write must not poison the queue: the next one writes the whole state again.
+    const write = this.writes.catch(() => undefined).then(() => writeWorkflow(this.setup.paths, snapshot));
+    this.writes = write;
+    return write;
+  }
+
+  /** For updates nobody waits on (breaker snapshots): a failed write is reported, not thrown. */
+  updateLater(patch: Partial<WorkflowFile>): void {
+    this.update(patch).catch((error: Error) =>
+      this.bus.emit({ type: 'log', level: 'warn', message: `WORKFLOW.json not written: ${error.message}` }),
+    );
   }
 
   /** Moves to a §8 state: persisted first, then announced. */
@@ -147,7 +156,7 @@ export class WorkflowContext {
       detail: event.detail,
       log: breakerLogLines(event),
     });
-    void this.update({ circuit_breaker: snapshot });
+    this.updateLater({ circuit_breaker: snapshot });
   }
 
   /** A pause, resume or fresh breaker: persisted and announced without a log line. */
@@ -159,6 +168,6 @@ export class WorkflowContext {
       last_trigger: null,
     };
     this.bus.emit({ type: 'breaker.changed', breaker: snapshot, trigger: null, detail: null, log: [] });
-    void this.update({ circuit_breaker: snapshot });
+    this.updateLater({ circuit_breaker: snapshot });
   }
 }

@@ -124,7 +124,10 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
   }
 }
 
-function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise<PhaseResult> {
+async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise<PhaseResult> {
+  // No agent phase starts once the workflow's spend cap is reached (a running one is stopped).
+  const over = ['SPECIFICATION', 'IMPLEMENTATION', 'QA'].includes(state) ? ctx.overBudget() : null;
+  if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
   switch (state) {
     case 'SPECIFICATION':
       return specPhase(ctx);
