@@ -149,6 +149,7 @@ async function afterSuccess(
       };
     await completeTask(
       ctx,
+      breaker,
       task,
       `the orchestrator said it was already done: ${tick.control.reason ?? ''}`.trim(),
       [`nothing to change; checks: ${checks.none ? 'none configured' : describeRuns(checks.runs)}`],
@@ -183,7 +184,7 @@ async function afterSuccess(
     return { kind: 'again', note: `You asked: ${lines[0]}\nThe human answered: ${reply.text}` };
   }
   const runs = report?.verification.runs ?? [];
-  await completeTask(ctx, task, report?.agents.builder.summary ?? null, [
+  await completeTask(ctx, breaker, task, report?.agents.builder.summary ?? null, [
     `${tick.code}${report?.commit ? `, committed ${report.commit.slice(0, 12)}` : ', no change needed'}`,
     `judged ${report?.blast_radius_line ?? ''}`,
     runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification requested by the task',
@@ -193,6 +194,7 @@ async function afterSuccess(
 
 async function completeTask(
   ctx: WorkflowContext,
+  breaker: CircuitBreaker | null,
   task: TaskRecord,
   claimed: string | null,
   verified: string[],
@@ -209,6 +211,8 @@ async function completeTask(
     ].slice(-100),
   });
   await ctx.update({ pending_answer: null });
+  // Seed 002 §6.1 stagnation counts tasks that reach `completed`.
+  breaker?.onTaskCompleted();
 }
 
 function whyInterrupted(
