@@ -1,0 +1,234 @@
+import { readFileSync } from 'node:fs';
+import { delimiter, dirname } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isAlive, type TestProject } from '../support/project.js';
+import { ghCalls, happyScenario, workflowFile, workflowProject } from '../support/workflow.js';
+
+// `ralphy start | status | abort` as a user runs them: the built CLI as a child process, agents as
+// the scripted fake-claude, gh as a stand-in on PATH that records its arguments.
+
+let project: (TestProject & { ghLog: string; remote: string }) | null = null;
+afterEach(() => {
+  project?.dispose();
+  project = null;
+});
+
+function cliProject(configure?: (config: any) => void) {
+  const p = workflowProject(configure);
+  const gh = p.json('relais.config.json').pr.gh_command as string;
+  p.commitConfig((config) => {
+    config.pr.gh_command = 'gh'; // found on PATH, as a user has it
+  });
+  return Object.assign(p, {
+    env2: { IS_SANDBOX: '1', PATH: `${dirname(gh)}${delimiter}${process.env.PATH}` },
+  });
+}
+
+describe('ralphy start (CLI)', () => {
+  it('--yes runs the workflow to COMPLETED with the seed §9 lines and opens the PR through gh on PATH', async () => {
+    const p = cliProject();
+    project = p;
+    p.scenario(happyScenario());
+    const run = await p.cli(['start', '--yes'], { env: p.env2 }).done;
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const out = run.stdout;
+    for (const line of [
+      'Phase: SPECIFICATION',
+      'Agent: spec-agent started',
+      '=== VALIDATION REQUIRED: Approve the specification and tasks? ===',
+      '  - specs/TASKS.md (2 tasks)',
+      'Gate spec: approve (auto)',
+      'Phase: IMPLEMENTATION',
+      'Task 1 Greet by name: completed (verified: SUCCESS',
+      'Phase: QA',
+      'Agent: qa-agent started',
+      'Phase: PR',
+      'Pull request: https://github.com/example/greeting/pull/7',
+      'Workflow COMPLETED https://github.com/example/greeting/pull/7',
+    ])
+      expect(out).toContain(line);
+    expect(out).toMatch(/^\[\d{2}:\d{2}:\d{2}\] Phase: SPECIFICATION$/m);
+    expect(ghCalls(p)).toHaveLength(1);
+
+    const status = p.cliSync(['status'], p.env2);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(
+      'Workflow:  "Greeting service" COMPLETED (completed) on ralphy/greeting-service',
+    );
+    expect(status.stdout).toContain('Tasks:     2/2');
+    expect(status.stdout).toContain('PR:        https://github.com/example/greeting/pull/7');
+    const json = JSON.parse(p.cliSync(['status', '--json'], p.env2).stdout);
+    expect(json.workflow).toMatchObject({ state: 'COMPLETED', tasks: '2/2', breaker: 'closed (0/3)' });
+  });
+
+  it('--json prints one engine event per line and nothing else', async () => {
+    const p = cliProject();
+    project = p;
+    p.scenario(happyScenario());
+    const run = await p.cli(['start', '--yes', '--json'], { env: p.env2 }).done;
+    expect(run.code).toBe(0);
+    const events = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events.filter((e) => e.type === 'workflow.changed').map((e) => e.state)).toEqual([
+      'SPECIFICATION',
+      'AWAITING_SPEC_VALIDATION',
+      'IMPLEMENTATION',
+      'QA',
+      'AWAITING_QA_VALIDATION',
+      'PR',
+      'COMPLETED',
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'run.finished', state: 'COMPLETED' });
+  });
+
+  it('without --yes and without a terminal, nobody can approve: REJECTED at the first gate, exit 1', async () => {
+    const p = cliProject();
+    project = p;
+    p.scenario(happyScenario());
+    const run = await p.cli(['start'], { env: p.env2 }).done;
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('Gate spec: reject (nobody)');
+    expect(run.stdout).toContain('State: REJECTED');
+  });
+
+  it('without a remote and without gh the branch is left ready and the exact commands are printed', async () => {
+    const p = cliProject();
+    project = p;
+    p.git('remote', 'remove', 'origin');
+    p.scenario(happyScenario());
+    const run = await p.cli(['start', '--yes'], { env: { IS_SANDBOX: '1' } }).done;
+    expect(run.code, run.stdout).toBe(0);
+    expect(run.stdout).toContain('No pull request opened: no git remote "origin"');
+    expect(run.stdout).toContain('Next: git remote add origin <url>');
+    expect(run.stdout).toContain('Next: git push --set-upstream origin ralphy/greeting-service');
+    expect(run.stdout).toContain(
+      "Next: gh pr create --base main --head ralphy/greeting-service --title 'Greeting service' --body-file relais/PR_BODY.md",
+    );
+    expect(workflowFile(p)).toMatchObject({ state: 'COMPLETED', pr_url: null });
+  });
+
+  it('ralphy abort from a second process during implementation: the agent is gone, FAILED (aborted), exit 1', async () => {
+    const p = cliProject();
+    project = p;
+    const scenario = happyScenario();
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
+    ];
+    p.scenario(scenario);
+    const running = p.cli(['start', '--yes'], { env: p.env2 });
+    await running.waitFor('builder: Working on it.');
+    const status = p.cliSync(['status'], p.env2);
+    expect(status.stdout).toContain('IMPLEMENTATION (running)');
+    expect(status.stdout).toContain('Next:      ralphy abort stops it');
+    const abort = p.cliSync(['abort'], p.env2);
+    expect(abort.code, abort.stderr).toBe(0);
+    expect(abort.stdout).toContain('Aborted: the workflow is FAILED (reason: aborted).');
+    const run = await running.done;
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('State: FAILED (reason: aborted)');
+    const builder = Number(readFileSync(`${p.scenarioPath}.builder.pid`, 'utf8'));
+    expect(isAlive(builder)).toBe(false);
+    expect(p.status()).toBe('');
+    expect(p.exists('relais/lock.json')).toBe(false);
+  });
+
+  it('after kill -9, status says interrupted and start --yes recovers the tree and resumes', async () => {
+    const p = cliProject();
+    project = p;
+    const scenario = happyScenario();
+    scenario.spec = [
+      { actions: [{ write: 'specs/SPEC.md', content: 'partial' }], say: 'Drafting.', hang: true },
+      ...(scenario.spec ?? []),
+    ];
+    p.scenario(scenario);
+    const running = p.cli(['start', '--yes'], { env: p.env2 });
+    await running.waitFor('spec: Drafting.');
+    running.signal('SIGKILL');
+    await running.done;
+    // The orphaned agent is ended by the next start (its process group is in the crash record).
+    const status = p.cliSync(['status'], p.env2);
+    expect(status.stdout).toContain('SPECIFICATION (interrupted)');
+    expect(status.stdout).toContain('Next:      ralphy start resumes it');
+    const resumed = await p.cli(['start', '--yes'], { env: p.env2 }).done;
+    expect(resumed.code, resumed.stdout).toBe(0);
+    expect(resumed.stdout).toContain('resuming at SPECIFICATION');
+    expect(resumed.stdout).toMatch(/recovered|kept/);
+    const orphan = Number(readFileSync(`${p.scenarioPath}.spec.pid`, 'utf8'));
+    expect(isAlive(orphan)).toBe(false);
+    expect(workflowFile(p).state).toBe('COMPLETED');
+    expect(p.read('specs/SPEC.md')).not.toBe('partial');
+  });
+});
+
+describe('ralphy start refuses to begin, with a fix, when', () => {
+  it.each([
+    [
+      'Claude Code is missing',
+      (p: TestProject) => p.commitConfig((c) => (c.claude_code_cli.command = 'no-such-claude-binary')),
+      'Install Claude Code: npm install -g @anthropic-ai/claude-code',
+    ],
+    [
+      'the tree is dirty',
+      (p: TestProject) => p.write('src/a.ts', 'uncommitted\n'),
+      'Commit, stash or remove them',
+    ],
+    [
+      'PRD.md has no objective',
+      (p: TestProject) => {
+        p.write('PRD.md', '# Only a title\n');
+        p.git('commit', '-qam', 'prd');
+      },
+      'an "## Objective" section',
+    ],
+    [
+      'relais.config.json is malformed',
+      (p: TestProject) => {
+        p.write('relais.config.json', '{ "workflow": { "implementation_engine": "turbo" } }');
+        p.git('commit', '-qam', 'bad config');
+      },
+      'workflow.implementation_engine',
+    ],
+  ])('%s (exit 3)', async (_name, breakIt, fix) => {
+    const p = cliProject();
+    project = p;
+    p.scenario(happyScenario());
+    breakIt(p);
+    const before = p.head();
+    const run = await p.cli(['start', '--yes'], { env: p.env2 }).done;
+    expect(run.code, run.stdout).toBe(3);
+    expect(run.stdout).toContain('Cannot start:');
+    expect(run.stdout).toContain(fix);
+    // Nothing was changed: no branch, no commit, no agent call.
+    expect(p.head()).toBe(before);
+    expect(p.git('branch', '--list', 'ralphy/*').trim()).toBe('');
+    expect(p.calls()).toEqual([]);
+  });
+
+  it('as root without IS_SANDBOX (bypassPermissions would be refused by Claude Code)', async () => {
+    if (process.getuid?.() !== 0) return; // only meaningful when the tests run as root, as in CI here
+    const p = cliProject();
+    project = p;
+    p.scenario(happyScenario());
+    const run = await p.cli(['start', '--yes'], { env: { IS_SANDBOX: '' } }).done;
+    expect(run.code).toBe(3);
+    expect(run.stdout).toContain('set IS_SANDBOX=1 inside a real sandbox');
+  });
+
+  it('another run holds the workspace lock', async () => {
+    const p = cliProject();
+    project = p;
+    const scenario = happyScenario();
+    scenario.spec = [{ say: 'Drafting.', hang: true }];
+    p.scenario(scenario);
+    const running = p.cli(['start', '--yes'], { env: p.env2 });
+    await running.waitFor('spec: Drafting.');
+    const second = p.cliSync(['start', '--yes'], p.env2);
+    expect(second.code).toBe(3);
+    expect(second.stdout).toContain('another relais or ralphy run holds the workspace lock');
+    expect(second.stdout).toContain('Fix: Wait for it to finish (ralphy status), or stop it (ralphy abort).');
+    expect(p.cliSync(['abort'], p.env2).code).toBe(0);
+    expect((await running.done).code).toBe(1);
+  });
+});
