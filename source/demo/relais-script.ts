@@ -1,26 +1,42 @@
 import type { ModelReply, ModelRequest, ModelScript } from './scripted-model-server.js';
 
 /**
- * Scripts the two Relais agents behind one scripted model: requests are told apart by the Relais
- * system prompt they carry, a call by its first turn, a turn by the assistant messages so far.
- * `orchestrator[i]` answers call i; `builder[i][t]` answers turn t of builder call i.
+ * Scripts every Relais agent behind one scripted model: requests are told apart by the system
+ * prompt Relais gives each role, a call by its first turn, a turn by the assistant messages so
+ * far. `orchestrator[i]` answers call i; `builder[i][t]` (and `spec`, `dev`, `qa`) answer turn t
+ * of call i. Anything else Claude Code asks on its own (titles, summaries) gets a short "OK".
  */
 
 export interface RelaisModelPlan {
   readonly orchestrator: readonly string[];
   readonly builder: ReadonlyArray<readonly ModelReply[]>;
+  readonly spec?: ReadonlyArray<readonly ModelReply[]>;
+  readonly dev?: ReadonlyArray<readonly ModelReply[]>;
+  readonly qa?: ReadonlyArray<readonly ModelReply[]>;
 }
 
-export type RelaisRole = 'orchestrator' | 'builder' | 'other';
+export type RelaisRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa' | 'other';
+
+const SIGNATURES: ReadonlyArray<[Exclude<RelaisRole, 'other'>, string]> = [
+  ['orchestrator', 'You are the Orchestrator (Brain) for Relais'],
+  ['builder', 'You are the Builder (Hands) for Relais'],
+  ['spec', 'You are the spec-agent of Ralphy (Relais)'],
+  ['dev', 'You are the dev-agent of Ralphy (Relais)'],
+  ['qa', 'You are the qa-agent of Ralphy (Relais)'],
+];
 
 export function roleOf(request: ModelRequest): RelaisRole {
-  if (request.system.includes('You are the Orchestrator (Brain) for Relais')) return 'orchestrator';
-  if (request.system.includes('You are the Builder (Hands) for Relais')) return 'builder';
-  return 'other';
+  return SIGNATURES.find(([, signature]) => request.system.includes(signature))?.[0] ?? 'other';
 }
 
 export function relaisScript(plan: RelaisModelPlan): ModelScript {
-  const calls = { orchestrator: -1, builder: -1 };
+  const calls: Record<Exclude<RelaisRole, 'other'>, number> = {
+    orchestrator: -1,
+    builder: -1,
+    spec: -1,
+    dev: -1,
+    qa: -1,
+  };
   return (request) => {
     const role = roleOf(request);
     if (role === 'other') return { text: 'OK' };
@@ -31,8 +47,8 @@ export function relaisScript(plan: RelaisModelPlan): ModelScript {
       if (text === undefined) throw new Error(`no scripted orchestrator answer #${calls.orchestrator + 1}`);
       return { text };
     }
-    const reply = plan.builder[calls.builder]?.[turn];
-    if (!reply) throw new Error(`no scripted builder turn ${turn + 1} of call #${calls.builder + 1}`);
+    const reply = plan[role]?.[calls[role]]?.[turn];
+    if (!reply) throw new Error(`no scripted ${role} turn ${turn + 1} of call #${calls[role] + 1}`);
     return reply;
   };
 }

@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { findExecutable } from '../engine/agents/find-executable.js';
 import { PACKAGE_ROOT } from '../engine/workspace/package-assets.js';
 import { demoPlan } from './demo-plan.js';
@@ -9,9 +9,11 @@ import { relaisScript } from './relais-script.js';
 import { startScriptedModel } from './scripted-model-server.js';
 
 /**
- * `npm run demo`: two real `relais run` ticks on a bundled example project, through the real
- * Claude Code binary, offline. Only the model is scripted (a local server on 127.0.0.1); no API
- * key and no network are needed. The project is left in a temp folder to look around in.
+ * `npm run demo`: `ralphy start` on a bundled example project, the whole workflow (spec, gate,
+ * judged implementation, QA, gate, pull request) through the real Claude Code binary, offline.
+ * Only the model is scripted (a local server on 127.0.0.1); no API key and no network. A local
+ * bare repository stands in for GitHub. On a terminal the gates ask you; elsewhere `--yes`.
+ * The project is left in a temp folder to look around in.
  */
 
 const CLI = join(PACKAGE_ROOT, 'dist/cli/main.js');
@@ -44,6 +46,7 @@ async function main(): Promise<number> {
   // RELAIS_DEMO_DIR lets the test suite choose (and clean) the folder; users get a fresh temp one.
   const base = mkdtempSync(join(process.env.RELAIS_DEMO_DIR ?? tmpdir(), 'relais-demo-'));
   const repo = join(base, 'demo-project');
+  const remote = join(base, 'github-stand-in.git');
   const home = join(base, 'home');
   mkdirSync(home);
   cpSync(join(PACKAGE_ROOT, 'examples/demo-project'), repo, { recursive: true });
@@ -59,19 +62,15 @@ async function main(): Promise<number> {
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('commit', '-q', '-m', 'Demo project');
-
-  say(`relais init in ${repo}`);
-  if ((await run(process.execPath, [CLI, 'init'], repo, gitEnv)) !== 0) return 1;
-  const configPath = join(repo, 'relais.config.json');
-  const config = JSON.parse(readFileSync(configPath, 'utf8'));
-  config.claude_code_cli.command = claude;
-  writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
-  git('add', 'relais.config.json');
-  git('commit', '-q', '-m', 'Add relais config');
+  git('init', '-q', '--bare', remote);
+  git('remote', 'add', 'origin', remote);
+  git('push', '-q', 'origin', 'main');
 
   const model = await startScriptedModel(relaisScript(demoPlan(repo)));
   const env: NodeJS.ProcessEnv = {
     ...gitEnv,
+    // `claude` is found on PATH, as on a user's machine: here, the copy relais installed.
+    PATH: `${dirname(claude)}${delimiter}${process.env.PATH ?? ''}`,
     HOME: home, // Claude Code keeps its files in this throwaway home, not yours
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: 'offline-demo-key',
@@ -79,20 +78,23 @@ async function main(): Promise<number> {
     // The demo repository is a throwaway folder: a sandbox, so bypassPermissions may run as root.
     IS_SANDBOX: '1',
   };
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !process.env.CI;
   try {
-    say('Tick 1: the builder fixes the bug; Relais judges the diff, runs the tests itself and commits');
-    const first = await run(process.execPath, [CLI, 'run'], repo, env);
-    say('Tick 2: the builder "makes the tests pass" by editing the test and claims success');
-    const second = await run(process.execPath, [CLI, 'run'], repo, env);
-    say('relais status');
-    await run(process.execPath, [CLI, 'status'], repo, env);
-    const ok = first === 0 && second === 1;
-    say(
-      ok
-        ? `Done. Tick 1 committed a verified fix; tick 2 was stopped and rolled back although the builder claimed success.\n   Look around: cd ${repo} && git log --oneline && cat relais/REPORT.md`
-        : `Unexpected outcome (tick 1 exit ${first}, tick 2 exit ${second}); see the output above and ${repo}/relais/REPORT.md`,
+    say(`ralphy start ${repo}${interactive ? '' : ' --yes'}`);
+    const code = await run(
+      process.execPath,
+      [CLI, 'start', repo, ...(interactive ? [] : ['--yes'])],
+      repo,
+      env,
     );
-    return ok ? 0 : 1;
+    say('ralphy status');
+    await run(process.execPath, [CLI, 'status', repo], repo, env);
+    say(
+      code === 0
+        ? `Done: PRD -> spec -> judged ticks (one cheating tick stopped and rolled back) -> QA -> branch pushed.\n   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`
+        : `The workflow did not complete (exit ${code}); see the output above and ${repo}/relais/`,
+    );
+    return code;
   } finally {
     await model.close();
   }

@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/project.js';
 
-// README command 1: the bundled offline demo must keep working (real claude, scripted model).
+// README command 1: the bundled offline demo must keep working: `ralphy start` through the real
+// claude binary (scripted model on 127.0.0.1), from PRD.md to a pushed branch.
 
 describe('npm run demo', () => {
-  it('runs two real ticks offline: a verified commit, then a cheating builder stopped and rolled back', async () => {
+  it('runs the whole workflow offline to COMPLETED, stopping and rolling back a cheating tick on the way', async () => {
     const demoDir = mkdtempSync(join(tmpdir(), 'relais-demo-test-'));
     const child = spawn(process.execPath, [join(REPO_ROOT, 'dist/demo/run-demo.js')], {
       env: { ...process.env, CI: 'true', RELAIS_DEMO_DIR: demoDir },
@@ -24,9 +25,21 @@ describe('npm run demo', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     rmSync(demoDir, { recursive: true, force: true });
     expect(code, out).toBe(0);
-    expect(out).toMatch(/Result: SUCCESS SUCCESS \(1 files, \+1\/-1, 0 new\) committed [0-9a-f]{12}/);
+    expect(out).toContain('Agent: spec-agent started');
+    expect(out).toContain('spec tool Write');
+    expect(out).toContain('Gate spec: approve (auto)');
+    // Task 1, tick 1: the builder edits the test and claims success; the judge stops it.
     expect(out).toContain('Result: STOP STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
-    expect(out).toContain('builder tool Edit');
-    expect(out).toContain('Tick 1 committed a verified fix; tick 2 was stopped and rolled back');
+    expect(out).toMatch(
+      /Task 1 Trim and collapse spaces: completed \(verified: SUCCESS, committed [0-9a-f]{12}/,
+    );
+    expect(out).toMatch(
+      /Task 2 Drop punctuation: completed \(verified: SUCCESS, committed [0-9a-f]{12}.*test ✓/,
+    );
+    expect(out).toContain('Agent: qa-agent started');
+    expect(out).toContain('Gate qa: approve (auto)');
+    expect(out).toContain('Workflow COMPLETED');
+    expect(out).toContain('Workflow:  "Slugify titles" COMPLETED (completed) on ralphy/slugify-titles');
+    expect(out).toContain('Tasks:     2/2');
   });
 });

@@ -22,7 +22,7 @@ export interface WorkflowView {
   readonly waiting_until: string | null;
   readonly branch: string | null;
   readonly pr_url: string | null;
-  readonly next: string | null;
+  readonly next: string[];
 }
 
 export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
@@ -46,13 +46,16 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
     waiting_until: w.waiting_until,
     branch: w.feature_branch,
     pr_url: w.pr_url,
-    next: nextStep(w, live, alive),
+    next:
+      w.next_steps.length > 0 && !(live && alive)
+        ? w.next_steps
+        : [nextStep(w, live, alive)].filter((n): n is string => n !== null),
   };
 }
 
 function nextStep(w: WorkflowFile, live: boolean, alive: boolean): string | null {
   if (live && alive) return 'ralphy abort stops it';
-  if (w.state === 'COMPLETED') return w.pr_url ? null : 'open the pull request (see the end of the run)';
+  if (w.state === 'COMPLETED') return null;
   if (w.state === 'REJECTED') return 'edit PRD.md, then ralphy start for a new workflow';
   return 'ralphy start resumes it (it asks first)';
 }
@@ -67,7 +70,7 @@ export function workflowLines(v: WorkflowView): string[] {
     ...(v.waiting_until ? [`Waiting:   for a usage limit to reset at ${v.waiting_until}`] : []),
     ...(v.reason ? [`Reason:    ${v.reason}${v.detail ? `: ${v.detail}` : ''}`] : []),
     ...(v.pr_url ? [`PR:        ${v.pr_url}`] : []),
-    ...(v.next ? [`Next:      ${v.next}`] : []),
+    ...v.next.map((n) => `Next:      ${n}`),
   ];
 }
 

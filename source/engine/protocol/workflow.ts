@@ -115,6 +115,8 @@ export const workflowFileSchema = z.strictObject({
   /** A usage-limit wait in progress: the run resumes the same step at this time. */
   waiting_until: z.iso.datetime().nullable(),
   max_cost_usd: z.number().min(0).nullable(),
+  /** What the human should run next (the PR could not be opened from here, say). */
+  next_steps: z.array(z.string().max(500)).max(10),
 });
 
 export type WorkflowFile = z.infer<typeof workflowFileSchema>;

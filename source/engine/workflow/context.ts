@@ -107,6 +107,7 @@ export class WorkflowContext {
 
   /** Updates one task record (and announces it); unknown numbers are ignored. */
   async updateTask(number: number, patch: Partial<TaskRecord>): Promise<void> {
+    const before = this.workflow.tasks.find((t) => t.number === number);
     const tasks = this.workflow.tasks.map((t) => (t.number === number ? { ...t, ...patch } : t));
     const task = tasks.find((t) => t.number === number);
     if (!task) return;
@@ -115,6 +116,8 @@ export class WorkflowContext {
       tasks_completed: tasks.filter((t) => t.status === 'completed').length,
       tasks_total: tasks.length,
     });
+    // Front ends hear about what they show: status, claim, verification (not tick counters).
+    if (before && sameView(before, task)) return;
     this.bus.emit({
       type: 'task.updated',
       number: task.number,
@@ -170,4 +173,8 @@ export class WorkflowContext {
     this.bus.emit({ type: 'breaker.changed', breaker: snapshot, trigger: null, detail: null, log: [] });
     this.updateLater({ circuit_breaker: snapshot });
   }
+}
+
+function sameView(a: TaskRecord, b: TaskRecord): boolean {
+  return a.status === b.status && a.claimed === b.claimed && a.verified === b.verified && a.title === b.title;
 }

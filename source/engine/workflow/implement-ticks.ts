@@ -65,7 +65,7 @@ async function implementTask(
       bus: ctx.bus,
       signal: phase.signal,
       env: ctx.options.env,
-      command: 'ralphy start',
+      command: 'tick',
       now: ctx.options.now,
       lockHeld: true,
       goal: await taskGoal(ctx, task, note),

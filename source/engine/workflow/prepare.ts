@@ -193,7 +193,7 @@ async function resume(
       );
     await ctx.refreshFacts();
   }
-  ctx.workflow = { ...ctx.workflow, pid: process.pid, waiting_until: null };
+  ctx.workflow = { ...ctx.workflow, pid: process.pid, waiting_until: null, next_steps: [] };
   await ctx.enter(from, 'running', { failure_reason: null, failure_detail: null, current_task: null });
   return { ok: true, ctx, resumedFrom: from };
 }
@@ -238,11 +238,9 @@ async function startFresh(
     feature_branch: feature,
     base_commit: found.facts.head,
   };
+  // IDLE until the run announces itself; then seed 002 §8's `start` moves it to SPECIFICATION.
   await writeWorkflow(setup.paths, workflow);
-  const ctx = new WorkflowContext(setup, options, workflow, prd, runner);
-  // Seed 002 §8: IDLE → SPECIFICATION on start.
-  await ctx.enter('SPECIFICATION', 'running');
-  return { ok: true, ctx, resumedFrom: null };
+  return { ok: true, ctx: new WorkflowContext(setup, options, workflow, prd, runner), resumedFrom: null };
 }
 
 /** `ralphy/add-slugify`, or `ralphy/add-slugify-2` when that branch exists already. */

@@ -69,6 +69,7 @@ async function prepareAndDrive(options: WorkflowOptions, watcher: AbortWatch): P
   try {
     await watcher.attach(ctx.setup.paths);
     announceStart(ctx, options, resumedFrom);
+    if (ctx.workflow.state === 'IDLE') await ctx.enter(nextState('IDLE', 'start'), 'running');
     return await drive(ctx);
   } finally {
     await lock.release();
@@ -169,7 +170,8 @@ function announceStart(
   });
 }
 
-function finish(ctx: WorkflowContext, nextSteps: string[]): WorkflowOutcome {
+async function finish(ctx: WorkflowContext, nextSteps: string[]): Promise<WorkflowOutcome> {
+  await ctx.update({ next_steps: nextSteps.slice(0, 10) });
   const w: WorkflowFile = ctx.workflow;
   const status = statusOf(w);
   ctx.bus.emit({

@@ -62,6 +62,7 @@ async function specProblem(ctx: WorkflowContext): Promise<string | null> {
 }
 
 export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask[]): Promise<void> {
+  const before = ctx.workflow.tasks;
   const records: TaskRecord[] = tasks.slice(0, 500).map((t) => {
     const known = ctx.workflow.tasks.find((r) => r.number === t.number);
     return {
@@ -79,7 +80,10 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
     tasks_total: records.length,
     tasks_completed: records.filter((r) => r.status === 'completed').length,
   });
-  for (const r of records)
+  for (const r of records.filter((r) => {
+    const known = before.find((k) => k.number === r.number);
+    return !known || known.status !== r.status || known.title !== r.title;
+  }))
     ctx.bus.emit({
       type: 'task.updated',
       number: r.number,

@@ -57,6 +57,7 @@ export function freshWorkflow({
     blast_radius: null,
     waiting_until: null,
     max_cost_usd: maxCostUsd,
+    next_steps: [],
   };
 }
 
