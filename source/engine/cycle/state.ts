@@ -111,13 +111,21 @@ export const cycleStateSchema = z.strictObject({
   track: trackSchema.prefault({}),
   tracks_completed: z
     .array(
-      z.strictObject({ id: bareId, name: z.string().max(300), completed_at: iso, tasks: z.int().min(0) }),
+      z.strictObject({
+        id: bareId,
+        name: z.string().max(300),
+        phase: z.string().max(100).nullable(),
+        completed_at: iso,
+        tasks: z.int().min(0),
+      }),
     )
     .default([]),
   roadmap: z
     .strictObject({
       current_phase: z.string().max(100).nullable().default(null),
       phases_completed: z.array(z.string().max(100)).default([]),
+      /** Why the planner's last PHASE_COMPLETE was refused (context for the next pick_track). */
+      unmet: z.string().max(2000).nullable().default(null),
     })
     .prefault({}),
   last_action: z.enum(ACTIONS).nullable().default(null),

@@ -1,0 +1,165 @@
+import { resolve } from 'node:path';
+import type { CycleRunners } from '../../engine/cycle/context.js';
+import { type LoopEnd, runCycleLoop } from '../../engine/cycle/loop.js';
+import {
+  type CodexCli,
+  type CycleAgents,
+  type CyclePolicy,
+  codexCliSchema,
+  cycleAgentsSchema,
+  cyclePolicySchema,
+} from '../../engine/cycle/policy.js';
+import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
+import { cycleRunners } from '../../engine/cycle/runners.js';
+import { resumeCycle } from '../../engine/cycle/status.js';
+import { approveAll, denyAll, type GatePort } from '../../engine/workflow/gates.js';
+import { loadConfig } from '../../engine/workspace/load-config.js';
+import { withEngine } from '../engine-session.js';
+import { EXIT } from '../exit-codes.js';
+import { promptGates } from '../front-end/prompt-gates.js';
+import { type CommandIo, println } from '../io.js';
+
+/**
+ * `relais cycle [dir] [--loop] [--resume] [--yes] [--json]`: one deadf cycle (seed 003), or cycles
+ * until DONE or a human is needed. The reply token is the last line printed; the exit code tells
+ * the three replies apart, and a pause (needs_human) from a plain failure.
+ */
+
+export const CYCLE_EXIT = {
+  CYCLE_OK: 0,
+  CYCLE_FAIL: 1,
+  NEEDS_HUMAN: 3,
+  DONE: 4,
+} as const;
+
+/** The cycle's sections of relais.config.json (`cycle`, `agents.planner|implementer|verifier`, `codex_cli`). */
+export interface CycleSections {
+  readonly policy: CyclePolicy;
+  readonly agents: CycleAgents;
+  readonly codexCli: CodexCli;
+}
+
+export interface CycleFlags {
+  readonly json: boolean;
+  readonly loop: boolean;
+  readonly resume: boolean;
+  readonly yes: boolean;
+  readonly cycleId?: string;
+}
+
+/**
+ * Until relais.config.json carries the sections, they come from the caller (main.ts passes the
+ * parsed config's `cycle`, `agents` and `codex_cli`; tests pass their own); defaults otherwise.
+ */
+export async function cycleCommand(
+  io: CommandIo,
+  projectArg: string | undefined,
+  flags: CycleFlags,
+  sections: Partial<{ policy: unknown; agents: unknown; codexCli: unknown }> = {},
+  runners?: CycleRunners,
+): Promise<number> {
+  const root = resolve(io.cwd, projectArg ?? '.');
+  const loaded = await loadConfig(root);
+  if (!loaded.ok) {
+    println(io.stderr, `relais cycle: ${loaded.detail}`);
+    return EXIT.BLOCKED;
+  }
+  const parsed = parseSections(sections);
+  if (!parsed.ok) {
+    println(io.stderr, `relais cycle: ${parsed.detail}`);
+    return EXIT.BLOCKED;
+  }
+  const { policy, agents, codexCli } = parsed.sections;
+  const workspace = loaded.config.workspace_dir;
+  if (flags.resume) {
+    const resumed = await resumeCycle(root, workspace);
+    if (!resumed.ok) {
+      println(io.stderr, `relais cycle --resume: ${resumed.detail}`);
+      return EXIT.STOP;
+    }
+    println(io.stdout, `Resumed: phase ${resumed.phase}`);
+    if (!flags.loop) return EXIT.SUCCESS;
+  }
+  const canAsk = io.stdin?.isTTY === true && !io.env.CI && !flags.json;
+  const prompt = !flags.yes && canAsk && io.stdin ? promptGates(io.stdin, io.stdout) : null;
+  const gates: GatePort = flags.yes ? approveAll : (prompt ?? denyAll);
+  try {
+    return await withEngine(
+      io,
+      flags.json,
+      'stopping the agent and recording the cycle as failed',
+      async (bus, signal) => {
+        const options = {
+          root,
+          config: loaded.config,
+          policy,
+          agents,
+          runners: runners ?? cycleRunners(agents, loaded.config, codexCli, io.env),
+          bus,
+          signal,
+          env: io.env,
+          gates,
+        };
+        if (!flags.loop) {
+          const outcome = await runCycle({ ...options, cycleId: flags.cycleId });
+          if (signal.aborted) return EXIT.INTERRUPTED;
+          return exitFor(
+            outcome.reply,
+            outcome.phase === 'needs_human' || outcome.code === 'CYCLE_NEEDS_HUMAN',
+          );
+        }
+        const result = await runCycleLoop(options);
+        bus.emit({
+          type: 'log',
+          level: 'info',
+          message: `Cycle loop ended after ${result.cycles} cycle(s): ${END_TEXT[result.end]}`,
+        });
+        return LOOP_EXIT[result.end];
+      },
+    );
+  } finally {
+    prompt?.close();
+  }
+}
+
+function exitFor(reply: Reply, needsHuman: boolean): number {
+  if (reply === 'CYCLE_FAIL' && needsHuman) return CYCLE_EXIT.NEEDS_HUMAN;
+  return CYCLE_EXIT[reply];
+}
+
+/** A loop that reached DONE succeeded (0); the other ends keep their single-cycle meaning. */
+const LOOP_EXIT: Record<LoopEnd, number> = {
+  done: EXIT.SUCCESS,
+  needs_human: CYCLE_EXIT.NEEDS_HUMAN,
+  refused: CYCLE_EXIT.CYCLE_FAIL,
+  failures: CYCLE_EXIT.CYCLE_FAIL,
+  max_cycles: CYCLE_EXIT.CYCLE_FAIL,
+  interrupted: EXIT.INTERRUPTED,
+};
+
+const END_TEXT: Record<LoopEnd, string> = {
+  done: 'DONE',
+  needs_human: 'a human is needed (relais status shows why)',
+  refused: 'a cycle was refused',
+  failures: 'too many CYCLE_FAIL in a row (cycle.max_consecutive_failures)',
+  max_cycles: 'cycle.max_cycles_per_loop reached',
+  interrupted: 'interrupted',
+};
+
+function parseSections(
+  raw: Partial<{ policy: unknown; agents: unknown; codexCli: unknown }>,
+): { ok: true; sections: CycleSections } | { ok: false; detail: string } {
+  const policy = cyclePolicySchema.safeParse(raw.policy);
+  if (!policy.success) return { ok: false, detail: `cycle: ${policy.error.message}` };
+  // The config's `agents` holds every role; the cycle reads its three.
+  const all = (raw.agents ?? {}) as Record<string, unknown>;
+  const agents = cycleAgentsSchema.safeParse({
+    planner: all.planner,
+    implementer: all.implementer,
+    verifier: all.verifier,
+  });
+  if (!agents.success) return { ok: false, detail: `agents: ${agents.error.message}` };
+  const codexCli = codexCliSchema.safeParse(raw.codexCli);
+  if (!codexCli.success) return { ok: false, detail: `codex_cli: ${codexCli.error.message}` };
+  return { ok: true, sections: { policy: policy.data, agents: agents.data, codexCli: codexCli.data } };
+}

@@ -1,0 +1,186 @@
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { askForBlock } from '../agent-call.js';
+import { parsePlanBlock, parseSpecBlock, parseTrackBlock } from '../blocks.js';
+import type { ActionResult, CycleContext } from '../context.js';
+import { commitPaths, dirtyPaths, headOf } from '../git-ops.js';
+import { notify } from '../notifications.js';
+import { pickTrackPrompt, planPrompt, specPrompt } from '../prompts.js';
+import type { SentinelResult } from '../sentinel.js';
+import type { CycleState } from '../state.js';
+import { readDoc, writePlan, writeSpec } from '../track-docs.js';
+import { failResult, okResult, pauseResult, projectDocs, SEED_DOCS } from './common.js';
+
+/** Seed 003 research and select-track actions: seed_docs, pick_track, create_spec, create_plan. */
+
+/** Human-driven (P2): never generated; needs_human until the four docs and the P2_DONE marker exist. */
+export async function seedDocs(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+  const missing: string[] = [];
+  for (const name of [...SEED_DOCS, 'P2_DONE']) {
+    const info = await stat(join(ctx.docsDir, name)).catch(() => null);
+    const needsText = name !== 'P2_DONE';
+    if (!info?.isFile() || (needsText && info.size === 0)) missing.push(`${ctx.policy.docs_dir}/${name}`);
+  }
+  if (missing.length === 0)
+    return okResult({ ...state, phase: 'select-track' }, 'seed docs present: select-track');
+  const reason = `seed docs missing or empty: ${missing.join(', ')}`;
+  await notify(
+    ctx,
+    state,
+    'seed_docs',
+    {
+      title: 'Seed docs needed (P2 brainstorm)',
+      lines: [reason],
+      action: `Write ${SEED_DOCS.map((d) => `${ctx.policy.docs_dir}/${d}`).join(', ')} with the team, create ${ctx.policy.docs_dir}/P2_DONE, then run \`relais cycle --resume\`.`,
+    },
+    'pause',
+  );
+  return pauseResult(ctx, state, 'CYCLE_SEED_DOCS_MISSING', reason);
+}
+
+function plannerFailed(state: CycleState, detail: { kind: 'agent' | 'parse'; detail: string }): ActionResult {
+  return detail.kind === 'agent'
+    ? failResult(state, `planner: ${detail.detail}`, 'CYCLE_AGENT_FAILED')
+    : failResult(state, `planner: ${detail.detail}`, 'CYCLE_PLANNER_OUTPUT_INVALID');
+}
+
+export async function pickTrack(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+  const docs = await projectDocs(ctx, ['ROADMAP.md', 'REQUIREMENTS.md', 'VISION.md', 'PROJECT.md']);
+  const answer = await askForBlock(ctx, 'planner', pickTrackPrompt(ctx.nonce, state, docs), (t) =>
+    parseTrackBlock(t, ctx.nonce),
+  );
+  if (!answer.ok) return plannerFailed(state, answer);
+  const block = answer.value;
+  if (block.kind === 'phase_blocked') {
+    await notify(
+      ctx,
+      state,
+      'escalation',
+      { title: 'Roadmap phase blocked', lines: [block.reasons] },
+      'pause',
+    );
+    return pauseResult(ctx, state, 'CYCLE_PHASE_BLOCKED', `phase blocked: ${block.reasons}`);
+  }
+  if (block.kind === 'phase_complete') return phaseComplete(ctx, state, block.nextPhase);
+  const next: CycleState = {
+    ...state,
+    roadmap: { ...state.roadmap, current_phase: block.phase, unmet: null },
+    track: {
+      ...state.track,
+      id: block.id,
+      name: block.name,
+      phase: block.phase,
+      requirements: block.requirements,
+      goal: block.goal,
+      estimated_tasks: block.estimatedTasks,
+      status: 'in-progress',
+      spec_path: null,
+      plan_path: null,
+      plan_base_commit: null,
+      task_count: 0,
+      task_current: 0,
+    },
+  };
+  const gate = await notify(ctx, next, 'new_track', {
+    title: `New track starting: ${block.id} — ${block.name}`,
+    lines: [
+      `goal: ${block.goal}`,
+      `phase ${block.phase}, requirements ${block.requirements.join(', ')}`,
+      `about ${block.estimatedTasks} task(s)`,
+    ],
+  });
+  if (!gate.approved)
+    return pauseResult(ctx, next, 'CYCLE_GATE_DECLINED', `track ${block.id} was not approved`);
+  return okResult(next, `track ${block.id} selected: ${block.name}`);
+}
+
+/** PHASE_COMPLETE is checked, not believed: a track of the phase is done and the tree is clean. */
+async function phaseComplete(
+  ctx: CycleContext,
+  state: CycleState,
+  nextPhase: string | null,
+): Promise<ActionResult> {
+  const phase = state.roadmap.current_phase;
+  const unmet: string[] = [];
+  if (!state.tracks_completed.some((t) => t.phase === phase))
+    unmet.push(`no track of phase ${phase ?? '(none)'} is complete`);
+  const dirty = await dirtyPaths(ctx.git, ctx.config.workspace_dir);
+  if (dirty.length > 0) unmet.push(`the worktree has uncommitted changes (${dirty.slice(0, 5).join(', ')})`);
+  if (unmet.length > 0)
+    return okResult(
+      { ...state, roadmap: { ...state.roadmap, unmet: unmet.join('; ') } },
+      `PHASE_COMPLETE refused: ${unmet.join('; ')}`,
+    );
+  const roadmap = {
+    current_phase: nextPhase,
+    phases_completed: phase ? [...state.roadmap.phases_completed, phase] : state.roadmap.phases_completed,
+    unmet: null,
+  };
+  if (nextPhase === null)
+    return okResult({ ...state, roadmap, phase: 'complete' }, `phase ${phase} complete; the roadmap is done`);
+  return okResult({ ...state, roadmap }, `phase ${phase} complete; next phase ${nextPhase}`);
+}
+
+function forTrack<T extends { trackId: string }>(
+  trackId: string,
+  parsed: SentinelResult<T>,
+): SentinelResult<T> {
+  if (!parsed.ok || parsed.value.trackId === trackId) return parsed;
+  return {
+    ok: false,
+    error: {
+      kind: 'malformed',
+      line: null,
+      message: `TRACK_ID is ${parsed.value.trackId}, expected ${trackId}`,
+    },
+  };
+}
+
+export async function createSpec(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+  const trackId = state.track.id as string;
+  const docs = await projectDocs(ctx, ['ROADMAP.md', 'REQUIREMENTS.md', 'PROJECT.md']);
+  const answer = await askForBlock(ctx, 'planner', specPrompt(ctx.nonce, state, docs), (t) =>
+    forTrack(trackId, parseSpecBlock(t, ctx.nonce)),
+  );
+  if (!answer.ok) return plannerFailed(state, answer);
+  const path = await writeSpec(ctx, answer.value);
+  await commitPaths(ctx.git, [path], `relais(${trackId}): spec`);
+  return okResult(
+    { ...state, track: { ...state.track, spec_path: path, status: 'in-progress' } },
+    `spec written: ${path}`,
+  );
+}
+
+export async function createPlan(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+  const trackId = state.track.id as string;
+  const docs = await projectDocs(ctx, ['PROJECT.md']);
+  const spec = await readDoc(join(ctx.root, state.track.spec_path as string));
+  if (spec) docs[state.track.spec_path as string] = spec;
+  const answer = await askForBlock(ctx, 'planner', planPrompt(ctx.nonce, state, docs), (t) =>
+    forTrack(trackId, parsePlanBlock(t, ctx.nonce)),
+  );
+  if (!answer.ok) return plannerFailed(state, answer);
+  const path = await writePlan(ctx, answer.value);
+  await commitPaths(ctx.git, [path], `relais(${trackId}): plan`);
+  const next: CycleState = {
+    ...state,
+    phase: 'execute',
+    track: {
+      ...state.track,
+      plan_path: path,
+      plan_base_commit: await headOf(ctx.git),
+      task_count: answer.value.tasks.length,
+      task_current: 1,
+      status: 'in-progress',
+    },
+    task: {
+      ...state.task,
+      sub_step: 'generate',
+      id: null,
+      retry_count: 0,
+      replan_attempted: false,
+      failure_context: [],
+    },
+  };
+  return okResult(next, `plan written: ${path} (${answer.value.tasks.length} task(s))`);
+}

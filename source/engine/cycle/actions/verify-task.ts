@@ -1,0 +1,207 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../../workspace/atomic-write.js';
+import { askForBlock } from '../agent-call.js';
+import { type Criterion, type PlannedTask, parseVerdictBlock } from '../blocks.js';
+import { runStage1, type Stage1Report, stage1Schema } from '../checks.js';
+import type { ActionResult, CycleContext } from '../context.js';
+import { diffStat, diffText } from '../git-ops.js';
+import { notify } from '../notifications.js';
+import { verifierPrompt } from '../prompts.js';
+import type { CycleState } from '../state.js';
+import { readPlan } from '../track-docs.js';
+import { type Combined, type CriterionVerdict, combineVerdict, type Stage1 } from '../verdict.js';
+import { failResult, okResult, pauseResult } from './common.js';
+import { afterAttempt } from './progress.js';
+
+/**
+ * Seed 003 verify_task: stage 1 the six deterministic checks (JSON, kept in relais/cycle/verify/);
+ * stage 2, only when they pass, one verifier per `LLM:` criterion with its own evidence bundle, in
+ * parallel (DET: criteria are auto-passed by stage 1); stage 3 the combined-verdict table.
+ */
+export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+  const taskId = state.task.id as string;
+  const plan = await readPlan(ctx, state.track.id as string);
+  const task = plan.tasks.find((t) => t.taskId === taskId);
+  if (!task) return pauseResult(ctx, state, 'CYCLE_STATE_INCONSISTENT', `task ${taskId} is not in the plan`);
+  const base = state.task.base_commit as string;
+  const report = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff });
+  await mkdir(ctx.paths.verifyDir, { recursive: true });
+  const checked = stage1Schema.safeParse(report);
+  const stage1: Stage1 = checked.success
+    ? { kind: 'ok', pass: report.pass }
+    : { kind: 'invalid', reason: checked.error.message };
+  if (checked.success)
+    await writeJsonAtomic(
+      join(ctx.paths.verifyDir, `${taskId}-${state.loop.iteration + 1}.json`),
+      stage1Schema,
+      report,
+    );
+  const llm = task.acceptance.filter((a) => a.kind === 'LLM');
+  const verdicts = stage1.kind === 'ok' && stage1.pass ? await stage2(ctx, task, llm, report, base) : null;
+  const result = combineVerdict(stage1, verdicts);
+  ctx.bus.emit({
+    type: 'cycle.verdict',
+    task_id: taskId,
+    checks: report.checks,
+    failures: report.failures,
+    criteria: criteriaLines(task, verdicts, report.pass),
+    result,
+  });
+  return apply(ctx, state, result, report, verdicts ?? [], base);
+}
+
+async function apply(
+  ctx: CycleContext,
+  state: CycleState,
+  result: Combined,
+  report: Stage1Report,
+  verdicts: CriterionVerdict[],
+  base: string,
+): Promise<ActionResult> {
+  const loop = afterAttempt(state, base, report.head, report.test_count);
+  switch (result) {
+    case 'PASS':
+      return okResult(
+        {
+          ...state,
+          loop: { ...loop, stuck_count: 0 },
+          task: { ...state.task, sub_step: 'reflect', retry_count: 0, failure_context: [] },
+          last_cycle: {
+            commit_hash: report.head,
+            test_count: report.test_count,
+            diff_lines: report.diff_lines,
+          },
+        },
+        `verification PASS (${report.diff_lines} diff lines, tests: ${report.test_summary})`,
+      );
+    case 'FAIL': {
+      const failures = [
+        ...report.failures,
+        ...verdicts.flatMap((v) =>
+          v.kind === 'answer' && v.answer === 'NO' ? [`${v.id}: ${v.reason}`] : [],
+        ),
+      ];
+      return failResult(
+        {
+          ...state,
+          loop,
+          task: {
+            ...state.task,
+            sub_step: 'implement',
+            retry_count: state.task.retry_count + 1,
+            failure_context: failures.slice(0, 20),
+          },
+        },
+        `verification FAIL: ${failures.join('; ')}`,
+        'CYCLE_VERIFY_FAILED',
+      );
+    }
+    case 'PAUSE':
+    case 'NEEDS_HUMAN': {
+      const reasons = verdicts.map((v) =>
+        v.kind === 'answer' ? `${v.id}: ${v.answer} ${v.reason}` : `${v.id}: unparsable (${v.error})`,
+      );
+      const code = result === 'PAUSE' ? 'CYCLE_VERIFY_NEEDS_HUMAN' : 'CYCLE_VERIFIER_OUTPUT_INVALID';
+      await notify(
+        ctx,
+        state,
+        'escalation',
+        { title: `Verification of ${state.task.id} needs a human`, lines: reasons },
+        'pause',
+      );
+      return pauseResult(ctx, { ...state, loop }, code, reasons.join('; '));
+    }
+    case 'CYCLE_FAIL':
+      return failResult(
+        state,
+        'the deterministic verification report is invalid (runner bug)',
+        'CYCLE_INTERNAL',
+      );
+  }
+}
+
+function criteriaLines(task: PlannedTask, verdicts: CriterionVerdict[] | null, pass: boolean) {
+  return task.acceptance.map((a) => {
+    if (a.kind === 'DET')
+      return { id: a.id, kind: a.kind, answer: pass ? 'YES' : 'NO', reason: 'stage 1 checks' };
+    const v = verdicts?.find((x) => x.id === a.id);
+    if (!v) return { id: a.id, kind: a.kind, answer: 'not run', reason: '' };
+    return v.kind === 'answer'
+      ? { id: a.id, kind: a.kind, answer: v.answer, reason: v.reason }
+      : { id: a.id, kind: a.kind, answer: 'UNPARSABLE', reason: v.error };
+  });
+}
+
+async function stage2(
+  ctx: CycleContext,
+  task: PlannedTask,
+  criteria: Criterion[],
+  report: Stage1Report,
+  base: string,
+): Promise<CriterionVerdict[]> {
+  const common = await commonEvidence(ctx, task, report, base);
+  const verdicts: CriterionVerdict[] = new Array(criteria.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < criteria.length; i = next++) {
+      const criterion = criteria[i] as Criterion;
+      const answer = await askForBlock(ctx, 'verifier', verifierPrompt(ctx.nonce, criterion, common), (t) =>
+        parseVerdictBlock(t, ctx.nonce, criterion.id),
+      );
+      verdicts[i] = answer.ok
+        ? { id: criterion.id, kind: 'answer', answer: answer.value.answer, reason: answer.value.reason }
+        : { id: criterion.id, kind: 'unparsable', error: answer.detail };
+    }
+  };
+  const workers = Math.min(ctx.policy.verify.max_parallel_verifiers, criteria.length);
+  await Promise.all(Array.from({ length: workers }, worker));
+  return verdicts;
+}
+
+const MAX_HUNKS = 24_000;
+
+/** Seed 003 Stage 2 evidence bundle (the criterion text is added per verifier by the prompt). */
+async function commonEvidence(
+  ctx: CycleContext,
+  task: PlannedTask,
+  report: Stage1Report,
+  base: string,
+): Promise<string> {
+  const planned = new Set(task.files.map((f) => f.path));
+  const outside = report.changed_files.filter((p) => !planned.has(p));
+  const inside = report.changed_files.filter((p) => planned.has(p));
+  const excerpt = {
+    pass: report.pass,
+    test_summary: report.test_summary,
+    lint_exit: report.lint_exit,
+    diff_lines: report.diff_lines,
+    secrets_found: report.secrets_found,
+    git_clean: report.git_clean,
+  };
+  const parts = [
+    '## verify.sh JSON excerpt',
+    JSON.stringify(excerpt),
+    '',
+    '## git show --stat (all changed files)',
+    (await diffStat(ctx.git, base, report.head)) || '(no changes)',
+  ];
+  if (outside.length > 0) {
+    parts.push(
+      '',
+      '## Files outside the planned scope',
+      "Files outside the planned scope were modified. If any out-of-scope change is non-trivial (not just formatting/imports), answer NO with reason 'out-of-scope modification: {filename}'.",
+      cap(await diffText(ctx.git, base, report.head, outside)),
+    );
+  }
+  if (inside.length > 0)
+    parts.push('', '## Diff of the planned files', cap(await diffText(ctx.git, base, report.head, inside)));
+  if (report.test_output.trim()) parts.push('', '## Test output (tail)', report.test_output.slice(-3000));
+  return parts.join('\n');
+}
+
+function cap(text: string): string {
+  return text.length > MAX_HUNKS
+    ? `${text.slice(0, MAX_HUNKS)}\n[... diff cut at ${MAX_HUNKS} characters]`
+    : text;
+}

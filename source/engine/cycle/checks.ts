@@ -1,0 +1,212 @@
+import micromatch from 'micromatch';
+import { z } from 'zod';
+import { describeEnd, runProcess } from '../supervise/run-process.js';
+import { planVerification } from '../verify/plan.js';
+import type { CycleContext } from './context.js';
+import { diffText, dirtyPaths, headOf, numstat } from './git-ops.js';
+
+/**
+ * verify_task Stage 1: seed 003's verify.sh as six deterministic checks, reported as JSON with
+ * `pass`, `checks`, `failures` and the excerpt fields the LLM evidence bundle quotes. Tests and
+ * lint are verification templates of relais.config.json (argv, taint-checked, never a shell);
+ * the diff is everything from the task's base commit to HEAD.
+ */
+
+export const stage1Schema = z.strictObject({
+  pass: z.boolean(),
+  checks: z.strictObject({
+    tests: z.boolean(),
+    lint: z.boolean(),
+    diff: z.boolean(),
+    paths: z.boolean(),
+    secrets: z.boolean(),
+    git_clean: z.boolean(),
+  }),
+  failures: z.array(z.string()),
+  test_summary: z.string(),
+  test_count: z.int().min(0).nullable(),
+  lint_exit: z.int().nullable(),
+  diff_lines: z.int().min(0),
+  diff_limit: z.int().min(0),
+  secrets_found: z.int().min(0),
+  git_clean: z.boolean(),
+  changed_files: z.array(z.string()),
+  head: z.string(),
+  test_output: z.string(),
+});
+export type Stage1Report = z.infer<typeof stage1Schema>;
+
+/** Patterns of credentials in added lines; the value itself is never repeated in a report. */
+const SECRET_PATTERNS: Array<[string, RegExp]> = [
+  ['AWS access key id', /\bAKIA[0-9A-Z]{16}\b/],
+  ['private key', /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/],
+  ['GitHub token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/],
+  ['OpenAI-style key', /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/],
+  ['Slack token', /\bxox[abprs]-[A-Za-z0-9-]{10,}\b/],
+  ['Google API key', /\bAIza[0-9A-Za-z_-]{35}\b/],
+  ['assigned secret', /\b(?:api[_-]?key|secret|passw(?:or)?d|token)\b\s*[:=]\s*["'][^"'\s]{8,}["']/i],
+];
+
+export interface Stage1Input {
+  readonly base: string;
+  readonly estimatedDiff: number;
+}
+
+export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<Stage1Report> {
+  const failures: string[] = [];
+  const head = await headOf(ctx.git);
+  const tests = await runTemplates(ctx, ctx.policy.verify.tests);
+  if (!tests.ok) failures.push(`tests: ${tests.detail}`);
+  const lint = await runTemplates(ctx, ctx.policy.verify.lint);
+  if (!lint.ok) failures.push(`lint: ${lint.detail}`);
+
+  const files = await numstat(ctx.git, input.base, head);
+  const diffLines = files.reduce((sum, f) => sum + f.added + f.deleted, 0);
+  const limit = Math.floor(ctx.policy.verify.diff_factor * input.estimatedDiff);
+  const diffOk = diffLines <= limit;
+  if (!diffOk)
+    failures.push(
+      `diff: ${diffLines} lines changed, more than ${limit} (${ctx.policy.verify.diff_factor}x ESTIMATED_DIFF ${input.estimatedDiff})`,
+    );
+
+  const changed = files.map((f) => f.path);
+  const blocked = changed.filter(
+    (p) =>
+      micromatch.isMatch(p, ctx.policy.verify.blocked_globs, { dot: true, nocase: true }) ||
+      p === ctx.config.workspace_dir ||
+      p.startsWith(`${ctx.config.workspace_dir}/`),
+  );
+  for (const p of blocked) failures.push(`paths: ${p} is a blocked path`);
+
+  const secrets = findSecrets(await diffText(ctx.git, input.base, head, [], 0));
+  for (const s of secrets) failures.push(`secrets: ${s}`);
+
+  const dirty = await dirtyPaths(ctx.git, ctx.config.workspace_dir);
+  if (dirty.length > 0) failures.push(`git_clean: uncommitted files: ${dirty.slice(0, 10).join(', ')}`);
+
+  const testCount = countTests(tests.output, ctx.policy.verify.test_count_regex);
+  const checks = {
+    tests: tests.ok,
+    lint: lint.ok,
+    diff: diffOk,
+    paths: blocked.length === 0,
+    secrets: secrets.length === 0,
+    git_clean: dirty.length === 0,
+  };
+  return {
+    pass: Object.values(checks).every(Boolean),
+    checks,
+    failures,
+    test_summary: tests.summary,
+    test_count: testCount,
+    lint_exit: lint.exitCode,
+    diff_lines: diffLines,
+    diff_limit: limit,
+    secrets_found: secrets.length,
+    git_clean: dirty.length === 0,
+    changed_files: changed,
+    head,
+    test_output: tests.output.slice(-4000),
+  };
+}
+
+interface TemplateRun {
+  readonly ok: boolean;
+  readonly detail: string;
+  readonly summary: string;
+  readonly exitCode: number | null;
+  readonly output: string;
+}
+
+async function runTemplates(ctx: CycleContext, ids: readonly string[]): Promise<TemplateRun> {
+  if (ids.length === 0)
+    return { ok: true, detail: '', summary: 'no command configured', exitCode: null, output: '' };
+  const plan = await planVerification({ fast: [...ids], slow: [] }, ctx.config.verification, ctx.root);
+  if (!plan.ok)
+    return { ok: false, detail: plan.problems.join('; '), summary: 'not run', exitCode: null, output: '' };
+  let output = '';
+  let exitCode: number | null = 0;
+  for (const run of plan.runs) {
+    ctx.bus.emit({
+      type: 'verify.started',
+      template_id: run.templateId,
+      phase: 'fast',
+      cmd: run.cmd,
+      args: run.args,
+    });
+    const result = await runProcess({
+      cmd: run.cmd,
+      args: run.args,
+      cwd: ctx.root,
+      env: ctx.env,
+      timeoutMs: run.timeoutSeconds * 1000,
+      signal: ctx.signal,
+      keepTailBytes: 32 * 1024,
+    });
+    output += `${result.stdoutTail}${result.stderrTail}`;
+    exitCode = result.exitCode;
+    ctx.bus.emit({
+      type: 'verify.finished',
+      template_id: run.templateId,
+      phase: 'fast',
+      cmd: run.cmd,
+      args: run.args,
+      exit_code: result.exitCode === null ? -1 : result.exitCode,
+      duration_ms: result.durationMs,
+      timed_out: result.timedOut,
+      summary: describeEnd(result),
+    });
+    if (result.exitCode !== 0 || result.timedOut)
+      return {
+        ok: false,
+        detail: `${run.templateId} ${describeEnd(result)}`,
+        summary: `${run.templateId} failed`,
+        exitCode,
+        output,
+      };
+  }
+  return {
+    ok: true,
+    detail: '',
+    summary: `${plan.runs.map((r) => r.templateId).join(', ')} passed`,
+    exitCode,
+    output,
+  };
+}
+
+/** `file:line kind` for every added line that looks like a credential. */
+export function findSecrets(unifiedDiff: string): string[] {
+  const found: string[] = [];
+  let file = '';
+  let line = 0;
+  for (const text of unifiedDiff.split('\n')) {
+    if (text.startsWith('+++ ')) {
+      file = text.replace(/^\+\+\+ (b\/)?/, '');
+      continue;
+    }
+    const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(text);
+    if (hunk) {
+      line = Number(hunk[1]);
+      continue;
+    }
+    if (text.startsWith('+')) {
+      for (const [kind, pattern] of SECRET_PATTERNS) {
+        if (pattern.test(text)) {
+          found.push(`${file}:${line} looks like a ${kind}`);
+          break;
+        }
+      }
+      line++;
+    }
+  }
+  return found;
+}
+
+export function countTests(output: string, pattern: string): number | null {
+  const regex = new RegExp(pattern, 'g');
+  let last: string | null = null;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are stripped before counting
+  const plain = output.replace(/\u001b\[[0-9;]*m/g, '');
+  for (const match of plain.matchAll(regex)) last = match[1] ?? null;
+  return last === null ? null : Number(last);
+}

@@ -1,0 +1,47 @@
+import type { AgentRunner } from '../agents/agent-run.js';
+import type { EngineBus } from '../events.js';
+import type { Git } from '../judge/git.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import type { GatePort } from '../workflow/gates.js';
+import type { CycleCode } from './codes.js';
+import type { CycleAgents, CyclePolicy, CycleRole } from './policy.js';
+import type { CyclePaths, CycleState } from './state.js';
+
+/** Everything one cycle needs, injected: the CLI builds it from the config, tests build it by hand. */
+
+export type CycleRunners = Readonly<Record<CycleRole, AgentRunner>>;
+
+export interface CycleOptions {
+  readonly root: string;
+  readonly config: RelaisConfig;
+  readonly policy: CyclePolicy;
+  readonly agents: CycleAgents;
+  readonly runners: CycleRunners;
+  readonly bus: EngineBus;
+  readonly signal: AbortSignal;
+  readonly env: NodeJS.ProcessEnv;
+  readonly gates: GatePort;
+  readonly now?: () => Date;
+  /** A given cycle id (tests, or a driver like ralph.sh); a random hex id otherwise. */
+  readonly cycleId?: string;
+}
+
+export interface CycleContext extends CycleOptions {
+  readonly git: Git;
+  readonly paths: CyclePaths;
+  readonly cycleId: string;
+  readonly nonce: string;
+  readonly now: () => Date;
+  /** Absolute folder of the seed docs and track documents. */
+  readonly docsDir: string;
+}
+
+/** What an action hands to RECORD. */
+export interface ActionResult {
+  readonly state: CycleState;
+  readonly ok: boolean;
+  readonly details: string;
+  readonly code: CycleCode | null;
+  /** summarize replies DONE; everything else replies by `ok`. */
+  readonly done?: boolean;
+}

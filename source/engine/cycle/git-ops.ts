@@ -1,0 +1,100 @@
+import { type Git, splitNul } from '../judge/git.js';
+import { worktreeStatus } from '../judge/repo.js';
+
+/**
+ * The git the cycle runs itself (seed 003: "read results from git", rollback authority is the
+ * runner's). All through the hardened Git (no hooks, no pager, literal pathspecs).
+ */
+
+export async function headOf(git: Git): Promise<string> {
+  return git.text(['rev-parse', 'HEAD']);
+}
+
+/** Changed and untracked paths, the runner's workspace folder left out. */
+export async function dirtyPaths(git: Git, workspaceDir: string): Promise<string[]> {
+  const entries = await worktreeStatus(git);
+  return entries
+    .map((e) => e.slice(3))
+    .filter((p) => p !== workspaceDir && !p.startsWith(`${workspaceDir}/`));
+}
+
+/** Commits exactly `paths` (tracked changes, new files, deletions); returns the new HEAD or null. */
+export async function commitPaths(
+  git: Git,
+  paths: readonly string[],
+  message: string,
+): Promise<string | null> {
+  if (paths.length === 0) return null;
+  const list = `${paths.join('\0')}\0`;
+  await git.ok(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], { stdin: list });
+  const staged = await git.run(['diff', '--cached', '--quiet']);
+  if (staged.code === 0) return null;
+  await git.ok(['commit', '-q', '--no-verify', '-F', '-'], { stdin: message, env: await identityEnv(git) });
+  return headOf(git);
+}
+
+export interface NumstatFile {
+  readonly path: string;
+  readonly added: number;
+  readonly deleted: number;
+}
+
+/** Files changed between two commits, renames as delete + add, binary files as 0 lines. */
+export async function numstat(git: Git, base: string, head: string): Promise<NumstatFile[]> {
+  const out = splitNul(await git.ok(['diff', '--numstat', '-z', '--no-renames', base, head, '--']));
+  return out.map((line) => {
+    const [added = '0', deleted = '0', ...rest] = line.split('\t');
+    return { path: rest.join('\t'), added: Number(added) || 0, deleted: Number(deleted) || 0 };
+  });
+}
+
+export async function diffText(
+  git: Git,
+  base: string,
+  head: string,
+  paths: readonly string[] = [],
+  context = 3,
+): Promise<string> {
+  const out = await git.ok(['diff', `-U${context}`, '--no-renames', base, head, '--', ...paths], {
+    maxStdoutBytes: 8 * 1024 * 1024,
+  });
+  return out.toString('utf8');
+}
+
+export async function diffStat(git: Git, base: string, head: string): Promise<string> {
+  return (await git.ok(['diff', '--stat', base, head, '--'])).toString('utf8').trim();
+}
+
+export async function existsAt(git: Git, commit: string, path: string): Promise<boolean> {
+  return (await git.run(['cat-file', '-e', `${commit}:${path}`])).code === 0;
+}
+
+/** Keeps a failed attempt's leftovers out of the way (seed 003 rollback step 1: stash if dirty). */
+export async function stashIfDirty(git: Git, workspaceDir: string, message: string): Promise<boolean> {
+  if ((await dirtyPaths(git, workspaceDir)).length === 0) return false;
+  await git.ok(['stash', 'push', '--include-untracked', '-q', '-m', message], {
+    env: await identityEnv(git),
+  });
+  return true;
+}
+
+/** `base`, or `base-2`, `base-3`, ... : the first branch name not taken yet. */
+export async function freeBranchName(git: Git, base: string): Promise<string> {
+  const valid = await git.run(['check-ref-format', '--branch', base]);
+  if (valid.code !== 0) throw new Error(`"${base}" is not a valid branch name`);
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? base : `${base}-${n}`;
+    if ((await git.run(['rev-parse', '--verify', '-q', `refs/heads/${name}`])).code !== 0) return name;
+  }
+}
+
+/** Commits need an identity; when the user has none configured, the runner signs as itself. */
+async function identityEnv(git: Git): Promise<Record<string, string>> {
+  const name = (await git.run(['config', 'user.name'])).stdout.toString().trim();
+  const email = (await git.run(['config', 'user.email'])).stdout.toString().trim();
+  const env: Record<string, string> = {};
+  if (!name && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'Relais';
+  if (!email && !process.env.GIT_AUTHOR_EMAIL)
+    env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'relais@localhost';
+  return env;
+}

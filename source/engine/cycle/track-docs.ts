@@ -1,0 +1,176 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { z } from 'zod';
+import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
+import { resolvesUnderRoot } from '../workspace/safe-path.js';
+import type { PlanBlock, PlannedTask, SpecBlock } from './blocks.js';
+import type { CycleContext } from './context.js';
+import { quote, renderTaskFields } from './prompts.js';
+import { taskNumber } from './state.js';
+
+/**
+ * Track documents for humans under `<docs_dir>/tracks/<track>/` (SPEC.md, PLAN.md,
+ * tasks/TASK_NNN.md, ordinary tracked files the runner commits), and the plan the runner works
+ * from, zod-validated JSON in relais/cycle/tracks/<track>/plan.json.
+ */
+
+const plannedTaskSchema = z.strictObject({
+  taskId: z.string().min(1).max(64),
+  title: z.string().min(1).max(500),
+  summary: z.string().max(20_000),
+  files: z.array(
+    z.strictObject({
+      path: z.string().min(1).max(300),
+      action: z.enum(['add', 'modify', 'delete']),
+      rationale: z.string().max(2000),
+    }),
+  ),
+  acceptance: z
+    .array(z.strictObject({ id: z.string(), text: z.string().max(2000), kind: z.enum(['DET', 'LLM']) }))
+    .min(1),
+  estimatedDiff: z.int().min(1),
+  dependsOn: z.array(z.string()),
+});
+export const planFileSchema = z.strictObject({
+  trackId: z.string(),
+  tasks: z.array(plannedTaskSchema).min(1),
+});
+
+export function trackDir(ctx: CycleContext, trackId: string): string {
+  return join(ctx.docsDir, 'tracks', trackId);
+}
+
+export function rel(ctx: CycleContext, path: string): string {
+  return relative(ctx.root, path);
+}
+
+async function writeDoc(ctx: CycleContext, path: string, text: string): Promise<string> {
+  if (!(await resolvesUnderRoot(ctx.root, rel(ctx, path))))
+    throw new Error(`${path} resolves outside the repository`);
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, text);
+  return rel(ctx, path);
+}
+
+export async function writeSpec(ctx: CycleContext, spec: SpecBlock): Promise<string> {
+  const text = [
+    `# SPEC — ${spec.trackId}: ${spec.title}`,
+    '',
+    '## Overview',
+    '',
+    spec.overview,
+    '',
+    '## Requirements',
+    '',
+    ...spec.requirements.map((r) => `- **${r.id}**: ${r.text}`),
+    '',
+  ].join('\n');
+  return writeDoc(ctx, join(trackDir(ctx, spec.trackId), 'SPEC.md'), text);
+}
+
+export async function writePlan(ctx: CycleContext, plan: PlanBlock): Promise<string> {
+  const dataDir = join(ctx.paths.tracksData, plan.trackId);
+  await mkdir(dataDir, { recursive: true });
+  await writeJsonAtomic(join(dataDir, 'plan.json'), planFileSchema, plan);
+  const text = [
+    `# PLAN — ${plan.trackId}`,
+    '',
+    `TASK_COUNT=${plan.tasks.length}`,
+    '',
+    ...plan.tasks.flatMap((t, i) => [
+      `## Task ${i + 1}: ${t.taskId} — ${t.title}`,
+      '',
+      '```',
+      renderTaskFields(t),
+      '```',
+      '',
+    ]),
+  ].join('\n');
+  return writeDoc(ctx, join(trackDir(ctx, plan.trackId), 'PLAN.md'), text);
+}
+
+export async function readPlan(ctx: CycleContext, trackId: string): Promise<PlanBlock> {
+  const read = await readJsonValidated(join(ctx.paths.tracksData, trackId, 'plan.json'), planFileSchema);
+  if (read.kind !== 'ok')
+    throw new Error(
+      `relais/cycle/tracks/${trackId}/plan.json is ${read.kind === 'missing' ? 'missing' : `invalid: ${read.reason}`}`,
+    );
+  return read.value;
+}
+
+export interface LoadEntry {
+  readonly path: string;
+  readonly why: string;
+}
+
+export interface Packet {
+  readonly task: PlannedTask;
+  readonly ops: readonly string[];
+  readonly filesToLoad: readonly LoadEntry[];
+  readonly skipped: readonly string[];
+  readonly guidance: string | null;
+  readonly replanRequired: string | null;
+  readonly requestSplit: string | null;
+}
+
+/** Seed 003 "TASK packet format": every section, the plan's fields verbatim. */
+export function renderPacket(p: Packet): string {
+  const t = p.task;
+  return [
+    `# TASK — ${t.taskId}`,
+    '',
+    '## TITLE',
+    t.title,
+    '',
+    '## SUMMARY (verbatim)',
+    t.summary,
+    ...(p.guidance ? ['', '### RETRY / ADAPTATION GUIDANCE', p.guidance] : []),
+    '',
+    '## FILES (verbatim)',
+    ...t.files.map((f) => `- path=${f.path} | action: ${f.action} | rationale: ${f.rationale}`),
+    '',
+    '## ACCEPTANCE (verbatim)',
+    ...t.acceptance.map((a) => `- ${a.id}: ${a.text}`),
+    '',
+    '## ESTIMATED_DIFF (verbatim)',
+    `ESTIMATED_DIFF=${t.estimatedDiff}`,
+    '',
+    '## DEPENDS_ON (verbatim)',
+    t.dependsOn.length ? t.dependsOn.join(', ') : 'none',
+    '',
+    '## OPS COMMANDS',
+    ...(p.ops.length ? p.ops.map((o) => `- ${o}`) : ['- (none configured)']),
+    '',
+    '## FILES_TO_LOAD (ordered, capped)',
+    ...(p.filesToLoad.length ? p.filesToLoad.map((f) => `- path: ${f.path} | why: ${f.why}`) : ['- (none)']),
+    ...(p.skipped.length ? [`- not loaded (over the cap): ${p.skipped.join(', ')}`] : []),
+    '',
+    '## HARD STOPS / SIGNALS',
+    `- REPLAN_REQUIRED: ${p.replanRequired ? `true — ${p.replanRequired}` : 'false'} (print REPLAN_REQUIRED=true if a file to modify or delete is missing)`,
+    `- REQUEST_SPLIT: ${p.requestSplit ? `true — ${p.requestSplit}` : 'false'} (print REQUEST_SPLIT=true if the change needs more than 3x ESTIMATED_DIFF)`,
+    '',
+    '## PLAN FIELDS (machine-readable)',
+    '```',
+    renderTaskFields(t),
+    '```',
+    '',
+  ].join('\n');
+}
+
+export async function writePacket(
+  ctx: CycleContext,
+  trackId: string,
+  n: number,
+  text: string,
+): Promise<string> {
+  return writeDoc(ctx, join(trackDir(ctx, trackId), 'tasks', `TASK_${taskNumber(n)}.md`), text);
+}
+
+/** A document the planner should see, capped; missing files are simply absent. */
+export async function readDoc(path: string, maxChars = 12_000): Promise<string | null> {
+  const text = await readFile(path, 'utf8').catch(() => null);
+  if (text === null) return null;
+  return text.length > maxChars ? `${text.slice(0, maxChars)}\n[... cut at ${maxChars} characters]` : text;
+}
+
+export { quote };
