@@ -1,0 +1,180 @@
+// npm run bench: 20 MB of agent output streamed through the TUI, first into the store alone, then
+// through the whole rendered app (Ink drawing into a fake 120x40 terminal). Prints lines per
+// second, peak memory and the frames the app wrote. BENCH_TUI_MB changes the volume.
+import { EventEmitter } from 'node:events';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+// Ink decides how it renders when it is imported (CI prints only the last frame): measure the
+// interactive path, as a user's terminal gets it.
+delete process.env.CI;
+delete process.env.CONTINUOUS_INTEGRATION;
+const { EngineBus } = await import('../dist/engine/events.js');
+const { createUiStore, startInkFrontEnd } = await import('../dist/ui/index.js');
+
+const MEGABYTES = Number(process.env.BENCH_TUI_MB ?? 20);
+const TOTAL_BYTES = MEGABYTES * 1024 * 1024;
+const BATCH_BYTES = 64 * 1024; // what a busy agent prints between two turns of the event loop
+const COLUMNS = 120;
+const ROWS = 40;
+
+// Realistic lines: prose, code, a tool call now and then, a long line now and then.
+function* agentEvents() {
+  const words = 'the runner judges every change against git reality scope verification and budgets'.split(
+    ' ',
+  );
+  let bytes = 0;
+  for (let n = 0; bytes < TOTAL_BYTES; n++) {
+    if (n % 50 === 49) {
+      const target = `src/module-${n % 97}/file-${n}.ts`;
+      bytes += target.length + 4;
+      yield { type: 'agent.tool', role: 'builder', tool: 'Edit', target };
+      continue;
+    }
+    const length = n % 200 === 0 ? 600 : 40 + (n % 80);
+    let text = `${n}:`;
+    while (text.length < length) text += ` ${words[(n + text.length) % words.length]}`;
+    bytes += text.length + 1;
+    yield { type: 'agent.output', role: 'builder', text, kind: n % 300 === 0 ? 'error' : 'text' };
+  }
+}
+
+function memory(peak) {
+  const { rss, heapUsed } = process.memoryUsage();
+  peak.rss = Math.max(peak.rss, rss);
+  peak.heap = Math.max(peak.heap, heapUsed);
+}
+
+// A real collection before reading what stays: peak heap counts garbage not yet collected.
+v8.setFlagsFromString('--expose-gc');
+const gc = vm.runInNewContext('gc');
+
+const mb = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const rate = (n, ms) => Math.round((n / ms) * 1000).toLocaleString('en-US');
+
+function storeOnly() {
+  const store = createUiStore({ view: 'workflow', project: 'bench' });
+  const at = new Date().toISOString();
+  const peak = { rss: 0, heap: 0 };
+  let events = 0;
+  const started = performance.now();
+  for (const event of agentEvents()) {
+    store.dispatch({ ...event, at });
+    if (++events % 10_000 === 0) memory(peak);
+  }
+  store.flush();
+  const ms = performance.now() - started;
+  memory(peak);
+  const { buffer } = store.getSnapshot().output;
+  gc();
+  const retained = process.memoryUsage().heapUsed;
+  store.dispose();
+  return { events, lines: buffer.total, kept: buffer.size, ms, peak, retained };
+}
+
+class FakeStdout extends EventEmitter {
+  isTTY = true;
+  columns = COLUMNS;
+  rows = ROWS;
+  writable = true;
+  destroyed = false;
+  writes = 0;
+  frames = 0;
+  bytes = 0;
+  write(data, callback) {
+    this.writes++;
+    // A frame is a write that draws the panels (their borders); escape-only writes are not.
+    if (data.includes('╭')) this.frames++;
+    this.bytes += data.length;
+    if (typeof callback === 'function') callback();
+    return true;
+  }
+}
+
+class FakeStdin extends EventEmitter {
+  isTTY = true;
+  setRawMode() {
+    return this;
+  }
+  setEncoding() {}
+  ref() {}
+  unref() {}
+  resume() {}
+  pause() {}
+  read() {
+    return null;
+  }
+}
+
+async function renderedApp() {
+  const stdout = new FakeStdout();
+  const bus = new EngineBus();
+  const frontEnd = startInkFrontEnd({
+    bus,
+    view: 'workflow',
+    project: 'bench',
+    onAbort: () => {},
+    onForceQuit: () => {},
+    stdin: new FakeStdin(),
+    stdout,
+    env: {},
+  });
+  bus.emit({
+    type: 'workflow.changed',
+    state: 'IMPLEMENTATION',
+    status: 'running',
+    reason: null,
+    detail: null,
+  });
+  bus.emit({ type: 'agent.started', role: 'builder', attempt: 1, command: 'claude', model: 'sonnet' });
+  const peak = { rss: 0, heap: 0 };
+  const framesBefore = stdout.frames;
+  let events = 0;
+  let batch = 0;
+  const started = performance.now();
+  for (const event of agentEvents()) {
+    bus.emit(event);
+    events++;
+    batch += event.text?.length ?? event.target.length;
+    if (batch >= BATCH_BYTES) {
+      batch = 0;
+      memory(peak);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  const streamedMs = performance.now() - started;
+  // The last batch reaches the screen at the next flush (at most 100 ms later) and Ink's frame.
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  memory(peak);
+  const frames = stdout.frames - framesBefore;
+  const bytes = stdout.bytes;
+  await frontEnd.finish([], { waitForQuit: false });
+  return { events, ms: streamedMs, frames, bytes, peak };
+}
+
+console.log(
+  `relais TUI streaming: ${MEGABYTES} MB of agent output (node ${process.version}, ${COLUMNS}x${ROWS})`,
+);
+
+const store = storeOnly();
+console.log('\nstore only (reduce + capped line buffer)');
+console.log(
+  `  ${store.events.toLocaleString('en-US')} events, ${store.lines.toLocaleString('en-US')} lines (${store.kept} kept)`,
+);
+console.log(
+  `  ${store.ms.toFixed(0)} ms: ${rate(store.lines, store.ms)} lines/s, ${(MEGABYTES / (store.ms / 1000)).toFixed(1)} MB/s`,
+);
+console.log(
+  `  peak heap ${mb(store.peak.heap)}, peak RSS ${mb(store.peak.rss)}; heap after GC with the store alive ${mb(store.retained)}`,
+);
+
+const app = await renderedApp();
+console.log('\nrendered app (bus -> store -> Ink, 64 KB per event-loop turn)');
+console.log(
+  `  ${app.events.toLocaleString('en-US')} events in ${app.ms.toFixed(0)} ms: ${rate(app.events, app.ms)} events/s`,
+);
+console.log(
+  `  frames written: ${app.frames} (${(app.frames / (app.ms / 1000)).toFixed(1)}/s), ${mb(app.bytes)} to the terminal`,
+);
+console.log(`  peak heap ${mb(app.peak.heap)}, peak RSS ${mb(app.peak.rss)}`);
+console.log(`  process peak RSS (getrusage): ${mb(process.resourceUsage().maxRSS * 1024)}`);

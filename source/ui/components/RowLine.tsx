@@ -1,0 +1,49 @@
+import { Text } from 'ink';
+import Spinner from 'ink-spinner';
+import { GLYPH } from '../theme.js';
+import { useUiOptions } from '../ui-context.js';
+import type { Row } from './row.js';
+
+/** One row, exactly one terminal line: anything wider than the panel is cut, never wrapped. */
+export function RowLine({ row }: { readonly row: Row }) {
+  const { palette, animate } = useUiOptions();
+  return (
+    <Text wrap="truncate-end">
+      {row.map((segment, index) => {
+        const color = segment.tone ? palette[segment.tone] : undefined;
+        if ('spinner' in segment) {
+          return (
+            // biome-ignore lint/suspicious/noArrayIndexKey: segments are positional and never reordered
+            <Text key={index} color={color}>
+              {animate ? <Spinner type="dots" /> : GLYPH.still}
+            </Text>
+          );
+        }
+        return (
+          <Text
+            // biome-ignore lint/suspicious/noArrayIndexKey: segments are positional and never reordered
+            key={index}
+            color={color}
+            bold={segment.bold}
+            dimColor={segment.dim}
+            inverse={segment.inverse}
+          >
+            {segment.text}
+          </Text>
+        );
+      })}
+    </Text>
+  );
+}
+
+/** Rows stacked top to bottom, one terminal line each. */
+export function Rows({ rows }: { readonly rows: readonly Row[] }) {
+  return (
+    <>
+      {rows.map((row, index) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: rows are positional
+        <RowLine key={index} row={row} />
+      ))}
+    </>
+  );
+}

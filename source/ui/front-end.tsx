@@ -1,0 +1,139 @@
+import { type Instance, render } from 'ink';
+import type { EngineBus } from '../engine/events.js';
+import { denyAll, type GatePort } from '../engine/workflow/gates.js';
+import { App } from './components/App.js';
+import { captureConsole } from './console-capture.js';
+import { createUiController } from './keys/controller.js';
+import { createUiStore } from './store/create-store.js';
+import type { UiView } from './store/ui-state.js';
+import {
+  CLEAR_SCREEN,
+  ENTER_ALTERNATE_SCREEN,
+  LEAVE_ALTERNATE_SCREEN,
+  leaveRawMode,
+  safeWrite,
+} from './terminal.js';
+import { colorsWanted } from './theme.js';
+
+export interface InkFrontEnd {
+  /** Answers the engine's gates from keys (y/n, typed answers). */
+  readonly gates: GatePort;
+  /**
+   * Call when the engine's work is over: keeps the final screen until the user presses q (or
+   * resolves at once when `waitForQuit` is false), then leaves the alternate screen, restores the
+   * terminal, and prints `summary` lines to the normal screen. Idempotent.
+   */
+  finish(summary: string[], options?: { waitForQuit?: boolean }): Promise<void>;
+  /** Restore the terminal now (crash / signal path); idempotent, synchronous. */
+  restore(): void;
+}
+
+export interface InkFrontEndOptions {
+  readonly bus: EngineBus;
+  readonly view: UiView;
+  readonly project: string;
+  /** First Ctrl-C, or `a` confirmed: abort the running work gracefully. */
+  readonly onAbort: () => void;
+  /** Second Ctrl-C: quit now. */
+  readonly onForceQuit: () => void;
+  readonly stdin?: NodeJS.ReadStream;
+  readonly stdout?: NodeJS.WriteStream;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Spinners move (default true; false for screenshots and tests). */
+  readonly animate?: boolean;
+}
+
+/**
+ * Starts the full-screen app. This is the one place that owns the terminal: it enters the
+ * alternate screen, and `restore` (run once, on every path: finish, crash, process exit) puts
+ * everything back. The engine only ever talks to it through the bus and the gate port.
+ */
+export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
+  const stdout = options.stdout ?? process.stdout;
+  const stdin = options.stdin ?? process.stdin;
+  const env = options.env ?? process.env;
+  const store = createUiStore({ view: options.view, project: options.project });
+  const controller = createUiController({
+    store,
+    onAbort: options.onAbort,
+    onForceQuit: options.onForceQuit,
+  });
+
+  let restored = false;
+  let ink: Instance | null = null;
+  let unsubscribe = () => {};
+  let releaseConsole = () => {};
+  let markRestored: () => void = () => {};
+  const restoredSignal = new Promise<void>((resolve) => {
+    markRestored = resolve;
+  });
+  // Registered before Ink's own resize handler, so the stale frame is gone before the redraw.
+  const onResize = () => safeWrite(stdout, CLEAR_SCREEN);
+  const clock = setInterval(() => store.tick(), 1000);
+  clock.unref();
+  const onCrash = () => restore();
+
+  function restore(): void {
+    if (restored) return;
+    restored = true;
+    clearInterval(clock);
+    unsubscribe();
+    releaseConsole();
+    controller.gates.cancelAll();
+    try {
+      ink?.unmount();
+    } catch {
+      // A failing unmount must not keep the terminal in raw mode on the alternate screen.
+    }
+    stdout.off('resize', onResize);
+    leaveRawMode(stdin);
+    safeWrite(stdout, LEAVE_ALTERNATE_SCREEN);
+    store.dispose();
+    process.off('exit', restore);
+    process.off('uncaughtExceptionMonitor', onCrash);
+    markRestored();
+  }
+
+  // The hooks go in before anything touches the terminal, so every later failure restores it.
+  process.on('exit', restore);
+  // The monitor runs before Node prints the crash, without swallowing it: the stack trace lands
+  // on the normal screen, after the terminal is back.
+  process.on('uncaughtExceptionMonitor', onCrash);
+  safeWrite(stdout, ENTER_ALTERNATE_SCREEN);
+  stdout.on('resize', onResize);
+  try {
+    releaseConsole = captureConsole(store);
+    ink = render(
+      <App
+        store={store}
+        controller={controller}
+        colors={colorsWanted(env)}
+        animate={options.animate ?? true}
+      />,
+      { stdout, stdin, exitOnCtrlC: false, patchConsole: false, maxFps: 30 },
+    );
+    unsubscribe = options.bus.subscribe(store.dispatch);
+  } catch (error) {
+    restore();
+    throw error;
+  }
+
+  let finishing: Promise<void> | null = null;
+  return {
+    // Without a keyboard (stdin not a terminal) nobody can answer: refuse rather than wait forever.
+    gates: stdin.isTTY ? controller.gates : denyAll,
+    restore,
+    finish(summary, finishOptions = {}) {
+      finishing ??= (async () => {
+        if (!restored) {
+          store.flush();
+          controller.markOver();
+          if (finishOptions.waitForQuit !== false) await Promise.race([controller.quit, restoredSignal]);
+        }
+        restore();
+        for (const line of summary) safeWrite(stdout, `${line}\n`);
+      })();
+      return finishing;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { Key } from 'ink';
+import { KeyboardGates } from '../gates/keyboard-gates.js';
+import type { UiStore } from '../store/create-store.js';
+import { type KeyAction, keyAction } from './key-map.js';
+
+/**
+ * Turns keys into effects: gate answers, abort requests, scrolling, leaving. The one place that
+ * counts interrupts, so "first Ctrl-C aborts, second force-quits" holds whatever path came first
+ * (an `a` + confirm counts as the first).
+ */
+export interface UiController {
+  readonly gates: KeyboardGates;
+  handleKey(input: string, key: Key, pageRows: number): void;
+  /** The engine's work is over: `q` now leaves. */
+  markOver(): void;
+  /** Resolves when the human leaves (q, Esc or Ctrl-C once the work is over). */
+  readonly quit: Promise<void>;
+}
+
+export interface UiControllerOptions {
+  readonly store: UiStore;
+  readonly onAbort: () => void;
+  readonly onForceQuit: () => void;
+}
+
+export function createUiController(options: UiControllerOptions): UiController {
+  const { store } = options;
+  const gates = new KeyboardGates(store);
+  let interrupts = 0;
+  let leave: () => void = () => {};
+  const quit = new Promise<void>((resolve) => {
+    leave = resolve;
+  });
+
+  function interrupt(): void {
+    interrupts++;
+    if (interrupts === 1) {
+      store.setInteraction({ aborting: true, confirmingAbort: false, hint: null });
+      options.onAbort();
+      return;
+    }
+    options.onForceQuit();
+  }
+
+  function apply(action: KeyAction, pageRows: number): void {
+    switch (action.type) {
+      case 'interrupt':
+      case 'abort_confirm':
+        interrupt();
+        break;
+      case 'quit':
+        leave();
+        break;
+      case 'gate':
+        gates.answer({ decision: action.decision, by: 'human' });
+        break;
+      case 'answer':
+        gates.answer({ decision: 'answer', by: 'human', text: action.text });
+        break;
+      case 'draft':
+        store.setInteraction({ draft: action.draft });
+        break;
+      case 'abort_ask':
+        store.setInteraction({ confirmingAbort: true });
+        break;
+      case 'abort_cancel':
+        store.setInteraction({ confirmingAbort: false });
+        break;
+      case 'scroll':
+        store.scroll(action.command, pageRows);
+        break;
+      case 'hint':
+        store.setInteraction({ hint: action.text });
+        break;
+      case 'none':
+        break;
+    }
+  }
+
+  return {
+    gates,
+    quit,
+    handleKey(input, key, pageRows) {
+      const state = store.getSnapshot().state;
+      const action = keyAction(state, input, key);
+      // A hint answers the key just pressed; the next key clears it.
+      if (state.interaction.hint !== null && action.type !== 'hint') store.setInteraction({ hint: null });
+      apply(action, pageRows);
+    },
+    markOver() {
+      store.setInteraction({ over: true, confirmingAbort: false, hint: null });
+    },
+  };
+}

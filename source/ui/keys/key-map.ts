@@ -1,0 +1,108 @@
+import type { Key } from 'ink';
+import type { ScrollCommand } from '../store/scroll.js';
+import type { UiState } from '../store/ui-state.js';
+
+/**
+ * What a key means right now, as data (pure, so every binding is tested without a terminal):
+ *
+ * - Ctrl-C: aborts the running work (graceful), a second Ctrl-C force-quits; once the work is
+ *   over it leaves like `q`.
+ * - y / n: approve / reject at a yes/no gate.
+ * - a: asks to confirm an abort; then y or a second a aborts, anything else cancels.
+ * - q: leaves once the work is over (before that, it only says so).
+ * - ↑/↓ (k/j), PgUp/PgDn, Home/End (g/G): scroll the agent output; End follows the newest line.
+ * - At a text gate, keys type the answer: Enter sends, Ctrl-J or Alt-Enter inserts a new line,
+ *   Backspace deletes, Ctrl-U clears, Esc declines. Arrows and page keys still scroll.
+ */
+export type KeyAction =
+  | { readonly type: 'none' }
+  | { readonly type: 'hint'; readonly text: string }
+  | { readonly type: 'interrupt' }
+  | { readonly type: 'quit' }
+  | { readonly type: 'gate'; readonly decision: 'approve' | 'reject' }
+  | { readonly type: 'answer'; readonly text: string }
+  | { readonly type: 'draft'; readonly draft: string }
+  | { readonly type: 'abort_ask' }
+  | { readonly type: 'abort_confirm' }
+  | { readonly type: 'abort_cancel' }
+  | { readonly type: 'scroll'; readonly command: ScrollCommand };
+
+export type KeyInfo = Pick<
+  Key,
+  | 'upArrow'
+  | 'downArrow'
+  | 'pageUp'
+  | 'pageDown'
+  | 'home'
+  | 'end'
+  | 'return'
+  | 'escape'
+  | 'ctrl'
+  | 'meta'
+  | 'backspace'
+  | 'delete'
+  | 'tab'
+>;
+
+/** The longest answer a text gate takes (WORKFLOW.json keeps 4,000 characters). */
+export const MAX_DRAFT_CHARS = 4000;
+
+const NONE: KeyAction = { type: 'none' };
+
+export function keyAction(state: UiState, input: string, key: KeyInfo): KeyAction {
+  const { interaction, gate } = state;
+  if (key.ctrl && input === 'c') return interaction.over ? { type: 'quit' } : { type: 'interrupt' };
+  const textGate = !interaction.over && !interaction.confirmingAbort && gate?.answer === 'text';
+  const scroll = scrollCommand(input, key, textGate);
+  if (scroll) return { type: 'scroll', command: scroll };
+
+  if (interaction.over) {
+    if (input === 'q' || key.escape) return { type: 'quit' };
+    return { type: 'hint', text: 'The run is over: q leaves.' };
+  }
+  if (interaction.confirmingAbort) {
+    return input === 'y' || input === 'a' ? { type: 'abort_confirm' } : { type: 'abort_cancel' };
+  }
+  if (textGate) return textGateKey(interaction.draft, input, key);
+  if (gate?.answer === 'yes_no' && (input === 'y' || input === 'n')) {
+    return { type: 'gate', decision: input === 'y' ? 'approve' : 'reject' };
+  }
+  if (input === 'a') {
+    return interaction.aborting
+      ? { type: 'hint', text: 'Already aborting: Ctrl-C again force-quits.' }
+      : { type: 'abort_ask' };
+  }
+  if (input === 'q') return { type: 'hint', text: 'q leaves once the run is over; a aborts it.' };
+  return NONE;
+}
+
+function scrollCommand(input: string, key: KeyInfo, typing: boolean): ScrollCommand | null {
+  if (key.pageUp) return 'page_up';
+  if (key.pageDown) return 'page_down';
+  if (key.home) return 'top';
+  if (key.end) return 'bottom';
+  if (key.upArrow) return 'line_up';
+  if (key.downArrow) return 'line_down';
+  if (typing || key.ctrl || key.meta) return null;
+  return ({ k: 'line_up', j: 'line_down', g: 'top', G: 'bottom' } as const)[input as 'k'] ?? null;
+}
+
+function textGateKey(draft: string, input: string, key: KeyInfo): KeyAction {
+  if (key.escape) return { type: 'gate', decision: 'reject' };
+  // Ctrl-J arrives as a bare line feed; Alt-Enter as Enter with meta.
+  if (input === '\n' || (key.return && key.meta)) return withDraft(`${draft}\n`);
+  if (key.return) {
+    return draft.trim()
+      ? { type: 'answer', text: draft }
+      : { type: 'hint', text: 'Type an answer first (Esc declines to answer).' };
+  }
+  if (key.backspace || key.delete) return withDraft([...draft].slice(0, -1).join(''));
+  if (key.ctrl && input === 'u') return withDraft('');
+  if (key.ctrl || key.meta || key.tab || input === '') return NONE;
+  // A paste arrives as one chunk; its line breaks are part of the answer, not a submit.
+  return withDraft(draft + input.replace(/\r\n?/g, '\n'));
+}
+
+function withDraft(draft: string): KeyAction {
+  return { type: 'draft', draft: draft.slice(0, MAX_DRAFT_CHARS) };
+}

@@ -1,0 +1,177 @@
+import { innerWidth } from '../components/Frame.js';
+import { blastRows } from '../panels/BlastRadius.js';
+import { breakerRows } from '../panels/BreakerPanel.js';
+import { currentTaskRows } from '../panels/CurrentTask.js';
+import { gateWant } from '../panels/GatePanel.js';
+import { ledgerRows } from '../panels/Ledger.js';
+import { phaseRows } from '../panels/PhaseTimeline.js';
+import { resultRows } from '../panels/ResultPanel.js';
+import { taskRows } from '../panels/Tasks.js';
+import { tickRows } from '../panels/TickTimeline.js';
+import { verdictRows } from '../panels/Verdicts.js';
+import { verifyRows } from '../panels/Verifications.js';
+import { finalResult } from '../store/selectors.js';
+import type { UiState } from '../store/ui-state.js';
+import { allocate, type Placed, type Slot } from './allocate.js';
+
+/**
+ * Where each panel goes and how tall it is, from the state and the terminal size (pure). The
+ * screen is a header line, the panels, and a footer line, one row shorter than the terminal: a
+ * frame as tall as the terminal makes it scroll, which Ink answers by clearing the whole screen
+ * on every frame (flicker).
+ */
+
+export type PanelId =
+  | 'result'
+  | 'gate'
+  | 'wait'
+  | 'phases'
+  | 'ticks'
+  | 'breaker'
+  | 'tasks'
+  | 'verdicts'
+  | 'ledger'
+  | 'task'
+  | 'output'
+  | 'verify'
+  | 'blast';
+
+export interface ColumnLayout {
+  readonly name: 'left' | 'right' | 'single';
+  readonly width: number;
+  readonly panels: readonly Placed<PanelId>[];
+}
+
+export type ScreenLayout =
+  | { readonly kind: 'too_small'; readonly columns: number; readonly rows: number }
+  | {
+      readonly kind: 'panels';
+      readonly columns: number;
+      readonly rows: number;
+      readonly bodyHeight: number;
+      readonly stack: readonly ColumnLayout[];
+      /** Rows of output on screen: a page for PgUp/PgDn. */
+      readonly outputRows: number;
+    };
+
+export const MIN_COLUMNS = 40;
+export const MIN_ROWS = 10;
+/** Below this width the panels stack in one column. */
+export const TWO_COLUMNS_FROM = 100;
+/** Lines the timelines may take before the rest of the column gets its share. */
+const TIMELINE_CAP = 14;
+
+export function screenLayout(state: UiState, columns: number, rows: number): ScreenLayout {
+  if (columns < MIN_COLUMNS || rows < MIN_ROWS) return { kind: 'too_small', columns, rows };
+  const bodyHeight = rows - 3; // header + footer + the row that keeps the frame shorter than the terminal
+  const twoColumns = columns >= TWO_COLUMNS_FROM;
+  const leftWidth = twoColumns ? Math.min(64, Math.max(40, Math.round(columns * 0.4))) : columns;
+  const rightWidth = twoColumns ? columns - leftWidth : columns;
+  const wants = panelWants(state, innerWidth(leftWidth), innerWidth(rightWidth), bodyHeight);
+  const pick = (ids: readonly PanelId[]) => ids.flatMap((id) => wants.filter((slot) => slot.id === id));
+  const view = state.view;
+  const stack: ColumnLayout[] = twoColumns
+    ? [
+        {
+          name: 'left',
+          width: leftWidth,
+          panels: allocate(
+            pick(
+              view === 'loop' ? ['ticks', 'verdicts', 'ledger', 'breaker'] : ['phases', 'breaker', 'tasks'],
+            ),
+            bodyHeight,
+          ),
+        },
+        {
+          name: 'right',
+          width: rightWidth,
+          panels: allocate(pick(['result', 'gate', 'wait', 'task', 'output', 'verify', 'blast']), bodyHeight),
+        },
+      ]
+    : [
+        {
+          name: 'single',
+          width: columns,
+          panels: allocate(
+            pick(
+              view === 'loop'
+                ? [
+                    'result',
+                    'gate',
+                    'wait',
+                    'ticks',
+                    'task',
+                    'breaker',
+                    'output',
+                    'verify',
+                    'blast',
+                    'verdicts',
+                    'ledger',
+                  ]
+                : ['result', 'gate', 'wait', 'phases', 'breaker', 'output', 'tasks', 'verify', 'blast'],
+            ),
+            bodyHeight,
+          ),
+        },
+      ];
+  const output = stack.flatMap((column) => column.panels).find((panel) => panel.id === 'output');
+  return {
+    kind: 'panels',
+    columns,
+    rows,
+    bodyHeight,
+    stack,
+    outputRows: Math.max(1, (output?.height ?? 3) - 2),
+  };
+}
+
+/** Every panel that has something to show now, with its size wishes. */
+function panelWants(
+  state: UiState,
+  leftInner: number,
+  rightInner: number,
+  bodyHeight: number,
+): Slot<PanelId>[] {
+  const framed = (rows: number) => rows + 2;
+  const slots: Slot<PanelId>[] = [];
+  const result = finalResult(state);
+  if (result)
+    slots.push({ id: 'result', min: 3, want: Math.min(8, framed(resultRows(result).length)), priority: 0 });
+  if (state.gate && !state.interaction.over) {
+    const want = framed(gateWant(state.gate, state.interaction.draft, rightInner));
+    const cap = Math.max(6, Math.floor(bodyHeight * 0.6));
+    slots.push({ id: 'gate', min: Math.min(want, 6), want: Math.min(want, cap), priority: 0 });
+  }
+  if (state.wait) slots.push({ id: 'wait', min: 3, want: 4, priority: 2 });
+  if (state.view === 'loop') {
+    slots.push(
+      {
+        id: 'ticks',
+        min: 3,
+        want: Math.min(TIMELINE_CAP, framed(tickRows(state, leftInner).length)),
+        priority: 2,
+      },
+      { id: 'task', min: 3, want: framed(currentTaskRows(state, rightInner).length), priority: 3 },
+      { id: 'verdicts', min: 3, want: framed(verdictRows(state, leftInner).length), priority: 5 },
+      { id: 'ledger', min: 3, want: framed(ledgerRows(state, leftInner).length), priority: 6 },
+    );
+  } else {
+    slots.push(
+      {
+        id: 'phases',
+        min: 4,
+        want: Math.min(TIMELINE_CAP, framed(phaseRows(state, leftInner).length)),
+        priority: 2,
+      },
+      { id: 'tasks', min: 3, want: framed(taskRows(state, leftInner).length), priority: 5 },
+    );
+  }
+  slots.push(
+    { id: 'breaker', min: 3, want: framed(breakerRows(state).length), priority: 3 },
+    // The output is what a human watches most: it keeps a third of the screen whatever else shows.
+    { id: 'output', min: Math.max(5, Math.round(bodyHeight * 0.35)), want: 0, priority: 1, grow: true },
+    { id: 'verify', min: 3, want: Math.min(8, framed(verifyRows(state).length)), priority: 4 },
+    { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state).length)), priority: 6 },
+  );
+  return slots;
+}

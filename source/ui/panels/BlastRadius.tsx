@@ -1,0 +1,48 @@
+import { Frame, innerHeight } from '../components/Frame.js';
+import { Rows } from '../components/RowLine.js';
+import { clipRows, type Row, text } from '../components/row.js';
+import { count, plural } from '../format/text.js';
+import type { UiState } from '../store/ui-state.js';
+import { GLYPH } from '../theme.js';
+
+/** What the judge measured in git: files touched, lines added/deleted, new files, scope violations. */
+export function blastRows(state: UiState): Row[] {
+  const blast = state.blast;
+  if (!blast) return [[text('nothing judged yet', { dim: true })]];
+  const rows: Row[] = [
+    [
+      text(plural(blast.filesTouched, 'file'), { bold: true }),
+      text(' · ', { dim: true }),
+      text(`+${count(blast.linesAdded)}`, { tone: 'ok' }),
+      text(' '),
+      text(`−${count(blast.linesDeleted)}`, { tone: 'error' }),
+      text(' · ', { dim: true }),
+      text(`${count(blast.newFiles)} new`),
+    ],
+    blast.code
+      ? [text(`${GLYPH.failed} ${blast.code}`, { tone: 'error', bold: true })]
+      : [text(`${GLYPH.done} scope ok`, { tone: 'ok' })],
+  ];
+  for (const violation of blast.violations) rows.push([text(`  ${violation}`, { tone: 'error' })]);
+  if (blast.touchedPaths.length > 0) {
+    const more = blast.touchedTotal - blast.touchedPaths.length;
+    rows.push([
+      text('touched: ', { dim: true }),
+      text(blast.touchedPaths.join(', ') + (more > 0 ? ` (+${count(more)})` : '')),
+    ]);
+  }
+  return rows;
+}
+
+export function BlastRadius(props: {
+  readonly state: UiState;
+  readonly width: number;
+  readonly height: number;
+}) {
+  const failed = props.state.blast?.code != null;
+  return (
+    <Frame title="Blast radius" width={props.width} height={props.height} tone={failed ? 'error' : undefined}>
+      <Rows rows={clipRows(blastRows(props.state), innerHeight(props.height))} />
+    </Frame>
+  );
+}

@@ -1,0 +1,53 @@
+import { Box } from 'ink';
+import { RowLine } from '../components/RowLine.js';
+import { type Row, type Segment, text } from '../components/row.js';
+import type { UiState } from '../store/ui-state.js';
+
+/** The keys that work right now (and only those), then the hint for the last key, if any. */
+export function footerKeys(state: UiState): Array<[key: string, label: string]> {
+  const { interaction, gate } = state;
+  const scroll: [string, string] = ['↑↓ PgUp PgDn Home End', 'scroll'];
+  if (interaction.over) return [['q', 'quit'], scroll];
+  if (interaction.confirmingAbort)
+    return [
+      ['y/a', 'abort the run'],
+      ['any other key', 'cancel'],
+    ];
+  if (gate?.answer === 'text') {
+    return [
+      ['Enter', 'send'],
+      ['Ctrl-J', 'new line'],
+      ['Esc', 'decline'],
+      ['^C', 'abort'],
+      ['PgUp PgDn', 'scroll'],
+    ];
+  }
+  if (interaction.aborting) return [['^C', 'force quit'], scroll];
+  const keys: Array<[string, string]> = [];
+  if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
+  keys.push(['a', 'abort'], ['^C', 'abort'], scroll);
+  return keys;
+}
+
+export function footerRow(state: UiState): Row {
+  const { interaction } = state;
+  const lead: Segment[] = interaction.confirmingAbort
+    ? [text(' Abort the running work? ', { bold: true, tone: 'error' })]
+    : interaction.aborting && !interaction.over
+      ? [text(' aborting… ', { bold: true, tone: 'error' })]
+      : [];
+  const keys = footerKeys(state).flatMap(([key, label]): Segment[] => [
+    text(` ${key} `, { inverse: true }),
+    text(` ${label}  `, { dim: true }),
+  ]);
+  const hint = interaction.hint ? [text(interaction.hint, { tone: 'warn' })] : [];
+  return [...lead, ...keys, ...hint];
+}
+
+export function Footer({ state, width }: { readonly state: UiState; readonly width: number }) {
+  return (
+    <Box width={width} height={1} flexShrink={0}>
+      <RowLine row={footerRow(state)} />
+    </Box>
+  );
+}

@@ -1,0 +1,90 @@
+import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
+import { Rows } from '../components/RowLine.js';
+import { BLANK, clipRows, type Row, text } from '../components/row.js';
+import { displayLines, flatten, truncate } from '../format/text.js';
+import type { GateModel, UiState } from '../store/ui-state.js';
+
+/**
+ * A human decision, showing what is being decided (the spec's task count and titles, the QA
+ * report's summary, an agent's question). A yes/no gate ends on its keys; a text gate shows the
+ * answer being typed: Enter sends it, Ctrl-J (or Alt-Enter) starts a new line, Esc declines.
+ */
+export const TEXT_GATE_KEYS = 'Enter send · Ctrl-J new line · Esc decline';
+
+/** Lines of the answer box a text gate shows at most (the newest ones). */
+const DRAFT_ROWS = 4;
+
+export function gateRows(gate: GateModel, draft: string, width: number, height: number): Row[] {
+  const footer = gate.answer === 'yes_no' ? yesNoRows() : draftRows(draft, width);
+  const body = gate.lines.map((line): Row => [text(flatten(line, 400))]);
+  const room = Math.max(0, height - footer.length - 1);
+  return [...clipRows(body, room), BLANK, ...footer];
+}
+
+/** Rows the gate would like (the layout caps them). */
+export function gateWant(gate: GateModel, draft: string, width: number): number {
+  const footer = gate.answer === 'yes_no' ? 1 : draftRows(draft, width).length;
+  return gate.lines.length + 1 + footer;
+}
+
+function yesNoRows(): Row[] {
+  return [
+    [
+      text(' y ', { inverse: true, bold: true, tone: 'ok' }),
+      text(' approve   '),
+      text(' n ', { inverse: true, bold: true, tone: 'error' }),
+      text(' reject'),
+    ],
+  ];
+}
+
+function draftRows(draft: string, width: number): Row[] {
+  const lines = displayLines(draft);
+  const shown = lines.slice(-DRAFT_ROWS);
+  const rows: Row[] = shown.map((line, index): Row => {
+    const last = index === shown.length - 1;
+    const prefix = index === 0 && lines.length <= DRAFT_ROWS ? '› ' : '  ';
+    return [
+      text(prefix, { tone: 'gate', bold: true }),
+      // Keep the end of a long line in view: it is where the typing happens.
+      text(last ? tail(line, width - 3) : truncate(line, width - 2)),
+      ...(last ? [text('▌', { tone: 'gate' })] : []),
+    ];
+  });
+  if (lines.length > DRAFT_ROWS)
+    rows.unshift([text(`  … ${lines.length - DRAFT_ROWS} line(s) above`, { dim: true })]);
+  rows.push([text(TEXT_GATE_KEYS, { dim: true })]);
+  return rows;
+}
+
+function tail(line: string, width: number): string {
+  if (width <= 0) return '';
+  const chars = [...line];
+  return chars.length <= width ? line : `…${chars.slice(chars.length - width + 1).join('')}`;
+}
+
+export function GatePanel(props: {
+  readonly state: UiState;
+  readonly width: number;
+  readonly height: number;
+}) {
+  const gate = props.state.gate;
+  if (!gate) return null;
+  const rows = gateRows(
+    gate,
+    props.state.interaction.draft,
+    innerWidth(props.width),
+    innerHeight(props.height),
+  );
+  return (
+    <Frame
+      title={flatten(gate.title, 200)}
+      aside={`${gate.gate} gate`}
+      width={props.width}
+      height={props.height}
+      tone="gate"
+    >
+      <Rows rows={rows} />
+    </Frame>
+  );
+}

@@ -1,0 +1,31 @@
+import { Frame, innerHeight } from '../components/Frame.js';
+import { Rows } from '../components/RowLine.js';
+import { clipRows, type Row, text } from '../components/row.js';
+import { flatten } from '../format/text.js';
+import type { ResultModel } from '../store/ui-state.js';
+import { GLYPH } from '../theme.js';
+
+/** How the work ended, as the engine announced it, with what to do next. */
+export function resultRows(result: ResultModel): Row[] {
+  return [
+    [
+      text(`${result.ok ? GLYPH.done : GLYPH.failed} ${result.headline}`, {
+        bold: true,
+        tone: result.ok ? 'ok' : 'error',
+      }),
+    ],
+    ...result.lines.map((line): Row => [text(flatten(line, 600))]),
+  ];
+}
+
+export function ResultPanel(props: {
+  readonly result: ResultModel;
+  readonly width: number;
+  readonly height: number;
+}) {
+  return (
+    <Frame title="Result" width={props.width} height={props.height} tone={props.result.ok ? 'ok' : 'error'}>
+      <Rows rows={clipRows(resultRows(props.result), innerHeight(props.height))} />
+    </Frame>
+  );
+}

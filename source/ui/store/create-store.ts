@@ -1,0 +1,163 @@
+import type { StampedEvent } from '../../engine/events.js';
+import { LineBuffer } from './line-buffer.js';
+import { type OutputLine, outputLinesOf } from './output-lines.js';
+import { reduceUi } from './reduce.js';
+import { type ScrollCommand, scrollAnchor } from './scroll.js';
+import { type InteractionModel, initialUiState, type UiState, type UiView } from './ui-state.js';
+
+/**
+ * The one store between the engine's bus and the panels. Events are reduced as they come (any
+ * rate), but listeners are notified at most once per `flushIntervalMs`: a burst of output costs
+ * one redraw, not one per line. Key-driven changes notify at once, so keys feel instant.
+ */
+
+export interface OutputSnapshot {
+  readonly buffer: LineBuffer<OutputLine>;
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly dropped: number;
+  /** Bottom line of the view, or null to follow the newest line. */
+  readonly anchor: number | null;
+}
+
+export interface UiSnapshot {
+  readonly state: UiState;
+  readonly output: OutputSnapshot;
+}
+
+/** Timers the store uses; tests pass fake ones (or use vitest's fake timers with the defaults). */
+export interface StoreTimers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+  now(): number;
+}
+
+export interface UiStoreOptions {
+  readonly view?: UiView;
+  readonly project?: string;
+  /** Kept output lines (the oldest are dropped first). */
+  readonly outputCap?: number;
+  readonly flushIntervalMs?: number;
+  readonly timers?: StoreTimers;
+}
+
+export interface UiStore {
+  dispatch(event: StampedEvent): void;
+  /** The clock moved (elapsed times, countdowns): redraw at the next flush. */
+  tick(): void;
+  getSnapshot(): UiSnapshot;
+  subscribe(listener: () => void): () => void;
+  /** Change interaction state (keys, gates) and notify at once. */
+  interact(change: (state: UiState) => UiState): void;
+  setInteraction(patch: Partial<InteractionModel>): void;
+  scroll(command: ScrollCommand, pageRows: number): void;
+  /** Notify now if anything changed since the last notification. */
+  flush(): void;
+  /** Flushes so far (a frame counter for tests and the benchmark). */
+  readonly flushes: number;
+  dispose(): void;
+}
+
+export const DEFAULT_OUTPUT_CAP = 5000;
+export const DEFAULT_FLUSH_INTERVAL_MS = 100;
+
+// Read the globals at call time, so vitest's fake timers apply to a store built before them.
+const realTimers: StoreTimers = {
+  setTimeout: (callback, ms) => {
+    const handle = globalThis.setTimeout(callback, ms);
+    handle.unref?.();
+    return handle;
+  },
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof setTimeout>),
+  now: () => Date.now(),
+};
+
+export function createUiStore(options: UiStoreOptions = {}): UiStore {
+  const timers = options.timers ?? realTimers;
+  const interval = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
+  const buffer = new LineBuffer<OutputLine>(options.outputCap ?? DEFAULT_OUTPUT_CAP);
+  const listeners = new Set<() => void>();
+  let state = initialUiState(options.view ?? 'workflow', options.project ?? '', timers.now());
+  let anchor: number | null = null;
+  let snapshot = snap();
+  let dirty = false;
+  let pending: unknown = null;
+  let lastFlushAt = Number.NEGATIVE_INFINITY;
+  let flushes = 0;
+  let disposed = false;
+
+  function snap(): UiSnapshot {
+    return {
+      state,
+      output: {
+        buffer,
+        firstSeq: buffer.firstSeq,
+        lastSeq: buffer.lastSeq,
+        dropped: buffer.dropped,
+        anchor,
+      },
+    };
+  }
+
+  function notify(): void {
+    if (pending !== null) {
+      timers.clearTimeout(pending);
+      pending = null;
+    }
+    if (!dirty || disposed) return;
+    dirty = false;
+    lastFlushAt = timers.now();
+    state = { ...state, nowMs: lastFlushAt };
+    snapshot = snap();
+    flushes++;
+    for (const listener of [...listeners]) listener();
+  }
+
+  function schedule(): void {
+    dirty = true;
+    if (pending !== null || disposed) return;
+    const wait = Math.max(0, lastFlushAt + interval - timers.now());
+    pending = timers.setTimeout(notify, wait);
+  }
+
+  function interact(change: (state: UiState) => UiState): void {
+    state = change(state);
+    dirty = true;
+    notify();
+  }
+
+  return {
+    dispatch(event) {
+      state = reduceUi(state, event);
+      for (const line of outputLinesOf(event)) buffer.push(line);
+      schedule();
+    },
+    tick: schedule,
+    getSnapshot: () => snapshot,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    interact,
+    setInteraction(patch) {
+      interact((s) => ({ ...s, interaction: { ...s.interaction, ...patch } }));
+    },
+    scroll(command, pageRows) {
+      anchor = scrollAnchor(anchor, command, buffer.firstSeq, buffer.lastSeq, pageRows);
+      dirty = true;
+      notify();
+    },
+    flush: notify,
+    get flushes() {
+      return flushes;
+    },
+    dispose() {
+      if (pending !== null) timers.clearTimeout(pending);
+      pending = null;
+      disposed = true;
+      listeners.clear();
+    },
+  };
+}

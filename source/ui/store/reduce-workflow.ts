@@ -1,0 +1,131 @@
+import type { StampedEvent } from '../../engine/events.js';
+import type { WorkflowStateName } from '../../engine/protocol/workflow.js';
+import {
+  type EndState,
+  type GateNote,
+  type PhaseRow,
+  type PhaseStatus,
+  type TaskRow,
+  TIMELINE_STATES,
+  type TimelineState,
+  type UiState,
+} from './ui-state.js';
+
+/** The workflow timeline (seed 002 §8 states), tasks and gates, from workflow events. */
+
+type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
+
+const END_STATES: readonly WorkflowStateName[] = ['COMPLETED', 'FAILED', 'REJECTED'];
+
+function isTimelineState(state: WorkflowStateName): state is TimelineState {
+  return (TIMELINE_STATES as readonly string[]).includes(state);
+}
+
+const isCurrent = (row: PhaseRow) => row.status === 'running' || row.status === 'waiting';
+
+export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs: number): UiState {
+  const resumedAt =
+    e.resumed_from && isTimelineState(e.resumed_from) ? TIMELINE_STATES.indexOf(e.resumed_from) : -1;
+  return {
+    ...state,
+    header: {
+      ...state.header,
+      project: state.header.project || e.project,
+      title: e.prd_title,
+      branch: e.feature_branch ?? e.base_branch,
+      startedAtMs: state.header.startedAtMs ?? atMs,
+      budgetUsd: e.max_cost_usd ?? state.header.budgetUsd,
+    },
+    // A resume starts after phases finished by an earlier run: they are done, with no times.
+    phases: state.phases.map((row, index) =>
+      index < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
+    ),
+    tasks: e.tasks.map((t) => ({
+      number: t.number,
+      title: t.title,
+      status: t.status,
+      claimed: null,
+      verified: null,
+    })),
+  };
+}
+
+export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs: number): UiState {
+  const target = e.state;
+  const targetIndex = isTimelineState(target) ? TIMELINE_STATES.indexOf(target) : -1;
+  const closing: PhaseStatus = target === 'FAILED' ? 'failed' : target === 'REJECTED' ? 'rejected' : 'done';
+  const entered: PhaseStatus = e.status === 'waiting' ? 'waiting' : 'running';
+  const phases = state.phases.map((row, index): PhaseRow => {
+    if (row.state === target) {
+      // Same phase again (running <-> waiting for a human): keep its start.
+      return isCurrent(row)
+        ? { ...row, status: entered }
+        : { ...row, status: entered, startedAtMs: atMs, endedAtMs: null };
+    }
+    if (isCurrent(row)) return { ...row, status: closing, endedAtMs: atMs };
+    // Entering a later phase means the earlier ones are behind us (a resume skips them).
+    if (row.status === 'pending' && index < targetIndex) return { ...row, status: 'done' };
+    return row;
+  });
+  const ended = END_STATES.includes(target);
+  return {
+    ...state,
+    workflowState: target,
+    phases,
+    end: ended ? { state: target as EndState, reason: e.reason, detail: e.detail, atMs } : state.end,
+    wait: state.workflowState === target ? state.wait : null,
+  };
+}
+
+export function gateRequested(state: UiState, e: Of<'gate.requested'>): UiState {
+  return { ...state, gate: { gate: e.gate, title: e.title, lines: e.lines, answer: e.answer } };
+}
+
+export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
+  const note: GateNote = { gate: e.gate, decision: e.decision, by: e.by, answer: e.answer };
+  let index = state.phases.findIndex(isCurrent);
+  if (index < 0) index = state.phases.findLastIndex((row) => row.status !== 'pending');
+  const phases =
+    index < 0
+      ? state.phases
+      : state.phases.map((row, i) => (i === index ? { ...row, gates: [...row.gates, note] } : row));
+  return {
+    ...state,
+    phases,
+    gate: state.gate?.gate === e.gate ? null : state.gate,
+    interaction: { ...state.interaction, draft: '' },
+  };
+}
+
+export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
+  const row: TaskRow = {
+    number: e.number,
+    title: e.title,
+    status: e.status,
+    claimed: e.claimed,
+    verified: e.verified,
+  };
+  const others = state.tasks.filter((t) => t.number !== e.number);
+  return { ...state, tasks: [...others, row].sort((a, b) => a.number - b.number) };
+}
+
+export function runFinished(state: UiState, e: Of<'run.finished'>, atMs: number): UiState {
+  const ok = e.state === 'COMPLETED';
+  const lines = [
+    ...(e.detail ? [e.detail] : []),
+    ...(e.pr_url ? [`Pull request: ${e.pr_url}`] : []),
+    ...e.next_steps.map((s) => `Next: ${s}`),
+  ];
+  const end =
+    state.end ??
+    (END_STATES.includes(e.state)
+      ? { state: e.state as EndState, reason: e.reason, detail: e.detail, atMs }
+      : null);
+  return {
+    ...state,
+    end,
+    wait: null,
+    header: { ...state.header, endedAtMs: atMs },
+    result: { ok, headline: `Workflow ${e.state}${e.reason ? ` (${e.reason})` : ''}`, lines },
+  };
+}

@@ -1,0 +1,92 @@
+import type { StampedEvent } from '../../engine/events.js';
+import { epochOf } from '../format/time.js';
+import {
+  agentActivity,
+  agentFinished,
+  agentOutput,
+  agentRetry,
+  agentStarted,
+  breakerChanged,
+  judgeFinished,
+  verifyFinished,
+  verifyStarted,
+} from './reduce-agent.js';
+import {
+  ledgerUpdated,
+  loopFinished,
+  loopTick,
+  phaseChanged,
+  runStarted,
+  taskProposed,
+  tickFinished,
+} from './reduce-loop.js';
+import {
+  gateRequested,
+  gateResolved,
+  runFinished,
+  taskUpdated,
+  workflowChanged,
+  workflowStarted,
+} from './reduce-workflow.js';
+import type { UiState } from './ui-state.js';
+
+/**
+ * The UI reducer: one engine event in, the next state out (pure; the agent output's lines are
+ * kept apart, see `outputLinesOf`). An event the panels have no use for (a log line, the deadf
+ * cycle's, one added to the union later) leaves the state as it is; it still shows in the output.
+ */
+export function reduceUi(state: UiState, event: StampedEvent): UiState {
+  const reduce = REDUCERS[event.type] as
+    | ((state: UiState, event: StampedEvent, atMs: number) => UiState)
+    | undefined;
+  return reduce ? reduce(state, event, stampOf(event.at, state.nowMs)) : state;
+}
+
+// Bursts share their stamp: parse each distinct one once.
+let lastStamp = '';
+let lastStampMs = 0;
+function stampOf(at: string, fallback: number): number {
+  if (at !== lastStamp) {
+    lastStamp = at;
+    lastStampMs = epochOf(at, Number.NaN);
+  }
+  return Number.isNaN(lastStampMs) ? fallback : lastStampMs;
+}
+
+type Reducers = {
+  [K in StampedEvent['type']]?: (
+    state: UiState,
+    event: Extract<StampedEvent, { type: K }>,
+    atMs: number,
+  ) => UiState;
+};
+
+const REDUCERS: Reducers = {
+  'run.started': runStarted,
+  'workflow.started': workflowStarted,
+  'phase.changed': phaseChanged,
+  'workflow.changed': workflowChanged,
+  'breaker.changed': breakerChanged,
+  'gate.requested': gateRequested,
+  'gate.resolved': gateResolved,
+  'workflow.waiting': (state, e, atMs) => ({
+    ...state,
+    wait: { untilMs: epochOf(e.until, atMs), reason: e.reason },
+  }),
+  'task.updated': taskUpdated,
+  'agent.started': agentStarted,
+  'agent.output': (state, _e, atMs) => agentOutput(state, atMs),
+  'agent.tool': (state, _e, atMs) => agentActivity(state, atMs),
+  'agent.retry': agentRetry,
+  'agent.finished': agentFinished,
+  'judge.finished': judgeFinished,
+  'verify.started': verifyStarted,
+  'verify.finished': verifyFinished,
+  'budget.warning': (state, e) => ({ ...state, header: { ...state.header, budgetWarnings: e.warnings } }),
+  'task.proposed': taskProposed,
+  'ledger.updated': ledgerUpdated,
+  'loop.tick': loopTick,
+  'loop.finished': loopFinished,
+  'run.finished': runFinished,
+  'tick.finished': tickFinished,
+};

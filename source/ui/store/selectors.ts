@@ -1,0 +1,49 @@
+import { duration } from '../format/time.js';
+import type { ResultModel, UiState } from './ui-state.js';
+
+/** Values several panels derive from the state; pure. */
+
+/** What the header names as "where we are". */
+export function phaseLabel(state: UiState): string {
+  if (state.view === 'loop') {
+    if (state.runningTick)
+      return `tick ${state.runningTick.tick}${state.tickPhase ? ` · ${state.tickPhase}` : ''}`;
+    return state.result ? 'finished' : state.ticks.length > 0 ? 'between ticks' : 'starting';
+  }
+  const current = state.workflowState ?? 'starting';
+  return current === 'IMPLEMENTATION' && state.tickPhase && state.runningTick
+    ? `${current} · ${state.tickPhase}`
+    : current;
+}
+
+/** Run time so far (frozen once the work ended). */
+export function elapsedMs(state: UiState): number | null {
+  const { startedAtMs, endedAtMs } = state.header;
+  if (startedAtMs === null) return null;
+  return Math.max(0, (endedAtMs ?? state.nowMs) - startedAtMs);
+}
+
+/** The engine's own announcement of the end, or the last tick's outcome once the work is over. */
+export function finalResult(state: UiState): ResultModel | null {
+  if (state.result) return state.result;
+  const last = state.lastTick;
+  if (!state.interaction.over || !last) return null;
+  return {
+    ok: last.verdict === 'success',
+    headline: `Tick ${last.verdict.toUpperCase()} ${last.code}`,
+    lines: [
+      last.blastLine,
+      ...(last.detail ? [last.detail] : []),
+      ...(last.verdict === 'success' ? [] : [`Fix: ${last.remediation}`]),
+      ...(last.reportPath ? [`Report: ${last.reportPath}`] : []),
+    ],
+  };
+}
+
+export function agentLabel(state: UiState): string | null {
+  const agent = state.agent;
+  if (!agent) return null;
+  const attempt = agent.attempt > 1 ? ` #${agent.attempt}` : '';
+  if (agent.finished) return `${agent.role}${attempt} ${agent.finished.ok ? 'finished' : 'failed'}`;
+  return `${agent.role}${attempt} · ${agent.model} · ${duration(state.nowMs - agent.startedAtMs)}`;
+}

@@ -1,0 +1,278 @@
+import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
+import type { Code, Verdict } from '../../engine/protocol/codes.js';
+import type { BreakerSnapshot, WorkflowStateName } from '../../engine/protocol/workflow.js';
+
+/**
+ * Everything the panels show, derived from engine events only. Plain immutable data: the reducer
+ * returns a new state per event; the (large) agent output lives apart in a capped line buffer.
+ */
+
+export type UiView = 'workflow' | 'loop';
+
+/** The running phases of seed 002 §8, in the order a workflow goes through them. */
+export const TIMELINE_STATES = [
+  'SPECIFICATION',
+  'AWAITING_SPEC_VALIDATION',
+  'IMPLEMENTATION',
+  'QA',
+  'AWAITING_QA_VALIDATION',
+  'PR',
+] as const satisfies readonly WorkflowStateName[];
+
+export type TimelineState = (typeof TIMELINE_STATES)[number];
+export type EndState = 'COMPLETED' | 'FAILED' | 'REJECTED';
+
+export type PhaseStatus = 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'rejected';
+
+export interface GateNote {
+  readonly gate: GateKind;
+  readonly decision: 'approve' | 'reject' | 'answer';
+  readonly by: 'human' | 'auto' | 'nobody';
+  readonly answer: string | null;
+}
+
+export interface PhaseRow {
+  readonly state: TimelineState;
+  readonly status: PhaseStatus;
+  readonly startedAtMs: number | null;
+  readonly endedAtMs: number | null;
+  /** Gate decisions taken while this phase was current. */
+  readonly gates: readonly GateNote[];
+}
+
+export interface WorkflowEnd {
+  readonly state: EndState;
+  readonly reason: string | null;
+  readonly detail: string | null;
+  readonly atMs: number;
+}
+
+export interface HeaderModel {
+  readonly project: string;
+  readonly title: string | null;
+  readonly branch: string | null;
+  readonly command: string | null;
+  readonly startedAtMs: number | null;
+  /** When the work ended (the elapsed time stops there). */
+  readonly endedAtMs: number | null;
+  readonly costUsd: number;
+  readonly budgetUsd: number | null;
+  readonly budgetWarnings: readonly string[];
+}
+
+export interface BreakerModel {
+  readonly snapshot: BreakerSnapshot;
+  readonly trigger: string | null;
+  readonly detail: string | null;
+  readonly changedAtMs: number;
+}
+
+export interface AgentModel {
+  readonly role: AgentRole;
+  readonly attempt: number;
+  readonly model: string;
+  readonly startedAtMs: number;
+  /** null while running. */
+  readonly finished: { readonly ok: boolean; readonly atMs: number } | null;
+}
+
+export interface ActivityModel {
+  /** Last readable line the agent printed (agent.output). */
+  readonly lastOutputAtMs: number | null;
+  /** Last sign of life of any kind (output, tool call, API retry). */
+  readonly lastActivityAtMs: number | null;
+}
+
+export interface BlastModel {
+  readonly filesTouched: number;
+  readonly linesAdded: number;
+  readonly linesDeleted: number;
+  readonly newFiles: number;
+  readonly code: Code | null;
+  readonly violations: readonly string[];
+  readonly touchedPaths: readonly string[];
+  readonly touchedTotal: number;
+}
+
+export type VerifyStatus = 'running' | 'passed' | 'failed' | 'timed_out';
+
+export interface VerifyRow {
+  readonly templateId: string;
+  readonly phase: 'fast' | 'slow';
+  readonly command: string;
+  readonly status: VerifyStatus;
+  readonly exitCode: number | null;
+  readonly startedAtMs: number;
+  readonly durationMs: number | null;
+}
+
+export interface TaskRow {
+  readonly number: number;
+  readonly title: string;
+  readonly status: 'pending' | 'in_progress' | 'completed';
+  /** What the agent said about it: never proof of anything. */
+  readonly claimed: string | null;
+  /** What the runner checked (judge verdict, verification): the only "done" that counts. */
+  readonly verified: string | null;
+}
+
+export interface GateModel {
+  readonly gate: GateKind;
+  readonly title: string;
+  readonly lines: readonly string[];
+  readonly answer: 'yes_no' | 'text';
+}
+
+export interface WaitModel {
+  readonly untilMs: number;
+  readonly reason: string;
+}
+
+export interface ProposedTask {
+  readonly taskId: string;
+  readonly milestone: string;
+  readonly kind: 'execute' | 'verify_only' | 'question';
+  readonly intent: string;
+  readonly mode: string;
+}
+
+export interface TickRow {
+  readonly tick: number;
+  readonly verdict: Verdict;
+  readonly code: Code;
+  readonly taskId: string | null;
+  readonly milestone: string | null;
+  readonly blastLine: string;
+  readonly costUsd: number;
+  readonly commit: string | null;
+  readonly control: 'continue' | 'stop' | null;
+  readonly durationMs: number | null;
+}
+
+export interface RunningTick {
+  readonly tick: number;
+  readonly phase: TickPhase | null;
+  readonly startedAtMs: number;
+  /** Set by tick.finished; the row moves to `ticks` at loop.tick. */
+  readonly verdict: Verdict | null;
+}
+
+export interface LedgerCounters {
+  readonly ticks: number;
+  readonly orchestrator_calls: number;
+  readonly builder_calls: number;
+  readonly verify_runs: number;
+  readonly cost_usd: number;
+}
+
+export interface LedgerModel {
+  readonly milestone: string | null;
+  readonly used: LedgerCounters;
+  readonly caps: LedgerCounters;
+}
+
+export interface TickOutcome {
+  readonly verdict: Verdict;
+  readonly code: Code;
+  readonly remediation: string;
+  readonly detail: string | null;
+  readonly blastLine: string;
+  readonly commit: string | null;
+  readonly reportPath: string | null;
+}
+
+/** The end of the work as the engine announced it (run.finished, loop.finished, tick.finished). */
+export interface ResultModel {
+  readonly ok: boolean;
+  readonly headline: string;
+  readonly lines: readonly string[];
+}
+
+/** Key-driven state: what the footer offers and what a key means right now. */
+export interface InteractionModel {
+  /** `a` was pressed once: the next `y` or `a` aborts, `n` or Esc cancels. */
+  readonly confirmingAbort: boolean;
+  /** Abort was requested (by `a` + confirm or the first Ctrl-C). */
+  readonly aborting: boolean;
+  /** The engine's work is over (the front end's `finish` was called): `q` leaves. */
+  readonly over: boolean;
+  /** What the human typed so far at a text gate. */
+  readonly draft: string;
+  /** A one-line hint after a key that does nothing now ("q works once the run is over"). */
+  readonly hint: string | null;
+}
+
+export interface UiState {
+  readonly view: UiView;
+  readonly nowMs: number;
+  readonly header: HeaderModel;
+  readonly workflowState: WorkflowStateName | null;
+  readonly phases: readonly PhaseRow[];
+  readonly end: WorkflowEnd | null;
+  readonly tickPhase: TickPhase | null;
+  readonly breaker: BreakerModel | null;
+  readonly agent: AgentModel | null;
+  readonly activity: ActivityModel;
+  readonly retry: { readonly attempt: number; readonly max: number; readonly error: string } | null;
+  readonly blast: BlastModel | null;
+  readonly verifications: readonly VerifyRow[];
+  readonly tasks: readonly TaskRow[];
+  readonly gate: GateModel | null;
+  readonly wait: WaitModel | null;
+  readonly proposed: ProposedTask | null;
+  readonly ticks: readonly TickRow[];
+  readonly runningTick: RunningTick | null;
+  readonly ledger: LedgerModel | null;
+  readonly lastTick: TickOutcome | null;
+  readonly result: ResultModel | null;
+  readonly interaction: InteractionModel;
+}
+
+/** How many finished ticks and verification rows are kept (the panels show the last few). */
+export const KEPT_TICKS = 200;
+export const KEPT_VERIFICATIONS = 40;
+export const KEPT_PATHS = 50;
+
+export function initialUiState(view: UiView, project: string, nowMs: number): UiState {
+  return {
+    view,
+    nowMs,
+    header: {
+      project,
+      title: null,
+      branch: null,
+      command: null,
+      startedAtMs: null,
+      endedAtMs: null,
+      costUsd: 0,
+      budgetUsd: null,
+      budgetWarnings: [],
+    },
+    workflowState: null,
+    phases: TIMELINE_STATES.map((state) => ({
+      state,
+      status: 'pending',
+      startedAtMs: null,
+      endedAtMs: null,
+      gates: [],
+    })),
+    end: null,
+    tickPhase: null,
+    breaker: null,
+    agent: null,
+    activity: { lastOutputAtMs: null, lastActivityAtMs: null },
+    retry: null,
+    blast: null,
+    verifications: [],
+    tasks: [],
+    gate: null,
+    wait: null,
+    proposed: null,
+    ticks: [],
+    runningTick: null,
+    ledger: null,
+    lastTick: null,
+    result: null,
+    interaction: { confirmingAbort: false, aborting: false, over: false, draft: '', hint: null },
+  };
+}
