@@ -178,6 +178,31 @@ describe('questions, denied permissions and usage limits', () => {
     expect(second?.prompt).toContain('The human allowed: Bash rm -rf build');
   });
 
+  it('a denied compound command cannot be pre-approved: the human is told, and the agent is asked to split it', async () => {
+    project = workflowProject((config) => {
+      config.workflow.permission_mode = 'acceptEdits';
+    });
+    project.scenario({
+      spec: [
+        {
+          result: 'Blocked.',
+          permission_denials: [
+            { tool_name: 'Bash', tool_use_id: 't1', tool_input: { command: 'npm ci && npm test' } },
+          ],
+        },
+        specStep(),
+      ],
+    });
+    const gates = scriptedGates({ input: { decision: 'answer', by: 'human', text: 'yes' }, spec: NO });
+    const run = await runInProcess(project, { gates });
+    expect(warnings(run)).toContain(
+      'cannot pre-approve Bash npm ci && npm test: Claude Code matches only single commands (no ; && || |)',
+    );
+    const second = specCalls()[1];
+    expect(second?.argv[second.argv.indexOf('--allowedTools') + 1]).toBe('Read,Write,Edit,Glob,Grep');
+    expect(second?.prompt).toContain('These cannot be pre-approved as they are: Bash npm ci && npm test');
+  });
+
   it('a usage limit waits for the reset with a countdown and runs the same step again, no failure counted', async () => {
     project = workflowProject((config) => {
       config.workflow.agent_retries = 0; // a counted failure would end the workflow

@@ -133,14 +133,35 @@ export async function answerQuestion(
   const reply = await askGate(ctx, 'input', `${role}-agent needs input`, [step.question], 'text', breaker);
   if (reply.decision !== 'answer' || !reply.text) return null;
   const allow = step.denied.length > 0 && /^(allow|y|yes|ok)\b/i.test(reply.text);
-  if (allow) {
-    const added = step.denied.map(toolPattern).filter((p): p is string => p !== null);
-    await ctx.update({ allowed_tools: [...new Set([...ctx.workflow.allowed_tools, ...added])].slice(-50) });
+  if (!allow) {
+    await ctx.update({ pending_answer: reply.text });
+    return `In your previous run you asked the human:\n${step.question}\nThe human answered:\n${reply.text}`;
   }
-  await ctx.update({ pending_answer: reply.text });
-  return allow
-    ? `The human allowed: ${step.denied.join('; ')}. Go on with the task.`
-    : `In your previous run you asked the human:\n${step.question}\nThe human answered:\n${reply.text}`;
+  const patterns = step.denied.map((d) => ({ denied: d, pattern: toolPattern(d) }));
+  const added = patterns.flatMap((p) => (p.pattern ? [p.pattern] : []));
+  const refused = patterns.filter((p) => !p.pattern).map((p) => p.denied);
+  await ctx.update({
+    allowed_tools: [...new Set([...ctx.workflow.allowed_tools, ...added])].slice(-50),
+    pending_answer: reply.text,
+  });
+  if (refused.length > 0)
+    ctx.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `cannot pre-approve ${refused.join('; ')}: Claude Code matches only single commands (no ; && || |)`,
+    });
+  return [
+    ...(added.length > 0
+      ? [
+          `The human allowed: ${step.denied.filter((d) => !refused.includes(d)).join('; ')}. Go on with the task.`,
+        ]
+      : []),
+    ...(refused.length > 0
+      ? [
+          `These cannot be pre-approved as they are: ${refused.join('; ')}. Run each part as a single command instead.`,
+        ]
+      : []),
+  ].join('\n');
 }
 
 /** "Bash npm install left-pad" -> "Bash(npm install left-pad)": exactly the call that was denied. */
@@ -149,8 +170,9 @@ function toolPattern(denied: string): string | null {
   if (!match) return null;
   const [, tool, target] = match;
   if (!target) return tool ?? null;
-  // Claude Code's rule syntax has no escape for ")"; a target holding one is not pre-approved.
-  return target.includes(')') ? null : `${tool}(${target})`;
+  // Claude Code never pre-approves a compound command by an exact rule (one with ; && || or |,
+  // even inside quotes: checked with claude 2.1.330), so those are refused here, not silently kept.
+  return /[;|&]/.test(target) ? null : `${tool}(${target})`;
 }
 
 export async function readProjectFile(ctx: WorkflowContext, rel: string, cap = 60_000): Promise<string> {
