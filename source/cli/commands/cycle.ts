@@ -114,6 +114,8 @@ export async function cycleCommand(
           level: 'info',
           message: `Cycle loop ended after ${result.cycles} cycle(s): ${END_TEXT[result.end]}`,
         });
+        // The reply token stays the last line a human or a script reads (NDJSON has it in cycle.finished).
+        if (!flags.json && result.last) println(io.stdout, result.last.reply);
         return LOOP_EXIT[result.end];
       },
     );

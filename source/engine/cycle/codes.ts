@@ -27,7 +27,7 @@ const CYCLE_CODES = {
   CYCLE_IMPLEMENT_FAILED:
     'The implementer exited with an error or made no commit; the next cycle retries with the failure as context.',
   CYCLE_DIRTY_TREE:
-    'The worktree has uncommitted changes before implementation; commit or stash them (git status), then run again.',
+    'The worktree has uncommitted changes before implementation; commit or stash them (git status), then run `relais cycle --resume`.',
   CYCLE_VERIFY_FAILED:
     'Verification failed (see failures); the next cycle retries the task with them as context.',
   CYCLE_VERIFY_NEEDS_HUMAN:

@@ -19,12 +19,11 @@ import { afterAttempt } from './progress.js';
 export async function implementTask(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
   const workspace = ctx.config.workspace_dir;
   const dirty = await dirtyPaths(ctx.git, workspace);
-  if (dirty.length > 0)
-    return failResult(
-      state,
-      `the worktree is dirty before implementation: ${dirty.slice(0, 5).join(', ')}`,
-      'CYCLE_DIRTY_TREE',
-    );
+  // Not an attempt of the task: a human's uncommitted work must not be swept into its commit.
+  if (dirty.length > 0) {
+    const reason = `the worktree is dirty before implementation: ${dirty.slice(0, 5).join(', ')}`;
+    return pauseResult(ctx, state, 'CYCLE_DIRTY_TREE', reason);
+  }
   const taskId = state.task.id as string;
   const packet = await readFile(join(ctx.root, state.task.packet_path ?? ''), 'utf8').catch(() => null);
   if (packet === null)
