@@ -1,4 +1,5 @@
 import type { StampedEvent } from '../../engine/events.js';
+import { remediationOfFailure } from '../../engine/protocol/workflow.js';
 import { oneLine } from '../../engine/workspace/printable.js';
 import { type CommandIo, println } from '../io.js';
 
@@ -78,6 +79,7 @@ const FORMATS: Formats = {
   'run.finished': (e) =>
     [
       `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
+      ...(e.reason ? [`  Fix: ${remediationOfFailure(e.reason)}`] : []),
       ...e.next_steps.map((s) => `  Next: ${s}`),
     ].join('\n'),
   'tick.finished': (e) =>

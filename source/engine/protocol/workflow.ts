@@ -39,6 +39,37 @@ export const FAILURE_REASONS = [
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
+/** What to do about each way a workflow fails: shown by the front ends, `ralphy status` and the README. */
+const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
+  circuit_breaker_triggered:
+    'The agent was stuck (no output, the same error, no task completed, or too much output) and was stopped. Read the breaker lines, fix the cause, then ralphy start resumes the phase; tune circuit_breaker in relais.config.json if the threshold is wrong for your project.',
+  phase_timeout:
+    'The phase ran past workflow.timeouts. Raise that timeout if the work is legitimately long, then ralphy start resumes the phase.',
+  agent_failed:
+    'The agent did not finish after its retries (CLI error, timeout, or no EXIT_SIGNAL: true). Read its last lines, fix the cause (login, model, prompt), then ralphy start resumes.',
+  aborted: 'Stopped by ralphy abort. ralphy start resumes from the last completed phase.',
+  rejected_at_qa:
+    'The QA report was rejected at the second gate. Fix the findings on the feature branch, commit, then ralphy start (answer n to start over, or move WORKFLOW.json aside).',
+  needs_input:
+    'An agent asked a question nobody answered (no terminal, or --yes cannot answer questions). Run ralphy start in a terminal to answer it.',
+  invalid_output:
+    'The agent produced files the runner cannot read (a malformed TASKS.md). Fix them by hand or run the phase again with ralphy start.',
+  scope_violation:
+    'The agent changed files outside what its phase may touch; everything it did was rolled back. Narrow the prompt, or widen scope.default_allowed_globs if those files belong to the work.',
+  tick_stopped:
+    'A task found no verified tick within workflow.max_ticks_per_task, or a tick was blocked. Read relais/REPORT.md, fix the cause, then ralphy start resumes the implementation.',
+  verification_failed:
+    "The final tree fails the project's checks, so no pull request was opened. Fix it on the feature branch, commit, then ralphy start resumes the PR phase.",
+  budget_exhausted:
+    'The workflow reached workflow.max_cost_usd. Raise it deliberately, then ralphy start resumes.',
+  pr_failed:
+    'The PR phase could not run (no feature branch recorded). Push the branch and open the pull request by hand.',
+};
+
+export function remediationOfFailure(reason: FailureReason): string {
+  return FAILURE_REMEDIATIONS[reason];
+}
+
 export const breakerSnapshotSchema = z.strictObject({
   state: z.enum(['closed', 'half_open', 'open', 'paused']),
   attempts: z.int().min(0),
