@@ -1,31 +1,101 @@
-import { EngineBus } from '../engine/events.js';
+import { basename } from 'node:path';
+import { EngineBus, type StampedEvent } from '../engine/events.js';
+import { killAllChildrenNow } from '../engine/supervise/run-process.js';
+import type { GatePort } from '../engine/workflow/gates.js';
+import { startInkFrontEnd } from '../ui/index.js';
+import { EXIT } from './exit-codes.js';
+import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
-import { plainReporter } from './front-end/plain-reporter.js';
+import { formatPlain, plainReporter } from './front-end/plain-reporter.js';
 import type { CommandIo } from './io.js';
 import { installInterruptHandler } from './signals.js';
 
 /**
- * What every command that drives the engine needs: a bus with the chosen front end attached, and
- * the interrupt handler (first signal aborts, second force-quits), disposed once the work is over.
+ * What every command that drives the engine needs: a bus with the chosen front end attached
+ * (the full-screen app, plain lines or NDJSON), and one owner of interrupts (first signal aborts,
+ * second force-quits), all disposed once the work is over. With the app, Ctrl-C arrives as a key
+ * (the terminal is in raw mode) and takes the same two steps.
  */
+export interface EngineSession {
+  readonly bus: EngineBus;
+  /** Aborted by an interrupt (Ctrl-C, SIGTERM) or by the app's `a`. */
+  readonly signal: AbortSignal;
+  /** Aborted only by the app's `a` (confirmed): for a workflow, FAILED with reason aborted. */
+  readonly userAbort: AbortSignal;
+  /** The app's keyboard gates when the app runs, else null (the command picks its own). */
+  readonly appGates: GatePort | null;
+}
+
+export interface SessionOptions {
+  readonly json: boolean;
+  /** What an interrupt does, for the warning line. */
+  readonly onInterrupt: string;
+  /** Commands with a full-screen view; others always print lines. */
+  readonly view?: 'workflow' | 'loop';
+  readonly project?: string;
+}
+
+/** The events whose plain lines make the summary printed after the app leaves the screen. */
+const SUMMARY_EVENTS: Record<'workflow' | 'loop', string> = {
+  workflow: 'run.finished',
+  loop: 'loop.finished',
+};
+
 export async function withEngine<T>(
   io: CommandIo,
-  json: boolean,
-  onInterrupt: string,
-  work: (bus: EngineBus, signal: AbortSignal) => Promise<T>,
+  options: SessionOptions,
+  work: (session: EngineSession) => Promise<T>,
 ): Promise<T> {
   const bus = new EngineBus();
-  bus.subscribe(json ? ndjsonReporter(io) : plainReporter(io));
+  const kind = options.view ? chooseFrontEnd(io, options.json) : options.json ? 'ndjson' : 'plain';
   const interrupts = installInterruptHandler((signal) => {
     bus.emit({
       type: 'log',
       level: 'warn',
-      message: `${signal} received: ${onInterrupt} (press Ctrl-C again to force quit)`,
+      message: `${signal} received: ${options.onInterrupt} (press Ctrl-C again to force quit)`,
     });
   });
+  const userAbort = new AbortController();
+  if (kind !== 'ink' || !options.view) {
+    bus.subscribe(kind === 'ndjson' ? ndjsonReporter(io) : plainReporter(io));
+    try {
+      return await work({ bus, signal: interrupts.signal, userAbort: userAbort.signal, appGates: null });
+    } finally {
+      interrupts.dispose();
+    }
+  }
+  const summary: StampedEvent[] = [];
+  const summaryType = SUMMARY_EVENTS[options.view];
+  bus.subscribe((event) => {
+    if (event.type === summaryType) summary.push(event);
+  });
+  const app = startInkFrontEnd({
+    bus,
+    view: options.view,
+    project: basename(options.project ?? io.cwd),
+    onAbort: () => {
+      bus.emit({
+        type: 'log',
+        level: 'warn',
+        message: 'abort requested from the keyboard: stopping the agent',
+      });
+      userAbort.abort();
+    },
+    onInterrupt: () => interrupts.interrupt('SIGINT'),
+    onForceQuit: () => {
+      app.restore();
+      killAllChildrenNow();
+      process.exit(EXIT.INTERRUPTED);
+    },
+  });
   try {
-    return await work(bus, interrupts.signal);
+    const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
+    const result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
+    const lines = summary.flatMap((event) => formatPlain(event) ?? []);
+    await app.finish(lines, { waitForQuit: true });
+    return result;
   } finally {
+    app.restore();
     interrupts.dispose();
   }
 }

@@ -8,6 +8,8 @@ import { EXIT } from './exit-codes.js';
  */
 export function installInterruptHandler(onFirst: (signal: NodeJS.Signals) => void): {
   signal: AbortSignal;
+  /** The same two steps for an interrupt that arrives as a key (the full-screen app's Ctrl-C). */
+  interrupt(signal: NodeJS.Signals): void;
   dispose(): void;
 } {
   const controller = new AbortController();
@@ -26,6 +28,7 @@ export function installInterruptHandler(onFirst: (signal: NodeJS.Signals) => voi
   process.on('SIGTERM', handler);
   return {
     signal: controller.signal,
+    interrupt: handler,
     dispose() {
       process.off('SIGINT', handler);
       process.off('SIGTERM', handler);

@@ -32,8 +32,10 @@ export interface InkFrontEndOptions {
   readonly bus: EngineBus;
   readonly view: UiView;
   readonly project: string;
-  /** First Ctrl-C, or `a` confirmed: abort the running work gracefully. */
+  /** `a` confirmed: abort the running work. */
   readonly onAbort: () => void;
+  /** First Ctrl-C: stop gracefully; `onAbort` when not given. */
+  readonly onInterrupt?: () => void;
   /** Second Ctrl-C: quit now. */
   readonly onForceQuit: () => void;
   readonly stdin?: NodeJS.ReadStream;
@@ -56,6 +58,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   const controller = createUiController({
     store,
     onAbort: options.onAbort,
+    onInterrupt: options.onInterrupt,
     onForceQuit: options.onForceQuit,
   });
 

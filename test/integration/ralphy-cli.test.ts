@@ -61,6 +61,17 @@ describe('ralphy start (CLI)', () => {
     expect(json.workflow).toMatchObject({ state: 'COMPLETED', tasks: '2/2', breaker: 'closed (0/3)' });
   });
 
+  it('piped to a file (not a terminal), even with CI unset, it prints plain lines with no escape codes', async () => {
+    const p = cliProject();
+    project = p;
+    p.scenario(happyScenario());
+    const run = await p.cli(['start', '--yes'], { env: { ...p.env2, CI: '', TERM: 'xterm-256color' } }).done;
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('Workflow COMPLETED');
+    expect(run.stdout).not.toContain('\x1b');
+    expect(run.stderr).not.toContain('\x1b');
+  });
+
   it('--json prints one engine event per line and nothing else', async () => {
     const p = cliProject();
     project = p;

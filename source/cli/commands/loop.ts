@@ -26,13 +26,18 @@ export async function loopCommand(
     return EXIT.USAGE;
   }
   const mode = flags.mode;
+  const root = resolve(io.cwd, projectArg ?? '.');
   return withEngine(
     io,
-    flags.json,
-    'stopping the agent, rolling back and ending the loop',
-    async (bus, signal) => {
+    {
+      json: flags.json,
+      onInterrupt: 'stopping the agent, rolling back and ending the loop',
+      view: 'loop',
+      project: root,
+    },
+    async ({ bus, signal }) => {
       const result = await runLoop({
-        root: resolve(io.cwd, projectArg ?? '.'),
+        root,
         bus,
         signal,
         env: io.env,

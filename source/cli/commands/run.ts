@@ -11,8 +11,12 @@ export function runCommand(
   flags: { json: boolean },
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
-  return withEngine(io, flags.json, 'stopping the agent and rolling back', async (bus, signal) => {
-    const result = await runTick({ root, bus, signal, env: io.env, command: 'run' });
-    return exitCodeFor(result.verdict, result.interrupted);
-  });
+  return withEngine(
+    io,
+    { json: flags.json, onInterrupt: 'stopping the agent and rolling back' },
+    async ({ bus, signal }) => {
+      const result = await runTick({ root, bus, signal, env: io.env, command: 'run' });
+      return exitCodeFor(result.verdict, result.interrupted);
+    },
+  );
 }

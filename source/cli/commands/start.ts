@@ -26,19 +26,33 @@ export async function startCommand(
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
   const canAsk = io.stdin?.isTTY === true && !io.env.CI && !flags.json;
-  const prompt = !flags.yes && canAsk && io.stdin ? promptGates(io.stdin, io.stdout) : null;
-  const gates: GatePort = flags.yes ? approveAll : (prompt ?? denyAll);
+  let prompt: ReturnType<typeof promptGates> | null = null;
   try {
     return await withEngine(
       io,
-      flags.json,
-      'stopping the agent; the workflow can be resumed with ralphy start',
-      async (bus, signal) => {
-        const outcome = await runWorkflow({ root, bus, signal, env: io.env, gates, clock: realClock });
+      {
+        json: flags.json,
+        onInterrupt: 'stopping the agent; the workflow can be resumed with ralphy start',
+        view: 'workflow',
+        project: root,
+      },
+      async ({ bus, signal, userAbort, appGates }) => {
+        // --yes approves; else the app's keys, or a [y/n] prompt on a terminal, or nobody (refused).
+        prompt = !flags.yes && !appGates && canAsk && io.stdin ? promptGates(io.stdin, io.stdout) : null;
+        const gates: GatePort = flags.yes ? approveAll : (appGates ?? prompt ?? denyAll);
+        const outcome = await runWorkflow({
+          root,
+          bus,
+          signal,
+          env: io.env,
+          gates,
+          clock: realClock,
+          abortRequested: () => userAbort.aborted,
+        });
         return EXIT_FOR[outcome.status];
       },
     );
   } finally {
-    prompt?.close();
+    (prompt as ReturnType<typeof promptGates> | null)?.close();
   }
 }

@@ -9,10 +9,15 @@ import { type CommandIo, println } from '../io.js';
  */
 export function plainReporter(io: CommandIo): (event: StampedEvent) => void {
   return (event) => {
-    const format = FORMATS[event.type] as (e: StampedEvent) => string | null;
-    const line = format(event);
+    const line = formatPlain(event);
     if (line !== null) println(io.stdout, `[${clock(event.at)}] ${line}`);
   };
+}
+
+/** The plain text of one event (several lines for some), or null for events it does not show. */
+export function formatPlain(event: StampedEvent): string | null {
+  const format = FORMATS[event.type] as (e: StampedEvent) => string | null;
+  return format(event);
 }
 
 /** Seed 002 §9 names the workflow's agents `spec-agent`, `dev-agent`, `qa-agent`. */

@@ -19,7 +19,10 @@ export interface UiController {
 
 export interface UiControllerOptions {
   readonly store: UiStore;
+  /** `a` confirmed: abort the running work (a workflow ends FAILED, reason aborted). */
   readonly onAbort: () => void;
+  /** First Ctrl-C: stop gracefully (a workflow stays resumable); `onAbort` when not given. */
+  readonly onInterrupt?: () => void;
   readonly onForceQuit: () => void;
 }
 
@@ -32,11 +35,12 @@ export function createUiController(options: UiControllerOptions): UiController {
     leave = resolve;
   });
 
-  function interrupt(): void {
+  function interrupt(how: 'abort' | 'interrupt'): void {
     interrupts++;
     if (interrupts === 1) {
       store.setInteraction({ aborting: true, confirmingAbort: false, hint: null });
-      options.onAbort();
+      if (how === 'abort') options.onAbort();
+      else (options.onInterrupt ?? options.onAbort)();
       return;
     }
     options.onForceQuit();
@@ -45,8 +49,10 @@ export function createUiController(options: UiControllerOptions): UiController {
   function apply(action: KeyAction, pageRows: number): void {
     switch (action.type) {
       case 'interrupt':
+        interrupt('interrupt');
+        break;
       case 'abort_confirm':
-        interrupt();
+        interrupt('abort');
         break;
       case 'quit':
         leave();

@@ -1,0 +1,116 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI, isAlive, REPO_ROOT, type TestProject } from '../support/project.js';
+import { TmuxSession } from '../support/tmux.js';
+import { happyScenario, workflowFile, workflowProject } from '../support/workflow.js';
+
+// Issue 5 in a real terminal: the full-screen app of `ralphy start` inside tmux (CI installs tmux
+// in .ci/run). Keys are sent with send-keys, the screen read with capture-pane.
+
+let tmux: TmuxSession | null = null;
+let cleanup: Array<() => void> = [];
+afterEach(() => {
+  tmux?.kill();
+  tmux = null;
+  for (const fn of cleanup) fn();
+  cleanup = [];
+});
+
+const PANELS = ['Phases', 'Circuit breaker', 'Tasks', 'Output', 'Verifications', 'Blast radius'];
+
+/** The environment of an interactive user: CI unset, a real TERM. */
+const interactive = (extra: Record<string, string | undefined> = {}) => ({
+  CI: undefined,
+  TERM: 'xterm-256color',
+  ...extra,
+});
+
+describe('the full-screen app in a real terminal (tmux)', () => {
+  it('the offline demo: panels shown, y passes each gate, COMPLETED, then the normal screen is back', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    const demoDir = mkdtempSync(join(tmpdir(), 'relais-tui-demo-'));
+    cleanup.push(() => rmSync(demoDir, { recursive: true, force: true }));
+    tmux = new TmuxSession('demo', 130, 42);
+    tmux.start(
+      `node ${join(REPO_ROOT, 'dist/demo/run-demo.js')}; echo "DEMO_EXIT=$?"; read -r _`,
+      interactive({ RELAIS_DEMO_DIR: demoDir }),
+    );
+
+    const atSpecGate = await tmux.waitFor(
+      (s) => s.includes('Approve the specification and tasks?'),
+      'the spec gate',
+    );
+    expect(tmux.alternateScreen()).toBe(true);
+    for (const panel of PANELS) expect(atSpecGate).toContain(panel);
+    expect(atSpecGate).toContain('specs/TASKS.md (2 tasks)');
+    expect(atSpecGate).toContain('1. Trim and collapse spaces');
+    expect(atSpecGate).toMatch(/y\s+approve\s+n\s+reject/);
+    tmux.keys('y');
+
+    const atQaGate = await tmux.waitFor(
+      (s) => s.includes('Approve the QA report and open the pull request?'),
+      'the QA gate',
+    );
+    expect(atQaGate).toContain('spec approved');
+    // The task list shows what the runner verified, apart from what the agent claimed.
+    expect(atQaGate).toMatch(/1 Trim and collapse spaces\s+agent ✓ runner ✓/);
+    expect(atQaGate).toContain('2/2 verified');
+    tmux.keys('y');
+
+    const done = await tmux.waitFor(
+      (s) => s.includes('Workflow COMPLETED') && s.includes('q  quit'),
+      'the result',
+    );
+    expect(done).toContain('qa approved');
+    expect(tmux.alternateScreen()).toBe(true);
+    tmux.keys('q');
+
+    const after = await tmux.waitFor((s) => s.includes('DEMO_EXIT='), 'the end of the demo');
+    expect(after).toContain('DEMO_EXIT=0');
+    expect(tmux.alternateScreen()).toBe(false);
+    // The summary is printed on the normal screen after the app left it, without any panel.
+    expect(after).toContain('Workflow COMPLETED');
+    expect(after).toContain('Workflow:  "Slugify titles" COMPLETED (completed)');
+    expect(after).not.toContain('╭─ Phases');
+  });
+
+  it('a, then y, during implementation: the agent is gone, FAILED (aborted), the terminal restored', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    const project: TestProject = workflowProject();
+    cleanup.push(() => project.dispose());
+    const scenario = happyScenario();
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
+    ];
+    project.scenario(scenario);
+    tmux = new TmuxSession('abort', 120, 40);
+    const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1' });
+    tmux.start(`cd ${project.root} && node ${CLI} start; echo "START_EXIT=$?"; read -r _`, env);
+
+    await tmux.waitFor((s) => s.includes('Approve the specification and tasks?'), 'the spec gate');
+    tmux.keys('y');
+    const working = await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
+    expect(working).toContain('IMPLEMENTATION');
+    tmux.keys('a');
+    await tmux.waitFor((s) => /abort/i.test(s) && /y\b/.test(s), 'the abort confirmation');
+    tmux.keys('y');
+
+    const failed = await tmux.waitFor(
+      (s) => s.includes('q  quit') && s.includes('aborted'),
+      'the aborted result',
+    );
+    expect(failed).toContain('FAILED');
+    const builder = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+    expect(isAlive(builder)).toBe(false);
+    expect(workflowFile(project)).toMatchObject({ state: 'FAILED', failure_reason: 'aborted' });
+    tmux.keys('q');
+
+    const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
+    expect(after).toContain('START_EXIT=1');
+    expect(tmux.alternateScreen()).toBe(false);
+    expect(after).toContain('Workflow FAILED (reason: aborted)');
+    expect(project.status()).toBe('');
+  });
+});

@@ -1,0 +1,53 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { promptGates } from '../../source/cli/front-end/prompt-gates.js';
+
+// The plain front end's gates on a terminal (seed 002 §9 `[y/n]`), driven through a stream.
+
+function harness() {
+  const input = new PassThrough();
+  let shown = '';
+  const gates = promptGates(input, { write: (t: string) => (shown += t) });
+  return { input, gates, shown: () => shown };
+}
+
+const yesNo = { gate: 'spec' as const, title: 'Approve?', lines: [], answer: 'yes_no' as const };
+const text = { gate: 'input' as const, title: 'Question', lines: ['Formal?'], answer: 'text' as const };
+
+describe('plain [y/n] gates', () => {
+  it('asks again until the answer is y or n', async () => {
+    const { input, gates, shown } = harness();
+    const answer = gates.ask(yesNo, new AbortController().signal);
+    input.write('maybe\n');
+    input.write('Y\n');
+    expect(await answer).toEqual({ decision: 'approve', by: 'human' });
+    expect(shown()).toBe('Approve? [y/n]: Please answer y or n.\nApprove? [y/n]: ');
+    const second = gates.ask(yesNo, new AbortController().signal);
+    input.write('no\n');
+    expect(await second).toEqual({ decision: 'reject', by: 'human' });
+    gates.close();
+  });
+
+  it('a text answer spans lines until an empty one; an empty first line is no answer', async () => {
+    const { input, gates } = harness();
+    const answer = gates.ask(text, new AbortController().signal);
+    input.write('Formal,\nalways.\n\n');
+    expect(await answer).toEqual({ decision: 'answer', by: 'human', text: 'Formal,\nalways.' });
+    const none = gates.ask(text, new AbortController().signal);
+    input.write('\n');
+    expect(await none).toEqual({ decision: 'reject', by: 'human' });
+    gates.close();
+  });
+
+  it('an abort while waiting is nobody answering, never a "no"; end of input likewise', async () => {
+    const { input, gates } = harness();
+    const controller = new AbortController();
+    const answer = gates.ask(yesNo, controller.signal);
+    controller.abort();
+    expect(await answer).toEqual({ decision: 'reject', by: 'nobody' });
+    const ended = gates.ask(yesNo, new AbortController().signal);
+    input.end();
+    expect(await ended).toEqual({ decision: 'reject', by: 'nobody' });
+    gates.close();
+  });
+});
