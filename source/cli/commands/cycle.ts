@@ -86,9 +86,8 @@ export async function cycleCommand(
   try {
     return await withEngine(
       io,
-      flags.json,
-      'stopping the agent and recording the cycle as failed',
-      async (bus, signal) => {
+      { json: flags.json, onInterrupt: 'stopping the agent and recording the cycle as failed' },
+      async ({ bus, signal }) => {
         const options = {
           root,
           config: loaded.config,
