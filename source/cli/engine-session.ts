@@ -92,7 +92,9 @@ export async function withEngine<T>(
     const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
     const result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
     const lines = summary.flatMap((event) => formatPlain(event) ?? []);
-    await app.finish(lines, { waitForQuit: true });
+    // After Ctrl-C or a signal the human asked to stop: leave at once. Otherwise the final screen
+    // stays until q, so the result can be read.
+    await app.finish(lines, { waitForQuit: !interrupts.signal.aborted });
     return result;
   } finally {
     app.restore();
