@@ -72,7 +72,12 @@ export class TmuxSession {
   waitFor(predicate: (screen: string) => boolean, what: string, timeoutMs = 60_000): Promise<string> {
     return new Promise((resolve, reject) => {
       const check = () => {
-        const screen = this.screen();
+        let screen: string;
+        try {
+          screen = this.screen();
+        } catch {
+          return false; // between tmux ending and the deadline: nothing more will show
+        }
         if (!predicate(screen)) return false;
         done();
         resolve(screen);
@@ -80,7 +85,13 @@ export class TmuxSession {
       };
       const timer = setTimeout(() => {
         done();
-        reject(new Error(`the terminal never showed ${what}; last screen:\n${this.screen()}`));
+        let last = '(the terminal is gone)';
+        try {
+          last = this.screen();
+        } catch {
+          // tmux already ended: the message says so
+        }
+        reject(new Error(`the terminal never showed ${what}; last screen:\n${last}`));
       }, timeoutMs);
       const done = () => {
         clearTimeout(timer);
