@@ -414,7 +414,7 @@ describe('ResultPanel and Footer', () => {
   test('the footer lists only the keys that work now', () => {
     const s = new Script();
     const footer = () => renderPanel(<Footer state={s.state} width={120} />).frame();
-    expect(footer()).toMatch(/a\s+abort.*\^C\s+abort/);
+    expect(footer()).toMatch(/a\s+abort.*\^C\s+stop/);
     expect(footer()).not.toContain('approve');
     s.emit({ type: 'gate.requested', gate: 'qa', title: 'QA?', lines: [], answer: 'yes_no' });
     expect(footer()).toMatch(/y\s+approve\s+n\s+reject/);

@@ -17,15 +17,16 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
     return [
       ['Enter', 'send'],
       ['Ctrl-J', 'new line'],
+      ...(gate.gate === 'plan' ? ([['Ctrl-P', 'proceed']] as Array<[string, string]>) : []),
       ['Esc', 'decline'],
-      ['^C', 'abort'],
+      ['^C', 'stop'],
       ['PgUp PgDn', 'scroll'],
     ];
   }
   if (interaction.aborting) return [['^C', 'force quit'], scroll];
   const keys: Array<[string, string]> = [];
   if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
-  keys.push(['a', 'abort'], ['^C', 'abort'], scroll);
+  keys.push(['a', 'abort'], ['^C', 'stop'], scroll);
   return keys;
 }
 
