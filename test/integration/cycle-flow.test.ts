@@ -6,6 +6,7 @@ import {
   nonceOf,
   phaseComplete,
   plan,
+  SEED,
   scripted,
   spec,
   track,
@@ -189,5 +190,23 @@ describe('the cycle from research to DONE', () => {
       action: 'seed_docs',
       phase: 'select-track',
     });
+  });
+
+  it('files_to_load: planned targets first, related tests and configs, capped at files_to_load_tokens', async () => {
+    repo = await CycleRepo.create({
+      ...BASE_FILES,
+      ...SEED,
+      'tests/greet-big.test.js': `/*\n${'x'.repeat(14_000)}\n*/\n`,
+      'package.json': '{ "name": "greet" }\n',
+    });
+    const { runners } = scripted({ planner: [track(), spec(), plan([{ id: 'T1' }])] });
+    await repo.cycles(runners, (o) => o.action === 'generate_task', 6);
+    expect(repo.state().task.files_to_load).toEqual([
+      { path: 'src/greet.js', why: 'planned modify target' },
+      { path: 'tests/greet.test.js', why: 'related test' },
+      { path: 'package.json', why: 'project config' },
+    ]);
+    const packet = repo.read('specs/tracks/greet/tasks/TASK_001.md');
+    expect(packet).toContain('- not loaded (over the cap): tests/greet-big.test.js');
   });
 });

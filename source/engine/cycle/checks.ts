@@ -189,6 +189,10 @@ export function findSecrets(unifiedDiff: string): string[] {
       line = Number(hunk[1]);
       continue;
     }
+    if (text.startsWith(' ')) {
+      line++;
+      continue;
+    }
     if (text.startsWith('+')) {
       for (const [kind, pattern] of SECRET_PATTERNS) {
         if (pattern.test(text)) {
