@@ -350,6 +350,36 @@ describe('planner output and generate_task hard stops', () => {
     expect(repo.git('stash', 'list')).toContain('stopped with REQUEST_SPLIT');
   });
 
+  it('a verifier CLI that cannot run judges nothing: CYCLE_FAIL, verified again next cycle', async () => {
+    await atImplement([{ id: 'T1' }], {});
+    await repo.cycle(scripted({ implementer: [writes({ 'src/greet.js': GOOD })] }).runners);
+    const down = await repo.cycle(
+      scripted({ verifier: () => ({ failure: 'the claude command was not found' }) }).runners,
+    );
+    expect(down).toMatchObject({ action: 'verify_task', reply: 'CYCLE_FAIL', code: 'CYCLE_AGENT_FAILED' });
+    expect(repo.state().task).toMatchObject({ sub_step: 'verify', retry_count: 0 });
+    expect(await repo.cycle(scripted({ verifier: verdict('YES') }).runners)).toMatchObject({
+      reply: 'CYCLE_OK',
+    });
+  });
+
+  it('an interrupt during implementation is not an attempt', async () => {
+    await atImplement([{ id: 'T1' }], {});
+    const controller = new AbortController();
+    const interrupted = async (r: Parameters<Handler>[0], cwd: string): Promise<Answer> => {
+      await writes({ 'src/greet.js': 'half\n' })(r, cwd);
+      controller.abort();
+      return { failure: 'codex interrupted and killed' };
+    };
+    const out = await repo.cycle(scripted({ implementer: [interrupted] }).runners, {
+      signal: controller.signal,
+    });
+    expect(out).toMatchObject({ reply: 'CYCLE_FAIL', code: 'CYCLE_AGENT_FAILED' });
+    expect(repo.state().task).toMatchObject({ retry_count: 0, sub_step: 'implement' });
+    expect(repo.state().cycle.status).toBe('failed');
+    expect(repo.status()).toBe('');
+  });
+
   it('an implementer that fails: the attempt counts, its leftovers go to the stash', async () => {
     await atImplement([{ id: 'T1' }], {});
     const crash = async (r: Parameters<Handler>[0], cwd: string): Promise<Answer> => {

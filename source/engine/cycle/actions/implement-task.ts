@@ -44,6 +44,15 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
     agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
     ctx.bus,
   );
+  if (ctx.signal.aborted) {
+    // An interrupt is not an attempt of the task: nothing is counted, the leftovers are kept aside.
+    await stashIfDirty(ctx.git, workspace, `relais: ${taskId} interrupted`);
+    return failResult(
+      state,
+      `interrupted: ${outcome.failure ?? 'the run was stopped'}`,
+      'CYCLE_AGENT_FAILED',
+    );
+  }
   const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
   if (signal) {
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} stopped with ${signal[1]}`);

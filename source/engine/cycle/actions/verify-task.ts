@@ -38,7 +38,11 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
       report,
     );
   const llm = task.acceptance.filter((a) => a.kind === 'LLM');
-  const verdicts = stage1.kind === 'ok' && stage1.pass ? await stage2(ctx, task, llm, report, base) : null;
+  const judged = stage1.kind === 'ok' && stage1.pass ? await stage2(ctx, task, llm, report, base) : null;
+  // A verifier that could not run (CLI missing, timeout, interrupt) judged nothing: verify again next cycle.
+  if (judged && !judged.ok)
+    return failResult(state, `verifier for ${judged.id}: ${judged.detail}`, 'CYCLE_AGENT_FAILED');
+  const verdicts = judged?.ok ? judged.verdicts : null;
   const result = combineVerdict(stage1, verdicts);
   ctx.bus.emit({
     type: 'cycle.verdict',
@@ -139,9 +143,10 @@ async function stage2(
   criteria: Criterion[],
   report: Stage1Report,
   base: string,
-): Promise<CriterionVerdict[]> {
+): Promise<{ ok: true; verdicts: CriterionVerdict[] } | { ok: false; id: string; detail: string }> {
   const common = await commonEvidence(ctx, task, report, base);
   const verdicts: CriterionVerdict[] = new Array(criteria.length);
+  let agentFailure: { id: string; detail: string } | null = null;
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < criteria.length; i = next++) {
@@ -149,6 +154,7 @@ async function stage2(
       const answer = await askForBlock(ctx, 'verifier', verifierPrompt(ctx.nonce, criterion, common), (t) =>
         parseVerdictBlock(t, ctx.nonce, criterion.id),
       );
+      if (!answer.ok && answer.kind === 'agent') agentFailure ??= { id: criterion.id, detail: answer.detail };
       verdicts[i] = answer.ok
         ? { id: criterion.id, kind: 'answer', answer: answer.value.answer, reason: answer.value.reason }
         : { id: criterion.id, kind: 'unparsable', error: answer.detail };
@@ -156,7 +162,8 @@ async function stage2(
   };
   const workers = Math.min(ctx.policy.verify.max_parallel_verifiers, criteria.length);
   await Promise.all(Array.from({ length: workers }, worker));
-  return verdicts;
+  const failed = agentFailure as { id: string; detail: string } | null;
+  return failed ? { ok: false, ...failed } : { ok: true, verdicts };
 }
 
 const MAX_HUNKS = 24_000;
