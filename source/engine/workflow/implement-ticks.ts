@@ -4,6 +4,7 @@ import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { runTick, type TickResult } from '../tick/run-tick.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
+import { interruptionOf } from './interruption.js';
 import { waitForReset } from './limit-wait.js';
 import {
   askGate,
@@ -12,7 +13,6 @@ import {
   readProjectFile,
   stopped,
   TASKS_FILE,
-  timeoutFailure,
 } from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { supervisedRunner } from './supervised-runner.js';
@@ -84,7 +84,7 @@ async function implementTask(
     });
     await ctx.addCost(tick.spent.costUsd);
     await ctx.refreshFacts();
-    const interrupted = whyInterrupted(ctx, breaker, phase);
+    const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
     const found = limit as UsageLimit | null;
     if (found) {
@@ -98,7 +98,7 @@ async function implementTask(
         onWaiting: (until) =>
           ctx.update({ waiting_until: until?.toISOString() ?? null, status: until ? 'waiting' : 'running' }),
       });
-      const afterWait = whyInterrupted(ctx, breaker, phase);
+      const afterWait = interruptionOf(ctx, breaker, phase);
       if (afterWait) return afterWait;
       continue;
     }
@@ -141,7 +141,7 @@ async function afterSuccess(
   if (tick.control?.action === 'stop') {
     // The orchestrator says there is nothing left to do: a claim, checked by the runner.
     const checks = await runProjectChecks(ctx, phase.signal);
-    if (checks.aborted) return { kind: 'end', result: whyInterrupted(ctx, breaker, phase) ?? stopped(ctx) };
+    if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
     if (checks.problem)
       return {
         kind: 'again',
@@ -213,22 +213,6 @@ async function completeTask(
   await ctx.update({ pending_answer: null });
   // Seed 002 §6.1 stagnation counts tasks that reach `completed`.
   breaker?.onTaskCompleted();
-}
-
-function whyInterrupted(
-  ctx: WorkflowContext,
-  breaker: CircuitBreaker | null,
-  phase: PhaseSignal,
-): PhaseResult | null {
-  if (breaker?.isOpen)
-    return {
-      kind: 'fail',
-      reason: 'circuit_breaker_triggered',
-      detail: breaker.snapshot().last_trigger ?? 'open',
-    };
-  if (phase.timedOut()) return timeoutFailure(ctx);
-  if (ctx.options.signal.aborted) return stopped(ctx);
-  return null;
 }
 
 /** The orchestrator's goal for this tick: the one task, with what the last tick taught. */

@@ -6,7 +6,8 @@ import { describeEnd, type ProcessResult, runProcess } from '../supervise/run-pr
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import { oneLine } from '../workspace/printable.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
-import { type PhaseSignal, phaseSignal, stopped, timeoutFailure } from './phase-helpers.js';
+import { interruptionOf } from './interruption.js';
+import { type PhaseSignal, phaseSignal, stopped } from './phase-helpers.js';
 import { prdObjective, renderPrBody } from './pr-body.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { qaSummary } from './qa-phase.js';
@@ -172,14 +173,7 @@ function interruptedBy(
 }
 
 function interruption(ctx: WorkflowContext, breaker: CircuitBreaker | null, phase: PhaseSignal): PhaseResult {
-  if (breaker?.isOpen)
-    return {
-      kind: 'fail',
-      reason: 'circuit_breaker_triggered',
-      detail: breaker.snapshot().last_trigger ?? 'open',
-    };
-  if (phase.timedOut()) return timeoutFailure(ctx);
-  return stopped(ctx);
+  return interruptionOf(ctx, breaker, phase) ?? stopped(ctx);
 }
 
 async function measureBlast(ctx: WorkflowContext): Promise<{ blast: BlastRadius; files: string[] }> {
