@@ -2,12 +2,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relaisScript, roleOf } from '../../source/demo/relais-script.js';
 import { type ScriptedModel, startScriptedModel } from '../../source/demo/scripted-model-server.js';
-import { REPO_ROOT, TestProject, task } from '../support/project.js';
+import { TestProject, task } from '../support/project.js';
+import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 
 // End to end through the REAL Claude Code binary (@anthropic-ai/claude-code); only the model
 // behind it is scripted, served on 127.0.0.1 by the test.
-
-const CLAUDE = join(REPO_ROOT, 'node_modules/.bin/claude');
 
 let project: TestProject;
 let model: ScriptedModel;
@@ -15,16 +14,6 @@ afterEach(async () => {
   await model?.close();
   project?.dispose();
 });
-
-function claudeEnv(url: string): NodeJS.ProcessEnv {
-  return {
-    ANTHROPIC_BASE_URL: url,
-    ANTHROPIC_API_KEY: 'sk-test-offline',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    // As root, Claude Code refuses bypassPermissions outside a declared sandbox.
-    IS_SANDBOX: '1',
-  };
-}
 
 function setup(files: Record<string, string>): TestProject {
   return TestProject.create(files, (config) => {

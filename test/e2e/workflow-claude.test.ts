@@ -2,14 +2,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relaisScript, roleOf } from '../../source/demo/relais-script.js';
 import { type ScriptedModel, startScriptedModel } from '../../source/demo/scripted-model-server.js';
-import { REPO_ROOT, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
+import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 import { NO, runInProcess, scriptedGates, TASKS_MD, workflowProject } from '../support/workflow.js';
 
 // The workflow's agents through the REAL Claude Code binary; only the model behind it is scripted
 // (a Messages API on 127.0.0.1). What Claude Code's own tools print comes back as tool results,
 // and its permission system produces the denials: both are the real thing here.
-
-const CLAUDE = join(REPO_ROOT, 'node_modules/.bin/claude');
 
 let project: (TestProject & { ghLog: string; remote: string }) | null = null;
 let model: ScriptedModel | null = null;
@@ -19,15 +18,6 @@ afterEach(async () => {
   project?.dispose();
   project = null;
 });
-
-function claudeEnv(url: string): NodeJS.ProcessEnv {
-  return {
-    ANTHROPIC_BASE_URL: url,
-    ANTHROPIC_API_KEY: 'sk-test-offline',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    IS_SANDBOX: '1',
-  };
-}
 
 function realClaudeProject(configure?: (config: any) => void) {
   return workflowProject((config) => {
