@@ -1,3 +1,4 @@
+export type { Criterion, PlannedFile, PlannedTask } from './blocks.js';
 export { ALL_CYCLE_CODES, type CycleCode, cycleRemediation } from './codes.js';
 export type { CycleOptions, CycleRunners } from './context.js';
 export { type Decision, decide, stateProblems } from './decide.js';
@@ -18,3 +19,4 @@ export { type CycleOutcome, type Reply, runCycle } from './run-cycle.js';
 export { cycleRunners } from './runners.js';
 export { type CycleState, cyclePaths, cycleStateSchema, readCycleState } from './state.js';
 export { cycleStatusLines, resumeCycle } from './status.js';
+export { runCycleTrack, type TrackInput, type TrackRun } from './track-runner.js';

@@ -15,7 +15,11 @@ export interface CycleLoopResult {
   readonly end: LoopEnd;
 }
 
-export async function runCycleLoop(options: Omit<CycleOptions, 'cycleId'>): Promise<CycleLoopResult> {
+export async function runCycleLoop(
+  options: Omit<CycleOptions, 'cycleId'>,
+  /** Ends the loop early (as "done") once an outcome satisfies it: a track runner stops at its track's end. */
+  until?: (outcome: CycleOutcome) => boolean,
+): Promise<CycleLoopResult> {
   let cycles = 0;
   let failuresInARow = 0;
   let last: CycleOutcome | null = null;
@@ -25,7 +29,8 @@ export async function runCycleLoop(options: Omit<CycleOptions, 'cycleId'>): Prom
     last = await runCycle(options);
     cycles++;
     if (options.signal.aborted) return { cycles, last, end: 'interrupted' };
-    if (last.reply === 'DONE') return { cycles, last, end: 'done' };
+    if (last.reply === 'DONE' || (until?.(last) && !last.refused && last.phase !== 'needs_human'))
+      return { cycles, last, end: 'done' };
     if (last.refused)
       return { cycles, last, end: last.code === 'CYCLE_NEEDS_HUMAN' ? 'needs_human' : 'refused' };
     if (last.phase === 'needs_human') return { cycles, last, end: 'needs_human' };
