@@ -1,3 +1,5 @@
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cycleStatusLines, resumeCycle } from '../../source/engine/cycle/status.js';
 import {
@@ -199,6 +201,10 @@ describe('the cycle from research to DONE', () => {
       'tests/greet-big.test.js': `/*\n${'x'.repeat(14_000)}\n*/\n`,
       'package.json': '{ "name": "greet" }\n',
     });
+    // A tracked symlink that leads out of the repository is never loaded into a prompt.
+    symlinkSync('/etc/hostname', join(repo.root, 'tests/greet-link.test.js'));
+    repo.git('add', 'tests/greet-link.test.js');
+    repo.git('commit', '-q', '-m', 'link');
     const { runners } = scripted({ planner: [track(), spec(), plan([{ id: 'T1' }])] });
     await repo.cycles(runners, (o) => o.action === 'generate_task', 6);
     expect(repo.state().task.files_to_load).toEqual([

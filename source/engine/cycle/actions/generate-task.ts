@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { splitNul } from '../../judge/git.js';
 import { resolvesUnderRoot } from '../../workspace/safe-path.js';
@@ -183,8 +183,9 @@ async function filesToLoad(
   let budget = ctx.policy.files_to_load_tokens;
   for (const entry of candidates) {
     if (entries.some((e) => e.path === entry.path)) continue;
-    const info = await stat(join(ctx.root, entry.path)).catch(() => null);
-    if (!info?.isFile()) continue;
+    // Regular files inside the repository only: a symlink could pull an outside file into a prompt.
+    const info = await lstat(join(ctx.root, entry.path)).catch(() => null);
+    if (!info?.isFile() || !(await resolvesUnderRoot(ctx.root, entry.path))) continue;
     const tokens = Math.ceil(info.size / 4);
     if (tokens > budget) {
       skipped.push(entry.path);

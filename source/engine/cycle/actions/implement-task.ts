@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { oneLine } from '../../workspace/printable.js';
+import { readUntrustedFile } from '../../workspace/safe-read.js';
 import { agentRequest } from '../agent-call.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf, stashIfDirty } from '../git-ops.js';
@@ -34,7 +35,9 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
     );
   const files: Array<{ path: string; content: string }> = [];
   for (const entry of state.task.files_to_load) {
-    const content = await readFile(join(ctx.root, entry.path), 'utf8').catch(() => null);
+    const content = await readUntrustedFile(join(ctx.root, entry.path), 64 * 1024).then((r) =>
+      r.ok ? r.text : null,
+    );
     if (content !== null) files.push({ path: entry.path, content });
   }
   const title = /^## TITLE\n(.*)$/m.exec(packet)?.[1] ?? state.task.description ?? taskId;
