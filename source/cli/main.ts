@@ -4,6 +4,7 @@ import { abortCommand } from './commands/abort.js';
 import { doctorCommand } from './commands/doctor.js';
 import { initCommand } from './commands/init.js';
 import { loopCommand } from './commands/loop.js';
+import { planCommand } from './commands/plan.js';
 import { runCommand } from './commands/run.js';
 import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
@@ -15,7 +16,9 @@ const HELP = `
     $ relais <command> [project-dir] [options]      (ralphy is the same program)
 
   Commands
-    start     The Ralphy workflow: PRD.md -> spec -> [y/n] -> implementation -> QA -> [y/n] -> PR
+    start     The Ralphy workflow: PRD.md -> plan -> spec -> [y/n] -> implementation -> QA -> [y/n] -> PR
+    plan      The Relay planner on PRD.md (questions that change the spec, then proceed);
+              --issue <n> plans a GitHub issue thread through gh; --stats shows its signals
     abort     Stop the running workflow (it ends FAILED, reason aborted)
     init      Create relais.config.json, the relais/ workspace and the git exclude entry
     run       Run one judged tick: orchestrate, build, judge, verify, report
@@ -25,7 +28,10 @@ const HELP = `
 
   Options
     --json        Machine-readable output (NDJSON events for start, run and loop)
-    --yes         start: approve every yes/no gate (a question for a human still needs one)
+    --yes         start, plan: approve every yes/no gate (a question for a human still needs one;
+                  the planner proceeds under the assumptions it states)
+    --issue       plan: the GitHub issue number to plan (one pass; run it again for the next)
+    --stats       plan: questions, rounds, gaps closed by reason, spec acceptance rate
     --preflight   status: run the preflight checks without side effects
     --force       init: replace existing files (the old ones are kept as .bak)
     --mode        loop: milestone (stop when the milestone changes) or autonomous
@@ -36,7 +42,7 @@ const HELP = `
     70 internal error, 130 interrupted
 `;
 
-const COMMANDS = ['start', 'abort', 'init', 'run', 'loop', 'status', 'doctor'] as const;
+const COMMANDS = ['start', 'plan', 'abort', 'init', 'run', 'loop', 'status', 'doctor'] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 async function main(): Promise<number> {
@@ -50,6 +56,8 @@ async function main(): Promise<number> {
       force: { type: 'boolean', default: false },
       mode: { type: 'string', default: 'milestone' },
       maxTicks: { type: 'number' },
+      issue: { type: 'number' },
+      stats: { type: 'boolean', default: false },
     },
   });
   const [command, project, ...extra] = cli.input;
@@ -74,6 +82,8 @@ async function main(): Promise<number> {
   switch (command as CommandName) {
     case 'start':
       return startCommand(io, project, cli.flags);
+    case 'plan':
+      return planCommand(io, project, cli.flags);
     case 'abort':
       return abortCommand(io, project, cli.flags);
     case 'init':

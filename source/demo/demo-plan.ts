@@ -1,10 +1,11 @@
 import { join } from 'node:path';
+import { demoPlanner } from './demo-planner.js';
 import type { RelaisModelPlan } from './relais-script.js';
 import type { ModelReply } from './scripted-model-server.js';
 
 /**
  * What the scripted model answers in `npm run demo` (`ralphy start` on examples/demo-project):
- * the spec-agent writes SPEC.md and TASKS.md with Claude Code's Write tool; task 1's first tick
+ * the planner asks one question (demo-planner.ts); the spec-agent writes SPEC.md and TASKS.md with Claude Code's Write tool; task 1's first tick
  * "makes the tests pass" by rewriting the test and claims success, and the judge stops it and
  * rolls it back; the next tick fixes the code; task 2 adds punctuation handling and its test; the
  * qa-agent writes its report. Every tool call is executed by the real Claude Code binary.
@@ -79,6 +80,7 @@ export function demoPlan(repo: string): RelaisModelPlan {
   const source = join(repo, 'src/slugify.js');
   const test = join(repo, 'tests/slugify.test.js');
   return {
+    planner: demoPlanner,
     spec: [
       [
         {

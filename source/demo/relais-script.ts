@@ -13,9 +13,14 @@ export interface RelaisModelPlan {
   readonly spec?: ReadonlyArray<readonly ModelReply[]>;
   readonly dev?: ReadonlyArray<readonly ModelReply[]>;
   readonly qa?: ReadonlyArray<readonly ModelReply[]>;
+  /**
+   * The Relay planner (seed 004): replies per call and turn like the agents above, or a function
+   * of the request (the planner is stateless: what it answers depends on the context dump).
+   */
+  readonly planner?: ReadonlyArray<readonly ModelReply[]> | ((request: ModelRequest) => ModelReply);
 }
 
-export type RelaisRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa' | 'other';
+export type RelaisRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa' | 'planner' | 'other';
 
 const SIGNATURES: ReadonlyArray<[Exclude<RelaisRole, 'other'>, string]> = [
   ['orchestrator', 'You are the Orchestrator (Brain) for Relais'],
@@ -23,6 +28,7 @@ const SIGNATURES: ReadonlyArray<[Exclude<RelaisRole, 'other'>, string]> = [
   ['spec', 'You are the spec-agent of Ralphy (Relais)'],
   ['dev', 'You are the dev-agent of Ralphy (Relais)'],
   ['qa', 'You are the qa-agent of Ralphy (Relais)'],
+  ['planner', 'You are Relay — a senior architect'],
 ];
 
 export function roleOf(request: ModelRequest): RelaisRole {
@@ -36,10 +42,12 @@ export function relaisScript(plan: RelaisModelPlan): ModelScript {
     spec: -1,
     dev: -1,
     qa: -1,
+    planner: -1,
   };
   return (request) => {
     const role = roleOf(request);
     if (role === 'other') return { text: 'OK' };
+    if (role === 'planner' && typeof plan.planner === 'function') return plan.planner(request);
     const turn = request.messages.filter((m) => m.role === 'assistant').length;
     if (turn === 0) calls[role]++;
     if (role === 'orchestrator') {
@@ -47,8 +55,25 @@ export function relaisScript(plan: RelaisModelPlan): ModelScript {
       if (text === undefined) throw new Error(`no scripted orchestrator answer #${calls.orchestrator + 1}`);
       return { text };
     }
-    const reply = plan[role]?.[calls[role]]?.[turn];
+    const replies = plan[role];
+    const reply = typeof replies === 'function' ? undefined : replies?.[calls[role]]?.[turn];
     if (!reply) throw new Error(`no scripted ${role} turn ${turn + 1} of call #${calls[role] + 1}`);
     return reply;
   };
+}
+
+/** What the runner sent as the user's words (Claude Code sends a string or text blocks). */
+export function userText(request: ModelRequest): string {
+  return request.messages
+    .filter((m) => m.role === 'user')
+    .flatMap((m) =>
+      typeof m.content === 'string'
+        ? [m.content]
+        : Array.isArray(m.content)
+          ? (m.content as Array<{ type?: string; text?: string }>).flatMap((b) =>
+              b.type === 'text' && typeof b.text === 'string' ? [b.text] : [],
+            )
+          : [],
+    )
+    .join('\n');
 }

@@ -16,9 +16,10 @@ export type TickPhase =
   | 'VERIFY'
   | 'REPORT'
   | 'END';
-export type AgentRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa';
+export type AgentRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa' | 'planner';
 
-export type GateKind = 'spec' | 'qa' | 'input' | 'resume';
+/** `plan`: the planner's questions (a text gate) and its proceed question (yes/no), seed 004. */
+export type GateKind = 'spec' | 'qa' | 'input' | 'resume' | 'plan';
 
 /** What an agent printed: its own words, or an error (a failed tool call, an API error). */
 export type OutputKind = 'text' | 'error';
@@ -218,6 +219,36 @@ export type EngineEvent =
       details: string;
       code: string | null;
       remediation: string | null;
+    }
+  /** Seed 004: what one planner answer did, once the runner validated and executed it. */
+  | {
+      type: 'planner.actions';
+      session_id: string;
+      round: number;
+      comments: Array<{ kind: string; content: string }>;
+      gaps_added: Array<{
+        id: number;
+        question: string;
+        respondent: 'reporter' | 'assignee';
+        severity: string;
+        why: string | null;
+      }>;
+      gaps_closed: Array<{
+        id: number;
+        reason: 'answered' | 'inferred' | 'not_relevant';
+        note: string | null;
+      }>;
+      learnings_added: Array<{ id: number; type: string; content: string }>;
+      open_gaps: number;
+    }
+  /** Seed 004 ready_for_spec_generation: the handoff, and the assumptions the humans must be told. */
+  | {
+      type: 'planner.ready';
+      session_id: string;
+      context_summary: string;
+      closed_gap_ids: number[];
+      learning_ids: number[];
+      assumptions: Array<{ gap_id: number; question: string; note: string }>;
     };
 
 export type StampedEvent = EngineEvent & { at: string };

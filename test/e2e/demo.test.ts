@@ -25,6 +25,15 @@ describe('npm run demo', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     rmSync(demoDir, { recursive: true, force: true });
     expect(code, out).toBe(0);
+    // Seed 004: the planner asks its one question; with --yes nobody answers, so the runner
+    // proceeds and the planner closes it as an assumption it states before the spec starts.
+    expect(out).toContain('Phase: PLANNING');
+    expect(out).toContain('=== Planner, round 1: 1 open question ===');
+    expect(out).toContain('Gate plan: reject (nobody)');
+    expect(out).toContain('Gate plan: approve (auto)');
+    expect(out).toContain('gap 1 closed (inferred): Assumption: letters of any script stay as they are');
+    expect(out).toContain('Proceeding under these assumptions:');
+    expect(out.indexOf('Planner: ready for the spec')).toBeLessThan(out.indexOf('Phase: SPECIFICATION'));
     expect(out).toContain('Agent: spec-agent started');
     expect(out).toContain('spec tool Write');
     expect(out).toContain('Gate spec: approve (auto)');

@@ -38,10 +38,23 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       interactive({ RELAIS_DEMO_DIR: demoDir }),
     );
 
+    // Seed 004 first: the planner's one question, answered by its number, then Ctrl-P proceeds.
+    const atPlanGate = await tmux.waitFor(
+      (s) => s.includes('Planner, round 1: 1 open question'),
+      'the plan gate',
+    );
+    expect(atPlanGate).toContain('1. Should letters with accents');
+    expect(atPlanGate).toMatch(/Ctrl-P\s+proceed/);
+    tmux.keys('-l', '1: keep them as they are');
+    tmux.keys('Enter');
+    await tmux.waitFor((s) => s.includes('enough to draft the spec. Proceed?'), 'the proceed gate');
+    tmux.keys('C-p');
+
     const atSpecGate = await tmux.waitFor(
       (s) => s.includes('Approve the specification and tasks?'),
       'the spec gate',
     );
+    expect(atSpecGate).toContain('plan answered: 1: keep them as they are');
     expect(tmux.alternateScreen()).toBe(true);
     for (const panel of PANELS) expect(atSpecGate).toContain(panel);
     expect(atSpecGate).toContain('specs/TASKS.md (2 tasks)');

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { requestAbort } from '../../source/engine/workflow/abort-request.js';
 import { allTransitions } from '../../source/engine/workflow/transitions.js';
 import { workspacePaths } from '../../source/engine/workspace/paths.js';
+import { answer, ask, plannerProject, proceedGate, ready } from '../support/planner.js';
 import { isAlive, type TestProject } from '../support/project.js';
 import {
   ghCalls,
@@ -45,7 +46,8 @@ describe('seed 002 §8 transitions', () => {
       status: 'rejected',
       failure_reason: null,
     });
-    covers('IDLE-start', 'SPECIFICATION-spec_done', 'AWAITING_SPEC_VALIDATION-reject');
+    // workflowProject turns planning off: the PLANNING edges are taken in planner-workflow.test.ts.
+    covers('IDLE-skip_planning', 'SPECIFICATION-spec_done', 'AWAITING_SPEC_VALIDATION-reject');
   });
 
   it('nobody can answer (no terminal, no --yes): the first gate is refused', async () => {
@@ -245,6 +247,68 @@ describe('seed 002 §8 transitions', () => {
     expect(run.outcome.reason).toBe('aborted');
     expect(project.status()).toBe('');
     covers(`${state}-abort`);
+  });
+
+  // Seed 004's PLANNING (workflowProject turns it off; plannerProject turns it back on).
+  it('IDLE → PLANNING → SPECIFICATION: the planner asks, the human says proceed, the spec starts', async () => {
+    project = plannerProject();
+    project.scenario({
+      ...happyScenario(),
+      planner: [answer(proceedGate()), answer(ready('Greet people by name.', []))],
+    });
+    const run = await runInProcess(project, {
+      gates: scriptedGates({ plan: { decision: 'answer', by: 'human', text: 'proceed' }, spec: NO }),
+    });
+    expect(run.states).toEqual(['PLANNING', 'SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'REJECTED']);
+    expect(workflowFile(project).completed_phases).toEqual([
+      'PLANNING',
+      'SPECIFICATION',
+      'AWAITING_SPEC_VALIDATION',
+    ]);
+    covers('IDLE-start', 'PLANNING-ready');
+  });
+
+  it('PLANNING → FAILED when the planner CLI fails after its retries (agent_failed)', async () => {
+    project = plannerProject((config) => {
+      config.workflow.agent_retries = 1;
+    });
+    project.scenario({
+      planner: [
+        { result: 'boom', is_error: true, exit_code: 1 },
+        { result: 'boom', is_error: true, exit_code: 1 },
+      ],
+    });
+    const run = await runInProcess(project, { gates: scriptedGates({}) });
+    expect(run.states).toEqual(['PLANNING', 'FAILED']);
+    expect(run.outcome.reason).toBe('agent_failed');
+    expect(run.outcome.detail).toContain('planner: claude reported an error');
+    expect(project.calls().filter((c) => c.role === 'planner')).toHaveLength(2);
+    covers('PLANNING-fail');
+  });
+
+  it("PLANNING → FAILED on ralphy abort while the planner's question waits", async () => {
+    project = plannerProject();
+    project.scenario({ planner: [answer(ask('reporter', [{ q: 'Full name or first name?' }]))] });
+    const paths = workspacePaths(project.root, 'relais');
+    let aborted: () => void = () => undefined;
+    const abortSeen = new Promise<void>((resolve) => {
+      aborted = resolve;
+    });
+    const run = await runInProcess(project, {
+      gates: scriptedGates({
+        plan: async () => {
+          void requestAbort(paths, new Date());
+          await abortSeen;
+          return { decision: 'reject', by: 'nobody' };
+        },
+      }),
+      onEvent: (event) => {
+        if (event.type === 'log' && event.message.startsWith('ralphy abort')) aborted();
+      },
+    });
+    expect(run.states).toEqual(['PLANNING', 'FAILED']);
+    expect(run.outcome.reason).toBe('aborted');
+    covers('PLANNING-abort');
   });
 
   it('every transition of the table is exercised above', () => {

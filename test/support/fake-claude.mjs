@@ -33,7 +33,13 @@ const appended = argv.includes('--append-system-prompt')
   : '';
 // The workflow's agents say who they are in the system prompt they append (spec-agent, ...).
 const workflowRole = /\b(spec|dev|qa)-agent\b/.exec(appended)?.[1];
-const role = mode === 'plan' ? 'orchestrator' : (workflowRole ?? 'builder');
+// The Relay planner (seed 004) answers JSON with its own system prompt, like the orchestrator.
+const system = argv.includes('--system-prompt') ? argv[argv.indexOf('--system-prompt') + 1] : '';
+const role = /^You are Relay\b/.test(system)
+  ? 'planner'
+  : mode === 'plan'
+    ? 'orchestrator'
+    : (workflowRole ?? 'builder');
 const format = argv[argv.indexOf('--output-format') + 1];
 const stdin = readFileSync(0, 'utf8');
 

@@ -35,6 +35,8 @@ export interface Scenario {
   spec?: unknown[];
   dev?: unknown[];
   qa?: unknown[];
+  /** The Relay planner (seed 004): one JSON answer per call. */
+  planner?: unknown[];
 }
 
 export class TestProject {

@@ -42,6 +42,9 @@ export function workflowProject(
     { 'PRD.md': PRD, 'src/a.ts': 'export const a = 1;\n', 'src/b.ts': 'export const b = 1;\n' },
     (config) => {
       config.verification.templates = [{ id: 'ok', cmd: 'node', args: ['-e', 'process.exit(0)'] }];
+      // Seed 004's PLANNING is tested on its own (test/integration/planner-*); these workflow tests
+      // are about the phases after it, so they start at SPECIFICATION unless they turn it on.
+      config.planner = { ...config.planner, enabled: false };
       configure?.(config);
     },
   ) as TestProject & { ghLog: string; remote: string };

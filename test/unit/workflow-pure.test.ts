@@ -113,10 +113,14 @@ describe('usage limits', () => {
   });
 });
 
-describe('workflow transitions (seed 002 §8)', () => {
+describe('workflow transitions (seed 002 §8, seed 004 PLANNING first)', () => {
   it('has exactly the edges of the diagram', () => {
     expect(allTransitions().map(([a, e, b]) => `${a} -${e}-> ${b}`)).toEqual([
-      'IDLE -start-> SPECIFICATION',
+      'IDLE -start-> PLANNING',
+      'IDLE -skip_planning-> SPECIFICATION',
+      'PLANNING -ready-> SPECIFICATION',
+      'PLANNING -fail-> FAILED',
+      'PLANNING -abort-> FAILED',
       'SPECIFICATION -spec_done-> AWAITING_SPEC_VALIDATION',
       'SPECIFICATION -fail-> FAILED',
       'SPECIFICATION -abort-> FAILED',

@@ -73,9 +73,10 @@ const FORMATS: Formats = {
       : `Phase: ${e.state}${e.status === 'waiting' ? ' (waiting for a human)' : ''}`,
   'breaker.changed': (e) => (e.log.length > 0 ? e.log.join('\n') : null),
   'gate.requested': (e) =>
-    ['=== VALIDATION REQUIRED: ' + e.title + ' ===', ...e.lines.map((l) => `  ${oneLine(l, 300)}`)].join(
-      '\n',
-    ),
+    [
+      e.gate === 'plan' ? `=== ${e.title} ===` : `=== VALIDATION REQUIRED: ${e.title} ===`,
+      ...e.lines.map((l) => `  ${oneLine(l, 300)}`),
+    ].join('\n'),
   'gate.resolved': (e) => `Gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`,
   'workflow.waiting': (e) =>
     `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
@@ -119,7 +120,34 @@ const FORMATS: Formats = {
       ...(e.code && e.reply !== 'CYCLE_OK' ? [`  ${e.code}: ${e.remediation ?? ''}`] : []),
       e.reply,
     ].join('\n'),
+  // The questions themselves show at the plan gate; this says what the answer changed.
+  'planner.actions': (e) =>
+    [
+      `Planner: ${plannerSummary(e)}`,
+      ...e.gaps_closed.map(
+        (g) => `  gap ${g.id} closed (${g.reason})${g.note ? `: ${oneLine(g.note, 200)}` : ''}`,
+      ),
+      ...e.learnings_added.map((l) => `  learning ${l.id} (${l.type}): ${oneLine(l.content, 200)}`),
+    ].join('\n'),
+  'planner.ready': (e) =>
+    [
+      `Planner: ready for the spec (${e.closed_gap_ids.length} decision(s)): ${oneLine(e.context_summary, 300)}`,
+      ...(e.assumptions.length > 0 ? ['  Proceeding under these assumptions:'] : []),
+      ...e.assumptions.map(
+        (a) => `    gap ${a.gap_id} (${oneLine(a.question, 120)}): ${oneLine(a.note, 300)}`,
+      ),
+    ].join('\n'),
 };
+
+function plannerSummary(e: Extract<StampedEvent, { type: 'planner.actions' }>): string {
+  const parts = [
+    ...(e.gaps_added.length > 0 ? [`${e.gaps_added.length} question(s) asked (round ${e.round})`] : []),
+    ...(e.gaps_closed.length > 0 ? [`${e.gaps_closed.length} gap(s) closed`] : []),
+    ...(e.learnings_added.length > 0 ? [`${e.learnings_added.length} learning(s)`] : []),
+    ...(e.comments.length > 0 ? [`${e.comments.length} comment(s)`] : []),
+  ];
+  return `${parts.length > 0 ? parts.join(', ') : 'nothing to do'}; ${e.open_gaps} open`;
+}
 
 function clock(iso: string): string {
   const d = new Date(iso);

@@ -52,9 +52,9 @@ export function promptGates(
   };
   return {
     async ask(request: GateRequest, signal: AbortSignal): Promise<GateAnswer> {
-      if (request.answer === 'text') return askText(signal, nextLine, output);
+      if (request.answer === 'text') return askText(signal, nextLine, output, request.gate === 'plan');
       for (;;) {
-        output.write(`${request.gate === 'resume' ? 'Resume' : 'Approve'}? [y/n]: `);
+        output.write(`${VERB[request.gate] ?? 'Approve'}? [y/n]: `);
         const line = await nextLine(signal);
         if (line === null) return { decision: 'reject', by: 'nobody' };
         const word = line.trim().toLowerCase();
@@ -69,12 +69,19 @@ export function promptGates(
   };
 }
 
+const VERB: Partial<Record<GateRequest['gate'], string>> = { resume: 'Resume', plan: 'Proceed' };
+
 async function askText(
   signal: AbortSignal,
   nextLine: (signal: AbortSignal) => Promise<string | null>,
   output: { write(text: string): unknown },
+  plan: boolean,
 ): Promise<GateAnswer> {
-  output.write('Your answer (end with an empty line; an empty answer means no answer):\n');
+  output.write(
+    plan
+      ? 'Your answer ("1: …" per question, or your own words, or proceed; end with an empty line):\n'
+      : 'Your answer (end with an empty line; an empty answer means no answer):\n',
+  );
   const answer: string[] = [];
   for (;;) {
     const line = await nextLine(signal);

@@ -120,6 +120,7 @@ export const configSchema = z
         spec: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
         dev: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
         qa: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
+        planner: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
       })
       .prefault({}),
     orchestrator: z
@@ -307,6 +308,33 @@ export const configSchema = z
         max_attempts: z.int().min(1).default(3),
         pr_inactivity_timeout: z.int().min(1).default(120),
         test_inactivity_timeout: z.int().min(1).default(300),
+      })
+      .prefault({}),
+    /**
+     * Seed 004, the Relay planner: the PLANNING phase that opens `ralphy start`, and `relais plan`.
+     * Its model is `agents.planner`; it may only read the repository.
+     */
+    planner: z
+      .strictObject({
+        /** Whether `ralphy start` plans with the human before the spec (`relais plan` always runs). */
+        enabled: z.boolean().default(true),
+        /** Question rounds before only the proceed gate is left (seed 004: 1 is the aim, 2 normal). */
+        max_rounds: z.int().min(1).max(10).default(3),
+        max_questions_per_round: z.int().min(1).max(30).default(8),
+        /** Read-only tools the planner may use to check the code. */
+        tools: z
+          .array(z.enum(['Read', 'Glob', 'Grep']))
+          .max(3)
+          .default(['Read', 'Glob', 'Grep']),
+        max_turns: z.int().min(1).max(50).default(8),
+        max_budget_usd: z.number().positive().max(1000).default(1),
+        timeout_seconds: z.int().min(1).max(86400).default(300),
+        /** Characters of discussion in the context dump (the oldest messages are left out first). */
+        max_discussion_chars: z.int().min(1000).max(200_000).default(30_000),
+        /** Learnings shown to the planner, and rendered into relais/FACTS.md for the orchestrator. */
+        max_learnings_in_context: z.int().min(0).max(500).default(50),
+        facts_max_learnings: z.int().min(0).max(500).default(30),
+        facts_max_chars: z.int().min(200).max(20_000).default(2500),
       })
       .prefault({}),
     /** The PR phase: the git remote to push to, and the GitHub CLI. */

@@ -9,6 +9,8 @@ import { blastRadiusSchema, verificationRunSchema } from './report.js';
 
 export const WORKFLOW_STATES = [
   'IDLE',
+  /** Seed 004: the Relay planner asks the human what changes the spec, before it is written. */
+  'PLANNING',
   'SPECIFICATION',
   'AWAITING_SPEC_VALIDATION',
   'IMPLEMENTATION',
@@ -35,6 +37,7 @@ export const FAILURE_REASONS = [
   'verification_failed',
   'budget_exhausted',
   'pr_failed',
+  'planning_failed',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -64,6 +67,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'The workflow reached workflow.max_cost_usd. Raise it deliberately, then ralphy start resumes.',
   pr_failed:
     'The PR phase could not run (no feature branch recorded). Push the branch and open the pull request by hand.',
+  planning_failed:
+    "The planner's answer broke seed 004's rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
 };
 
 export function remediationOfFailure(reason: FailureReason): string {
@@ -78,7 +83,7 @@ export const breakerSnapshotSchema = z.strictObject({
 });
 
 export const gateDecisionSchema = z.strictObject({
-  gate: z.enum(['spec', 'qa', 'input', 'resume']),
+  gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
   decision: z.enum(['approve', 'reject', 'answer']),
   at: z.iso.datetime(),
   by: z.enum(['human', 'auto', 'nobody']),
@@ -115,6 +120,7 @@ export const workflowFileSchema = z.strictObject({
   /** Phases finished for good: a resume starts after the last of them. */
   completed_phases: z.array(
     z.enum([
+      'PLANNING',
       'SPECIFICATION',
       'AWAITING_SPEC_VALIDATION',
       'IMPLEMENTATION',

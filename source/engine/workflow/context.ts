@@ -30,11 +30,11 @@ export interface WorkflowOptions {
 }
 
 export type PhaseResult =
-  | { kind: 'next'; event: 'spec_done' | 'exit_signal' | 'approve' | 'reject' }
+  | { kind: 'next'; event: 'ready' | 'spec_done' | 'exit_signal' | 'approve' | 'reject' }
   | { kind: 'fail'; reason: FailureReason; detail: string }
   | { kind: 'stopped' };
 
-export type BreakerPhase = 'SPECIFICATION' | 'IMPLEMENTATION' | 'QA' | 'PR';
+export type BreakerPhase = 'PLANNING' | 'SPECIFICATION' | 'IMPLEMENTATION' | 'QA' | 'PR';
 
 export class WorkflowContext {
   /** Writes are queued so a breaker event and a phase update never interleave on disk. */

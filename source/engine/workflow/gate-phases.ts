@@ -1,3 +1,4 @@
+import { recordSpecGate } from '../planner/prd-session.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { askGate, QA_FILE, SPEC_FILE, stopped, TASKS_FILE } from './phase-helpers.js';
 import { qaSummary } from './qa-phase.js';
@@ -19,6 +20,9 @@ export async function specGate(ctx: WorkflowContext): Promise<PhaseResult> {
   ];
   const reply = await askGate(ctx, 'spec', 'Approve the specification and tasks?', lines, 'yes_no');
   if (ctx.options.signal.aborted) return stopped(ctx);
+  // Seed 004's primary metric: did the spec built on the planning pass the first gate?
+  // Only a human's verdict counts (not --yes, not nobody at the terminal).
+  if (reply.by === 'human') await recordSpecGate(ctx.setup.paths, ctx.prd, reply.decision === 'approve');
   return { kind: 'next', event: reply.decision === 'approve' ? 'approve' : 'reject' };
 }
 

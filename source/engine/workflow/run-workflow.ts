@@ -5,6 +5,7 @@ import { qaGate, specGate } from './gate-phases.js';
 import { implementSingle } from './implement-single.js';
 import { implementWithTicks } from './implement-ticks.js';
 import { readProjectFile, TASKS_FILE } from './phase-helpers.js';
+import { planningPhase } from './planning-phase.js';
 import { prPhase } from './pr-phase.js';
 import { prepareWorkflow } from './prepare.js';
 import { qaPhase } from './qa-phase.js';
@@ -13,7 +14,7 @@ import { parseTasks } from './tasks-file.js';
 import { nextState, TERMINAL } from './transitions.js';
 
 /**
- * `ralphy start` (seed 002): PRD.md → SPECIFICATION → [y/n] → IMPLEMENTATION → QA → [y/n] → PR →
+ * `ralphy start` (seed 002): PRD.md → PLANNING (seed 004) → SPECIFICATION → [y/n] → IMPLEMENTATION → QA → [y/n] → PR →
  * COMPLETED, exactly along the §8 transitions, each transition persisted in WORKFLOW.json before
  * it is announced. An abort (`ralphy abort`) ends in FAILED with reason `aborted`; an interrupt
  * (Ctrl-C) leaves the workflow in its state with status `interrupted`, to be resumed.
@@ -69,11 +70,18 @@ async function prepareAndDrive(options: WorkflowOptions, watcher: AbortWatch): P
   try {
     await watcher.attach(ctx.setup.paths);
     announceStart(ctx, options, resumedFrom);
-    if (ctx.workflow.state === 'IDLE') await ctx.enter(nextState('IDLE', 'start'), 'running');
+    if (ctx.workflow.state === 'IDLE') await leaveIdle(ctx);
     return await drive(ctx);
   } finally {
     await lock.release();
   }
+}
+
+/** Seed 002 §8 `start`, into seed 004's PLANNING; straight to SPECIFICATION when planning is off. */
+async function leaveIdle(ctx: WorkflowContext): Promise<void> {
+  if (ctx.setup.config.planner.enabled) return ctx.enter(nextState('IDLE', 'start'), 'running');
+  await ctx.update({ completed_phases: [...ctx.workflow.completed_phases, 'PLANNING'] });
+  await ctx.enter(nextState('IDLE', 'skip_planning'), 'running');
 }
 
 async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
@@ -127,9 +135,13 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
 
 async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise<PhaseResult> {
   // No agent phase starts once the workflow's spend cap is reached (a running one is stopped).
-  const over = ['SPECIFICATION', 'IMPLEMENTATION', 'QA'].includes(state) ? ctx.overBudget() : null;
+  const over = ['PLANNING', 'SPECIFICATION', 'IMPLEMENTATION', 'QA'].includes(state)
+    ? ctx.overBudget()
+    : null;
   if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
   switch (state) {
+    case 'PLANNING':
+      return planningPhase(ctx);
     case 'SPECIFICATION':
       return specPhase(ctx);
     case 'AWAITING_SPEC_VALIDATION':

@@ -1,3 +1,4 @@
+import { prdHandoff } from '../planner/prd-session.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
@@ -12,6 +13,10 @@ import { type PlanTask, parseTasks } from './tasks-file.js';
 export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
   const { workflow } = ctx.setup.config;
   const template = await readAgentPrompt(ctx, 'spec.txt');
+  // Seed 004's handoff. A project's own spec.txt from before {{PLANNING}} existed still gets it.
+  const planning = await prdHandoff(ctx.setup.paths, ctx.prd);
+  const prd =
+    planning && !template.includes('{{PLANNING}}') ? `${ctx.prd.text}\n\n${planning}` : ctx.prd.text;
   const stack = [
     workflow.stack.language,
     workflow.stack.test_command ? `tests: ${workflow.stack.test_command}` : '',
@@ -37,7 +42,8 @@ export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
         SPEC_FILE,
         TASKS_FILE,
         PRD_FILE: 'PRD.md',
-        PRD: ctx.prd.text,
+        PRD: prd,
+        PLANNING: planning,
         STACK: stack || '(not set: follow the project as it is)',
         NOTE: note ?? '',
       }),

@@ -1,15 +1,26 @@
 import type { WorkflowStateName } from '../protocol/workflow.js';
 
 /**
- * Seed 002 §8 as data: exactly these transitions exist, and nothing else. Abort, circuit breaker
+ * Seed 002 §8 as data (with seed 004's PLANNING first): exactly these transitions exist. Abort, circuit breaker
  * and timeouts lead every running phase to FAILED (the diagram draws abort on IMPLEMENTATION;
  * `ralphy abort` is honoured in any running phase, and FAILED is where §8 sends every failure).
  */
 
-export type WorkflowEvent = 'start' | 'spec_done' | 'approve' | 'reject' | 'exit_signal' | 'fail' | 'abort';
+export type WorkflowEvent =
+  | 'start'
+  | 'skip_planning'
+  | 'ready'
+  | 'spec_done'
+  | 'approve'
+  | 'reject'
+  | 'exit_signal'
+  | 'fail'
+  | 'abort';
 
 const TABLE: Partial<Record<WorkflowStateName, Partial<Record<WorkflowEvent, WorkflowStateName>>>> = {
-  IDLE: { start: 'SPECIFICATION' },
+  // Seed 004 before seed 002's SPECIFICATION: planning, unless planner.enabled is false.
+  IDLE: { start: 'PLANNING', skip_planning: 'SPECIFICATION' },
+  PLANNING: { ready: 'SPECIFICATION', fail: 'FAILED', abort: 'FAILED' },
   SPECIFICATION: { spec_done: 'AWAITING_SPEC_VALIDATION', fail: 'FAILED', abort: 'FAILED' },
   AWAITING_SPEC_VALIDATION: { approve: 'IMPLEMENTATION', reject: 'REJECTED', abort: 'FAILED' },
   IMPLEMENTATION: { exit_signal: 'QA', fail: 'FAILED', abort: 'FAILED' },

@@ -61,8 +61,9 @@ export function freshWorkflow({
   };
 }
 
-/** Where a resume starts: the first phase not yet completed for good (seed 002 §8 order). */
+/** Where a resume starts: after the last phase completed for good (seed 002 §8 order). */
 export const PHASE_ORDER = [
+  'PLANNING',
   'SPECIFICATION',
   'AWAITING_SPEC_VALIDATION',
   'IMPLEMENTATION',
@@ -72,5 +73,8 @@ export const PHASE_ORDER = [
 ] as const;
 
 export function resumePhase(workflow: WorkflowFile): (typeof PHASE_ORDER)[number] {
-  return PHASE_ORDER.find((p) => !workflow.completed_phases.includes(p)) ?? 'PR';
+  // After the last completed one, not the first one missing: a workflow that skipped planning
+  // records PLANNING as completed, and nothing behind the last completed phase runs again.
+  const last = Math.max(-1, ...workflow.completed_phases.map((p) => PHASE_ORDER.indexOf(p)));
+  return PHASE_ORDER[Math.min(last + 1, PHASE_ORDER.length - 1)] ?? 'PR';
 }

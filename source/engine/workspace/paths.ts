@@ -60,7 +60,7 @@ export const TICK_PROMPT_FILE_NAMES = [
   'builder.user.txt',
 ] as const;
 
-export const WORKFLOW_PROMPT_FILE_NAMES = ['spec.txt', 'dev.txt', 'qa.txt'] as const;
+export const WORKFLOW_PROMPT_FILE_NAMES = ['spec.txt', 'dev.txt', 'qa.txt', 'planner.system.txt'] as const;
 
 export const PROMPT_FILE_NAMES = [...TICK_PROMPT_FILE_NAMES, ...WORKFLOW_PROMPT_FILE_NAMES] as const;
 

@@ -13,6 +13,8 @@ import type { UiState } from '../store/ui-state.js';
  * - ↑/↓ (k/j), PgUp/PgDn, Home/End (g/G): scroll the agent output; End follows the newest line.
  * - At a text gate, keys type the answer: Enter sends, Ctrl-J or Alt-Enter inserts a new line,
  *   Backspace deletes, Ctrl-U clears, Esc declines. Arrows and page keys still scroll.
+ * - At the planner's question gate, Ctrl-P answers "proceed" (seed 004's proceed signal) whatever
+ *   was typed: the planner goes on to the spec, assuming what is still open.
  */
 export type KeyAction =
   | { readonly type: 'none' }
@@ -44,6 +46,9 @@ export type KeyInfo = Pick<
   | 'tab'
 >;
 
+/** What Ctrl-P sends at a plan gate: the runner reads it as an explicit proceed signal. */
+export const PROCEED = 'proceed';
+
 /** The longest answer a text gate takes (WORKFLOW.json keeps 4,000 characters). */
 export const MAX_DRAFT_CHARS = 4000;
 
@@ -63,6 +68,8 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
   if (interaction.confirmingAbort) {
     return input === 'y' || input === 'a' ? { type: 'abort_confirm' } : { type: 'abort_cancel' };
   }
+  if (textGate && gate?.gate === 'plan' && key.ctrl && input === 'p')
+    return { type: 'answer', text: PROCEED };
   if (textGate) return textGateKey(interaction.draft, input, key);
   if (gate?.answer === 'yes_no' && (input === 'y' || input === 'n')) {
     return { type: 'gate', decision: input === 'y' ? 'approve' : 'reject' };

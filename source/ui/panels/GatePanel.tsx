@@ -10,12 +10,14 @@ import type { GateModel, UiState } from '../store/ui-state.js';
  * answer being typed: Enter sends it, Ctrl-J (or Alt-Enter) starts a new line, Esc declines.
  */
 export const TEXT_GATE_KEYS = 'Enter send · Ctrl-J new line · Esc decline';
+/** The planner's question gate also takes Ctrl-P: proceed to the spec (seed 004's proceed signal). */
+export const PLAN_GATE_KEYS = 'Enter send · Ctrl-J new line · Ctrl-P proceed · Esc decline';
 
 /** Lines of the answer box a text gate shows at most (the newest ones). */
 const DRAFT_ROWS = 4;
 
 export function gateRows(gate: GateModel, draft: string, width: number, height: number): Row[] {
-  const footer = gate.answer === 'yes_no' ? yesNoRows() : draftRows(draft, width);
+  const footer = gate.answer === 'yes_no' ? yesNoRows() : draftRows(draft, width, keysOf(gate));
   const body = gate.lines.map((line): Row => [text(flatten(line, 400))]);
   const room = Math.max(0, height - footer.length - 1);
   return [...clipRows(body, room), BLANK, ...footer];
@@ -23,7 +25,7 @@ export function gateRows(gate: GateModel, draft: string, width: number, height: 
 
 /** Rows the gate would like (the layout caps them). */
 export function gateWant(gate: GateModel, draft: string, width: number): number {
-  const footer = gate.answer === 'yes_no' ? 1 : draftRows(draft, width).length;
+  const footer = gate.answer === 'yes_no' ? 1 : draftRows(draft, width, keysOf(gate)).length;
   return gate.lines.length + 1 + footer;
 }
 
@@ -38,7 +40,11 @@ function yesNoRows(): Row[] {
   ];
 }
 
-function draftRows(draft: string, width: number): Row[] {
+function keysOf(gate: GateModel): string {
+  return gate.gate === 'plan' ? PLAN_GATE_KEYS : TEXT_GATE_KEYS;
+}
+
+function draftRows(draft: string, width: number, keys: string): Row[] {
   const lines = displayLines(draft);
   const shown = lines.slice(-DRAFT_ROWS);
   const rows: Row[] = shown.map((line, index): Row => {
@@ -53,7 +59,7 @@ function draftRows(draft: string, width: number): Row[] {
   });
   if (lines.length > DRAFT_ROWS)
     rows.unshift([text(`  … ${lines.length - DRAFT_ROWS} line(s) above`, { dim: true })]);
-  rows.push([text(TEXT_GATE_KEYS, { dim: true })]);
+  rows.push([text(keys, { dim: true })]);
   return rows;
 }
 

@@ -113,4 +113,20 @@ const FORMATS: Formats = {
   'cycle.finished': (e) => [
     line(e.reply === 'CYCLE_FAIL' ? 'error' : 'info', `${e.reply}${e.details ? `: ${e.details}` : ''}`),
   ],
+  // The questions show in the gate panel; the log says what each planner answer changed.
+  'planner.actions': (e) => [
+    line(
+      'info',
+      `planner: ${e.gaps_added.length} question(s) asked, ${e.gaps_closed.length} gap(s) closed, ${e.open_gaps} open`,
+      'planner',
+    ),
+    ...e.gaps_closed.map((g) =>
+      line('info', `  gap ${g.id} ${g.reason}${g.note ? `: ${g.note}` : ''}`, 'planner'),
+    ),
+    ...e.learnings_added.map((l) => line('info', `  learning ${l.id}: ${l.content}`, 'planner')),
+  ],
+  'planner.ready': (e) => [
+    line('agent', `planner: ready for the spec · ${e.context_summary}`, 'planner'),
+    ...e.assumptions.map((a) => line('warn', `  assumption (gap ${a.gap_id}): ${a.note}`, 'planner')),
+  ],
 };

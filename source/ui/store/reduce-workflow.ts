@@ -23,6 +23,16 @@ function isTimelineState(state: WorkflowStateName): state is TimelineState {
 
 const isCurrent = (row: PhaseRow) => row.status === 'running' || row.status === 'waiting';
 
+/** Where a phase stands in the seed order (the rows may not hold every phase: PLANNING is optional). */
+const orderOf = (state: TimelineState) => TIMELINE_STATES.indexOf(state);
+
+/** The timeline with a row for `state`, in seed order (PLANNING is added when it is entered). */
+function withRow(phases: readonly PhaseRow[], state: TimelineState): readonly PhaseRow[] {
+  if (phases.some((row) => row.state === state)) return phases;
+  const row: PhaseRow = { state, status: 'pending', startedAtMs: null, endedAtMs: null, gates: [] };
+  return [...phases, row].sort((a, b) => orderOf(a.state) - orderOf(b.state));
+}
+
 export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs: number): UiState {
   const resumedAt =
     e.resumed_from && isTimelineState(e.resumed_from) ? TIMELINE_STATES.indexOf(e.resumed_from) : -1;
@@ -37,8 +47,8 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       budgetUsd: e.max_cost_usd ?? state.header.budgetUsd,
     },
     // A resume starts after phases finished by an earlier run: they are done, with no times.
-    phases: state.phases.map((row, index) =>
-      index < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
+    phases: state.phases.map((row) =>
+      orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
     ),
     tasks: e.tasks.map((t) => ({
       number: t.number,
@@ -55,7 +65,8 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
   const targetIndex = isTimelineState(target) ? TIMELINE_STATES.indexOf(target) : -1;
   const closing: PhaseStatus = target === 'FAILED' ? 'failed' : target === 'REJECTED' ? 'rejected' : 'done';
   const entered: PhaseStatus = e.status === 'waiting' ? 'waiting' : 'running';
-  const phases = state.phases.map((row, index): PhaseRow => {
+  const rows = isTimelineState(target) ? withRow(state.phases, target) : state.phases;
+  const phases = rows.map((row): PhaseRow => {
     if (row.state === target) {
       // Same phase again (running <-> waiting for a human): keep its start.
       return isCurrent(row)
@@ -64,7 +75,7 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
     }
     if (isCurrent(row)) return { ...row, status: closing, endedAtMs: atMs };
     // Entering a later phase means the earlier ones are behind us (a resume skips them).
-    if (row.status === 'pending' && index < targetIndex) return { ...row, status: 'done' };
+    if (row.status === 'pending' && orderOf(row.state) < targetIndex) return { ...row, status: 'done' };
     return row;
   });
   const ended = END_STATES.includes(target);

@@ -9,8 +9,9 @@ import type { BreakerSnapshot, WorkflowStateName } from '../../engine/protocol/w
 
 export type UiView = 'workflow' | 'loop';
 
-/** The running phases of seed 002 §8, in the order a workflow goes through them. */
+/** The running phases of seed 002 §8 (seed 004's PLANNING first), in the order a workflow goes. */
 export const TIMELINE_STATES = [
+  'PLANNING',
   'SPECIFICATION',
   'AWAITING_SPEC_VALIDATION',
   'IMPLEMENTATION',
@@ -249,7 +250,8 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       budgetWarnings: [],
     },
     workflowState: null,
-    phases: TIMELINE_STATES.map((state) => ({
+    // PLANNING joins the timeline when the workflow enters it (planning may be turned off).
+    phases: TIMELINE_STATES.filter((state) => state !== 'PLANNING').map((state) => ({
       state,
       status: 'pending',
       startedAtMs: null,

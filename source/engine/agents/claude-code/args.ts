@@ -27,9 +27,12 @@ export function claudeArgs(request: AgentRequest): string[] {
   if (preApproved.length > 0) args.push('--allowedTools', preApproved.join(','));
   if (request.fallbackModel && request.fallbackModel !== request.model)
     args.push('--fallback-model', request.fallbackModel);
-  // The orchestrator gets only our system prompt; the builder keeps Claude Code's (tool usage) plus ours.
+  // The orchestrator and the planner answer JSON with only our system prompt; the builder keeps
+  // Claude Code's (tool usage) plus ours.
   args.push(
-    request.role === 'orchestrator' ? '--system-prompt' : '--append-system-prompt',
+    request.role === 'orchestrator' || request.role === 'planner'
+      ? '--system-prompt'
+      : '--append-system-prompt',
     request.systemPrompt,
   );
   return args;

@@ -1,0 +1,54 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../workspace/atomic-write.js';
+import type { Learning } from './schemas.js';
+
+/**
+ * Learnings reach the Relais orchestrator through relais/FACTS.md, which its prompt already reads
+ * (capped). FACTS.md is also the human's own file of curated facts: the planner owns one marked
+ * section of it, replaced in place, and never touches the rest.
+ */
+
+export const FACTS_BEGIN =
+  '<!-- relais planner learnings: begin (generated from relais/planner/learnings.json) -->';
+export const FACTS_END = '<!-- relais planner learnings: end -->';
+
+/** The section: the newest learnings first, within `maxItems` and `maxChars`. */
+export function learningsSection(learnings: readonly Learning[], maxItems: number, maxChars: number): string {
+  const newest = [...learnings].sort((a, b) => b.id - a.id).slice(0, maxItems);
+  const lines: string[] = [];
+  let size = 0;
+  for (const type of ['domain_learnings', 'code_learnings'] as const) {
+    const items = newest.filter((l) => l.type === type);
+    if (items.length === 0) continue;
+    const heading = type === 'domain_learnings' ? '### Domain' : '### Code';
+    lines.push(heading);
+    size += heading.length + 1;
+    for (const l of items) {
+      const line = `- ${l.content.replace(/\s+/g, ' ').trim()} (learning ${l.id}, from ${l.source_author})`;
+      if (size + line.length + 1 > maxChars) break;
+      lines.push(line);
+      size += line.length + 1;
+    }
+  }
+  return [FACTS_BEGIN, '## Learnings from planning (Relay)', ...lines, FACTS_END].join('\n');
+}
+
+export function withLearningsSection(current: string, section: string): string {
+  const begin = current.indexOf(FACTS_BEGIN);
+  const end = current.indexOf(FACTS_END);
+  if (begin >= 0 && end > begin)
+    return `${current.slice(0, begin)}${section}${current.slice(end + FACTS_END.length)}`;
+  const base = current.trimEnd();
+  return `${base}${base ? '\n\n' : ''}${section}\n`;
+}
+
+export async function renderFacts(
+  factsPath: string,
+  learnings: readonly Learning[],
+  caps: { maxItems: number; maxChars: number },
+): Promise<void> {
+  if (learnings.length === 0) return;
+  const current = await readFile(factsPath, 'utf8').catch(() => '');
+  const next = withLearningsSection(current, learningsSection(learnings, caps.maxItems, caps.maxChars));
+  if (next !== current) await writeFileAtomic(factsPath, next);
+}

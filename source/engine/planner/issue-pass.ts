@@ -1,0 +1,193 @@
+import { mkdir, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AgentRunner } from '../agents/agent-run.js';
+import { findExecutable } from '../agents/find-executable.js';
+import type { EngineBus } from '../events.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import type { Clock } from '../workflow/clock.js';
+import { acquireLock } from '../workspace/lock.js';
+import type { WorkspacePaths } from '../workspace/paths.js';
+import type { Applied } from './apply.js';
+import { plannerHasNews } from './batch.js';
+import { plannerBreaker, reportOnBus } from './breaker.js';
+import { commentOnIssue, type GhRun, viewIssue } from './github.js';
+import { plannerPass } from './pass.js';
+import type { Session } from './schemas.js';
+import {
+  issueSessionId,
+  newSession,
+  openSession,
+  type PlannerPaths,
+  plannerPaths,
+  writeSession,
+} from './store.js';
+import { commentBody, importThread, issueSubject } from './thread.js';
+
+/**
+ * `relais plan --issue <n>`: one planner pass on a GitHub issue, like a bot a scheduler runs.
+ * It reads the thread, posts what an earlier run could not, does nothing when no human wrote
+ * since the planner's last comment (seed 004: silence → do nothing), and otherwise runs the
+ * planner, executes its validated answer (gaps and learnings in the workspace) and posts its
+ * comments. Comments are saved before they are posted, so a failed post is retried next run.
+ */
+
+export interface IssuePassInput {
+  readonly issue: number;
+  readonly paths: WorkspacePaths;
+  readonly root: string;
+  readonly config: RelaisConfig;
+  readonly env: NodeJS.ProcessEnv;
+  readonly bus: EngineBus;
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  readonly runner: AgentRunner;
+  readonly now: () => Date;
+}
+
+export type IssueOutcome =
+  | { kind: 'blocked'; detail: string; fix: string }
+  | { kind: 'silent'; session: Session; posted: number }
+  | { kind: 'ready_already'; session: Session; posted: number }
+  | { kind: 'planned'; session: Session; applied: Applied; posted: number }
+  | { kind: 'invalid'; session: Session; problems: string[] }
+  | { kind: 'failed'; detail: string; fix: string }
+  | { kind: 'interrupted' };
+
+export async function planIssue(input: IssuePassInput): Promise<IssueOutcome> {
+  const gh = await findExecutable(input.config.pr.gh_command, input.env, input.root);
+  if (!gh)
+    return {
+      kind: 'blocked',
+      detail: `the GitHub CLI (${input.config.pr.gh_command}) is not installed or not on PATH`,
+      fix: 'Install it (https://cli.github.com) and run gh auth login, or set pr.gh_command in relais.config.json.',
+    };
+  const pp = plannerPaths(input.paths);
+  await mkdir(pp.dir, { recursive: true });
+  const lock = await acquireLock(
+    join(pp.dir, `issue-${input.issue}.lock.json`),
+    `relais plan --issue ${input.issue}`,
+  );
+  if (!lock.ok)
+    return {
+      kind: 'blocked',
+      detail: `another relais plan run holds issue ${input.issue}: ${lock.detail}`,
+      fix: 'Wait for it to finish (a scheduler should not start runs closer together than one pass takes).',
+    };
+  try {
+    return await underLock(input, pp, { gh, cwd: input.root, env: input.env, signal: input.signal });
+  } finally {
+    await lock.lock.release();
+  }
+}
+
+async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): Promise<IssueOutcome> {
+  const thread = await viewIssue(run, input.issue);
+  if (input.signal.aborted) return { kind: 'interrupted' };
+  if (!thread.ok) return { kind: 'blocked', detail: thread.detail, fix: thread.fix };
+  const now = input.now();
+  const opened = await openSession(pp, () =>
+    newSession({
+      id: issueSessionId(input.issue),
+      subject: { kind: 'issue', number: input.issue, title: thread.value.title.slice(0, 300) },
+      reporter: thread.value.author,
+      assignee: thread.value.assignees[0] ?? null,
+      now,
+    }),
+  );
+  if (!opened.ok)
+    return { kind: 'blocked', detail: opened.problem, fix: 'Move the file aside, then run again.' };
+  let session = importThread(opened.session, thread.value, now);
+  await writeSession(pp, session);
+  const earlier = await postOutbox(input, pp, run, session);
+  if (!earlier.ok) return earlier.failure;
+  session = earlier.session;
+  if (session.status === 'ready') return { kind: 'ready_already', session, posted: earlier.posted };
+  if (!plannerHasNews(session)) return { kind: 'silent', session, posted: earlier.posted };
+  const breaker = plannerBreaker(input.config, input.clock);
+  const pass = await plannerPass({
+    pp,
+    session,
+    subject: issueSubject(input.issue, thread.value),
+    findings: [],
+    config: input.config,
+    bus: input.bus,
+    now: input.now,
+    outbox: true,
+    call: {
+      runner: input.runner,
+      cwd: input.root,
+      signal: input.signal,
+      clock: input.clock,
+      breaker,
+      onBreaker: reportOnBus(input.bus, breaker),
+      onCost: async () => undefined,
+    },
+  });
+  switch (pass.kind) {
+    case 'aborted':
+      return { kind: 'interrupted' };
+    case 'invalid':
+      return { kind: 'invalid', session: pass.session, problems: pass.problems };
+    case 'unreadable':
+      return { kind: 'blocked', detail: pass.detail, fix: 'Fix or move the file aside, then run again.' };
+    case 'failed':
+    case 'breaker_open':
+      return {
+        kind: 'failed',
+        detail: `planner: ${pass.detail}`,
+        fix: 'Check the agent CLI (relais doctor) and agents.planner, then run again; nothing was posted.',
+      };
+    case 'applied': {
+      const posted = await postOutbox(input, pp, run, pass.applied.session);
+      if (!posted.ok) return posted.failure;
+      return {
+        kind: 'planned',
+        session: posted.session,
+        applied: pass.applied,
+        posted: earlier.posted + posted.posted,
+      };
+    }
+  }
+}
+
+type Posting =
+  | { ok: true; session: Session; posted: number }
+  | { ok: false; failure: Extract<IssueOutcome, { kind: 'failed' | 'interrupted' }> };
+
+/** Posts the planner's comments still waiting, in order; each is marked posted once gh said so. */
+async function postOutbox(
+  input: IssuePassInput,
+  pp: PlannerPaths,
+  run: GhRun,
+  given: Session,
+): Promise<Posting> {
+  let session = given;
+  let posted = 0;
+  for (const entry of session.outbox.filter((e) => e.posted_at === null)) {
+    const message = session.discussion.find((m) => m.id === entry.message_id);
+    if (!message) continue;
+    await mkdir(pp.outboxDir, { recursive: true });
+    const file = join(pp.outboxDir, `${session.session_id}-${message.id}.md`);
+    await writeFile(file, commentBody(message));
+    const result = await commentOnIssue(run, input.issue, file);
+    if (input.signal.aborted) return { ok: false, failure: { kind: 'interrupted' } };
+    if (!result.ok)
+      return {
+        ok: false,
+        failure: {
+          kind: 'failed',
+          detail: `could not post the planner's comment to issue ${input.issue} (${result.detail}); it is kept and posted by the next run`,
+          fix: result.fix,
+        },
+      };
+    await unlink(file).catch(() => undefined);
+    const at = input.now().toISOString();
+    session = {
+      ...session,
+      outbox: session.outbox.map((e) => (e === entry ? { ...e, posted_at: at } : e)),
+    };
+    await writeSession(pp, session);
+    posted++;
+  }
+  return { ok: true, session, posted };
+}

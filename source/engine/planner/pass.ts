@@ -1,0 +1,176 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { EngineBus } from '../events.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import { PACKAGE_ROOT } from '../workspace/package-assets.js';
+import { type Applied, applyBatch } from './apply.js';
+import { humanAfterRelay } from './batch.js';
+import { contextDump, type Finding, openGaps, type SubjectView } from './context-dump.js';
+import { renderFacts } from './facts.js';
+import { callPlanner, type PlannerCallInput } from './planner-call.js';
+import type { Learning, Session } from './schemas.js';
+import { addLearnings, type PlannerPaths, readLearnings, writeSession } from './store.js';
+import { validateBatch } from './validate.js';
+
+/**
+ * One planner pass: rebuild the context dump from the stored session, ask the planner, and only
+ * if its whole answer keeps the rules, execute it: gaps, learnings (and FACTS.md), comments,
+ * readiness. The session is saved whatever happens (its spend and repairs count too).
+ */
+
+export interface PassInput {
+  readonly pp: PlannerPaths;
+  readonly session: Session;
+  readonly subject: SubjectView;
+  readonly findings: readonly Finding[];
+  readonly config: RelaisConfig;
+  readonly bus: EngineBus;
+  readonly now: () => Date;
+  /** GitHub: comments wait in the outbox until they are posted. */
+  readonly outbox: boolean;
+  readonly call: Omit<PlannerCallInput, 'systemPrompt' | 'userPrompt' | 'validate' | 'config' | 'bus'>;
+}
+
+export type PassOutcome =
+  | { kind: 'applied'; applied: Applied }
+  | { kind: 'invalid'; session: Session; problems: string[] }
+  | { kind: 'failed'; session: Session; detail: string }
+  /** A planner file the runner cannot read (it is kept as it is). */
+  | { kind: 'unreadable'; session: Session; detail: string }
+  | { kind: 'breaker_open'; session: Session; detail: string }
+  | { kind: 'aborted'; session: Session };
+
+export async function plannerPass(input: PassInput): Promise<PassOutcome> {
+  const { config, pp, session } = input;
+  const read = await readLearnings(pp);
+  if (!read.ok) return { kind: 'unreadable', session, detail: read.problem };
+  const learnings = read.file.learnings;
+  const seen = session.discussion.reduce((max, m) => Math.max(max, m.id), 0);
+  const outcome = await callPlanner({
+    ...input.call,
+    config,
+    bus: input.bus,
+    systemPrompt: await plannerSystemPrompt(pp),
+    userPrompt: contextDump({
+      subject: input.subject,
+      session,
+      learnings,
+      findings: input.findings,
+      maxRounds: config.planner.max_rounds,
+      maxQuestions: config.planner.max_questions_per_round,
+      discussionChars: config.planner.max_discussion_chars,
+      learningsShown: config.planner.max_learnings_in_context,
+    }),
+    validate: (batch) =>
+      validateBatch(batch, {
+        session,
+        learnings,
+        findingIds: input.findings.map((f) => f.id),
+        maxRounds: config.planner.max_rounds,
+        maxQuestions: config.planner.max_questions_per_round,
+      }),
+  });
+  const spent: Session = {
+    ...session,
+    cost_usd: round6(session.cost_usd + outcome.costUsd),
+    repairs: session.repairs + outcome.repairs,
+  };
+  if (outcome.kind !== 'valid') {
+    await writeSession(pp, spent);
+    if (outcome.kind === 'invalid') return { kind: 'invalid', session: spent, problems: outcome.problems };
+    if (outcome.kind === 'aborted') return { kind: 'aborted', session: spent };
+    return { kind: outcome.kind, session: spent, detail: outcome.detail };
+  }
+  const now = input.now();
+  const stored = await storeLearnings(input, spent, outcome.batch.learnings, now);
+  const applied = applyBatch({
+    session: spent,
+    batch: outcome.batch,
+    learnings: stored.learnings,
+    seenMessageId: seen,
+    outbox: input.outbox,
+    now,
+  });
+  await writeSession(pp, applied.session);
+  if (stored.learnings.length > 0)
+    await renderFacts(pp.facts, stored.all, {
+      maxItems: config.planner.facts_max_learnings,
+      maxChars: config.planner.facts_max_chars,
+    });
+  announce(input.bus, applied);
+  return { kind: 'applied', applied };
+}
+
+async function storeLearnings(
+  input: PassInput,
+  session: Session,
+  proposals: Array<{ type: Learning['type']; content: string; source_message_id?: number | null }>,
+  now: Date,
+): Promise<{ learnings: Learning[]; all: Learning[] }> {
+  if (proposals.length === 0) return { learnings: [], all: [] };
+  const humans = session.discussion.filter((m) => m.from === 'human');
+  // A learning without a named source comes from the latest human message (v0: humans only).
+  const fallback = humanAfterRelay(session).at(-1) ?? humans.at(-1);
+  const { file, stored } = await addLearnings(
+    input.pp,
+    proposals.map((p) => {
+      const source = humans.find((m) => m.id === p.source_message_id) ?? fallback;
+      return {
+        type: p.type,
+        content: p.content,
+        session_id: session.session_id,
+        source_message_id: source?.id ?? 1,
+        source_author: source?.author ?? 'human',
+        created_at: now.toISOString(),
+      };
+    }),
+  );
+  return { learnings: stored, all: file.learnings };
+}
+
+function announce(bus: EngineBus, applied: Applied): void {
+  const { session } = applied;
+  bus.emit({
+    type: 'planner.actions',
+    session_id: session.session_id,
+    round: session.rounds,
+    comments: applied.comments.map((c) => ({ kind: c.kind, content: c.text })),
+    gaps_added: applied.added.map((g) => ({
+      id: g.id,
+      question: g.question,
+      respondent: g.respondent,
+      severity: g.severity,
+      why: g.why,
+    })),
+    gaps_closed: applied.closed.map((g) => ({
+      id: g.id,
+      reason: g.closed_reason ?? 'not_relevant',
+      note: g.closed_note,
+    })),
+    learnings_added: applied.learnings.map((l) => ({ id: l.id, type: l.type, content: l.content })),
+    open_gaps: openGaps(session.gaps).length,
+  });
+  if (!applied.handoff) return;
+  bus.emit({
+    type: 'planner.ready',
+    session_id: session.session_id,
+    context_summary: applied.handoff.context_summary,
+    closed_gap_ids: applied.handoff.closed_gap_ids,
+    learning_ids: applied.handoff.learning_ids,
+    assumptions: applied.assumptions.map((a) => ({
+      gap_id: a.gap.id,
+      question: a.gap.question,
+      note: a.note,
+    })),
+  });
+}
+
+/** The project's copy in relais/prompts (the human may tune it), else the shipped one. */
+export async function plannerSystemPrompt(pp: PlannerPaths): Promise<string> {
+  const own = await readFile(join(pp.workspace.promptsDir, 'planner.system.txt'), 'utf8').catch(() => null);
+  return own ?? readFile(join(PACKAGE_ROOT, 'prompts', 'planner.system.txt'), 'utf8');
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}

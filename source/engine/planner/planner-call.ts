@@ -1,0 +1,144 @@
+import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
+import type { EngineBus } from '../events.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import { parseModelJson } from '../protocol/model-json.js';
+import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
+import type { Clock } from '../workflow/clock.js';
+import { waitForReset } from '../workflow/limit-wait.js';
+import { supervisedRunner } from '../workflow/supervised-runner.js';
+import type { UsageLimit } from '../workflow/usage-limit.js';
+import { type Batch, batchOf } from './batch.js';
+import { plannerAnswerSchema } from './schemas.js';
+import type { Validation } from './validate.js';
+
+/**
+ * One planner answer: the planner CLI (read-only tools) under the circuit breaker, CLI failures
+ * retried (`workflow.agent_retries`), usage limits waited out, and an answer that is not valid
+ * JSON or breaks a seed 004 rule sent back once with the runner's reasons (the repair retry).
+ * Nothing here executes anything: the caller gets a validated batch or a reason.
+ */
+
+export interface PlannerCallInput {
+  readonly runner: AgentRunner;
+  readonly bus: EngineBus;
+  readonly config: RelaisConfig;
+  readonly cwd: string;
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  readonly breaker: CircuitBreaker | null;
+  readonly onBreaker: (event: BreakerEvent) => void;
+  readonly onCost: (usd: number) => Promise<void>;
+  readonly onWaiting?: (until: Date | null) => Promise<void>;
+  readonly systemPrompt: string;
+  readonly userPrompt: string;
+  readonly validate: (batch: Batch) => Validation;
+}
+
+export type PlannerCallOutcome =
+  | { kind: 'valid'; batch: Batch; repairs: number; costUsd: number }
+  | { kind: 'invalid'; problems: string[]; repairs: number; costUsd: number }
+  | { kind: 'failed'; detail: string; repairs: number; costUsd: number }
+  | { kind: 'breaker_open'; detail: string; repairs: number; costUsd: number }
+  | { kind: 'aborted'; repairs: number; costUsd: number };
+
+/** Seed 004 via the issue: "Invalid actions get one repair retry, then a clear stop". */
+const REPAIRS = 1;
+const MAX_LIMIT_WAITS = 12;
+
+export async function callPlanner(input: PlannerCallInput): Promise<PlannerCallOutcome> {
+  const { config } = input;
+  let costUsd = 0;
+  let failures = 0;
+  let repairs = 0;
+  let waits = 0;
+  let retryNote = '';
+  for (let attempt = 1; ; attempt++) {
+    let limit: UsageLimit | null = null;
+    const runner = supervisedRunner(input.runner, {
+      breaker: input.breaker,
+      clock: input.clock,
+      onBreaker: input.onBreaker,
+      onLimit: (found) => {
+        limit = found;
+      },
+    });
+    const outcome: AgentOutcome = await runner.run(
+      {
+        role: 'planner',
+        attempt,
+        systemPrompt: input.systemPrompt,
+        userPrompt: `${input.userPrompt}${retryNote}`,
+        model: config.agents.planner.model,
+        fallbackModel: config.agents.planner.fallback_model,
+        maxTurns: config.planner.max_turns,
+        maxBudgetUsd: config.planner.max_budget_usd,
+        tools: config.planner.tools,
+        // Not `plan`: in plan mode Claude Code tells the model to write a plan file with the Write
+        // tool (checked with claude 2.1.330), which the planner neither has nor should do. Its
+        // tools are read-only, so there is nothing for acceptEdits to accept.
+        permissionMode: 'acceptEdits',
+        streaming: true,
+        cwd: input.cwd,
+        timeoutMs: config.planner.timeout_seconds * 1000,
+        signal: input.signal,
+      },
+      input.bus,
+    );
+    costUsd += outcome.costUsd;
+    await input.onCost(outcome.costUsd);
+    const done = { repairs, costUsd };
+    if (input.breaker?.isOpen)
+      return { kind: 'breaker_open', detail: input.breaker.snapshot().last_trigger ?? 'open', ...done };
+    if (input.signal.aborted) return { kind: 'aborted', ...done };
+    const found = limit as UsageLimit | null;
+    if (found && waits < MAX_LIMIT_WAITS) {
+      waits++;
+      await waitForReset({ limit: found, ...input, onWaiting: input.onWaiting });
+      if (input.signal.aborted) return { kind: 'aborted', ...done };
+      continue;
+    }
+    if (outcome.failure !== null || outcome.text === null) {
+      failures++;
+      const detail = outcome.failure ?? 'no answer';
+      if (failures > config.workflow.agent_retries) return { kind: 'failed', detail, ...done };
+      input.bus.emit({
+        type: 'log',
+        level: 'warn',
+        message: `planner: ${detail}; running it again (${failures}/${config.workflow.agent_retries})`,
+      });
+      continue;
+    }
+    const checked = check(outcome.text, input.validate);
+    if (checked.ok) return { kind: 'valid', batch: checked.batch, ...done };
+    if (repairs >= REPAIRS) return { kind: 'invalid', problems: checked.problems, ...done };
+    repairs++;
+    input.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `planner answer refused (nothing executed): ${checked.problems.join('; ')}; asking once more`,
+    });
+    retryNote = repairNote(checked.problems);
+  }
+}
+
+function check(
+  text: string,
+  validate: (batch: Batch) => Validation,
+): { ok: true; batch: Batch } | { ok: false; problems: string[] } {
+  const parsed = parseModelJson(text, plannerAnswerSchema);
+  if (!parsed.ok) return { ok: false, problems: [parsed.reason] };
+  const batch = batchOf(parsed.value);
+  const verdict = validate(batch);
+  return verdict.ok ? { ok: true, batch } : { ok: false, problems: verdict.problems };
+}
+
+export function repairNote(problems: readonly string[]): string {
+  return [
+    '',
+    '',
+    '=== RETRY ===',
+    'The runner refused your previous answer and executed none of it:',
+    ...problems.map((p) => `- ${p}`),
+    'Answer again with one JSON object {"actions": [...]} that keeps every rule of the actions contract.',
+  ].join('\n');
+}

@@ -1,0 +1,95 @@
+import type { Session } from './schemas.js';
+
+/**
+ * Seed 004's eval hooks ("Add eval hooks/metrics for Planner quality (focus: spec acceptance rate
+ * by devs)"): per planning session, the questions asked, the rounds, the gaps closed by reason,
+ * and whether the spec built on it passed the first human gate; over sessions, the acceptance rate.
+ */
+
+export interface SessionSignals {
+  readonly session_id: string;
+  readonly subject: string;
+  readonly status: Session['status'];
+  readonly questions_asked: number;
+  readonly rounds: number;
+  readonly planner_runs: number;
+  readonly repairs: number;
+  readonly open_gaps: number;
+  readonly closed: { answered: number; inferred: number; not_relevant: number };
+  readonly learnings: number;
+  readonly spec_first_gate: Session['spec_first_gate'];
+  readonly cost_usd: number;
+}
+
+export interface PlannerStats {
+  readonly sessions: SessionSignals[];
+  /** Sessions whose spec met the first gate, and how many of them passed it. */
+  readonly judged: number;
+  readonly passed: number;
+  /** passed / judged, or null before any spec was judged. */
+  readonly acceptance_rate: number | null;
+  readonly unreadable: Array<{ id: string; problem: string }>;
+}
+
+export function sessionSignals(session: Session): SessionSignals {
+  const closedBy = (reason: string) =>
+    session.gaps.filter((g) => g.status === 'closed' && g.closed_reason === reason).length;
+  return {
+    session_id: session.session_id,
+    subject:
+      session.subject.kind === 'prd'
+        ? `PRD "${session.subject.title}"`
+        : `issue #${session.subject.number} "${session.subject.title}"`,
+    status: session.status,
+    questions_asked: session.gaps.length,
+    rounds: session.rounds,
+    planner_runs: session.planner_runs,
+    repairs: session.repairs,
+    open_gaps: session.gaps.filter((g) => g.status === 'open').length,
+    closed: {
+      answered: closedBy('answered'),
+      inferred: closedBy('inferred'),
+      not_relevant: closedBy('not_relevant'),
+    },
+    learnings: session.handoff?.learning_ids.length ?? 0,
+    spec_first_gate: session.spec_first_gate,
+    cost_usd: session.cost_usd,
+  };
+}
+
+export function plannerStats(
+  found: ReadonlyArray<{ id: string; session: Session | null; problem: string | null }>,
+): PlannerStats {
+  const sessions = found.flatMap((f) => (f.session ? [sessionSignals(f.session)] : []));
+  const judged = sessions.filter((s) => s.spec_first_gate !== null).length;
+  const passed = sessions.filter((s) => s.spec_first_gate === 'passed').length;
+  return {
+    sessions,
+    judged,
+    passed,
+    acceptance_rate: judged > 0 ? passed / judged : null,
+    unreadable: found.flatMap((f) => (f.session ? [] : [{ id: f.id, problem: f.problem ?? 'unreadable' }])),
+  };
+}
+
+export function statsLines(stats: PlannerStats): string[] {
+  if (stats.sessions.length === 0 && stats.unreadable.length === 0)
+    return ['No planning session yet (relais plan, ralphy start or relais plan --issue <n> start one).'];
+  const lines = [`Planning sessions: ${stats.sessions.length}`];
+  for (const s of stats.sessions) {
+    const gate = s.spec_first_gate === null ? 'not judged' : s.spec_first_gate;
+    lines.push(
+      `  ${s.session_id}  ${s.subject}  ${s.status}`,
+      `    ${s.questions_asked} question(s) in ${s.rounds} round(s), ${s.planner_runs} planner run(s)${s.repairs > 0 ? `, ${s.repairs} answer(s) refused` : ''}, $${s.cost_usd.toFixed(4)}`,
+      `    gaps closed: ${s.closed.answered} answered, ${s.closed.inferred} inferred, ${s.closed.not_relevant} not relevant; ${s.open_gaps} open`,
+      `    spec at the first gate: ${gate}`,
+    );
+  }
+  for (const u of stats.unreadable) lines.push(`  ${u.id}  unreadable: ${u.problem}`);
+  lines.push(
+    stats.acceptance_rate === null
+      ? 'Spec acceptance rate: no spec has met the first gate yet'
+      : `Spec acceptance rate: ${stats.passed}/${stats.judged} (${Math.round(stats.acceptance_rate * 100)}%) passed the first gate`,
+  );
+  return lines;
+}
