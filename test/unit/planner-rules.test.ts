@@ -1,0 +1,297 @@
+import { describe, expect, it } from 'vitest';
+import { withHumanMessage } from '../../source/engine/planner/answers.js';
+import { applyBatch } from '../../source/engine/planner/apply.js';
+import { type Batch, batchOf } from '../../source/engine/planner/batch.js';
+import { plannerAnswerSchema, type Session } from '../../source/engine/planner/schemas.js';
+import { newSession } from '../../source/engine/planner/store.js';
+import { isAssumption, validateBatch } from '../../source/engine/planner/validate.js';
+import { answer, ask, close, comment, learn, proceedGate, ready } from '../support/planner.js';
+
+// Seed 004's rules, one by one, on the runner's validator (pure: no model, no files).
+
+const T = new Date('2025-01-01T10:00:00Z');
+const Q1 = 'Should the greeting use the full name or only the first name?';
+const Q2 = 'Is it always "Hello"?';
+const QA = 'Should bye() live in its own module?';
+
+function batch(...actions: unknown[]): Batch {
+  return batchOf(plannerAnswerSchema.parse((answer(...actions) as { result_json: unknown }).result_json));
+}
+
+function fresh(): Session {
+  return newSession({
+    id: 'prd-000000000000',
+    subject: { kind: 'prd', title: 'Greeting', path: 'PRD.md', sha256: '0'.repeat(64) },
+    reporter: null,
+    assignee: null,
+    now: T,
+  });
+}
+
+/** A session after the planner asked Q1 and Q2 (gaps 1 and 2), and optionally a human reply. */
+function asked(reply?: string): Session {
+  const applied = applyBatch({
+    session: fresh(),
+    batch: batch(ask('reporter', [{ q: Q1 }, { q: Q2 }])),
+    learnings: [],
+    seenMessageId: 0,
+    outbox: false,
+    now: T,
+  }).session;
+  return reply ? withHumanMessage(applied, { text: reply, author: 'pm', role: 'reporter' }, T) : applied;
+}
+
+function check(session: Session, b: Batch, options: { maxRounds?: number; maxQuestions?: number } = {}) {
+  return validateBatch(b, {
+    session,
+    learnings: [
+      {
+        id: 1,
+        type: 'domain_learnings',
+        content: 'x',
+        session_id: 's',
+        source_message_id: 1,
+        source_author: 'pm',
+        created_at: T.toISOString(),
+      },
+    ],
+    findingIds: ['F1'],
+    maxRounds: options.maxRounds ?? 3,
+    maxQuestions: options.maxQuestions ?? 8,
+  });
+}
+
+const problems = (v: ReturnType<typeof check>) => (v.ok ? [] : v.problems);
+
+describe('every explicit question has exactly one new gap', () => {
+  it('accepts numbered questions, each with its gap', () => {
+    expect(check(fresh(), batch(ask('reporter', [{ q: Q1 }, { q: Q2 }])))).toEqual({ ok: true });
+  });
+
+  it('refuses a question without a gap', () => {
+    const b = batch(comment(`1) ${Q1}\n2) ${Q2}`, 'questions'), {
+      type: 'update_gaps',
+      data: { add: [{ question: Q1, respondent: 'reporter', severity: 'high' }] },
+    });
+    expect(problems(check(fresh(), b))[0]).toContain(
+      'the comments ask 2 explicit question(s) but update_gaps.add has 1',
+    );
+  });
+
+  it('refuses a gap whose question was never asked', () => {
+    const b = batch(comment('Some context, no question.'), {
+      type: 'update_gaps',
+      data: { add: [{ question: Q1, respondent: 'reporter', severity: 'high' }] },
+    });
+    expect(problems(check(fresh(), b))).toContain(
+      `new gap "${Q1}" is not asked in any comment: post the question, word for word`,
+    );
+  });
+
+  it('counts a question in an unmarked comment too, and a question inside a quote or code block not at all', () => {
+    const sneaky = batch(comment('By the way, should we cache greetings?'));
+    expect(problems(check(fresh(), sneaky))[0]).toContain(
+      'ask 1 explicit question(s) but update_gaps.add has 0',
+    );
+    const quoted = batch(comment('You wrote:\n> Why not French too?\n```\nwhy?\n```\nNoted.'));
+    expect(check(fresh(), quoted)).toEqual({ ok: true });
+  });
+
+  it('refuses one comment asking both the reporter and the assignee', () => {
+    const b = batch(comment(`1) ${Q1}\n2) ${QA}`, 'questions'), {
+      type: 'update_gaps',
+      data: {
+        add: [
+          { question: Q1, respondent: 'reporter', severity: 'high' },
+          { question: QA, respondent: 'assignee', severity: 'high' },
+        ],
+      },
+    });
+    expect(problems(check(fresh(), b))[0]).toContain('asks both the reporter and the assignee');
+    expect(check(fresh(), batch(ask('reporter', [{ q: Q1 }]), ask('assignee', [{ q: QA }])))).toEqual({
+      ok: true,
+    });
+  });
+
+  it('refuses more questions than planner.max_questions_per_round, and any once the rounds are used', () => {
+    expect(
+      problems(check(fresh(), batch(ask('reporter', [{ q: Q1 }, { q: Q2 }])), { maxQuestions: 1 })),
+    ).toContain('2 new questions; at most 1 at once (planner.max_questions_per_round)');
+    const used = { ...fresh(), rounds: 2 };
+    expect(problems(check(used, batch(ask('reporter', [{ q: Q1 }])), { maxRounds: 2 }))[0]).toContain(
+      'the 2 question round(s) of planner.max_rounds are used',
+    );
+  });
+
+  it('refuses asking again what an open gap already asks', () => {
+    expect(problems(check(asked(), batch(ask('reporter', [{ q: Q1 }]))))).toContain(
+      `gap 1 already asks "${Q1}"`,
+    );
+  });
+});
+
+describe('closing gaps (answered, inferred, not_relevant)', () => {
+  const session = asked('1: only the first name, please');
+
+  it("answered needs the human's words verbatim", () => {
+    expect(check(session, batch(close(1, 'answered', 'only the first name')))).toEqual({ ok: true });
+    expect(problems(check(session, batch(close(1, 'answered', 'first names only'))))[0]).toContain(
+      'is not a verbatim excerpt of a human message',
+    );
+    expect(problems(check(session, batch(close(1, 'answered'))))[0]).toContain('needs a note');
+  });
+
+  it('inferred needs an assumption and a rationale, each one line', () => {
+    expect(
+      check(session, batch(close(2, 'inferred', 'Assumption: always Hello.\nRationale: the PRD says so.'))),
+    ).toEqual({ ok: true });
+    expect(problems(check(session, batch(close(2, 'inferred', 'Hello, I guess'))))[0]).toContain(
+      '"Assumption: …" and "Rationale: …"',
+    );
+    expect(isAssumption('Assume X. Rationale: Y.')).toBe(true); // the seed's own example
+    expect(isAssumption('Assumption: X\nRationale: Y\nand more')).toBe(false);
+    expect(isAssumption('Rationale: only a why')).toBe(false);
+  });
+
+  it('not_relevant takes no note', () => {
+    expect(check(session, batch(close(2, 'not_relevant')))).toEqual({ ok: true });
+    expect(problems(check(session, batch(close(2, 'not_relevant', 'moot'))))).toEqual([
+      'gap 2 closed as not_relevant takes no note',
+    ]);
+  });
+
+  it('refuses unknown, closed, or twice-closed gaps; ids may come as "2" or "#2"', () => {
+    expect(problems(check(session, batch(close(9, 'not_relevant'))))).toEqual([
+      'gap 9 does not exist (gaps: 1, 2)',
+    ]);
+    const b = batch({
+      type: 'update_gaps',
+      data: {
+        close: [
+          { gap_id: '#2', reason: 'not_relevant' },
+          { gap_id: '2', reason: 'not_relevant' },
+        ],
+      },
+    });
+    expect(problems(check(session, b))).toEqual(['gap 2 is closed twice']);
+    const closed = applyBatch({
+      session,
+      batch: batch(close(2, 'not_relevant')),
+      learnings: [],
+      seenMessageId: 3,
+      outbox: false,
+      now: T,
+    }).session;
+    expect(problems(check(closed, batch(close(2, 'not_relevant'))))).toEqual([
+      'gap 2 is already closed (not_relevant)',
+    ]);
+  });
+});
+
+describe('the proceed gate and readiness', () => {
+  it('the proceed gate is one short separate question, never with new questions', () => {
+    expect(check(asked(), batch(proceedGate()))).toEqual({ ok: true });
+    expect(problems(check(fresh(), batch(proceedGate(), ask('reporter', [{ q: Q1 }])))).join()).toContain(
+      'a proceed_gate comment together with new questions',
+    );
+    expect(problems(check(asked(), batch(proceedGate(`Proceed?\n1) ${Q1}`))))[0]).toContain(
+      'asks more than whether to proceed',
+    );
+    expect(problems(check(asked(), batch(proceedGate(), proceedGate())))).toContain(
+      'more than one proceed_gate comment: ask to proceed once',
+    );
+  });
+
+  it("ready needs a human message after the planner's last comment (a proceed signal)", () => {
+    expect(problems(check(asked(), batch(ready('x', []))))).toContain(
+      'ready_for_spec_generation needs a proceed signal: a human message after your last comment (ask with a proceed_gate comment and wait)',
+    );
+  });
+
+  it('proceeding with open gaps: each closed (as inferred), the assumptions told, every decision listed', () => {
+    const session = asked('ship it');
+    expect(problems(check(session, batch(ready('x', []))))).toContain(
+      'gaps 1, 2 are still open: when proceeding, close every open gap (as inferred, with Assumption and Rationale)',
+    );
+    const silent = batch(
+      close(1, 'inferred', 'Assumption: first name.\nRationale: polite.'),
+      close(2, 'not_relevant'),
+      ready('x', [1]),
+    );
+    expect(problems(check(session, silent))).toEqual([
+      'proceeding under assumptions needs a comment telling the humans what you assume',
+    ]);
+    const missing = batch(
+      close(1, 'inferred', 'Assumption: first name.\nRationale: polite.'),
+      close(2, 'not_relevant'),
+      comment('Proceeding. Assuming first names.', 'assumptions'),
+      ready('x', []),
+    );
+    expect(problems(check(session, missing))).toEqual([
+      'closed_gap_ids misses gaps 1 (closed as answered or inferred)',
+    ]);
+    const good = batch(
+      close(1, 'inferred', 'Assumption: first name.\nRationale: polite.'),
+      close(2, 'not_relevant'),
+      comment('Proceeding. Assuming first names.', 'assumptions'),
+      ready('x', [1], [1]),
+    );
+    expect(check(session, good)).toEqual({ ok: true });
+  });
+
+  it('ready names only closed gaps, known learnings and findings, and comes without new questions or a proceed gate', () => {
+    const session = applyBatch({
+      session: asked('ok'),
+      batch: batch(close(1, 'not_relevant'), close(2, 'not_relevant')),
+      learnings: [],
+      seenMessageId: 3,
+      outbox: false,
+      now: T,
+    }).session;
+    const human = withHumanMessage(session, { text: 'go ahead', author: 'pm', role: 'reporter' }, T);
+    const wrong = batch({
+      type: 'ready_for_spec_generation',
+      data: { context_summary: 'x', closed_gap_ids: [3], learning_ids: [7], relevant_finding_ids: ['F9'] },
+    });
+    expect(problems(check(human, wrong))).toEqual([
+      'closed_gap_ids names gap 3, which is not closed',
+      'learning_ids names learning 7, which does not exist',
+      'relevant_finding_ids names finding F9, which does not exist',
+    ]);
+    expect(problems(check(human, batch(proceedGate(), ready('x', []))))).toContain(
+      'ready_for_spec_generation together with a proceed_gate comment: the human already said proceed',
+    );
+  });
+
+  it('an explicit proceed (typed "proceed", Ctrl-P, --yes) must be answered with ready', () => {
+    const session = asked('proceed');
+    expect(problems(check(session, batch(comment('Thanks!'))))[0]).toContain(
+      'message 2 is an explicit proceed signal ("proceed"): answer with ready_for_spec_generation',
+    );
+  });
+});
+
+describe('learnings come from humans only', () => {
+  it("refuses learnings before any human wrote, or citing the planner's own message", () => {
+    expect(problems(check(fresh(), batch(learn('domain_learnings', 'Greetings are English-only.'))))).toEqual(
+      ['learnings come from human messages only, and no human has written yet'],
+    );
+    const session = asked('English only, always.');
+    expect(problems(check(session, batch(learn('domain_learnings', 'English only.', 1))))[0]).toContain(
+      'names message 1, which is not a human message',
+    );
+    expect(check(session, batch(learn('domain_learnings', 'English only.', 2)))).toEqual({ ok: true });
+  });
+});
+
+describe('the answer itself', () => {
+  it('is one JSON object of known actions (the schema refuses the rest)', () => {
+    expect(plannerAnswerSchema.safeParse({ actions: [{ type: 'post_spec', data: {} }] }).success).toBe(false);
+    expect(
+      plannerAnswerSchema.safeParse({
+        actions: [{ type: 'update_learnings', data: { propose: [{ type: 'other', content: 'x' }] } }],
+      }).success,
+    ).toBe(false);
+    expect(plannerAnswerSchema.safeParse({ actions: [] }).success).toBe(true);
+  });
+});
