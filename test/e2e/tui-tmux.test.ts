@@ -46,6 +46,8 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(atPlanGate).toContain('1. Should letters with accents');
     expect(atPlanGate).toMatch(/Ctrl-P\s+proceed/);
     tmux.keys('-l', '1: keep them as they are');
+    // The Enter goes once the text is on screen: text and Enter in one read would be a paste.
+    await tmux.waitFor((s) => s.includes('1: keep them as they are▌'), 'the answer typed');
     tmux.keys('Enter');
     await tmux.waitFor((s) => s.includes('enough to draft the spec. Proceed?'), 'the proceed gate');
     tmux.keys('C-p');

@@ -1,7 +1,7 @@
 import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { BLANK, clipRows, type Row, text } from '../components/row.js';
-import { displayLines, flatten, truncate } from '../format/text.js';
+import { displayLines, flatten, truncate, wrapText } from '../format/text.js';
 import type { GateModel, UiState } from '../store/ui-state.js';
 
 /**
@@ -18,7 +18,7 @@ const DRAFT_ROWS = 4;
 
 export function gateRows(gate: GateModel, draft: string, width: number, height: number): Row[] {
   const footer = gate.answer === 'yes_no' ? yesNoRows() : draftRows(draft, width, keysOf(gate));
-  const body = gate.lines.map((line): Row => [text(flatten(line, 400))]);
+  const body = bodyRows(gate, width);
   const room = Math.max(0, height - footer.length - 1);
   return [...clipRows(body, room), BLANK, ...footer];
 }
@@ -26,7 +26,17 @@ export function gateRows(gate: GateModel, draft: string, width: number, height: 
 /** Rows the gate would like (the layout caps them). */
 export function gateWant(gate: GateModel, draft: string, width: number): number {
   const footer = gate.answer === 'yes_no' ? 1 : draftRows(draft, width, keysOf(gate)).length;
-  return gate.lines.length + 1 + footer;
+  return bodyRows(gate, width).length + 1 + footer;
+}
+
+/** A long line (a planner's question) wraps under its own indent instead of being cut. */
+function bodyRows(gate: GateModel, width: number): Row[] {
+  return gate.lines.flatMap((line): Row[] => {
+    const flat = flatten(line, 400);
+    const indent = /^ */.exec(flat)?.[0] ?? '';
+    const wrapped = wrapText(flat.slice(indent.length), Math.max(10, width - indent.length), 4);
+    return wrapped.length === 0 ? [BLANK] : wrapped.map((part): Row => [text(`${indent}${part}`)]);
+  });
 }
 
 function yesNoRows(): Row[] {
