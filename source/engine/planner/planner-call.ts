@@ -1,5 +1,5 @@
 import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
-import type { EngineBus } from '../events.js';
+import { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
@@ -82,7 +82,7 @@ export async function callPlanner(input: PlannerCallInput): Promise<PlannerCallO
         timeoutMs: config.planner.timeout_seconds * 1000,
         signal: input.signal,
       },
-      input.bus,
+      withoutAnswerText(input.bus),
     );
     costUsd += outcome.costUsd;
     await input.onCost(outcome.costUsd);
@@ -130,6 +130,24 @@ function check(
   const batch = batchOf(parsed.value);
   const verdict = validate(batch);
   return verdict.ok ? { ok: true, batch } : { ok: false, problems: verdict.problems };
+}
+
+/**
+ * The planner's final answer is JSON actions, which the runner shows once executed (questions at
+ * the gate, `planner.actions`); front ends get its words and tool calls, not the raw JSON.
+ */
+function withoutAnswerText(bus: EngineBus): EngineBus {
+  let inAnswer = false;
+  return new (class extends EngineBus {
+    override emit(event: Parameters<EngineBus['emit']>[0]): void {
+      if (event.type === 'agent.tool') inAnswer = false;
+      if (event.type === 'agent.output' && event.role === 'planner' && event.kind === 'text') {
+        if (/^\s*(\{|```)/.test(event.text)) inAnswer = true;
+        if (inAnswer) return;
+      }
+      bus.emit(event);
+    }
+  })();
 }
 
 export function repairNote(problems: readonly string[]): string {
