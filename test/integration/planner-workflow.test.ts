@@ -14,7 +14,15 @@ import {
   ready,
 } from '../support/planner.js';
 import type { TestProject } from '../support/project.js';
-import { NO, runInProcess, scriptedGates, specStep, workflowFile } from '../support/workflow.js';
+import {
+  happyScenario,
+  NO,
+  runInProcess,
+  scriptedGates,
+  specStep,
+  workflowFile,
+  YES,
+} from '../support/workflow.js';
 
 // Seed 004 as `ralphy start`'s PLANNING phase: the planner is the scripted fake agent (a real
 // child process per call); the human is a scripted gate port. Everything the runner keeps is read
@@ -136,6 +144,31 @@ describe('PLANNING in ralphy start (seed 004)', () => {
     ]);
     // Nothing of the planner's is in the tree: relais/ is the runner's.
     expect(project.status()).toBe('');
+  });
+
+  it("the planner's learnings reach the orchestrator of the implementation through FACTS.md", async () => {
+    project = plannerProject();
+    project.scenario({
+      ...happyScenario(),
+      planner: [
+        answer(ask('reporter', [{ q: Q2 }])),
+        answer(
+          close(1, 'answered', 'English only, always Hello'),
+          learn('domain_learnings', 'Greetings are English-only.'),
+          ready('Greet in English.', [1], []),
+        ),
+      ],
+    });
+    const run = await runInProcess(project, {
+      gates: scriptedGates({
+        plan: { decision: 'answer', by: 'human', text: 'English only, always Hello. Go ahead.' },
+        spec: YES,
+        qa: NO,
+      }),
+    });
+    expect(run.outcome.reason).toBe('rejected_at_qa');
+    const orchestrator = project.calls().find((c) => c.role === 'orchestrator');
+    expect(orchestrator?.prompt).toContain('- Greetings are English-only. (learning 1, from terminal)');
   });
 
   it('--yes: nobody answers the questions, so the runner proceeds; the open gaps are closed as inferred and the assumptions shown', async () => {
