@@ -48,8 +48,8 @@ export interface CycleFlags {
 }
 
 /**
- * Until relais.config.json carries the sections, they come from the caller (main.ts passes the
- * parsed config's `cycle`, `agents` and `codex_cli`; tests pass their own); defaults otherwise.
+ * The sections come from relais.config.json (`cycle`, `agents`, `codex_cli`) once its schema has
+ * them; a caller (tests) may pass its own; the seed's defaults otherwise.
  */
 export async function cycleCommand(
   io: CommandIo,
@@ -64,7 +64,13 @@ export async function cycleCommand(
     println(io.stderr, `relais cycle: ${loaded.detail}`);
     return EXIT.BLOCKED;
   }
-  const parsed = parseSections(sections);
+  // Once relais.config.json carries `cycle`, `codex_cli` and the three roles, they come from it.
+  const fromConfig = loaded.config as unknown as Partial<Record<'cycle' | 'agents' | 'codex_cli', unknown>>;
+  const parsed = parseSections({
+    policy: sections.policy ?? fromConfig.cycle,
+    agents: sections.agents ?? fromConfig.agents,
+    codexCli: sections.codexCli ?? fromConfig.codex_cli,
+  });
   if (!parsed.ok) {
     println(io.stderr, `relais cycle: ${parsed.detail}`);
     return EXIT.BLOCKED;
