@@ -433,6 +433,22 @@ describe('VALIDATE: invalid state, a dead running cycle, the lock, the time budg
     });
   });
 
+  it('a cycle id is never reused (its nonce would be), and must be printable', async () => {
+    repo = await CycleRepo.create();
+    const { runners } = scripted({});
+    expect(await repo.cycle(runners, { cycleId: 'c-1' })).toMatchObject({ reply: 'CYCLE_OK' });
+    expect(repo.state().cycle).toMatchObject({ id: 'c-1', nonce: 'A6F7EF' });
+    expect(await repo.cycle(runners, { cycleId: 'c-1' })).toMatchObject({
+      refused: true,
+      code: 'CYCLE_ID_REUSED',
+    });
+    expect(await repo.cycle(runners, { cycleId: 'two words' })).toMatchObject({
+      refused: true,
+      code: 'CYCLE_ID_REUSED',
+    });
+    expect(repo.state().loop.iteration).toBe(1);
+  });
+
   it('the lock held by a live process refuses the cycle', async () => {
     repo = await CycleRepo.create();
     const { acquireLock } = await import('../../source/engine/workspace/lock.js');

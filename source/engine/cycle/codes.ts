@@ -8,6 +8,8 @@ const CYCLE_CODES = {
   CYCLE_LOCK_HELD: 'Another `relais cycle` holds relais/cycle/lock.json; wait for it to finish.',
   CYCLE_ALREADY_RUNNING:
     'The previous cycle never finished (the process died); it is now marked timed_out. Run `relais cycle` again.',
+  CYCLE_ID_REUSED:
+    'Every cycle needs a new cycle id (its nonce must never be reused, seed 003 safety rule 7); pass a fresh id, or none for a random one.',
   CYCLE_NEEDS_HUMAN:
     'The cycle is paused for a human (see the reason); fix it, then run `relais cycle --resume`.',
   CYCLE_BUDGET_EXCEEDED:

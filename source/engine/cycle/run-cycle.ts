@@ -96,6 +96,13 @@ async function protocol(ctx: CycleContext): Promise<CycleOutcome> {
       why ? `${why.code}: ${why.reason}` : 'needs a human',
     );
   }
+  if (!/^[\x21-\x7e]{1,200}$/.test(ctx.cycleId) || state.cycle.id === ctx.cycleId)
+    return refuse(
+      ctx,
+      state.phase,
+      'CYCLE_ID_REUSED',
+      `cycle id "${ctx.cycleId.slice(0, 80)}" is ${state.cycle.id === ctx.cycleId ? "the previous cycle's" : 'not 1-200 printable characters'}`,
+    );
   if (state.cycle.status === 'running') {
     // We hold the lock, so the cycle that wrote "running" is gone: mark it as ralph.sh would.
     await writeCycleState(ctx.paths, { ...state, cycle: { ...state.cycle, status: 'timed_out' } });
