@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { EngineBus, type StampedEvent } from '../engine/events.js';
+import type { GatePort } from '../engine/gates.js';
 import { killAllChildrenNow } from '../engine/supervise/run-process.js';
-import type { GatePort } from '../engine/workflow/gates.js';
 import { startInkFrontEnd } from '../ui/index.js';
 import { EXIT } from './exit-codes.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import meow from 'meow';
 import { abortCommand } from './commands/abort.js';
+import { cycleCommand } from './commands/cycle.js';
 import { doctorCommand } from './commands/doctor.js';
 import { initCommand } from './commands/init.js';
 import { loopCommand } from './commands/loop.js';
@@ -23,6 +24,8 @@ const HELP = `
     init      Create relais.config.json, the relais/ workspace and the git exclude entry
     run       Run one judged tick: orchestrate, build, judge, verify, report
     loop      Run ticks until done, stopped, blocked or out of budget
+    cycle     Run one deadf cycle (seed 003); --loop until DONE or a human is needed;
+              --resume ends a pause (needs_human)
     status    Show the workflow, the budget ledger, the lock and the last report
     doctor    Check claude, git, config, workspace, prompts and the ledger
 
@@ -34,15 +37,19 @@ const HELP = `
     --stats       plan: questions, rounds, gaps closed by reason, spec acceptance rate
     --preflight   status: run the preflight checks without side effects
     --force       init: replace existing files (the old ones are kept as .bak)
+    --loop        cycle: cycles until DONE, a human is needed, or too many failures
+    --resume      cycle: go back to the phase a pause (needs_human) stopped in
+    --cycle-id    cycle: a given cycle id (its nonce is derived from it; never reused)
     --mode        loop: milestone (stop when the milestone changes) or autonomous
     --max-ticks   loop: at most this many ticks in this run
 
   Exit codes
     0 success, 1 stop (or a failed init/doctor), 2 usage error, 3 blocked,
-    70 internal error, 130 interrupted
+    70 internal error, 130 interrupted; cycle: 0 CYCLE_OK, 1 CYCLE_FAIL, 3 needs a human,
+    4 DONE (0 with --loop)
 `;
 
-const COMMANDS = ['start', 'plan', 'abort', 'init', 'run', 'loop', 'status', 'doctor'] as const;
+const COMMANDS = ['start', 'plan', 'abort', 'init', 'run', 'loop', 'cycle', 'status', 'doctor'] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 async function main(): Promise<number> {
@@ -58,6 +65,9 @@ async function main(): Promise<number> {
       maxTicks: { type: 'number' },
       issue: { type: 'number' },
       stats: { type: 'boolean', default: false },
+      loop: { type: 'boolean', default: false },
+      resume: { type: 'boolean', default: false },
+      cycleId: { type: 'string' },
     },
   });
   const [command, project, ...extra] = cli.input;
@@ -92,6 +102,8 @@ async function main(): Promise<number> {
       return runCommand(io, project, cli.flags);
     case 'loop':
       return loopCommand(io, project, cli.flags);
+    case 'cycle':
+      return cycleCommand(io, project, cli.flags);
     case 'status':
       return statusCommand(io, project, cli.flags);
     case 'doctor':

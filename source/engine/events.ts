@@ -33,7 +33,7 @@ export type EngineEvent =
       prd_title: string;
       base_branch: string | null;
       feature_branch: string | null;
-      engine: 'ticks' | 'single';
+      engine: 'ticks' | 'single' | 'cycle';
       resumed_from: WorkflowStateName | null;
       max_cost_usd: number | null;
       tasks: Array<{ number: number; title: string; status: 'pending' | 'in_progress' | 'completed' }>;

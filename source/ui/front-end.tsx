@@ -1,6 +1,6 @@
 import { type Instance, render } from 'ink';
 import type { EngineBus } from '../engine/events.js';
-import { denyAll, type GatePort } from '../engine/workflow/gates.js';
+import { denyAll, type GatePort } from '../engine/gates.js';
 import { App } from './components/App.js';
 import { captureConsole } from './console-capture.js';
 import { createUiController } from './keys/controller.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CycleState } from '../../source/engine/cycle/state.js';
-import { denyAll } from '../../source/engine/workflow/gates.js';
+import { denyAll } from '../../source/engine/gates.js';
 import {
   type Answer,
   CycleRepo,

@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GateAnswer, GateRequest } from '../../source/engine/workflow/gates.js';
-import { approveAll } from '../../source/engine/workflow/gates.js';
+import type { GateAnswer, GateRequest } from '../../source/engine/gates.js';
+import { approveAll } from '../../source/engine/gates.js';
 import {
   answer,
   ask,

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GateAnswer } from '../../source/engine/workflow/gates.js';
+import type { GateAnswer } from '../../source/engine/gates.js';
 import { isAlive, type TestProject, task } from '../support/project.js';
 import {
   happyScenario,

@@ -32,8 +32,8 @@ const tasksWith = (one: string, two: string) =>
     `- **Status**: ${two}`,
   );
 
-const GREET = { write: 'src/a.ts', content: 'export const greet = (n: string) => `Hello, ${n}`;\n' };
-const BYE = { write: 'src/b.ts', content: 'export const bye = (n: string) => `Bye, ${n}`;\n' };
+const GREET = { write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' };
+const BYE = { write: 'src/b.ts', content: 'export const bye = (n: string) => "Bye, " + n;\n' };
 const DONE = 'Both tasks are implemented and tested.\nEXIT_SIGNAL: true';
 
 function singleProject(): TestProject & { ghLog: string; remote: string } {

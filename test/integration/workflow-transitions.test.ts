@@ -12,7 +12,6 @@ import {
   qaStep,
   runInProcess,
   scriptedGates,
-  specStep,
   workflowFile,
   workflowProject,
   YES,

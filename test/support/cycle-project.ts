@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../../source/engine/agents/agent-run.js';
 import type { CycleOptions, CycleRunners } from '../../source/engine/cycle/context.js';
-import { type CyclePolicy, defaultAgents, defaultPolicy } from '../../source/engine/cycle/policy.js';
 import { type CycleOutcome, runCycle } from '../../source/engine/cycle/run-cycle.js';
 import type { CycleState } from '../../source/engine/cycle/state.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
+import { approveAll, type GatePort } from '../../source/engine/gates.js';
 import { configSchema, type RelaisConfig } from '../../source/engine/protocol/config.js';
-import { approveAll, type GatePort } from '../../source/engine/workflow/gates.js';
+import { type CyclePolicy, defaultAgents, defaultPolicy } from '../../source/engine/protocol/cycle-policy.js';
 import { initWorkspace } from '../../source/engine/workspace/init-workspace.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Clock } from '../../source/engine/workflow/clock.js';
+import type { Clock } from '../../source/engine/supervise/clock.js';
 
 /**
  * A clock the test moves by hand: sleeps and periodic timers fire only when `advance` passes

@@ -2,8 +2,9 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { GateKind } from '../../source/engine/events.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
-import { type Clock, realClock } from '../../source/engine/workflow/clock.js';
-import type { GateAnswer, GatePort, GateRequest } from '../../source/engine/workflow/gates.js';
+import type { GateAnswer, GatePort, GateRequest } from '../../source/engine/gates.js';
+import { type Clock, realClock } from '../../source/engine/supervise/clock.js';
+import type { WorkflowOptions } from '../../source/engine/workflow/context.js';
 import { runWorkflow, type WorkflowOutcome } from '../../source/engine/workflow/run-workflow.js';
 import { BUILDER_OK, type Scenario, TestProject, task } from './project.js';
 
@@ -104,11 +105,11 @@ export function happyScenario(): WorkflowScenario {
     })),
     builder: [
       {
-        actions: [{ write: 'src/a.ts', content: 'export const greet = (n: string) => `Hello, ${n}`;\n' }],
+        actions: [{ write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' }],
         result_json: BUILDER_OK,
       },
       {
-        actions: [{ write: 'src/b.ts', content: 'export const bye = (n: string) => `Bye, ${n}`;\n' }],
+        actions: [{ write: 'src/b.ts', content: 'export const bye = (n: string) => "Bye, " + n;\n' }],
         result_json: { ...BUILDER_OK, files_intended: ['src/b.ts'] },
       },
     ],
@@ -176,6 +177,7 @@ export async function runInProcess(
     env?: NodeJS.ProcessEnv;
     onEvent?: (event: StampedEvent) => void;
     clock?: Clock;
+    cycleRunners?: WorkflowOptions['cycleRunners'];
   },
 ): Promise<InProcessRun> {
   const bus = new EngineBus();
@@ -191,6 +193,7 @@ export async function runInProcess(
     env: { ...project.env, IS_SANDBOX: '1', ...options.env },
     gates: options.gates,
     clock: options.clock ?? realClock,
+    cycleRunners: options.cycleRunners,
   });
   const states = events.flatMap((e) => (e.type === 'workflow.changed' ? [e.state] : []));
   return { outcome, events, states };

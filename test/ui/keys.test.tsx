@@ -4,7 +4,7 @@ vi.hoisted(() => {
   delete process.env.CI;
 });
 
-import type { GateRequest } from '../../source/engine/workflow/gates.js';
+import type { GateRequest } from '../../source/engine/gates.js';
 import { type KeyInfo, keyAction } from '../../source/ui/keys/key-map.js';
 import { initialUiState, type UiState } from '../../source/ui/store/ui-state.js';
 import { KEY, renderApp, Script, settle, T0 } from './helpers.js';

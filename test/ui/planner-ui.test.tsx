@@ -5,7 +5,7 @@ vi.hoisted(() => {
 });
 
 import type { EngineEvent } from '../../source/engine/events.js';
-import type { GateRequest } from '../../source/engine/workflow/gates.js';
+import type { GateRequest } from '../../source/engine/gates.js';
 import { type KeyInfo, keyAction } from '../../source/ui/keys/key-map.js';
 import { footerKeys } from '../../source/ui/panels/Footer.js';
 import { outputLinesOf } from '../../source/ui/store/output-lines.js';

@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { type DecideInput, decide, stateProblems } from '../../source/engine/cycle/decide.js';
 import { deriveNonce, newCycleId } from '../../source/engine/cycle/nonce.js';
-import { cyclePolicySchema, defaultAgents, defaultPolicy } from '../../source/engine/cycle/policy.js';
 import { type CycleState, cycleStateSchema, freshState } from '../../source/engine/cycle/state.js';
 import { type CriterionVerdict, combineVerdict } from '../../source/engine/cycle/verdict.js';
+import {
+  cyclePolicySchema,
+  defaultAgents,
+  defaultPolicy,
+} from '../../source/engine/protocol/cycle-policy.js';
 
 const SHA = 'a'.repeat(40);
 const policy = defaultPolicy();

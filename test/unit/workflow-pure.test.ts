@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { readUsageLimit } from '../../source/engine/agents/claude-code/usage-limit.js';
 import {
   type BreakerConfig,
   breakerLogLines,
@@ -8,7 +9,6 @@ import {
 import { readExitSignal } from '../../source/engine/workflow/exit-signal.js';
 import { parseTasks, withStatus } from '../../source/engine/workflow/tasks-file.js';
 import { allTransitions, canTransition, nextState } from '../../source/engine/workflow/transitions.js';
-import { readUsageLimit } from '../../source/engine/workflow/usage-limit.js';
 
 describe('TASKS.md (seed 002 §7)', () => {
   const text = [

@@ -1,6 +1,11 @@
 import { resolve } from 'node:path';
 import type { CycleRunners } from '../../engine/cycle/context.js';
 import { type LoopEnd, runCycleLoop } from '../../engine/cycle/loop.js';
+import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
+import { cycleRunners } from '../../engine/cycle/runners.js';
+import { resumeCycle } from '../../engine/cycle/status.js';
+import { supervisedCycleRunners } from '../../engine/cycle/supervision.js';
+import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
 import {
   type CodexCli,
   type CycleAgents,
@@ -8,11 +13,9 @@ import {
   codexCliSchema,
   cycleAgentsSchema,
   cyclePolicySchema,
-} from '../../engine/cycle/policy.js';
-import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
-import { cycleRunners } from '../../engine/cycle/runners.js';
-import { resumeCycle } from '../../engine/cycle/status.js';
-import { approveAll, denyAll, type GatePort } from '../../engine/workflow/gates.js';
+  splitCycleSection,
+} from '../../engine/protocol/cycle-policy.js';
+import { realClock } from '../../engine/supervise/clock.js';
 import { loadConfig } from '../../engine/workspace/load-config.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
@@ -32,7 +35,7 @@ export const CYCLE_EXIT = {
   DONE: 4,
 } as const;
 
-/** The cycle's sections of relais.config.json (`cycle`, `agents.planner|implementer|verifier`, `codex_cli`). */
+/** The cycle's sections of relais.config.json (`cycle`, with its roles in `cycle.agents`, and `codex_cli`). */
 export interface CycleSections {
   readonly policy: CyclePolicy;
   readonly agents: CycleAgents;
@@ -48,8 +51,8 @@ export interface CycleFlags {
 }
 
 /**
- * The sections come from relais.config.json (`cycle`, `agents`, `codex_cli`) once its schema has
- * them; a caller (tests) may pass its own; the seed's defaults otherwise.
+ * The sections come from relais.config.json (`cycle`, `cycle.agents`, `codex_cli`), whose defaults
+ * are the seed's; a caller (tests) may pass its own.
  */
 export async function cycleCommand(
   io: CommandIo,
@@ -64,12 +67,12 @@ export async function cycleCommand(
     println(io.stderr, `relais cycle: ${loaded.detail}`);
     return EXIT.BLOCKED;
   }
-  // Once relais.config.json carries `cycle`, `codex_cli` and the three roles, they come from it.
-  const fromConfig = loaded.config as unknown as Partial<Record<'cycle' | 'agents' | 'codex_cli', unknown>>;
+  // relais.config.json's `cycle` (policy and `cycle.agents`) and `codex_cli`, unless a caller gives its own.
+  const fromConfig = splitCycleSection(loaded.config.cycle);
   const parsed = parseSections({
-    policy: sections.policy ?? fromConfig.cycle,
+    policy: sections.policy ?? fromConfig.policy,
     agents: sections.agents ?? fromConfig.agents,
-    codexCli: sections.codexCli ?? fromConfig.codex_cli,
+    codexCli: sections.codexCli ?? loaded.config.codex_cli,
   });
   if (!parsed.ok) {
     println(io.stderr, `relais cycle: ${parsed.detail}`);
@@ -99,7 +102,14 @@ export async function cycleCommand(
           config: loaded.config,
           policy,
           agents,
-          runners: runners ?? cycleRunners(agents, loaded.config, codexCli, io.env),
+          runners:
+            runners ??
+            supervisedCycleRunners(
+              cycleRunners(agents, loaded.config, codexCli, io.env),
+              loaded.config,
+              bus,
+              realClock,
+            ),
           bus,
           signal,
           env: io.env,

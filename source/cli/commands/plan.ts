@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import { claudeRunner } from '../../engine/agents/claude-code/run-claude.js';
 import { findExecutable } from '../../engine/agents/find-executable.js';
 import type { EngineBus } from '../../engine/events.js';
+import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
 import {
   handoffText,
   type IssueOutcome,
@@ -14,9 +15,8 @@ import {
   type TerminalOutcome,
 } from '../../engine/planner/index.js';
 import { readLearnings } from '../../engine/planner/store.js';
+import { realClock } from '../../engine/supervise/clock.js';
 import { loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
-import { realClock } from '../../engine/workflow/clock.js';
-import { approveAll, denyAll, type GatePort } from '../../engine/workflow/gates.js';
 import { readPrd } from '../../engine/workflow/prd.js';
 import { acquireLock } from '../../engine/workspace/lock.js';
 import { type EngineSession, withEngine } from '../engine-session.js';

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { realClock } from '../../engine/workflow/clock.js';
-import { approveAll, denyAll, type GatePort } from '../../engine/workflow/gates.js';
+import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
+import { realClock } from '../../engine/supervise/clock.js';
 import { runWorkflow, type WorkflowOutcome } from '../../engine/workflow/run-workflow.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';

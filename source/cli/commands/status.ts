@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { cycleStatusLines } from '../../engine/cycle/status.js';
 import { type Code, remediationOf } from '../../engine/protocol/codes.js';
 import type { RelaisConfig } from '../../engine/protocol/config.js';
 import { inflightSchema } from '../../engine/protocol/inflight.js';
@@ -67,6 +68,7 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
     workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
+    cycle: await cycleStatusLines(root, config.workspace_dir),
     preflight: null,
   };
 }
@@ -101,12 +103,15 @@ interface StatusView {
   /** The Ralphy workflow (`ralphy start`), when there is one. */
   workflow: WorkflowView | null;
   workflow_problem: string | null;
+  /** The deadf cycle (`relais cycle`), when there is one: phase, track, task, a pause and its reason. */
+  cycle: string[];
   preflight: { ok: boolean; code: Code | null; detail: string | null; remediation: string | null } | null;
 }
 
 function printStatus(io: CommandIo, s: StatusView): void {
   println(io.stdout, `Project:   ${s.root}`);
   if (s.workflow) for (const line of workflowLines(s.workflow)) println(io.stdout, line);
+  for (const line of s.cycle) println(io.stdout, line);
   if (s.workflow_problem)
     println(
       io.stdout,

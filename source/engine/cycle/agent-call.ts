@@ -1,8 +1,8 @@
 import type { AgentRequest } from '../agents/agent-run.js';
 import type { AgentRole } from '../events.js';
+import type { CycleRole } from '../protocol/cycle-policy.js';
 import { oneLine } from '../workspace/printable.js';
 import type { CycleContext } from './context.js';
-import type { CycleRole } from './policy.js';
 import { describeSentinelError, type SentinelResult } from './sentinel.js';
 
 /**

@@ -1,10 +1,10 @@
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
+import type { GatePort } from '../gates.js';
 import type { Git } from '../judge/git.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import type { GatePort } from '../workflow/gates.js';
+import type { CycleAgents, CyclePolicy, CycleRole } from '../protocol/cycle-policy.js';
 import type { CycleCode } from './codes.js';
-import type { CycleAgents, CyclePolicy, CycleRole } from './policy.js';
 import type { CyclePaths, CycleState } from './state.js';
 
 /** Everything one cycle needs, injected: the CLI builds it from the config, tests build it by hand. */

@@ -1,4 +1,4 @@
-import type { CyclePolicy } from './policy.js';
+import type { CyclePolicy } from '../protocol/cycle-policy.js';
 import type { CycleAction, CycleState } from './state.js';
 
 /**

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { GateKind } from '../events.js';
+import type { NotifyAction, NotifyEvent } from '../protocol/cycle-policy.js';
 import type { CycleContext } from './context.js';
-import type { NotifyAction, NotifyEvent } from './policy.js';
 import type { CycleState } from './state.js';
 
 /**

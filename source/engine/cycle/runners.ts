@@ -2,8 +2,8 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import { codexRunner } from '../agents/codex/run-codex.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import type { CodexCli, CycleAgents, Provider } from '../protocol/cycle-policy.js';
 import type { CycleRunners } from './context.js';
-import type { CodexCli, CycleAgents, Provider } from './policy.js';
 
 /** The real agent CLIs for each role, from the config (`agents.<role>.provider`). */
 export function cycleRunners(

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { MODES } from '../protocol/cycle-policy.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
-import { MODES } from './policy.js';
 
 /**
  * Seed 003 STATE.yaml as relais/cycle/STATE.json: the same field names (phase, mode, cycle.*,

@@ -1,7 +1,7 @@
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { type BreakerEvent, breakerLogLines, CircuitBreaker } from '../supervise/circuit-breaker.js';
-import type { Clock } from '../workflow/clock.js';
+import type { Clock } from '../supervise/clock.js';
 
 /**
  * The circuit breaker for a planner run outside a workflow (`relais plan`): seed 002 §6.1's

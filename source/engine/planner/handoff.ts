@@ -11,7 +11,7 @@ export function handoffText(session: Session, learnings: readonly Learning[]): s
   if (!handoff) return '';
   const decisions = handoff.closed_gap_ids.flatMap((id) => {
     const gap = session.gaps.find((g) => g.id === id);
-    if (!gap || gap.status !== 'closed') return [];
+    if (gap?.status !== 'closed') return [];
     const note = (gap.closed_note ?? '').replace(/\n/g, ' ');
     const said = gap.closed_reason === 'answered' ? `answered: "${note}"` : `assumed (not answered): ${note}`;
     return [`- [gap ${gap.id}] ${gap.question}\n  ${said}`];

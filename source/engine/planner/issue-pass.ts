@@ -4,7 +4,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import { findExecutable } from '../agents/find-executable.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import type { Clock } from '../workflow/clock.js';
+import type { Clock } from '../supervise/clock.js';
 import { acquireLock } from '../workspace/lock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import type { Applied } from './apply.js';

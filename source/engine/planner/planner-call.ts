@@ -1,12 +1,12 @@
 import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
+import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
+import { waitForReset } from '../agents/limit-wait.js';
+import { supervisedRunner } from '../agents/supervised-runner.js';
 import { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
-import type { Clock } from '../workflow/clock.js';
-import { waitForReset } from '../workflow/limit-wait.js';
-import { supervisedRunner } from '../workflow/supervised-runner.js';
-import type { UsageLimit } from '../workflow/usage-limit.js';
+import type { Clock } from '../supervise/clock.js';
 import { type Batch, batchOf } from './batch.js';
 import { plannerAnswerSchema } from './schemas.js';
 import type { Validation } from './validate.js';

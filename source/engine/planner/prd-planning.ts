@@ -1,8 +1,8 @@
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
+import type { GatePort } from '../gates.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import type { Clock } from '../workflow/clock.js';
-import type { GatePort } from '../workflow/gates.js';
+import type { Clock } from '../supervise/clock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { plannerBreaker, reportOnBus } from './breaker.js';
 import { plannerPass } from './pass.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { codexCliSchema, cycleSectionSchema } from './cycle-policy.js';
 
 /**
  * relais.config.json (seed 000 §2, with DESIGN.md's per-role `agents`). Every object is strict so a
@@ -248,7 +249,7 @@ export const configSchema = z
     /** The Ralphy workflow (seed 002): engine, timeouts in seconds (§6), retries, branch, stack (§10). */
     workflow: z
       .strictObject({
-        implementation_engine: z.enum(['ticks', 'single']).default('ticks'),
+        implementation_engine: z.enum(['ticks', 'single', 'cycle']).default('ticks'),
         timeouts: z
           .strictObject({
             specification: z.int().min(1).default(1800),
@@ -337,6 +338,10 @@ export const configSchema = z
         facts_max_chars: z.int().min(200).max(20_000).default(2500),
       })
       .prefault({}),
+    /** Seed 003, the deadf cycle (`relais cycle`, and `ralphy start`'s `cycle` engine): its policy and roles. */
+    cycle: cycleSectionSchema,
+    /** The Codex CLI, for cycle roles whose provider is `codex`. */
+    codex_cli: codexCliSchema,
     /** The PR phase: the git remote to push to, and the GitHub CLI. */
     pr: z
       .strictObject({

@@ -38,6 +38,7 @@ export const FAILURE_REASONS = [
   'budget_exhausted',
   'pr_failed',
   'planning_failed',
+  'cycle_stopped',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -69,6 +70,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'The PR phase could not run (no feature branch recorded). Push the branch and open the pull request by hand.',
   planning_failed:
     "The planner's answer broke seed 004's rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
+  cycle_stopped:
+    'The deadf cycle stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
 };
 
 export function remediationOfFailure(reason: FailureReason): string {
@@ -140,7 +143,7 @@ export const workflowFileSchema = z.strictObject({
   pending_answer: z.string().max(4000).nullable(),
   /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */
   allowed_tools: z.array(z.string().max(300)).max(50),
-  engine: z.enum(['ticks', 'single']),
+  engine: z.enum(['ticks', 'single', 'cycle']),
   /** The commit the workflow started from (on the base branch): the PR's diff is measured from it. */
   base_commit: z.string().min(7).max(64).nullable(),
   tasks: z.array(taskRecordSchema).max(500),

@@ -1,10 +1,10 @@
 import { rm } from 'node:fs/promises';
 import { z } from 'zod';
 import { lockFileSchema } from '../protocol/lock.js';
+import type { Clock } from '../supervise/clock.js';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import { isProcessAlive, processStartTicks } from '../workspace/boot-id.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
-import type { Clock } from './clock.js';
 
 /**
  * `ralphy abort` from a second process (seed 002 §9): it writes relais/ABORT.json and wakes the

@@ -1,11 +1,11 @@
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
+import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
+import { waitForReset } from '../agents/limit-wait.js';
+import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { AgentRole, EngineBus } from '../events.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../supervise/clock.js';
 import { readExitSignal } from './exit-signal.js';
-import { waitForReset } from './limit-wait.js';
-import { supervisedRunner } from './supervised-runner.js';
-import type { UsageLimit } from './usage-limit.js';
 
 /**
  * One workflow agent step (seed 002 §3, §5, §6, §6.1): the agent runs under the circuit breaker;

@@ -1,11 +1,13 @@
 import type { AgentRunner } from '../agents/agent-run.js';
+import type { CycleRunners } from '../cycle/context.js';
 import type { EngineBus } from '../events.js';
+import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { FailureReason, TaskRecord, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
-import { type BreakerEvent, breakerLogLines, CircuitBreaker } from '../supervise/circuit-breaker.js';
+import { breakerFrom } from '../supervise/breaker-settings.js';
+import { type BreakerEvent, breakerLogLines, type CircuitBreaker } from '../supervise/circuit-breaker.js';
+import type { Clock } from '../supervise/clock.js';
 import type { TickSetup } from '../tick/preflight.js';
-import type { Clock } from './clock.js';
-import type { GatePort } from './gates.js';
 import type { Prd } from './prd.js';
 import { writeWorkflow } from './workflow-store.js';
 
@@ -22,6 +24,8 @@ export interface WorkflowOptions {
   readonly now?: () => Date;
   /** The agent adapter; Claude Code unless a test says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
+  /** The `cycle` engine's three roles; from `cycle.agents` (Codex, Claude) unless a test says otherwise. */
+  readonly cycleRunners?: (setup: TickSetup) => CycleRunners;
   /**
    * Tells an abort (`ralphy abort`, FAILED) from an interrupt (Ctrl-C, resumable) once the signal
    * fired. runWorkflow sets it from the abort requests it watches; a caller may add its own.
@@ -130,23 +134,7 @@ export class WorkflowContext {
 
   /** One breaker per phase (seed 002 §6.1), its state kept in WORKFLOW.json and on the bus. */
   breakerFor(phase: BreakerPhase): CircuitBreaker | null {
-    const cb = this.setup.config.circuit_breaker;
-    if (!cb.enabled) return null;
-    // Special case 2: git and gh in the PR phase may be slow and quiet.
-    const inactivity = phase === 'PR' ? cb.pr_inactivity_timeout : cb.inactivity_timeout;
-    return new CircuitBreaker(
-      {
-        inactivityMs: inactivity * 1000,
-        maxRepeatedErrors: cb.max_repeated_errors,
-        // Stagnation is for the implementation phase only (the dev agent, or the ticks).
-        stagnationMs: phase === 'IMPLEMENTATION' ? cb.task_stagnation_timeout * 1000 : null,
-        maxOutputBytes: cb.max_output_size,
-        maxAttempts: cb.max_attempts,
-        testCommand: this.setup.config.workflow.stack.test_command,
-        testInactivityMs: cb.test_inactivity_timeout * 1000,
-      },
-      () => this.options.clock.now(),
-    );
+    return breakerFrom(this.setup.config, phase, () => this.options.clock.now());
   }
 
   /** Persists and announces a breaker warning or OPEN with the seed's log lines. */

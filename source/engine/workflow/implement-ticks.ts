@@ -1,3 +1,6 @@
+import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
+import { waitForReset } from '../agents/limit-wait.js';
+import { supervisedRunner } from '../agents/supervised-runner.js';
 import { remediationOf } from '../protocol/codes.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
@@ -5,7 +8,6 @@ import { runTick, type TickResult } from '../tick/run-tick.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
-import { waitForReset } from './limit-wait.js';
 import {
   askGate,
   type PhaseSignal,
@@ -15,10 +17,8 @@ import {
   TASKS_FILE,
 } from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
-import { supervisedRunner } from './supervised-runner.js';
 import { commitTaskStatus } from './task-status.js';
 import { parseTasks } from './tasks-file.js';
-import type { UsageLimit } from './usage-limit.js';
 
 /**
  * IMPLEMENTATION with the `ticks` engine (DESIGN.md, the default): a judged Relais loop over the

@@ -2,6 +2,7 @@ import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol
 import { type AbortWatch, watchAbortRequests } from './abort-request.js';
 import type { PhaseResult, WorkflowContext, WorkflowOptions } from './context.js';
 import { qaGate, specGate } from './gate-phases.js';
+import { implementWithCycle } from './implement-cycle.js';
 import { implementSingle } from './implement-single.js';
 import { implementWithTicks } from './implement-ticks.js';
 import { readProjectFile, TASKS_FILE } from './phase-helpers.js';
@@ -147,7 +148,8 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
     case 'AWAITING_SPEC_VALIDATION':
       return specGate(ctx);
     case 'IMPLEMENTATION':
-      return ctx.workflow.engine === 'single' ? implementSingle(ctx) : implementWithTicks(ctx);
+      if (ctx.workflow.engine === 'single') return implementSingle(ctx);
+      return ctx.workflow.engine === 'cycle' ? implementWithCycle(ctx) : implementWithTicks(ctx);
     case 'QA':
       return qaPhase(ctx);
     case 'AWAITING_QA_VALIDATION':

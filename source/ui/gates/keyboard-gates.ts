@@ -1,4 +1,4 @@
-import type { GateAnswer, GatePort, GateRequest } from '../../engine/workflow/gates.js';
+import type { GateAnswer, GatePort, GateRequest } from '../../engine/gates.js';
 import type { UiStore } from '../store/create-store.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { GateKind } from '../events.js';
+import type { GateKind } from './events.js';
 
 /**
  * Human decisions are an injected async port (DESIGN.md; the style of codex-cli's

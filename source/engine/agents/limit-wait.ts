@@ -1,7 +1,7 @@
 import type { EngineBus } from '../events.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
-import type { Clock } from './clock.js';
-import type { UsageLimit } from './usage-limit.js';
+import type { Clock } from '../supervise/clock.js';
+import type { UsageLimit } from './claude-code/usage-limit.js';
 
 /**
  * A usage or rate limit is no failure and no stagnation (issue 4): the breaker is paused, the

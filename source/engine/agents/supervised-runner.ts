@@ -1,7 +1,7 @@
-import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
-import type { Clock } from './clock.js';
-import { readUsageLimit, type UsageLimit } from './usage-limit.js';
+import type { Clock } from '../supervise/clock.js';
+import type { AgentOutcome, AgentRunner } from './agent-run.js';
+import { readUsageLimit, type UsageLimit } from './claude-code/usage-limit.js';
 
 /**
  * Wraps any agent runner so the circuit breaker watches each run (seed 002 §6.1: "the circuit

@@ -1,0 +1,46 @@
+import type { AgentRunner } from '../agents/agent-run.js';
+import { supervisedRunner } from '../agents/supervised-runner.js';
+import type { EngineBus } from '../events.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import { breakerFrom } from '../supervise/breaker-settings.js';
+import { breakerLogLines } from '../supervise/circuit-breaker.js';
+import type { Clock } from '../supervise/clock.js';
+import type { CycleRunners } from './context.js';
+
+/**
+ * `relais cycle`'s agents under the circuit breaker (DESIGN.md: it supervises every agent process
+ * in every engine): each agent run gets its own breaker from the `circuit_breaker` config, as seed
+ * 002 §6.1 draws it around one agent run; OPEN kills the run, which the cycle records as failed.
+ * Inside `ralphy start` the phase's breaker is used instead (implement-cycle.ts).
+ */
+export function supervisedCycleRunners(
+  runners: CycleRunners,
+  config: RelaisConfig,
+  bus: EngineBus,
+  clock: Clock,
+): CycleRunners {
+  const wrap = (inner: AgentRunner): AgentRunner => ({
+    run(request, runBus) {
+      const breaker = breakerFrom(config, 'CYCLE', () => clock.now());
+      return supervisedRunner(inner, {
+        breaker,
+        clock,
+        onBreaker: (event) => {
+          if (!breaker) return;
+          bus.emit({
+            type: 'breaker.changed',
+            breaker: breaker.snapshot(),
+            trigger: event.trigger,
+            detail: event.detail,
+            log: breakerLogLines(event),
+          });
+        },
+      }).run(request, runBus);
+    },
+  });
+  return {
+    planner: wrap(runners.planner),
+    implementer: wrap(runners.implementer),
+    verifier: wrap(runners.verifier),
+  };
+}

@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { supervisedRunner } from '../agents/supervised-runner.js';
+import type { PlannedTask } from '../cycle/blocks.js';
+import type { CycleRunners } from '../cycle/context.js';
+import { cycleRunners } from '../cycle/runners.js';
+import { runCycleTrack } from '../cycle/track-runner.js';
+import { splitCycleSection } from '../protocol/cycle-policy.js';
+import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
+import type { PhaseResult, WorkflowContext } from './context.js';
+import { evidenceWatcher } from './evidence.js';
+import { interruptionOf } from './interruption.js';
+import { phaseSignal, readProjectFile, TASKS_FILE } from './phase-helpers.js';
+import { prdObjective } from './pr-body.js';
+import { branchSlug } from './prd.js';
+import { commitTaskStatus } from './task-status.js';
+import { type PlanTask, parseTasks } from './tasks-file.js';
+
+/**
+ * IMPLEMENTATION with the `cycle` engine (DESIGN.md, seed 003): TASKS.md becomes one deadf track
+ * and the cycle runs generate → implement → verify → reflect for each task, every step decided by
+ * the runner's table and every task verified by the six deterministic checks plus one verifier
+ * verdict per `LLM:` criterion. Every agent of the cycle runs under the phase's circuit breaker.
+ * A cycle that needs a human pauses the workflow (FAILED, `cycle_stopped`, resumable).
+ */
+export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseResult> {
+  const { config } = ctx.setup;
+  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  if (!parsed.ok) return { kind: 'fail', reason: 'invalid_output', detail: parsed.problems.join('; ') };
+  const breaker = ctx.breakerFor('IMPLEMENTATION');
+  ctx.showBreaker(breaker);
+  const phase = phaseSignal(ctx, config.workflow.timeouts.implementation);
+  try {
+    const { policy, agents } = splitCycleSection(config.cycle);
+    const runners = supervised(
+      ctx,
+      breaker,
+      ctx.options.cycleRunners?.(ctx.setup) ??
+        cycleRunners(agents, config, config.codex_cli, ctx.options.env),
+    );
+    const open = parsed.tasks.filter((t) => t.status !== 'completed');
+    for (const task of open) await ctx.updateTask(task.number, { status: 'in_progress' });
+    await ctx.update({ current_task: open.map((t) => `${t.number}. ${t.title}`).join(', ') || null });
+    const run = await runCycleTrack(
+      {
+        root: ctx.setup.facts.root,
+        config,
+        policy,
+        agents,
+        runners,
+        bus: ctx.bus,
+        signal: phase.signal,
+        env: ctx.options.env,
+        gates: ctx.options.gates,
+        now: ctx.options.now,
+      },
+      {
+        id: `ralphy-${branchSlug(ctx.prd.title)}`,
+        name: ctx.prd.title,
+        goal: prdObjective(ctx.prd.text) || ctx.prd.title,
+        tasks: open.map((t) => plannedTask(ctx, t)),
+      },
+    );
+    await ctx.refreshFacts();
+    const interrupted = interruptionOf(ctx, breaker, phase);
+    if (interrupted) return interrupted;
+    if (!run.ok) return { kind: 'fail', reason: 'cycle_stopped', detail: run.detail };
+    if (!run.completed)
+      return {
+        kind: 'fail',
+        reason: 'cycle_stopped',
+        detail:
+          `the cycle stopped (${run.end})${run.last ? `: ${run.last.code ?? run.last.reply} ${run.last.details}` : ''}`.slice(
+            0,
+            1500,
+          ),
+      };
+    for (const task of open) {
+      const statusCommit = await commitTaskStatus(ctx, task.number, 'completed');
+      await ctx.updateTask(task.number, {
+        status: 'completed',
+        claimed: 'the implementer committed it',
+        verified: 'cycle verify: the six deterministic checks and every LLM criterion passed',
+        commits: statusCommit ? [statusCommit] : [],
+      });
+      breaker?.onTaskCompleted();
+    }
+    await ctx.update({ current_task: null });
+    return { kind: 'next', event: 'exit_signal' };
+  } finally {
+    phase.dispose();
+  }
+}
+
+/** The cycle's agents under the same supervision as every other engine's. */
+function supervised(
+  ctx: WorkflowContext,
+  breaker: CircuitBreaker | null,
+  runners: CycleRunners,
+): CycleRunners {
+  const wrap = (inner: CycleRunners[keyof CycleRunners]) =>
+    supervisedRunner(inner, {
+      breaker,
+      clock: ctx.options.clock,
+      onBreaker: (event) => {
+        if (breaker) ctx.reportBreaker(breaker, event);
+      },
+      watch: evidenceWatcher(ctx, breaker),
+    });
+  return {
+    planner: wrap(runners.planner),
+    implementer: wrap(runners.implementer),
+    verifier: wrap(runners.verifier),
+  };
+}
+
+/**
+ * A TASKS.md task as a cycle task: its files (modified when they exist, added otherwise), the
+ * project's tests as the deterministic criterion, and its description as the criterion the verifier
+ * judges.
+ */
+function plannedTask(ctx: WorkflowContext, task: PlanTask): PlannedTask {
+  return {
+    taskId: `T${task.number}`,
+    title: task.title,
+    summary: task.description || task.title,
+    files: task.files.map((path) => ({
+      path,
+      action: existsSync(join(ctx.setup.facts.root, path)) ? ('modify' as const) : ('add' as const),
+      rationale: task.title,
+    })),
+    acceptance: [
+      { id: 'AC1', text: 'DET: All tests pass', kind: 'DET' },
+      { id: 'AC2', text: `LLM: ${task.description || task.title}`, kind: 'LLM' },
+    ],
+    estimatedDiff: 100,
+    dependsOn: [],
+  };
+}
