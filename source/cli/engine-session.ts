@@ -2,7 +2,6 @@ import { basename } from 'node:path';
 import { EngineBus, type StampedEvent } from '../engine/events.js';
 import type { GatePort } from '../engine/gates.js';
 import { killAllChildrenNow } from '../engine/supervise/run-process.js';
-import { startInkFrontEnd } from '../ui/index.js';
 import { EXIT } from './exit-codes.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
@@ -69,6 +68,8 @@ export async function withEngine<T>(
   bus.subscribe((event) => {
     if (event.type === summaryType) summary.push(event);
   });
+  // Ink, React and the layout engine take about half a second to load: only when the app runs.
+  const { startInkFrontEnd } = await import('../ui/index.js');
   const app = startInkFrontEnd({
     bus,
     view: options.view,

@@ -1,14 +1,5 @@
 #!/usr/bin/env node
 import meow from 'meow';
-import { abortCommand } from './commands/abort.js';
-import { cycleCommand } from './commands/cycle.js';
-import { doctorCommand } from './commands/doctor.js';
-import { initCommand } from './commands/init.js';
-import { loopCommand } from './commands/loop.js';
-import { planCommand } from './commands/plan.js';
-import { runCommand } from './commands/run.js';
-import { startCommand } from './commands/start.js';
-import { statusCommand } from './commands/status.js';
 import { EXIT } from './exit-codes.js';
 import type { CommandIo } from './io.js';
 
@@ -89,25 +80,26 @@ async function main(): Promise<number> {
     stdout: process.stdout,
     stderr: process.stderr,
   };
+  // Each command's modules load only when it runs: `relais status` does not pay for the app.
   switch (command as CommandName) {
     case 'start':
-      return startCommand(io, project, cli.flags);
+      return (await import('./commands/start.js')).startCommand(io, project, cli.flags);
     case 'plan':
-      return planCommand(io, project, cli.flags);
+      return (await import('./commands/plan.js')).planCommand(io, project, cli.flags);
     case 'abort':
-      return abortCommand(io, project, cli.flags);
+      return (await import('./commands/abort.js')).abortCommand(io, project, cli.flags);
     case 'init':
-      return initCommand(io, project, cli.flags);
+      return (await import('./commands/init.js')).initCommand(io, project, cli.flags);
     case 'run':
-      return runCommand(io, project, cli.flags);
+      return (await import('./commands/run.js')).runCommand(io, project, cli.flags);
     case 'loop':
-      return loopCommand(io, project, cli.flags);
+      return (await import('./commands/loop.js')).loopCommand(io, project, cli.flags);
     case 'cycle':
-      return cycleCommand(io, project, cli.flags);
+      return (await import('./commands/cycle.js')).cycleCommand(io, project, cli.flags);
     case 'status':
-      return statusCommand(io, project, cli.flags);
+      return (await import('./commands/status.js')).statusCommand(io, project, cli.flags);
     case 'doctor':
-      return doctorCommand(io, project, cli.flags);
+      return (await import('./commands/doctor.js')).doctorCommand(io, project, cli.flags);
   }
 }
 

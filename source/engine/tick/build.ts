@@ -67,6 +67,7 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
     },
     ctx.options.bus,
   );
+  await settleAgentRecord(ctx);
   if (outcome.failure !== null || outcome.text === null) {
     return {
       costUsd: outcome.costUsd,
@@ -79,9 +80,23 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
   return judgeClaim(outcome.costUsd, outcome.text);
 }
 
+/** The agent's process group, written while it runs (not awaited: the agent must not wait on it). */
+const pendingRecords = new WeakMap<TickContext, Promise<void>>();
+
 function recordAgent(ctx: TickContext, pgid: number): void {
   // Best effort: a crash recovery without it only loses the chance to end an orphaned agent.
-  recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined);
+  pendingRecords.set(
+    ctx,
+    recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined),
+  );
+}
+
+/**
+ * The record's write must be over before the judge compares the workspace: a fast agent ends
+ * before it, and its half-written temp file would look like the builder's own.
+ */
+async function settleAgentRecord(ctx: TickContext): Promise<void> {
+  await pendingRecords.get(ctx);
 }
 
 function judgeClaim(costUsd: number, text: string): BuildOutcome {
@@ -180,6 +195,7 @@ async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
     remainingMs: ctx.remainingMs(),
     onSpawn: (pgid) => recordAgent(ctx, pgid),
   });
+  await settleAgentRecord(ctx);
   if (run.timedOut) {
     return {
       costUsd: 0,
