@@ -50,21 +50,19 @@ export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepare
       'Write PRD.md at the project root: a "# Title" line and an "## Objective" section.',
     );
   const configWasMissing = !existsSync(join(root, CONFIG_FILE_NAME));
-  // Idempotent: creates what is missing (config, workspace, prompts, git exclude), keeps the rest.
-  const init = await initWorkspace(root, { force: false, env: options.env, now });
-  const initProblem = init.steps.find((s) => s.action === 'problem');
-  if (initProblem)
-    return refuse(
-      `${initProblem.path}: ${initProblem.note ?? 'problem'}`,
-      'Fix it, then run ralphy start again.',
-    );
-  if (configWasMissing)
-    options.bus.emit({
-      type: 'log',
-      level: 'info',
-      message: `Initialised relais in ${root} (relais.config.json, relais/)`,
-    });
-  const loaded = await loadSetup(root, options.env);
+  let loaded = await loadSetup(root, options.env);
+  if (!loaded.ok) {
+    // No config or no workspace yet, so no run can hold the lock: `relais init` (idempotent) first.
+    const init = await initProblem(root, options.env, now);
+    if (init) return refuse(init, 'Fix it, then run ralphy start again.');
+    if (configWasMissing)
+      options.bus.emit({
+        type: 'log',
+        level: 'info',
+        message: `Initialised relais in ${root} (relais.config.json, relais/)`,
+      });
+    loaded = await loadSetup(root, options.env);
+  }
   if (!loaded.ok)
     return refuse(
       loaded.block.detail,
@@ -98,6 +96,13 @@ export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepare
       'Wait for it to finish (ralphy status), or stop it (ralphy abort).',
     );
   await clearAbortRequest(setup.paths);
+  // Under the lock, where no other run's judge is watching the workspace: add what an older
+  // workspace lacks (a new prompt file, current schemas).
+  const upgrade = await initProblem(root, options.env, now);
+  if (upgrade) {
+    await lock.lock.release();
+    return refuse(upgrade, 'Fix it, then run ralphy start again.');
+  }
   try {
     const ready = await underLock(options, setup, prd.prd, prerequisites.claude, configWasMissing, now);
     if (!ready.ok) await lock.lock.release();
@@ -241,6 +246,13 @@ async function startFresh(
   // IDLE until the run announces itself; then seed 002 §8's `start` moves it to SPECIFICATION.
   await writeWorkflow(setup.paths, workflow);
   return { ok: true, ctx: new WorkflowContext(setup, options, workflow, prd, runner), resumedFrom: null };
+}
+
+/** `relais init` without force: what it could not do, or null. */
+async function initProblem(root: string, env: NodeJS.ProcessEnv, now: Date): Promise<string | null> {
+  const init = await initWorkspace(root, { force: false, env, now });
+  const problem = init.steps.find((s) => s.action === 'problem');
+  return problem ? `${problem.path}: ${problem.note ?? 'problem'}` : null;
 }
 
 /** `ralphy/add-slugify`, or `ralphy/add-slugify-2` when that branch exists already. */
