@@ -115,6 +115,42 @@ describe('stage 1 helpers', () => {
       'src/a.js:14 looks like a private key',
     ]);
   });
+  it('an added line starting with "++ " is content, never a file header: scanned, and no secret leaks', () => {
+    const diff = [
+      'diff --git a/src/a.js b/src/a.js',
+      'index 1111111..2222222 100644',
+      '--- a/src/a.js',
+      '+++ b/src/a.js',
+      '@@ -0,0 +1,3 @@',
+      '+++ AKIAABCDEFGHIJKLMNOP',
+      '+const fine = 1;',
+      "+const token = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789';",
+      'diff --git a/b.txt b/b.txt',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/b.txt',
+      '@@ -0,0 +1 @@',
+      '+--- not a header either',
+    ].join('\n');
+    const found = findSecrets(diff);
+    expect(found).toEqual([
+      'src/a.js:1 looks like a AWS access key id',
+      'src/a.js:3 looks like a GitHub token',
+    ]);
+    expect(found.join('\n')).not.toContain('ABCDEFGHIJKLMNOP');
+  });
+  it('a file whose name holds a credential is named masked', () => {
+    const diff = [
+      'diff --git a/keys/AKIAABCDEFGHIJKLMNOP.txt b/keys/AKIAABCDEFGHIJKLMNOP.txt',
+      '--- /dev/null',
+      '+++ b/keys/AKIAABCDEFGHIJKLMNOP.txt',
+      '@@ -0,0 +1 @@',
+      "+secret = 'abcdefghijkl'",
+    ].join('\n');
+    const found = findSecrets(diff);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatch(/^keys\/AKIA\*+\.txt:1 looks like a assigned secret$/);
+  });
   it('reads the test count from the last match, colour codes stripped', () => {
     expect(countTests('\u001b[32m3 passed\u001b[0m\nTests  12 passed (12)', '(\\d+) passed')).toBe(12);
     expect(countTests('# pass 7', '# pass (\\d+)')).toBe(7);

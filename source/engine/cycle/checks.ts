@@ -96,7 +96,8 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   return {
     pass: Object.values(checks).every(Boolean),
     checks,
-    failures,
+    // A path can hold a credential too; what a human or a prompt reads never repeats one.
+    failures: failures.map(maskSecrets),
     test_summary: tests.summary,
     test_count: testCount,
     lint_exit: lint.exitCode,
@@ -174,14 +175,31 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[]): Promise<
   };
 }
 
-/** `file:line kind` for every added line that looks like a credential. */
+/**
+ * `file:line kind` for every added line that looks like a credential. File headers (`+++ b/path`)
+ * are read only between `diff --git` and the first `@@` of that file: inside a hunk, a line
+ * starting with `+++ ` is an added line whose content starts with `++ `, scanned like any other.
+ * Nothing a pattern matched is ever repeated, not even in a file name.
+ */
 export function findSecrets(unifiedDiff: string): string[] {
   const found: string[] = [];
   let file = '';
+  let inHeader = false;
   let line = 0;
   for (const text of unifiedDiff.split('\n')) {
-    if (text.startsWith('+++ ')) {
-      file = text.replace(/^\+\+\+ (b\/)?/, '');
+    if (text.startsWith('diff --git ')) {
+      inHeader = true;
+      file = pathOfDiffLine(text) ?? '(unknown file)';
+      continue;
+    }
+    if (inHeader) {
+      const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(text);
+      if (hunk) {
+        inHeader = false;
+        line = Number(hunk[1]);
+      } else if (text.startsWith('+++ ') && text !== '+++ /dev/null') {
+        file = unquotePath(text.slice(4)).replace(/^b\//, '');
+      }
       continue;
     }
     const hunk = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(text);
@@ -194,16 +212,44 @@ export function findSecrets(unifiedDiff: string): string[] {
       continue;
     }
     if (text.startsWith('+')) {
-      for (const [kind, pattern] of SECRET_PATTERNS) {
-        if (pattern.test(text)) {
-          found.push(`${file}:${line} looks like a ${kind}`);
-          break;
-        }
-      }
+      const kind = secretKind(text);
+      if (kind) found.push(`${maskSecrets(file)}:${line} looks like a ${kind}`);
       line++;
     }
   }
   return found;
+}
+
+function secretKind(text: string): string | null {
+  return SECRET_PATTERNS.find(([, pattern]) => pattern.test(text))?.[0] ?? null;
+}
+
+/** Every credential-looking run of `text` cut to its first four characters and stars. */
+export function maskSecrets(text: string): string {
+  let out = text;
+  for (const [, pattern] of SECRET_PATTERNS) {
+    const global = new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`);
+    out = out.replace(global, (m) => `${m.slice(0, 4)}${'*'.repeat(Math.min(8, Math.max(4, m.length - 4)))}`);
+  }
+  return out;
+}
+
+/** `diff --git a/p b/p`: the path when both sides are the same (always so with --no-renames). */
+function pathOfDiffLine(text: string): string | null {
+  const rest = text.slice('diff --git '.length);
+  if (rest.startsWith('"')) return null;
+  const half = (rest.length - 1) / 2;
+  const a = rest.slice(0, half);
+  const b = rest.slice(half + 1);
+  return a.startsWith('a/') && b.startsWith('b/') && a.slice(2) === b.slice(2) ? b.slice(2) : null;
+}
+
+/** Git quotes unusual paths C-style ("b/a\tb"); enough of it to name the file. */
+function unquotePath(text: string): string {
+  if (!text.startsWith('"') || !text.endsWith('"')) return text;
+  return text
+    .slice(1, -1)
+    .replace(/\\([\\"tn])/g, (_m, c: string) => (c === 't' ? '\t' : c === 'n' ? '\n' : c));
 }
 
 export function countTests(output: string, pattern: string): number | null {
