@@ -1,30 +1,11 @@
 import type { EngineBus } from '../events.js';
-import type { RelaisConfig } from '../protocol/config.js';
-import { type BreakerEvent, breakerLogLines, CircuitBreaker } from '../supervise/circuit-breaker.js';
-import type { Clock } from '../supervise/clock.js';
+import { type BreakerEvent, breakerLogLines, type CircuitBreaker } from '../supervise/circuit-breaker.js';
 
 /**
- * The circuit breaker for a planner run outside a workflow (`relais plan`): seed 002 §6.1's
- * triggers from the same config section, as every agent process in every engine has.
+ * Breaker warnings on the bus, with the seed's log lines, for a planner run outside a workflow
+ * (`relais plan`: there is no WORKFLOW.json to keep them). The breaker itself is the PLANNING
+ * phase's, from `breakerFrom(config, 'PLANNING', …)`, as `ralphy start` builds it.
  */
-export function plannerBreaker(config: RelaisConfig, clock: Clock): CircuitBreaker | null {
-  const cb = config.circuit_breaker;
-  if (!cb.enabled) return null;
-  return new CircuitBreaker(
-    {
-      inactivityMs: cb.inactivity_timeout * 1000,
-      maxRepeatedErrors: cb.max_repeated_errors,
-      stagnationMs: null,
-      maxOutputBytes: cb.max_output_size,
-      maxAttempts: cb.max_attempts,
-      testCommand: null,
-      testInactivityMs: cb.test_inactivity_timeout * 1000,
-    },
-    () => clock.now(),
-  );
-}
-
-/** Breaker warnings on the bus, with the seed's log lines (there is no WORKFLOW.json to keep them). */
 export function reportOnBus(bus: EngineBus, breaker: CircuitBreaker | null): (event: BreakerEvent) => void {
   return (event) => {
     if (!breaker) return;

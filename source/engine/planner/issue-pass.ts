@@ -4,12 +4,13 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import { findExecutable } from '../agents/find-executable.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { breakerFrom } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import { acquireLock } from '../workspace/lock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import type { Applied } from './apply.js';
 import { plannerHasNews } from './batch.js';
-import { plannerBreaker, reportOnBus } from './breaker.js';
+import { reportOnBus } from './breaker.js';
 import { commentOnIssue, type GhRun, viewIssue } from './github.js';
 import { plannerPass } from './pass.js';
 import type { Session } from './schemas.js';
@@ -103,7 +104,7 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
   session = earlier.session;
   if (session.status === 'ready') return { kind: 'ready_already', session, posted: earlier.posted };
   if (!plannerHasNews(session)) return { kind: 'silent', session, posted: earlier.posted };
-  const breaker = plannerBreaker(input.config, input.clock);
+  const breaker = breakerFrom(input.config, 'PLANNING', () => input.clock.now());
   const pass = await plannerPass({
     pp,
     session,

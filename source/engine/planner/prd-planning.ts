@@ -2,9 +2,10 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { breakerFrom } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
-import { plannerBreaker, reportOnBus } from './breaker.js';
+import { reportOnBus } from './breaker.js';
 import { plannerPass } from './pass.js';
 import { openPrdSession, type PrdLike, prdSubject } from './prd-session.js';
 import { plannerPaths } from './store.js';
@@ -35,7 +36,7 @@ export async function planPrd(
   const pp = plannerPaths(input.paths);
   const opened = await openPrdSession(pp, input.prd, input.now());
   if (!opened.ok) return { kind: 'unreadable', detail: opened.problem };
-  const breaker = plannerBreaker(input.config, input.clock);
+  const breaker = breakerFrom(input.config, 'PLANNING', () => input.clock.now());
   return planAtTerminal({
     pp,
     session: opened.session,
