@@ -318,16 +318,19 @@ describe('quality signals (seed 004 eval hooks)', () => {
       { type: 'post_comment', data: { kind: 'assumptions', content: 'Assuming no for 2.' } },
       ready('S', [1, 2]),
     ).session;
-    const stats = plannerStats([
-      { id: 'a', session: { ...done, spec_first_gate: 'passed' }, problem: null },
-      { id: 'b', session: { ...done, session_id: 'prd-b', spec_first_gate: 'rejected' }, problem: null },
-      {
-        id: 'c',
-        session: { ...fresh(), session_id: 'issue-3', subject: { kind: 'issue', number: 3, title: 'T' } },
-        problem: null,
-      },
-      { id: 'd', session: null, problem: 'not JSON' },
-    ]);
+    const stats = plannerStats(
+      [
+        { id: 'a', session: { ...done, spec_first_gate: 'passed' }, problem: null },
+        { id: 'b', session: { ...done, session_id: 'prd-b', spec_first_gate: 'rejected' }, problem: null },
+        {
+          id: 'c',
+          session: { ...fresh(), session_id: 'issue-3', subject: { kind: 'issue', number: 3, title: 'T' } },
+          problem: null,
+        },
+        { id: 'd', session: null, problem: 'not JSON' },
+      ],
+      [],
+    );
     expect(stats.sessions[0]).toMatchObject({
       questions_asked: 2,
       rounds: 1,
@@ -340,5 +343,50 @@ describe('quality signals (seed 004 eval hooks)', () => {
     expect(lines).toContain('    gaps closed: 1 answered, 1 inferred, 0 not relevant; 0 open');
     expect(lines).toContain('  d  unreadable: not JSON');
     expect(lines.at(-1)).toBe('Spec acceptance rate: 1/2 (50%) passed the first gate');
+  });
+
+  it('counts the learnings each session added, not the ids its handoff names', () => {
+    const learning = (id: number, session_id: string): Learning => ({
+      id,
+      type: 'domain_learnings',
+      content: `fact ${id}`,
+      session_id,
+      source_message_id: 1,
+      source_author: 'pm',
+      created_at: at(0).toISOString(),
+    });
+    const asked = run(fresh(), 1, ask('reporter', [{ q: 'A?' }])).session;
+    // The handoff names learning 1, which an earlier session added; this one added 2 and 3.
+    const done = run(
+      say(asked, 'go', 2),
+      3,
+      close(1, 'inferred', 'Assumption: a.\nRationale: b.'),
+      {
+        type: 'post_comment',
+        data: { kind: 'assumptions', content: 'Assuming a.' },
+      },
+      ready('S', [1], [1]),
+    ).session;
+    const other = {
+      ...fresh(),
+      session_id: 'issue-4',
+      subject: { kind: 'issue' as const, number: 4, title: 'T' },
+    };
+    const stats = plannerStats(
+      [
+        { id: 'a', session: done, problem: null },
+        { id: 'b', session: other, problem: null },
+      ],
+      [
+        learning(1, 'prd-earlier'),
+        learning(2, done.session_id),
+        learning(3, done.session_id),
+        learning(4, 'issue-4'),
+      ],
+    );
+    expect(stats.sessions.map((s) => [s.session_id, s.learnings])).toEqual([
+      [done.session_id, 2],
+      ['issue-4', 1],
+    ]);
   });
 });

@@ -6,10 +6,9 @@ import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
 import {
   handoffText,
   type IssueOutcome,
-  listSessions,
+  loadPlannerStats,
   planIssue,
   plannerPaths,
-  plannerStats,
   planPrd,
   statsLines,
   type TerminalOutcome,
@@ -64,7 +63,7 @@ export async function planCommand(
 }
 
 async function printStats(io: CommandIo, setup: TickSetup, json: boolean): Promise<number> {
-  const stats = plannerStats(await listSessions(plannerPaths(setup.paths)));
+  const stats = await loadPlannerStats(plannerPaths(setup.paths));
   if (json) println(io.stdout, JSON.stringify(stats));
   else for (const line of statsLines(stats)) println(io.stdout, line);
   return EXIT.SUCCESS;

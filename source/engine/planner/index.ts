@@ -13,7 +13,7 @@ export { type PassOutcome, plannerPass } from './pass.js';
 export { planPrd } from './prd-planning.js';
 export { prdHandoff, recordSpecGate } from './prd-session.js';
 export * from './schemas.js';
-export { plannerStats, statsLines } from './stats.js';
+export { loadPlannerStats, plannerStats, statsLines } from './stats.js';
 export { listSessions, plannerPaths } from './store.js';
 export type { TerminalOutcome } from './terminal-session.js';
 export { validateBatch } from './validate.js';

@@ -1,4 +1,5 @@
-import type { Session } from './schemas.js';
+import type { Learning, Session } from './schemas.js';
+import { listSessions, type PlannerPaths, readLearnings } from './store.js';
 
 /**
  * Seed 004's eval hooks ("Add eval hooks/metrics for Planner quality (focus: spec acceptance rate
@@ -16,6 +17,7 @@ export interface SessionSignals {
   readonly repairs: number;
   readonly open_gaps: number;
   readonly closed: { answered: number; inferred: number; not_relevant: number };
+  /** Learnings this session added to the workspace (one it proposed again is not counted twice). */
   readonly learnings: number;
   readonly spec_first_gate: Session['spec_first_gate'];
   readonly cost_usd: number;
@@ -31,7 +33,7 @@ export interface PlannerStats {
   readonly unreadable: Array<{ id: string; problem: string }>;
 }
 
-export function sessionSignals(session: Session): SessionSignals {
+export function sessionSignals(session: Session, learnings: readonly Learning[]): SessionSignals {
   const closedBy = (reason: string) =>
     session.gaps.filter((g) => g.status === 'closed' && g.closed_reason === reason).length;
   return {
@@ -51,16 +53,26 @@ export function sessionSignals(session: Session): SessionSignals {
       inferred: closedBy('inferred'),
       not_relevant: closedBy('not_relevant'),
     },
-    learnings: session.handoff?.learning_ids.length ?? 0,
+    learnings: learnings.filter((l) => l.session_id === session.session_id).length,
     spec_first_gate: session.spec_first_gate,
     cost_usd: session.cost_usd,
   };
 }
 
+/** Every session's signals, from relais/planner/ (an unreadable learnings.json is listed as such). */
+export async function loadPlannerStats(pp: PlannerPaths): Promise<PlannerStats> {
+  const read = await readLearnings(pp);
+  const stats = plannerStats(await listSessions(pp), read.ok ? read.file.learnings : []);
+  return read.ok
+    ? stats
+    : { ...stats, unreadable: [...stats.unreadable, { id: 'learnings.json', problem: read.problem }] };
+}
+
 export function plannerStats(
   found: ReadonlyArray<{ id: string; session: Session | null; problem: string | null }>,
+  learnings: readonly Learning[],
 ): PlannerStats {
-  const sessions = found.flatMap((f) => (f.session ? [sessionSignals(f.session)] : []));
+  const sessions = found.flatMap((f) => (f.session ? [sessionSignals(f.session, learnings)] : []));
   const judged = sessions.filter((s) => s.spec_first_gate !== null).length;
   const passed = sessions.filter((s) => s.spec_first_gate === 'passed').length;
   return {
