@@ -109,7 +109,9 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     const working = await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
     expect(working).toContain('IMPLEMENTATION');
     tmux.keys('a');
-    await tmux.waitFor((s) => /abort/i.test(s) && /y\b/.test(s), 'the abort confirmation');
+    // The footer's own "a abort" already matches /abort/: wait for the question itself, or `a`
+    // and `y` could reach the app in one read, which it takes for a paste.
+    await tmux.waitFor((s) => s.includes('Abort the running work?'), 'the abort confirmation');
     tmux.keys('y');
 
     const failed = await tmux.waitFor(
