@@ -449,6 +449,30 @@ describe('VALIDATE: invalid state, a dead running cycle, the lock, the time budg
     expect(repo.state().loop.iteration).toBe(1);
   });
 
+  it('a nonce is never reused: two ids with the same derived nonce, or a nonce of a recent cycle', async () => {
+    repo = await CycleRepo.create();
+    const { runners } = scripted({});
+    expect(await repo.cycle(runners, { cycleId: '20260129043000' })).toMatchObject({ reply: 'CYCLE_OK' });
+    expect(repo.state().cycle.nonce).toBe('202601');
+    // Another id, the same hex prefix: the same nonce.
+    const same = await repo.cycle(runners, { cycleId: '20260129050000' });
+    expect(same).toMatchObject({ refused: true, code: 'CYCLE_ID_REUSED' });
+    expect(same.details).toContain('202601');
+    // Not only the previous cycle's: any recent one.
+    repo.setState((s) => {
+      s.phase = 'select-track';
+    });
+    expect(await repo.cycle(scripted({ planner: [track()] }).runners, { cycleId: 'abcdef01' })).toMatchObject({
+      reply: 'CYCLE_OK',
+    });
+    expect(await repo.cycle(runners, { cycleId: '2026012906' })).toMatchObject({
+      refused: true,
+      code: 'CYCLE_ID_REUSED',
+    });
+    expect(repo.state().loop.iteration).toBe(2);
+    expect(repo.state().cycle.recent_nonces).toEqual(['202601', 'ABCDEF']);
+  });
+
   it('the lock held by a live process refuses the cycle', async () => {
     repo = await CycleRepo.create();
     const { acquireLock } = await import('../../source/engine/workspace/lock.js');

@@ -15,7 +15,10 @@ export function deriveNonce(cycleId: string): string {
   return nonce;
 }
 
-/** A fresh cycle id: 16 random hex digits, so every cycle gets a new nonce. */
-export function newCycleId(): string {
-  return randomBytes(8).toString('hex');
+/** A fresh cycle id: 16 random hex digits whose nonce is none of `used`. */
+export function newCycleId(used: readonly string[] = []): string {
+  for (;;) {
+    const id = randomBytes(8).toString('hex');
+    if (!used.includes(deriveNonce(id))) return id;
+  }
 }

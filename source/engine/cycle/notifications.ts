@@ -24,8 +24,14 @@ export interface Notice {
 /** The gate kind a front end shows for an approval (GateKind has no cycle kinds of its own). */
 const GATE_FOR: Partial<Record<NoticeEvent, GateKind>> = { new_track: 'spec', task_complete: 'qa' };
 
+/** What a notification needs of the cycle (also before VALIDATE has a nonce). */
+export type NotifyContext = Pick<
+  CycleContext,
+  'root' | 'paths' | 'policy' | 'bus' | 'gates' | 'signal' | 'now'
+>;
+
 export async function notify(
-  ctx: CycleContext,
+  ctx: NotifyContext,
   state: CycleState | null,
   event: NoticeEvent,
   notice: Notice,

@@ -21,6 +21,7 @@ import {
   cyclePaths,
   freshState,
   type Phase,
+  RECENT_NONCES,
   readCycleState,
   writeCycleState,
 } from './state.js';
@@ -55,54 +56,51 @@ export async function runCycle(options: CycleOptions): Promise<CycleOutcome> {
   const lock = await acquireLock(paths.lock, 'relais cycle');
   if (!lock.ok) return refuse(options, null, 'CYCLE_LOCK_HELD', lock.detail);
   try {
-    const cycleId = options.cycleId ?? newCycleId();
-    const ctx: CycleContext = {
+    return await protocol({
       ...options,
       now,
       git,
       paths,
-      cycleId,
-      nonce: deriveNonce(cycleId),
       docsDir: join(options.root, options.policy.docs_dir),
-    };
-    return await protocol(ctx);
+    });
   } finally {
     await lock.lock.release();
   }
 }
 
-async function protocol(ctx: CycleContext): Promise<CycleOutcome> {
+/** The context before VALIDATE has chosen the cycle id and its nonce. */
+type Unvalidated = Omit<CycleContext, 'cycleId' | 'nonce'> & { readonly cycleId?: string };
+
+async function protocol(base: Unvalidated): Promise<CycleOutcome> {
   // Step 1 LOAD (a missing state is a first run; an unparseable one is never reset).
-  const read = await readCycleState(ctx.paths);
+  const read = await readCycleState(base.paths);
   if (read.kind === 'invalid') {
     const reason = `relais/cycle/STATE.json: ${read.reason}`;
-    await notify(ctx, null, 'escalation', { title: 'Cycle state invalid', lines: [reason] }, 'pause');
-    return refuse(ctx, null, 'CYCLE_STATE_INVALID', reason);
+    await notify(base, null, 'escalation', { title: 'Cycle state invalid', lines: [reason] }, 'pause');
+    return refuse(base, null, 'CYCLE_STATE_INVALID', reason);
   }
-  let state = read.kind === 'ok' ? read.value : freshState(ctx.now(), ctx.policy.mode);
+  let state = read.kind === 'ok' ? read.value : freshState(base.now(), base.policy.mode);
   state = {
     ...state,
-    mode: ctx.policy.mode,
-    task: { ...state.task, max_retries: ctx.policy.escalation.max_retries },
+    mode: base.policy.mode,
+    task: { ...state.task, max_retries: base.policy.escalation.max_retries },
   };
 
   // Step 2 VALIDATE.
   if (state.phase === 'needs_human') {
     const why = state.needs_human;
     return refuse(
-      ctx,
+      base,
       state.phase,
       'CYCLE_NEEDS_HUMAN',
       why ? `${why.code}: ${why.reason}` : 'needs a human',
     );
   }
-  if (!/^[\x21-\x7e]{1,200}$/.test(ctx.cycleId) || state.cycle.id === ctx.cycleId)
-    return refuse(
-      ctx,
-      state.phase,
-      'CYCLE_ID_REUSED',
-      `cycle id "${ctx.cycleId.slice(0, 80)}" is ${state.cycle.id === ctx.cycleId ? "the previous cycle's" : 'not 1-200 printable characters'}`,
-    );
+  const used = [...state.cycle.recent_nonces, ...(state.cycle.nonce ? [state.cycle.nonce] : [])];
+  const cycleId = base.cycleId ?? newCycleId(used);
+  const reused = cycleIdProblem(cycleId, state, used);
+  if (reused) return refuse(base, state.phase, 'CYCLE_ID_REUSED', reused);
+  const ctx: CycleContext = { ...base, cycleId, nonce: deriveNonce(cycleId) };
   if (state.cycle.status === 'running') {
     // We hold the lock, so the cycle that wrote "running" is gone: mark it as ralph.sh would.
     await writeCycleState(ctx.paths, { ...state, cycle: { ...state.cycle, status: 'timed_out' } });
@@ -122,6 +120,7 @@ async function protocol(ctx: CycleContext): Promise<CycleOutcome> {
       status: 'running',
       started_at: startedAt.toISOString(),
       finished_at: null,
+      recent_nonces: [...state.cycle.recent_nonces, ctx.nonce].slice(-RECENT_NONCES),
     },
   };
   await writeCycleState(ctx.paths, state);
@@ -250,7 +249,25 @@ async function checkBudget(
   return { state, exceeded: false };
 }
 
-function refuse(options: CycleOptions, phase: Phase | null, code: CycleCode, details: string): CycleOutcome {
+/**
+ * Seed 003 safety rule 7, "never reuse a nonce across cycles": not only the previous cycle's id,
+ * but any id whose nonce a recent cycle had (hex ids sharing their first six digits do).
+ */
+function cycleIdProblem(cycleId: string, state: CycleState, used: readonly string[]): string | null {
+  if (!/^[\x21-\x7e]{1,200}$/.test(cycleId))
+    return `cycle id "${cycleId.slice(0, 80)}" is not 1-200 printable characters`;
+  if (state.cycle.id === cycleId) return `cycle id "${cycleId}" is the previous cycle's`;
+  const nonce = deriveNonce(cycleId);
+  if (used.includes(nonce)) return `cycle id "${cycleId}" gives nonce ${nonce}, which a recent cycle used`;
+  return null;
+}
+
+function refuse(
+  options: Pick<CycleOptions, 'bus'>,
+  phase: Phase | null,
+  code: CycleCode,
+  details: string,
+): CycleOutcome {
   options.bus.emit({
     type: 'cycle.finished',
     cycle_id: null,

@@ -35,6 +35,8 @@ export const ACTIONS = [
 export type CycleAction = (typeof ACTIONS)[number];
 
 const iso = z.iso.datetime({ offset: true });
+/** How many past nonces STATE.json keeps. */
+export const RECENT_NONCES = 64;
 const sha = z.string().regex(/^[0-9a-f]{40}$/);
 export const bareId = z
   .string()
@@ -94,6 +96,11 @@ export const cycleStateSchema = z.strictObject({
       status: z.enum(['idle', 'running', 'complete', 'failed', 'timed_out']).default('idle'),
       started_at: iso.nullable().default(null),
       finished_at: iso.nullable().default(null),
+      /** The nonces of the last cycles, oldest first: a nonce is never used twice (seed 003 rule 7). */
+      recent_nonces: z
+        .array(z.string().regex(/^[0-9A-F]{6}$/))
+        .max(RECENT_NONCES)
+        .default([]),
     })
     .prefault({}),
   loop: z
