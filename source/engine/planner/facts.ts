@@ -24,7 +24,7 @@ export function learningsSection(learnings: readonly Learning[], maxItems: numbe
     lines.push(heading);
     size += heading.length + 1;
     for (const l of items) {
-      const line = `- ${l.content.replace(/\s+/g, ' ').trim()} (learning ${l.id}, from ${l.source_author})`;
+      const line = `- ${inert(l.content.replace(/\s+/g, ' ').trim())} (learning ${l.id}, from ${inert(l.source_author)})`;
       if (size + line.length + 1 > maxChars) break;
       lines.push(line);
       size += line.length + 1;
@@ -33,9 +33,17 @@ export function learningsSection(learnings: readonly Learning[], maxItems: numbe
   return [FACTS_BEGIN, '## Learnings from planning (Relay)', ...lines, FACTS_END].join('\n');
 }
 
+/**
+ * A learning is a human's words: it must not open or close an HTML comment, or it could end the
+ * section early (the next replace would then leave its tail behind) or hide text from a reader.
+ */
+function inert(text: string): string {
+  return text.replace(/<!--/g, '&lt;!--').replace(/-->/g, '--&gt;');
+}
+
 export function withLearningsSection(current: string, section: string): string {
   const begin = current.indexOf(FACTS_BEGIN);
-  const end = current.indexOf(FACTS_END);
+  const end = begin >= 0 ? current.indexOf(FACTS_END, begin) : -1;
   if (begin >= 0 && end > begin)
     return `${current.slice(0, begin)}${section}${current.slice(end + FACTS_END.length)}`;
   const base = current.trimEnd();
