@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CycleState } from '../../source/engine/cycle/state.js';
-import { denyAll } from '../../source/engine/gates.js';
+import { approveAll, denyAll } from '../../source/engine/gates.js';
 import {
   type Answer,
   CycleRepo,
@@ -462,9 +462,11 @@ describe('VALIDATE: invalid state, a dead running cycle, the lock, the time budg
     repo.setState((s) => {
       s.phase = 'select-track';
     });
-    expect(await repo.cycle(scripted({ planner: [track()] }).runners, { cycleId: 'abcdef01' })).toMatchObject({
-      reply: 'CYCLE_OK',
-    });
+    expect(await repo.cycle(scripted({ planner: [track()] }).runners, { cycleId: 'abcdef01' })).toMatchObject(
+      {
+        reply: 'CYCLE_OK',
+      },
+    );
     expect(await repo.cycle(runners, { cycleId: '2026012906' })).toMatchObject({
       refused: true,
       code: 'CYCLE_ID_REUSED',
@@ -537,6 +539,23 @@ describe('modes', () => {
       phase: 'needs_human',
     });
     expect((repo.state() as CycleState).needs_human?.resume_phase).toBe('select-track');
+  });
+
+  it('a declined new track is not selected: --resume asks the planner again, never specs the declined track', async () => {
+    repo = await CycleRepo.create();
+    repo.gates = denyAll;
+    const { runners, calls } = scripted({ planner: [track('risky'), track('greet')] });
+    await repo.cycle(runners);
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'pick_track', code: 'CYCLE_GATE_DECLINED' });
+    expect(repo.state().track).toMatchObject({ id: null, status: 'none' });
+    expect(repo.state().needs_human?.reason).toContain('track risky was not approved');
+    const { resumeCycle } = await import('../../source/engine/cycle/status.js');
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'select-track' });
+    repo.gates = approveAll;
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'pick_track', reply: 'CYCLE_OK' });
+    expect(repo.state().track).toMatchObject({ id: 'greet', status: 'in-progress' });
+    // The planner hears that its pick was declined.
+    expect(calls[1]?.request.userPrompt).toContain('A human declined your last pick: track risky');
   });
 
   it('yolo: track start and completion are silent, the summary is not', async () => {

@@ -38,6 +38,9 @@ export function pickTrackPrompt(nonce: string, state: CycleState, docs: Docs): P
       `Current roadmap phase: ${state.roadmap.current_phase ?? 'not started'}; phases completed: ${state.roadmap.phases_completed.join(', ') || 'none'}.`,
       `Tracks completed: ${done}.`,
       ...(state.roadmap.unmet ? [`Your last PHASE_COMPLETE was refused: ${state.roadmap.unmet}`] : []),
+      ...(state.roadmap.declined
+        ? [`A human declined your last pick: ${state.roadmap.declined}. Choose with that in mind.`]
+        : []),
       '',
       docSection(docs),
       '',

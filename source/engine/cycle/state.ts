@@ -133,6 +133,8 @@ export const cycleStateSchema = z.strictObject({
       phases_completed: z.array(z.string().max(100)).default([]),
       /** Why the planner's last PHASE_COMPLETE was refused (context for the next pick_track). */
       unmet: z.string().max(2000).nullable().default(null),
+      /** The planner's last pick that a human declined (context for the next pick_track). */
+      declined: z.string().max(500).nullable().default(null),
     })
     .prefault({}),
   last_action: z.enum(ACTIONS).nullable().default(null),

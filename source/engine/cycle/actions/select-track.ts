@@ -64,7 +64,7 @@ export async function pickTrack(ctx: CycleContext, state: CycleState): Promise<A
   if (block.kind === 'phase_complete') return phaseComplete(ctx, state, block.nextPhase);
   const next: CycleState = {
     ...state,
-    roadmap: { ...state.roadmap, current_phase: block.phase, unmet: null },
+    roadmap: { ...state.roadmap, current_phase: block.phase, unmet: null, declined: null },
     track: {
       ...state.track,
       id: block.id,
@@ -89,8 +89,16 @@ export async function pickTrack(ctx: CycleContext, state: CycleState): Promise<A
       `about ${block.estimatedTasks} task(s)`,
     ],
   });
-  if (!gate.approved)
-    return pauseResult(ctx, next, 'CYCLE_GATE_DECLINED', `track ${block.id} was not approved`);
+  // Declined: nothing is selected, so `--resume` asks the planner again (told of the decline).
+  if (!gate.approved) {
+    const declined = `track ${block.id} (${block.name})`;
+    return pauseResult(
+      ctx,
+      { ...state, roadmap: { ...state.roadmap, declined } },
+      'CYCLE_GATE_DECLINED',
+      `track ${block.id} was not approved`,
+    );
+  }
   return okResult(next, `track ${block.id} selected: ${block.name}`);
 }
 
@@ -115,6 +123,7 @@ async function phaseComplete(
     current_phase: nextPhase,
     phases_completed: phase ? [...state.roadmap.phases_completed, phase] : state.roadmap.phases_completed,
     unmet: null,
+    declined: null,
   };
   if (nextPhase === null)
     return okResult({ ...state, roadmap, phase: 'complete' }, `phase ${phase} complete; the roadmap is done`);
