@@ -69,6 +69,7 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
     expect(first.stdout).toContain('Issue #12: 2 open question(s). Posted 2 comment(s).');
     expect(gh.calls().map((c) => c.args.slice(0, 3))).toEqual([
       ['issue', 'view', '12'],
+      ['api', 'user', '--jq'],
       ['issue', 'comment', '12'],
       ['issue', 'comment', '12'],
     ]);

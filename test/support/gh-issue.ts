@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 /**
  * A `gh` stand-in on PATH that serves one issue thread from a JSON file (`gh issue view <n> --json
  * …`) and records what is posted (`gh issue comment <n> --body-file F`), appending it to the
- * thread as the logged-in user, as GitHub would. A real program (a child process the runner
+ * thread as the logged-in user, as GitHub would; `gh api user --jq .login` prints that user. A real program (a child process the runner
  * starts), standing in only for the network. RELAIS_GH_NOAUTH and RELAIS_GH_COMMENT_FAIL make it
  * fail the way gh does.
  */
@@ -46,6 +46,7 @@ export function ghStandIn(base: string, thread: Omit<GhThread, 'comments'>, logg
         JSON.stringify(logPath) +
         ", JSON.stringify(entry) + '\\n');",
       "if (process.env.RELAIS_GH_NOAUTH) { log({ args }); console.error('To get started with GitHub CLI, please run:  gh auth login'); process.exit(4); }",
+      `if (args[0] === 'api' && args[1] === 'user') { log({ args }); console.log(${JSON.stringify(loggedInAs)}); process.exit(0); }`,
       "if (args[0] === 'issue' && args[1] === 'view') { log({ args }); process.stdout.write(JSON.stringify(thread)); process.exit(0); }",
       "if (args[0] === 'issue' && args[1] === 'comment') {",
       "  const body = fs.readFileSync(args[args.indexOf('--body-file') + 1], 'utf8');",

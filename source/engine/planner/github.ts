@@ -5,7 +5,7 @@ import { describeEnd, type ProcessResult, runProcess } from '../supervise/run-pr
 /**
  * The issue thread through the GitHub CLI, argv only: `gh issue view <n> --json
  * title,body,author,assignees,comments` to read it, `gh issue comment <n> --body-file F` to
- * answer. Every failure comes back with what went wrong and how to fix it; nothing throws.
+ * answer, `gh api user --jq .login` for the account that answers. Every failure comes back with what went wrong and how to fix it; nothing throws.
  */
 
 export type Gh<T> = { ok: true; value: T } | { ok: false; detail: string; fix: string };
@@ -107,6 +107,20 @@ export async function commentOnIssue(run: GhRun, issue: number, bodyFile: string
   const result = await gh(run, ['issue', 'comment', String(issue), '--body-file', bodyFile]);
   if (!succeeded(result)) return failure(result, `gh issue comment ${issue}`);
   return { ok: true, value: result.stdoutTail.trim() };
+}
+
+/** The account gh is logged in as, which posts the planner's comments (asked once per run). */
+export async function ghLogin(run: GhRun): Promise<Gh<string>> {
+  const result = await gh(run, ['api', 'user', '--jq', '.login']);
+  if (!succeeded(result)) return failure(result, 'gh api user');
+  const login = result.stdoutTail.trim();
+  if (!/^[A-Za-z0-9][A-Za-z0-9-]*(?:\[bot\])?$/.test(login) || login.length > 100)
+    return {
+      ok: false,
+      detail: `gh api user did not print a login (${JSON.stringify(login.slice(0, 80))})`,
+      fix: 'Check that pr.gh_command is the GitHub CLI and that gh auth status shows an account.',
+    };
+  return { ok: true, value: login };
 }
 
 function gh(run: GhRun, args: string[]): Promise<ProcessResult> {

@@ -11,7 +11,7 @@ import type { WorkspacePaths } from '../workspace/paths.js';
 import type { Applied } from './apply.js';
 import { plannerHasNews } from './batch.js';
 import { reportOnBus } from './breaker.js';
-import { commentOnIssue, type GhRun, viewIssue } from './github.js';
+import { commentOnIssue, type GhRun, ghLogin, viewIssue } from './github.js';
 import { plannerPass } from './pass.js';
 import type { Session } from './schemas.js';
 import {
@@ -85,6 +85,9 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
   const thread = await viewIssue(run, input.issue);
   if (input.signal.aborted) return { kind: 'interrupted' };
   if (!thread.ok) return { kind: 'blocked', detail: thread.detail, fix: thread.fix };
+  const login = await ghLogin(run);
+  if (input.signal.aborted) return { kind: 'interrupted' };
+  if (!login.ok) return { kind: 'blocked', detail: login.detail, fix: login.fix };
   const now = input.now();
   const opened = await openSession(pp, () =>
     newSession({
@@ -97,7 +100,7 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
   );
   if (!opened.ok)
     return { kind: 'blocked', detail: opened.problem, fix: 'Move the file aside, then run again.' };
-  let session = importThread(opened.session, thread.value, now);
+  let session = importThread(opened.session, thread.value, now, login.value);
   await writeSession(pp, session);
   const earlier = await postOutbox(input, pp, run, session);
   if (!earlier.ok) return earlier.failure;

@@ -6,8 +6,10 @@ import type { Message, Session } from './schemas.js';
 
 /**
  * An issue thread as the planner's discussion. gh posts as whoever is logged in (often the very
- * human the planner asks), so the planner's own comments are told apart by a hidden marker, not
- * by their author. Comments are imported once each (by GitHub id), in thread order.
+ * human the planner asks), so the planner's own comments are those of that account that carry a
+ * hidden marker: the marker alone is not enough, since anyone can type it, and a comment passing
+ * as the planner's would move "the planner's last comment" past a human's proceed and hide it.
+ * Comments are imported once each (by GitHub id), in thread order.
  */
 
 export const RELAY_MARKER = '<!-- relais-planner -->';
@@ -32,8 +34,11 @@ export function commentBody(message: Message): string {
   return `${message.text.trim()}\n\n${RELAY_MARKER}\n`;
 }
 
-/** The session with the thread's new comments in it (and the planner's own linked to their id). */
-export function importThread(session: Session, thread: GhIssue, now: Date): Session {
+/**
+ * The session with the thread's new comments in it (and the planner's own linked to their id).
+ * `plannerLogin`: the account gh posts as (`gh api user`).
+ */
+export function importThread(session: Session, thread: GhIssue, now: Date, plannerLogin: string): Session {
   let next: Session = {
     ...session,
     reporter: thread.author,
@@ -47,7 +52,7 @@ export function importThread(session: Session, thread: GhIssue, now: Date): Sess
   for (const comment of thread.comments) {
     if (known.has(comment.id)) continue;
     known.add(comment.id);
-    if (comment.body.includes(RELAY_MARKER)) {
+    if (comment.author === plannerLogin && comment.body.includes(RELAY_MARKER)) {
       next = linkRelayComment(next, comment.id, comment.body.replace(RELAY_MARKER, '').trim(), now);
       continue;
     }
