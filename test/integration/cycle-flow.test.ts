@@ -194,6 +194,22 @@ describe('the cycle from research to DONE', () => {
     });
   });
 
+  it('a runner commit takes only its own paths: what a human staged stays staged, out of relais(T): spec', async () => {
+    repo = await CycleRepo.create();
+    const { runners } = scripted({ planner: [track(), spec()] });
+    await repo.cycles(runners, (o) => o.action === 'pick_track', 3);
+    repo.write('notes.txt', 'my own work\n');
+    repo.write('src/greet.js', "module.exports = (name) => 'Hi, ' + name;\n");
+    repo.git('add', 'notes.txt', 'src/greet.js');
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'create_spec', reply: 'CYCLE_OK' });
+    expect(repo.subjects()[0]).toBe('relais(greet): spec');
+    expect(repo.git('show', '--name-only', '--format=', 'HEAD').trim()).toBe('specs/tracks/greet/SPEC.md');
+    expect(repo.git('diff', '--cached', '--name-only').trim().split('\n')).toEqual([
+      'notes.txt',
+      'src/greet.js',
+    ]);
+  });
+
   it('files_to_load: planned targets first, related tests and configs, capped at files_to_load_tokens', async () => {
     repo = await CycleRepo.create({
       ...BASE_FILES,

@@ -1,3 +1,4 @@
+import { identityEnv } from '../judge/commit.js';
 import { type Git, splitNul } from '../judge/git.js';
 import { worktreeStatus } from '../judge/repo.js';
 
@@ -18,7 +19,10 @@ export async function dirtyPaths(git: Git, workspaceDir: string): Promise<string
     .filter((p) => p !== workspaceDir && !p.startsWith(`${workspaceDir}/`));
 }
 
-/** Commits exactly `paths` (tracked changes, new files, deletions); returns the new HEAD or null. */
+/**
+ * Commits exactly `paths` (tracked changes, new files, deletions); returns the new HEAD or null.
+ * `git commit --only` with the paths: whatever else a human staged stays staged, out of the commit.
+ */
 export async function commitPaths(
   git: Git,
   paths: readonly string[],
@@ -27,9 +31,17 @@ export async function commitPaths(
   if (paths.length === 0) return null;
   const list = `${paths.join('\0')}\0`;
   await git.ok(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], { stdin: list });
-  const staged = await git.run(['diff', '--cached', '--quiet']);
-  if (staged.code === 0) return null;
-  await git.ok(['commit', '-q', '--no-verify', '-F', '-'], { stdin: message, env: await identityEnv(git) });
+  const wanted = new Set(paths);
+  const staged = splitNul(await git.ok(['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD']));
+  if (!staged.some((p) => wanted.has(p))) return null;
+  // The message is an argument: stdin carries the pathspecs.
+  await git.ok(
+    ['commit', '-q', '--no-verify', '--only', '-m', message, '--pathspec-from-file=-', '--pathspec-file-nul'],
+    {
+      stdin: list,
+      env: await identityEnv(git),
+    },
+  );
   return headOf(git);
 }
 
@@ -86,15 +98,4 @@ export async function freeBranchName(git: Git, base: string): Promise<string> {
     const name = n === 1 ? base : `${base}-${n}`;
     if ((await git.run(['rev-parse', '--verify', '-q', `refs/heads/${name}`])).code !== 0) return name;
   }
-}
-
-/** Commits need an identity; when the user has none configured, the runner signs as itself. */
-async function identityEnv(git: Git): Promise<Record<string, string>> {
-  const name = (await git.run(['config', 'user.name'])).stdout.toString().trim();
-  const email = (await git.run(['config', 'user.email'])).stdout.toString().trim();
-  const env: Record<string, string> = {};
-  if (!name && !process.env.GIT_AUTHOR_NAME) env.GIT_AUTHOR_NAME = env.GIT_COMMITTER_NAME = 'Relais';
-  if (!email && !process.env.GIT_AUTHOR_EMAIL)
-    env.GIT_AUTHOR_EMAIL = env.GIT_COMMITTER_EMAIL = 'relais@localhost';
-  return env;
 }
