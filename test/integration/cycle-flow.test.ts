@@ -1,4 +1,5 @@
-import { symlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cycleStatusLines, resumeCycle } from '../../source/engine/cycle/status.js';
@@ -208,6 +209,33 @@ describe('the cycle from research to DONE', () => {
       'notes.txt',
       'src/greet.js',
     ]);
+  });
+
+  it('documents are read as untrusted files: a link out of the repository is never followed, a FIFO never blocks', async () => {
+    const { 'OPS.md': _ops, ...files } = { ...BASE_FILES, ...SEED };
+    repo = await CycleRepo.create(files);
+    writeFileSync(join(repo.base, 'outside.md'), 'OUTSIDE-SECRET\n');
+    symlinkSync(join(repo.base, 'outside.md'), join(repo.root, 'OPS.md'));
+    const { runners, calls } = scripted({ planner: [track()] });
+    await repo.cycles(runners, (o) => o.action === 'pick_track', 3);
+    expect(calls[0]?.request.userPrompt).toContain('--- specs/ROADMAP.md ---');
+    expect(calls[0]?.request.userPrompt).not.toContain('OUTSIDE-SECRET');
+    // A FIFO where OPS.md should be: read without blocking, and absent.
+    rmSync(join(repo.root, 'OPS.md'));
+    execFileSync('mkfifo', [join(repo.root, 'OPS.md')]);
+    const again = scripted({ planner: [spec()] });
+    expect(await repo.cycle(again.runners)).toMatchObject({ action: 'create_spec', reply: 'CYCLE_OK' });
+    expect(again.calls[0]?.request.userPrompt).not.toContain('--- OPS.md ---');
+  }, 20_000);
+
+  it('a seed doc that links out of the repository is missing', async () => {
+    const { 'specs/VISION.md': _v, ...files } = { ...BASE_FILES, ...SEED };
+    repo = await CycleRepo.create(files);
+    writeFileSync(join(repo.base, 'vision.md'), '# Vision from elsewhere\n');
+    symlinkSync(join(repo.base, 'vision.md'), join(repo.root, 'specs/VISION.md'));
+    const out = await repo.cycle(scripted({}).runners);
+    expect(out).toMatchObject({ action: 'seed_docs', code: 'CYCLE_SEED_DOCS_MISSING' });
+    expect(out.details).toContain('specs/VISION.md');
   });
 
   it('files_to_load: planned targets first, related tests and configs, capped at files_to_load_tokens', async () => {

@@ -1,8 +1,9 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { z } from 'zod';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import { resolvesUnderRoot } from '../workspace/safe-path.js';
+import { readUntrustedFile } from '../workspace/safe-read.js';
 import type { PlanBlock, PlannedTask, SpecBlock } from './blocks.js';
 import type { CycleContext } from './context.js';
 import { quote, renderTaskFields } from './prompts.js';
@@ -166,9 +167,27 @@ export async function writePacket(
   return writeDoc(ctx, join(trackDir(ctx, trackId), 'tasks', `TASK_${taskNumber(n)}.md`), text);
 }
 
-/** A document the planner should see, capped; missing files are simply absent. */
-export async function readDoc(path: string, maxChars = 12_000): Promise<string | null> {
-  const text = await readFile(path, 'utf8').catch(() => null);
+/** Larger documents are not read at all (a planner prompt is no place for them). */
+const MAX_DOC_BYTES = 1024 * 1024;
+
+/**
+ * A file of the repository read as untrusted (anyone, an agent included, may have written it): it
+ * must resolve inside the repository, a symlink is never followed and a FIFO never blocks
+ * (safe-read.ts). `relPath` is relative to `root`; anything unreadable is null.
+ */
+export async function readRepoFile(
+  root: string,
+  relPath: string,
+  maxBytes = MAX_DOC_BYTES,
+): Promise<string | null> {
+  if (!(await resolvesUnderRoot(root, relPath))) return null;
+  const read = await readUntrustedFile(join(root, relPath), maxBytes);
+  return read.ok ? read.text : null;
+}
+
+/** A document the planner should see, capped; missing or unsafe files are simply absent. */
+export async function readDoc(root: string, relPath: string, maxChars = 12_000): Promise<string | null> {
+  const text = await readRepoFile(root, relPath);
   if (text === null) return null;
   return text.length > maxChars ? `${text.slice(0, maxChars)}\n[... cut at ${maxChars} characters]` : text;
 }

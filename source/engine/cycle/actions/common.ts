@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { type CycleCode, cycleRemediation } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { type CycleState, pause } from '../state.js';
@@ -37,10 +36,11 @@ export async function projectDocs(
 ): Promise<Record<string, string>> {
   const docs: Record<string, string> = {};
   for (const name of names) {
-    const text = await readDoc(join(ctx.docsDir, name));
-    if (text) docs[`${ctx.policy.docs_dir}/${name}`] = text;
+    const path = `${ctx.policy.docs_dir}/${name}`;
+    const text = await readDoc(ctx.root, path);
+    if (text) docs[path] = text;
   }
-  const ops = await readDoc(join(ctx.root, 'OPS.md'), 6000);
+  const ops = await readDoc(ctx.root, 'OPS.md', 6000);
   if (ops) docs['OPS.md'] = ops;
   return docs;
 }

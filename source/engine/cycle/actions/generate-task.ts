@@ -199,7 +199,7 @@ async function filesToLoad(
 
 /** OPS.md's command lines, then the configured test and lint templates as argv. */
 async function opsCommands(ctx: CycleContext): Promise<string[]> {
-  const ops = await readDoc(join(ctx.root, 'OPS.md'), 6000);
+  const ops = await readDoc(ctx.root, 'OPS.md', 6000);
   const lines = (ops ?? '')
     .split('\n')
     .filter((l) => /^\s*[-*]\s/.test(l) && l.includes('`'))

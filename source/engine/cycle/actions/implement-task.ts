@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { oneLine } from '../../workspace/printable.js';
 import { readUntrustedFile } from '../../workspace/safe-read.js';
@@ -7,6 +6,7 @@ import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf, stashIfDirty } from '../git-ops.js';
 import { implementPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
+import { readRepoFile } from '../track-docs.js';
 import { failResult, okResult, pauseResult } from './common.js';
 import { afterAttempt } from './progress.js';
 
@@ -26,7 +26,7 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
     return pauseResult(ctx, state, 'CYCLE_DIRTY_TREE', reason);
   }
   const taskId = state.task.id as string;
-  const packet = await readFile(join(ctx.root, state.task.packet_path ?? ''), 'utf8').catch(() => null);
+  const packet = state.task.packet_path ? await readRepoFile(ctx.root, state.task.packet_path) : null;
   if (packet === null)
     return failResult(
       { ...state, task: { ...state.task, sub_step: 'generate' } },

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { askForBlock } from '../agent-call.js';
 import { parsePlanBlock, parseSpecBlock, parseTrackBlock } from '../blocks.js';
@@ -8,19 +8,21 @@ import { notify } from '../notifications.js';
 import { pickTrackPrompt, planPrompt, specPrompt } from '../prompts.js';
 import type { SentinelResult } from '../sentinel.js';
 import type { CycleState } from '../state.js';
-import { readDoc, writePlan, writeSpec } from '../track-docs.js';
+import { readDoc, readRepoFile, writePlan, writeSpec } from '../track-docs.js';
 import { failResult, okResult, pauseResult, projectDocs, SEED_DOCS } from './common.js';
 
 /** Seed 003 research and select-track actions: seed_docs, pick_track, create_spec, create_plan. */
 
 /** Human-driven (P2): never generated; needs_human until the four docs and the P2_DONE marker exist. */
 export async function seedDocs(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+  // A doc counts when it can be read as the planner will read it: a regular file inside the repository.
   const missing: string[] = [];
-  for (const name of [...SEED_DOCS, 'P2_DONE']) {
-    const info = await stat(join(ctx.docsDir, name)).catch(() => null);
-    const needsText = name !== 'P2_DONE';
-    if (!info?.isFile() || (needsText && info.size === 0)) missing.push(`${ctx.policy.docs_dir}/${name}`);
+  for (const name of SEED_DOCS) {
+    const path = `${ctx.policy.docs_dir}/${name}`;
+    if (!(await readRepoFile(ctx.root, path))) missing.push(path);
   }
+  const marker = await lstat(join(ctx.docsDir, 'P2_DONE')).catch(() => null);
+  if (!marker?.isFile()) missing.push(`${ctx.policy.docs_dir}/P2_DONE`);
   if (missing.length === 0)
     return okResult({ ...state, phase: 'select-track' }, 'seed docs present: select-track');
   const reason = `seed docs missing or empty: ${missing.join(', ')}`;
@@ -163,7 +165,7 @@ export async function createSpec(ctx: CycleContext, state: CycleState): Promise<
 export async function createPlan(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
   const trackId = state.track.id as string;
   const docs = await projectDocs(ctx, ['PROJECT.md']);
-  const spec = await readDoc(join(ctx.root, state.track.spec_path as string));
+  const spec = await readDoc(ctx.root, state.track.spec_path as string);
   if (spec) docs[state.track.spec_path as string] = spec;
   const answer = await askForBlock(ctx, 'planner', planPrompt(ctx.nonce, state, docs), (t) =>
     forTrack(trackId, parsePlanBlock(t, ctx.nonce)),
