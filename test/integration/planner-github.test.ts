@@ -45,7 +45,7 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
         ),
         answer(
           close(1, 'answered', 'CMP-08 does need it, monthly.'),
-          learn('domain_learnings', 'acme is configured for CMP-08 reports.'),
+          learn('domain_learnings', 'acme is configured for CMP-08 reports.', 3),
           proceedGate('I think we have enough to start drafting the spec. Want me to proceed?'),
         ),
         answer(

@@ -91,7 +91,15 @@ function plannerReply(request: ModelRequest, root: string): ModelReply {
       },
       {
         type: 'update_learnings',
-        data: { propose: [{ type: 'domain_learnings', content: 'Greetings are in English only.' }] },
+        data: {
+          propose: [
+            {
+              type: 'domain_learnings',
+              content: 'Greetings are in English only.',
+              source_message_id: messageAnswering(dump, 2),
+            },
+          ],
+        },
       },
       ...ask('assignee', Q3, 'It decides which files the tasks touch.', 'One for the implementation:'),
     ]);
@@ -124,6 +132,13 @@ function plannerReply(request: ModelRequest, root: string): ModelReply {
       },
     },
   ]);
+}
+
+/** The id of the human message that answers this gap (a learning names where it comes from). */
+function messageAnswering(dump: string, gap: number): number | null {
+  const blocks = [...dump.matchAll(/\[message (\d+)\] human [^\n]*\n((?: {2}[^\n]*(?:\n|$))*)/g)];
+  const found = blocks.find((m) => (m[2] ?? '').includes(`→ answers gap ${gap}:`));
+  return found ? Number(found[1]) : null;
 }
 
 function ask(respondent: string, question: string, why: string, preface: string): unknown[] {

@@ -4,11 +4,11 @@ import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { PACKAGE_ROOT } from '../workspace/package-assets.js';
 import { type Applied, applyBatch } from './apply.js';
-import { humanAfterRelay } from './batch.js';
 import { contextDump, type Finding, openGaps, type SubjectView } from './context-dump.js';
 import { renderFacts } from './facts.js';
+import { learningSource } from './learning-source.js';
 import { callPlanner, type PlannerCallInput } from './planner-call.js';
-import type { Learning, Session } from './schemas.js';
+import type { Learning, LearningProposal, Session } from './schemas.js';
 import { addLearnings, type PlannerPaths, readLearnings, writeSession } from './store.js';
 import { validateBatch } from './validate.js';
 
@@ -104,26 +104,25 @@ export async function plannerPass(input: PassInput): Promise<PassOutcome> {
 async function storeLearnings(
   input: PassInput,
   session: Session,
-  proposals: Array<{ type: Learning['type']; content: string; source_message_id?: number | null }>,
+  proposals: readonly LearningProposal[],
   now: Date,
 ): Promise<{ learnings: Learning[]; all: Learning[] }> {
-  if (proposals.length === 0) return { learnings: [], all: [] };
-  const humans = session.discussion.filter((m) => m.from === 'human');
-  // A learning without a named source comes from the latest human message (v0: humans only).
-  const fallback = humanAfterRelay(session).at(-1) ?? humans.at(-1);
+  // Validated: each has its human source (learning-source.ts); one without is never stored.
+  const sourced = proposals.flatMap((p) => {
+    const source = learningSource(session, p);
+    return source.ok ? [{ proposal: p, message: source.message }] : [];
+  });
+  if (sourced.length === 0) return { learnings: [], all: [] };
   const { file, stored } = await addLearnings(
     input.pp,
-    proposals.map((p) => {
-      const source = humans.find((m) => m.id === p.source_message_id) ?? fallback;
-      return {
-        type: p.type,
-        content: p.content,
-        session_id: session.session_id,
-        source_message_id: source?.id ?? 1,
-        source_author: source?.author ?? 'human',
-        created_at: now.toISOString(),
-      };
-    }),
+    sourced.map(({ proposal, message }) => ({
+      type: proposal.type,
+      content: proposal.content,
+      session_id: session.session_id,
+      source_message_id: message.id,
+      source_author: message.author,
+      created_at: now.toISOString(),
+    })),
   );
   return { learnings: stored, all: file.learnings };
 }

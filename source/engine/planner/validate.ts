@@ -1,4 +1,5 @@
 import { type Batch, explicitProceed, humanAfterRelay } from './batch.js';
+import { learningSource } from './learning-source.js';
 import { containsText, explicitQuestions, normalize, numberedItems } from './questions.js';
 import type { Gap, GapClose, Learning, Session } from './schemas.js';
 
@@ -151,16 +152,18 @@ export function isAssumption(note: string): boolean {
   return assumption.length > 0 && (match?.[2] ?? '').trim().length > 0;
 }
 
-/** Seed 004 "Learnings (v2)": v0 captures learnings from humans only. */
+/**
+ * Seed 004 "Learnings (v2)": v0 captures learnings from humans only; on a GitHub issue, from the
+ * reporter and the assignees only (learning-source.ts).
+ */
 function learningRules(batch: Batch, session: Session): string[] {
   if (batch.learnings.length === 0) return [];
-  const humans = session.discussion.filter((m) => m.from === 'human');
-  if (humans.length === 0) return ['learnings come from human messages only, and no human has written yet'];
-  return batch.learnings.flatMap((l) =>
-    l.source_message_id != null && !humans.some((m) => m.id === l.source_message_id)
-      ? [`learning "${cut(l.content)}" names message ${l.source_message_id}, which is not a human message`]
-      : [],
-  );
+  if (!session.discussion.some((m) => m.from === 'human'))
+    return ['learnings come from human messages only, and no human has written yet'];
+  return batch.learnings.flatMap((l) => {
+    const source = learningSource(session, l);
+    return source.ok ? [] : [`learning "${cut(l.content)}" ${source.why}`];
+  });
 }
 
 /** Seed 004 "ready_for_spec_generation" rules and "Assumption Handling". */
