@@ -191,6 +191,23 @@ describe('three failures -> rescue branch and reset', () => {
   });
 });
 
+describe('rescue branch names', () => {
+  it('a task id git refuses in a branch name still gets a rescue branch (never CYCLE_INTERNAL)', async () => {
+    await atImplement([{ id: 'T1' }], {});
+    repo.write('src/greet.js', 'half done\n');
+    repo.setState((x) => {
+      x.task.id = 'T1.lock';
+      x.task.retry_count = 3;
+      x.last_result = { ok: false, details: 'failed', code: null };
+    });
+    const out = await repo.cycle(scripted({}).runners);
+    expect(out).toMatchObject({ action: 'rollback_and_escalate', code: 'CYCLE_ROLLED_BACK' });
+    const branches = repo.git('branch', '--list', 'rescue-*').trim();
+    expect(branches).toMatch(/rescue-\S+-T1-lock$/);
+    expect(repo.git('stash', 'list')).toContain('before rollback');
+  });
+});
+
 describe('verify_task stage 2 and 3: verdicts, format repair', () => {
   const fine = writes({ 'src/greet.js': GOOD });
 

@@ -245,3 +245,14 @@ describe('policy and agents defaults (seed 003)', () => {
     expect(r.success).toBe(false);
   });
 });
+
+describe('rescue branch names', () => {
+  it('ids git refuses in a ref are rewritten, valid ones kept', async () => {
+    const { refSafe } = await import('../../source/engine/cycle/git-ops.js');
+    expect(refSafe('rescue-20260101-ab12-T1.lock')).toBe('rescue-20260101-ab12-T1-lock');
+    expect(refSafe('rescue-r-a..b')).toBe('rescue-r-a.b');
+    expect(refSafe('rescue-r-T1.')).toBe('rescue-r-T1');
+    expect(refSafe('rescue-r-a b~c^d:e?f*g[h\\i')).toBe('rescue-r-a-b-c-d-e-f-g-h-i');
+    expect(refSafe('rescue-r-auth.v2')).toBe('rescue-r-auth.v2');
+  });
+});

@@ -267,6 +267,16 @@ describe('hostile and broken answers', () => {
       errorOf(parsePlanBlock(PLAN.replace('TITLE="Log out"', 'TITLE="Log out"\nthis is prose'), N)).message,
     ).toContain('not a field');
   });
+  it('ids that no git ref or path can carry are refused at parse time', () => {
+    for (const id of ['T1.lock', 'a..b', 'T1.', 'T1.LOCK'])
+      expect(errorOf(parsePlanBlock(PLAN.replace('TASK_ID=auth-01', `TASK_ID=${id}`), N)).message).toContain(
+        'TASK_ID must be',
+      );
+    const track = (id: string) =>
+      `<<<TRACK:V1:NONCE=${N}>>>\nTRACK_ID=${id}\nTRACK_NAME="A"\nPHASE=P1\nREQUIREMENTS=R1\nGOAL="g"\nESTIMATED_TASKS=1\n<<<END_TRACK:NONCE=${N}>>>`;
+    expect(errorOf(parseTrackBlock(track('auth.lock'), N)).message).toContain('TRACK_ID must be');
+    expect(parseTrackBlock(track('auth.v2'), N).ok).toBe(true);
+  });
   it('errors render with their line and kind', () => {
     const e = errorOf(parseVerdictBlock(verdict('FFFFFF', 'AC1', 'ANSWER=YES\nREASON="x"'), N, 'AC1'));
     expect(describeSentinelError(e as never)).toMatch(/^line 1: .*\[wrong_nonce\]$/);

@@ -70,6 +70,9 @@ export interface VerdictBlock {
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Track and task ids end up in paths, commit subjects and rescue branch names: git must accept them. */
+const REF_SAFE_ID = /^(?!.*\.\.)(?!.*\.$)(?!.*\.[lL][oO][cC][kK]$)[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const REF_SAFE_WHAT = "a bare id (letters, digits, . _ -; no '..', not ending in '.' or '.lock')";
 const PATH = /^(?!\/)(?!.*(?:^|\/)\.\.?(?:\/|$))[A-Za-z0-9._@+/-]{1,300}$/;
 const POSITIVE = /^[1-9][0-9]{0,8}$/;
 
@@ -219,7 +222,7 @@ export function parseTrackBlock(text: string, nonce: string): R<TrackBlock> {
   const f = s.value;
   if (f.has('PHASE_COMPLETE') || f.has('PHASE_BLOCKED')) return trackSignal(f, block.value.end);
   const parts = all({
-    id: f.token('TRACK_ID', ID, 'a bare id (letters, digits, . _ -)'),
+    id: f.token('TRACK_ID', REF_SAFE_ID, REF_SAFE_WHAT),
     name: f.text('TRACK_NAME'),
     phase: f.token('PHASE', ID, 'a bare phase id'),
     requirements: f.token(
@@ -269,7 +272,7 @@ export function parseSpecBlock(text: string, nonce: string): R<SpecBlock> {
   );
   if (!s.ok) return s;
   const parts = all({
-    trackId: s.value.token('TRACK_ID', ID, 'a bare id'),
+    trackId: s.value.token('TRACK_ID', REF_SAFE_ID, REF_SAFE_WHAT),
     title: s.value.text('TITLE'),
     overview: s.value.multiline('OVERVIEW'),
     items: s.value.list('REQUIREMENTS'),
@@ -310,7 +313,7 @@ export function parsePlanBlock(text: string, nonce: string): R<PlanBlock> {
   );
   if (!header.ok) return header;
   const head = all({
-    trackId: header.value.token('TRACK_ID', ID, 'a bare id'),
+    trackId: header.value.token('TRACK_ID', REF_SAFE_ID, REF_SAFE_WHAT),
     count: header.value.int('TASK_COUNT'),
   });
   if (!head.ok) return head;
@@ -333,7 +336,7 @@ function readTask(entries: Entry[], end: number): R<PlannedTask> {
   if (!s.ok) return s;
   const f = s.value;
   const parts = all({
-    taskId: f.token('TASK_ID', ID, 'a bare id (letters, digits, . _ -)'),
+    taskId: f.token('TASK_ID', REF_SAFE_ID, REF_SAFE_WHAT),
     title: f.text('TITLE'),
     summary: f.multiline('SUMMARY'),
     files: f.list('FILES'),

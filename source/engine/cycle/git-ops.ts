@@ -90,12 +90,38 @@ export async function stashIfDirty(git: Git, workspaceDir: string, message: stri
   return true;
 }
 
-/** `base`, or `base-2`, `base-3`, ... : the first branch name not taken yet. */
+/**
+ * `base` made a valid branch name, or `-2`, `-3`, ... : the first one not taken yet. An id git
+ * refuses in a ref (`T1.lock`, `a..b`, `T1.`) is rewritten rather than failing the rescue.
+ */
 export async function freeBranchName(git: Git, base: string): Promise<string> {
-  const valid = await git.run(['check-ref-format', '--branch', base]);
-  if (valid.code !== 0) throw new Error(`"${base}" is not a valid branch name`);
+  let stem = refSafe(base);
+  if (!(await isBranchName(git, stem))) stem = `rescue-${Date.now()}`;
   for (let n = 1; ; n++) {
-    const name = n === 1 ? base : `${base}-${n}`;
+    const name = n === 1 ? stem : `${stem}-${n}`;
     if ((await git.run(['rev-parse', '--verify', '-q', `refs/heads/${name}`])).code !== 0) return name;
   }
+}
+
+async function isBranchName(git: Git, name: string): Promise<boolean> {
+  return (await git.run(['check-ref-format', '--branch', name])).code === 0;
+}
+
+/** What `git check-ref-format` refuses, replaced: odd characters, `..`, a trailing `.` or `.lock`. */
+export function refSafe(name: string): string {
+  return (
+    name
+      .replace(/[^A-Za-z0-9._/-]/g, '-')
+      .replace(/\.{2,}/g, '.')
+      .replace(/\/{2,}/g, '/')
+      .split('/')
+      .map((part) =>
+        part
+          .replace(/^\./, '-')
+          .replace(/\.lock$/i, '-lock')
+          .replace(/\.$/, ''),
+      )
+      .filter(Boolean)
+      .join('/') || 'rescue'
+  );
 }

@@ -15,8 +15,9 @@ import { okResult, pauseResult } from './common.js';
  */
 export async function rollbackAndEscalate(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
   const taskId = state.task.id ?? 'task';
-  const stashed = await stashIfDirty(ctx.git, ctx.config.workspace_dir, `relais: ${taskId} before rollback`);
+  // The name first: nothing is moved until the rescue branch is sure to be created.
   const rescue = await freeBranchName(ctx.git, `rescue-${state.run_id}-${taskId}`);
+  const stashed = await stashIfDirty(ctx.git, ctx.config.workspace_dir, `relais: ${taskId} before rollback`);
   const head = await headOf(ctx.git);
   await ctx.git.ok(['branch', rescue, head]);
   const target = state.last_good.commit ?? state.track.plan_base_commit;
