@@ -3,10 +3,12 @@ import type { CycleState } from '../../source/engine/cycle/state.js';
 import { approveAll, denyAll } from '../../source/engine/gates.js';
 import {
   type Answer,
+  BASE_FILES,
   CycleRepo,
   type Handler,
   nonceOf,
   nothing,
+  phaseComplete,
   plan,
   type Script,
   scripted,
@@ -490,6 +492,38 @@ describe('VALIDATE: invalid state, a dead running cycle, the lock, the time budg
     });
     expect(repo.state().loop.iteration).toBe(2);
     expect(repo.state().cycle.recent_nonces).toEqual(['202601', 'ABCDEF']);
+  });
+
+  it('a refused PHASE_COMPLETE is a failed cycle: a planner repeating it ends the loop after max_consecutive_failures', async () => {
+    repo = await CycleRepo.create();
+    repo.policy.max_cycles_per_loop = 20;
+    const { runners, calls } = scripted({ planner: Array(20).fill(phaseComplete) });
+    const { runCycleLoop } = await import('../../source/engine/cycle/loop.js');
+    const result = await runCycleLoop(repo.options(runners));
+    expect(result).toMatchObject({ end: 'failures', cycles: 4 });
+    expect(result.last).toMatchObject({
+      action: 'pick_track',
+      reply: 'CYCLE_FAIL',
+      code: 'CYCLE_PHASE_INCOMPLETE',
+    });
+    expect(result.last?.details).toContain('PHASE_COMPLETE refused: no track of phase (none) is complete');
+    expect(calls).toHaveLength(3);
+    expect(repo.state().roadmap.unmet).toContain('no track of phase');
+  });
+
+  it('--resume writes STATE.json only while holding the cycle lock', async () => {
+    repo = await CycleRepo.create({ ...BASE_FILES });
+    await repo.cycle(scripted({}).runners);
+    expect(repo.state().phase).toBe('needs_human');
+    const { acquireLock } = await import('../../source/engine/workspace/lock.js');
+    const held = await acquireLock(`${repo.root}/relais/cycle/lock.json`, 'another cycle');
+    const { resumeCycle } = await import('../../source/engine/cycle/status.js');
+    const refused = await resumeCycle(repo.root, 'relais');
+    expect(refused).toMatchObject({ ok: false });
+    expect(refused.ok ? '' : refused.detail).toContain('another cycle');
+    expect(repo.state().phase).toBe('needs_human');
+    if (held.ok) await held.lock.release();
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'research' });
   });
 
   it('the lock held by a live process refuses the cycle', async () => {

@@ -22,6 +22,8 @@ const CYCLE_CODES = {
     'The planner reported the roadmap phase blocked (see reasons); resolve them, then run `relais cycle --resume`.',
   CYCLE_PLANNER_OUTPUT_INVALID:
     'The planner answered twice without a valid sentinel block for this cycle; the next cycle asks again with a new nonce. Check the planner model if it keeps failing.',
+  CYCLE_PHASE_INCOMPLETE:
+    'The planner said the roadmap phase is complete but it is not (see detail); the next pick_track is told why. If it keeps saying so, check ROADMAP.md and the planner model.',
   CYCLE_VERIFIER_OUTPUT_INVALID:
     'A verifier answered twice without a valid VERDICT block; judge the criterion yourself, then run `relais cycle --resume`.',
   CYCLE_AGENT_FAILED:

@@ -1,5 +1,7 @@
+import { mkdir } from 'node:fs/promises';
+import { acquireLock } from '../workspace/lock.js';
 import { cycleRemediation } from './codes.js';
-import { cyclePaths, readCycleState, writeCycleState } from './state.js';
+import { type CyclePaths, cyclePaths, readCycleState, writeCycleState } from './state.js';
 
 /**
  * What `relais status` shows of the cycle: phase, track, task, counters, and the reason of a
@@ -38,9 +40,23 @@ export async function cycleStatusLines(root: string, workspaceDir: string): Prom
 
 export type ResumeResult = { ok: true; phase: string } | { ok: false; detail: string };
 
-/** Ends a pause: back to the phase the cycle paused in. A running or invalid state is refused. */
+/**
+ * Ends a pause: back to the phase the cycle paused in. A running or invalid state is refused, and
+ * so is a resume while a cycle holds relais/cycle/lock.json (STATE.json has one writer at a time).
+ */
 export async function resumeCycle(root: string, workspaceDir: string): Promise<ResumeResult> {
   const paths = cyclePaths(root, workspaceDir);
+  await mkdir(paths.dir, { recursive: true });
+  const lock = await acquireLock(paths.lock, 'relais cycle --resume');
+  if (!lock.ok) return { ok: false, detail: `a cycle is running: ${lock.detail}` };
+  try {
+    return await resumeLocked(paths);
+  } finally {
+    await lock.lock.release();
+  }
+}
+
+async function resumeLocked(paths: CyclePaths): Promise<ResumeResult> {
   const read = await readCycleState(paths);
   if (read.kind !== 'ok')
     return {

@@ -116,10 +116,12 @@ async function phaseComplete(
     unmet.push(`no track of phase ${phase ?? '(none)'} is complete`);
   const dirty = await dirtyPaths(ctx.git, ctx.config.workspace_dir);
   if (dirty.length > 0) unmet.push(`the worktree has uncommitted changes (${dirty.slice(0, 5).join(', ')})`);
+  // A failed cycle: a planner that keeps claiming it ends the loop (max_consecutive_failures).
   if (unmet.length > 0)
-    return okResult(
+    return failResult(
       { ...state, roadmap: { ...state.roadmap, unmet: unmet.join('; ') } },
       `PHASE_COMPLETE refused: ${unmet.join('; ')}`,
+      'CYCLE_PHASE_INCOMPLETE',
     );
   const roadmap = {
     current_phase: nextPhase,
