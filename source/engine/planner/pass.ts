@@ -82,38 +82,40 @@ export async function plannerPass(input: PassInput): Promise<PassOutcome> {
     return { kind: outcome.kind, session: spent, detail: outcome.detail };
   }
   const now = input.now();
-  const stored = await storeLearnings(input, spent, outcome.batch.learnings, now);
+  let stored: Learning[];
+  try {
+    stored = await storeLearnings(input, spent, outcome.batch.learnings, now);
+  } catch (error) {
+    await writeSession(pp, spent);
+    return { kind: 'failed', session: spent, detail: (error as Error).message };
+  }
   const applied = applyBatch({
     session: spent,
     batch: outcome.batch,
-    learnings: stored.learnings,
+    learnings: stored,
     seenMessageId: seen,
     outbox: input.outbox,
     now,
   });
   await writeSession(pp, applied.session);
-  if (stored.learnings.length > 0)
-    await renderFacts(pp.facts, stored.all, {
-      maxItems: config.planner.facts_max_learnings,
-      maxChars: config.planner.facts_max_chars,
-    });
   announce(input.bus, applied);
   return { kind: 'applied', applied };
 }
 
+/** The proposed learnings, stored, and FACTS.md rendered from the file under the same lock. */
 async function storeLearnings(
   input: PassInput,
   session: Session,
   proposals: readonly LearningProposal[],
   now: Date,
-): Promise<{ learnings: Learning[]; all: Learning[] }> {
+): Promise<Learning[]> {
   // Validated: each has its human source (learning-source.ts); one without is never stored.
   const sourced = proposals.flatMap((p) => {
     const source = learningSource(session, p);
     return source.ok ? [{ proposal: p, message: source.message }] : [];
   });
-  if (sourced.length === 0) return { learnings: [], all: [] };
-  const { file, stored } = await addLearnings(
+  if (sourced.length === 0) return [];
+  const { stored } = await addLearnings(
     input.pp,
     sourced.map(({ proposal, message }) => ({
       type: proposal.type,
@@ -123,8 +125,13 @@ async function storeLearnings(
       source_author: message.author,
       created_at: now.toISOString(),
     })),
+    (all) =>
+      renderFacts(input.pp.facts, all, {
+        maxItems: input.config.planner.facts_max_learnings,
+        maxChars: input.config.planner.facts_max_chars,
+      }),
   );
-  return { learnings: stored, all: file.learnings };
+  return stored;
 }
 
 function announce(bus: EngineBus, applied: Applied): void {

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
+import { acquireLock, type HeldLock } from '../workspace/lock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { normalize } from './questions.js';
 import {
@@ -24,6 +26,8 @@ export interface PlannerPaths {
   readonly relDir: string;
   readonly sessionsDir: string;
   readonly learnings: string;
+  /** Held while learnings.json is read, changed and written (and FACTS.md rendered from it). */
+  readonly learningsLock: string;
   /** Where a comment's body waits for `gh issue comment --body-file`. */
   readonly outboxDir: string;
   readonly facts: string;
@@ -37,6 +41,7 @@ export function plannerPaths(paths: WorkspacePaths): PlannerPaths {
     relDir: `${paths.relDir}/planner`,
     sessionsDir: join(dir, 'sessions'),
     learnings: join(dir, 'learnings.json'),
+    learningsLock: join(dir, 'learnings.lock.json'),
     outboxDir: join(dir, 'outbox'),
     facts: paths.facts,
     workspace: paths,
@@ -131,10 +136,45 @@ export async function readLearnings(
 
 /**
  * Adds learnings (the same content twice is one learning) and returns every proposed one with its
- * id. The file is read again right before writing, so a `relais plan --issue` run elsewhere in
- * the workspace does not lose what this one adds.
+ * id. learnings.json is the workspace's while `relais plan --issue` runs lock one issue each, so
+ * the read, change and write happen under a workspace-level lock (learnings.lock.json): two runs
+ * at once neither drop a learning nor give two the same id. `whileLocked` runs under the same lock
+ * with the whole file as written (FACTS.md is rendered from it, so it is never an older view).
+ * Throws when the file is unreadable or the lock stays held (by a live run) too long.
  */
 export async function addLearnings(
+  pp: PlannerPaths,
+  proposed: ReadonlyArray<Omit<Learning, 'id'>>,
+  whileLocked?: (all: Learning[]) => Promise<void>,
+): Promise<{ file: LearningsFile; stored: Learning[] }> {
+  await mkdir(pp.dir, { recursive: true });
+  const lock = await lockLearnings(pp);
+  try {
+    const added = await addUnlocked(pp, proposed);
+    await whileLocked?.(added.file.learnings);
+    return added;
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Another run holds the lock for one read and write: retried for up to this long. */
+const LOCK_PATIENCE_MS = 15_000;
+
+async function lockLearnings(pp: PlannerPaths): Promise<HeldLock> {
+  const started = Date.now();
+  for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+    const attempt = await acquireLock(pp.learningsLock, 'relais planner: learnings.json');
+    if (attempt.ok) return attempt.lock;
+    if (Date.now() - started > LOCK_PATIENCE_MS)
+      throw new Error(
+        `${pp.relDir}/learnings.lock.json stayed held for ${LOCK_PATIENCE_MS / 1000} s (${attempt.detail}); the learnings were not saved`,
+      );
+    await setTimeout(delay);
+  }
+}
+
+async function addUnlocked(
   pp: PlannerPaths,
   proposed: ReadonlyArray<Omit<Learning, 'id'>>,
 ): Promise<{ file: LearningsFile; stored: Learning[] }> {
@@ -152,10 +192,8 @@ export async function addLearnings(
     file = { ...file, next_id: file.next_id + 1, learnings: [...file.learnings, added].slice(-5000) };
     stored.push(added);
   }
-  if (stored.some((l) => !read.file.learnings.includes(l))) {
-    await mkdir(pp.dir, { recursive: true });
+  if (stored.some((l) => !read.file.learnings.includes(l)))
     await writeJsonAtomic(pp.learnings, learningsFileSchema, file);
-  }
   return { file, stored };
 }
 
