@@ -345,6 +345,30 @@ describe('planner output and generate_task hard stops', () => {
     expect(packet).not.toContain('something else entirely');
   });
 
+  it('drift: verification judges the scope against the adapted bindings, not the stale plan', async () => {
+    repo = await CycleRepo.create();
+    const adapted = (r: Parameters<Handler>[0]) =>
+      `<<<PLAN:V1:NONCE=${nonceOf(r)}>>>\nTRACK_ID=greet\nTASK_COUNT=1\n${taskFields({
+        id: 'T1',
+        files: '- path=src/hello.js action=modify rationale="moved"',
+      })}\n<<<END_PLAN:NONCE=${nonceOf(r)}>>>`;
+    const { runners, calls } = scripted({
+      planner: [track(), spec(), plan([{ id: 'T1' }]), adapted],
+      implementer: [writes({ 'src/hello.js': GOOD })],
+      verifier: verdict('YES'),
+    });
+    await repo.cycles(runners, (o) => o.action === 'create_plan', 6);
+    repo.git('mv', 'src/greet.js', 'src/hello.js');
+    repo.write('tests/greet.test.js', repo.read('tests/greet.test.js').replace('greet.js', 'hello.js'));
+    repo.git('commit', '-q', '-am', 'rename');
+    await repo.cycles(runners, (o) => o.action === 'verify_task', 3);
+    expect(repo.state().task.sub_step).toBe('reflect');
+    expect(repo.state().task.files).toEqual([{ path: 'src/hello.js', action: 'modify', rationale: 'moved' }]);
+    const prompt = calls.find((c) => c.role === 'verifier')?.request.userPrompt ?? '';
+    expect(prompt).not.toContain('Files outside the planned scope');
+    expect(prompt).toContain('src/hello.js');
+  });
+
   it('REQUEST_SPLIT: the adapted task needs more than 3x ESTIMATED_DIFF; or the implementer says so', async () => {
     repo = await CycleRepo.create();
     const big = (r: Parameters<Handler>[0]) =>

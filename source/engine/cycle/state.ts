@@ -73,6 +73,18 @@ const taskSchema = z.strictObject({
   max_retries: z.int().min(1).default(3),
   replan_attempted: z.boolean().default(false),
   files_to_load: z.array(fileToLoadSchema).max(200).default([]),
+  /** The task's FILES as bound by generate_task (adapted on drift): the scope verification judges. */
+  files: z
+    .array(
+      z.strictObject({
+        path: z.string().min(1).max(300),
+        action: z.enum(['add', 'modify', 'delete']),
+        rationale: z.string().max(2000),
+      }),
+    )
+    .max(200)
+    .nullable()
+    .default(null),
   packet_path: z.string().max(300).nullable().default(null),
   /** HEAD before the current implementation attempt: what verification diffs against. */
   base_commit: sha.nullable().default(null),

@@ -99,6 +99,7 @@ async function prepareTrack(
         retry_count: 0,
         replan_attempted: false,
         files_to_load: [],
+        files: null,
         packet_path: null,
         base_commit: null,
         failure_context: [],

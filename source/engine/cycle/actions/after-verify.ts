@@ -14,6 +14,7 @@ const freshTask = (state: CycleState): CycleState['task'] => ({
   retry_count: 0,
   replan_attempted: false,
   files_to_load: [],
+  files: null,
   packet_path: null,
   base_commit: null,
   failure_context: [],

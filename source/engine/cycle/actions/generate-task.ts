@@ -76,6 +76,7 @@ export async function generateTask(ctx: CycleContext, state: CycleState): Promis
         description: task.title,
         sub_step: 'implement',
         files_to_load: [...load.entries],
+        files: task.files,
         packet_path: path,
         base_commit: null,
         retry_count: sameTask ? state.task.retry_count : 0,

@@ -190,6 +190,7 @@ export async function createPlan(ctx: CycleContext, state: CycleState): Promise<
       ...state.task,
       sub_step: 'generate',
       id: null,
+      files: null,
       retry_count: 0,
       replan_attempted: false,
       failure_context: [],

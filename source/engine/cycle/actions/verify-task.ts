@@ -22,8 +22,11 @@ import { afterAttempt } from './progress.js';
 export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
   const taskId = state.task.id as string;
   const plan = await readPlan(ctx, state.track.id as string);
-  const task = plan.tasks.find((t) => t.taskId === taskId);
-  if (!task) return pauseResult(ctx, state, 'CYCLE_STATE_INCONSISTENT', `task ${taskId} is not in the plan`);
+  const planned = plan.tasks.find((t) => t.taskId === taskId);
+  if (!planned)
+    return pauseResult(ctx, state, 'CYCLE_STATE_INCONSISTENT', `task ${taskId} is not in the plan`);
+  // The files generate_task bound (adapted on drift), not the plan's: that is the planned scope now.
+  const task: PlannedTask = { ...planned, files: state.task.files ?? planned.files };
   const base = state.task.base_commit as string;
   const report = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff });
   await mkdir(ctx.paths.verifyDir, { recursive: true });
