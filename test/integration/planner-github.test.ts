@@ -198,6 +198,33 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
     });
   });
 
+  it('a planner that keeps failing on the same thread is tried 3 times, then waits for a new comment', () => {
+    const { p, gh, plan, plannerCalls, session } = setup();
+    const bad = answer(comment(`1) ${Q1}`, 'questions'));
+    p.scenario({ planner: [bad, bad, bad, bad, bad, bad, answer(ask('reporter', [{ q: Q1 }]))] });
+    for (const tries of [1, 2, 3]) {
+      const run = plan();
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`failed try ${tries} of 3 on the thread as it is`);
+    }
+    expect(plannerCalls()).toHaveLength(6);
+    expect(session().planner_failures).toMatchObject({ message_id: 0, tries: 3 });
+    // The scheduler runs again: no model call, and it says why and what lets it try again.
+    const waiting = plan();
+    expect(waiting.code).toBe(3);
+    expect(waiting.stdout).toContain(
+      'the planner failed 3 times on the thread as it is (last: the comments ask 1 explicit question(s)',
+    );
+    expect(waiting.stdout).toContain('a new comment on the issue lets it try again');
+    expect(plannerCalls()).toHaveLength(6);
+    expect(gh.posted()).toEqual([]);
+    gh.comment('pm', 'Any news?');
+    const again = plan();
+    expect(again.code, again.stdout).toBe(0);
+    expect(plannerCalls()).toHaveLength(7);
+    expect(gh.posted()).toHaveLength(1);
+  });
+
   it('no gh, or gh not logged in: exit 3 with the fix, and no planner call', () => {
     const { p, gh, plan, plannerCalls } = setup();
     p.scenario({ planner: [] });

@@ -107,6 +107,13 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
   session = earlier.session;
   if (session.status === 'ready') return { kind: 'ready_already', session, posted: earlier.posted };
   if (!plannerHasNews(session)) return { kind: 'silent', session, posted: earlier.posted };
+  const failures = session.planner_failures;
+  if (failures && failures.message_id === newestMessageId(session) && failures.tries >= MAX_TRIES)
+    return {
+      kind: 'blocked',
+      detail: `the planner failed ${failures.tries} times on the thread as it is (last: ${failures.last_problem}); it is not called again until somebody comments`,
+      fix: 'Check relais/prompts/planner.system.txt, agents.planner and the agent CLI (relais doctor); a new comment on the issue lets it try again.',
+    };
   const breaker = breakerFrom(input.config, 'PLANNING', () => input.clock.now());
   const pass = await plannerPass({
     pp,
@@ -130,12 +137,15 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
   switch (pass.kind) {
     case 'aborted':
       return { kind: 'interrupted' };
-    case 'invalid':
-      return { kind: 'invalid', session: pass.session, problems: pass.problems };
+    case 'invalid': {
+      const failed = await recordFailure(input, pp, pass.session, pass.problems.join('; '));
+      return { kind: 'invalid', session: failed, problems: pass.problems };
+    }
     case 'unreadable':
       return { kind: 'blocked', detail: pass.detail, fix: 'Fix or move the file aside, then run again.' };
     case 'failed':
     case 'breaker_open':
+      await recordFailure(input, pp, pass.session, pass.detail);
       return {
         kind: 'failed',
         detail: `planner: ${pass.detail}`,
@@ -152,6 +162,44 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
       };
     }
   }
+}
+
+/**
+ * Failed planner tries on one state of the thread before runs wait for a new comment: a scheduler
+ * runs `relais plan --issue` again and again, and a thread the planner keeps failing on would
+ * otherwise cost a model call (and its repair) every time.
+ */
+export const MAX_TRIES = 3;
+
+function newestMessageId(session: Session): number {
+  return session.discussion.reduce((max, m) => Math.max(max, m.id), 0);
+}
+
+async function recordFailure(
+  input: IssuePassInput,
+  pp: PlannerPaths,
+  session: Session,
+  problem: string,
+): Promise<Session> {
+  const state = newestMessageId(session);
+  const before = session.planner_failures;
+  const tries = before && before.message_id === state ? before.tries + 1 : 1;
+  const recorded: Session = {
+    ...session,
+    planner_failures: {
+      message_id: state,
+      tries,
+      last_problem: problem.slice(0, 1000),
+      at: input.now().toISOString(),
+    },
+  };
+  await writeSession(pp, recorded);
+  input.bus.emit({
+    type: 'log',
+    level: 'warn',
+    message: `planner: failed try ${tries} of ${MAX_TRIES} on the thread as it is; ${tries >= MAX_TRIES ? 'later runs wait for a new comment before calling it again' : 'the next run tries again'}`,
+  });
+  return recorded;
 }
 
 type Posting =

@@ -108,6 +108,19 @@ export const sessionSchema = z.strictObject({
   handoff: handoffSchema.nullable(),
   /** Seed 004 eval hook: did the spec built from this planning pass the first human gate? */
   spec_first_gate: z.enum(['passed', 'rejected']).nullable(),
+  /**
+   * On an issue: the planner's failed tries (answers refused twice, CLI failures) on one state of
+   * the thread, named by its newest message id, so a scheduler's runs stop calling the model on
+   * a thread it keeps failing on until somebody writes.
+   */
+  planner_failures: z
+    .strictObject({
+      message_id: z.int().min(0),
+      tries: z.int().min(1),
+      last_problem: z.string().max(1000),
+      at: stamp,
+    })
+    .optional(),
 });
 
 export const learningSchema = z.strictObject({
