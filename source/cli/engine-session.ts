@@ -74,6 +74,9 @@ export async function withEngine<T>(
     bus,
     view: options.view,
     project: basename(options.project ?? io.cwd),
+    // The app runs only when both are terminals (chooseFrontEnd): in a command, process.stdin/out.
+    stdin: io.stdin as NodeJS.ReadStream,
+    stdout: io.stdout as NodeJS.WriteStream,
     onAbort: () => {
       bus.emit({
         type: 'log',
@@ -93,9 +96,10 @@ export async function withEngine<T>(
     const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
     const result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
     const lines = summary.flatMap((event) => formatPlain(event) ?? []);
-    // After Ctrl-C or a signal the human asked to stop: leave at once. Otherwise the final screen
-    // stays until q, so the result can be read.
-    await app.finish(lines, { waitForQuit: !interrupts.signal.aborted });
+    // After Ctrl-C or a signal the human asked to stop: leave at once, also when the signal comes
+    // while the final screen shows (a SIGTERM then has no work left to abort). Otherwise the
+    // final screen stays until q, so the result can be read.
+    await app.finish(lines, { leaveOn: interrupts.signal });
     return result;
   } finally {
     app.restore();

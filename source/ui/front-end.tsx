@@ -20,10 +20,12 @@ export interface InkFrontEnd {
   readonly gates: GatePort;
   /**
    * Call when the engine's work is over: keeps the final screen until the user presses q (or
-   * resolves at once when `waitForQuit` is false), then leaves the alternate screen, restores the
-   * terminal, and prints `summary` lines to the normal screen. Idempotent.
+   * resolves at once when `waitForQuit` is false, or when `leaveOn` is or becomes aborted: a
+   * signal that arrives while the final screen shows must not wait for a second one), then
+   * leaves the alternate screen, restores the terminal, and prints `summary` lines to the normal
+   * screen. Idempotent.
    */
-  finish(summary: string[], options?: { waitForQuit?: boolean }): Promise<void>;
+  finish(summary: string[], options?: { waitForQuit?: boolean; leaveOn?: AbortSignal }): Promise<void>;
   /** Restore the terminal now (crash / signal path); idempotent, synchronous. */
   restore(): void;
 }
@@ -131,7 +133,9 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
         if (!restored) {
           store.flush();
           controller.markOver();
-          if (finishOptions.waitForQuit !== false) await Promise.race([controller.quit, restoredSignal]);
+          const leaveOn = finishOptions.leaveOn;
+          if (finishOptions.waitForQuit !== false && !leaveOn?.aborted)
+            await Promise.race([controller.quit, restoredSignal, ...(leaveOn ? [aborted(leaveOn)] : [])]);
         }
         restore();
         for (const line of summary) safeWrite(stdout, `${line}\n`);
@@ -139,4 +143,9 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
       return finishing;
     },
   };
+}
+
+/** Resolves once `signal` aborts (the listener goes with it). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

@@ -91,6 +91,26 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(after).not.toContain('╭─ Phases');
   });
 
+  it('a SIGTERM while the final screen shows: it leaves at once, the summary on the normal screen', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    const project: TestProject = workflowProject();
+    cleanup.push(() => project.dispose());
+    project.scenario(happyScenario());
+    tmux = new TmuxSession('sigterm', 120, 40);
+    const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1' });
+    tmux.start(`cd ${project.root} && node ${CLI} start --yes; echo "START_EXIT=$?"; read -r _`, env);
+
+    await tmux.waitFor((s) => s.includes('Workflow COMPLETED') && s.includes('q  quit'), 'the final screen');
+    // As `kill` from another shell would: the work is over, so nothing is left to abort.
+    process.kill(tmux.programPid(), 'SIGTERM');
+
+    const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
+    expect(after).toContain('START_EXIT=0');
+    expect(tmux.alternateScreen()).toBe(false);
+    expect(after).toContain('Workflow COMPLETED');
+    expect(after).not.toContain('╭─ Phases');
+  });
+
   it('a, then y, during implementation: the agent is gone, FAILED (aborted), the terminal restored', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
     const project: TestProject = workflowProject();

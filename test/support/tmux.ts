@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { type FSWatcher, watch, writeFileSync } from 'node:fs';
+import { type FSWatcher, readFileSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -62,6 +62,19 @@ export class TmuxSession {
   /** Whether the app holds the alternate screen right now. */
   alternateScreen(): boolean {
     return this.tmux('display-message', '-p', '-t', 'main', '#{alternate_on}').trim() === '1';
+  }
+
+  /**
+   * The pid of the program the pane's shell runs (its one child), for a test that signals it as a
+   * `kill` from another shell would.
+   */
+  programPid(): number {
+    const shell = this.tmux('display-message', '-p', '-t', 'main', '#{pane_pid}').trim();
+    const children = readFileSync(`/proc/${shell}/task/${shell}/children`, 'utf8').trim().split(/\s+/);
+    const pid = Number(children[0]);
+    if (children.length !== 1 || !Number.isInteger(pid) || pid <= 0)
+      throw new Error(`the pane's shell ${shell} runs ${children.length} programs, not one`);
+    return pid;
   }
 
   keys(...keys: string[]): void {

@@ -93,6 +93,32 @@ describe('the Ink front end owns the terminal', () => {
     expect(terminal.stdin.rawMode).toBe(false);
   });
 
+  test('a signal while the final screen shows leaves at once (leaveOn), summary printed', async () => {
+    const terminal = new FakeTerminal();
+    const { frontEnd } = start(terminal);
+    const interrupt = new AbortController();
+    let done = false;
+    const finished = frontEnd.finish(['Workflow COMPLETED'], { leaveOn: interrupt.signal }).then(() => {
+      done = true;
+    });
+    await terminal.stdout.waitFor((out) => /q\S*\s+\S*quit/.test(plain(out)), 'the q key in the footer');
+    expect(done).toBe(false);
+    interrupt.abort('SIGTERM');
+    await finished;
+    const output = terminal.stdout.output;
+    expect(output.slice(output.lastIndexOf(LEAVE_ALTERNATE_SCREEN))).toBe(
+      `${LEAVE_ALTERNATE_SCREEN}Workflow COMPLETED\n`,
+    );
+    expect(terminal.stdin.rawMode).toBe(false);
+  });
+
+  test('finish with an interrupt already received leaves at once', async () => {
+    const terminal = new FakeTerminal();
+    const { frontEnd } = start(terminal);
+    await frontEnd.finish(['bye'], { leaveOn: AbortSignal.abort('SIGINT') });
+    expect(terminal.stdout.output.endsWith(`${LEAVE_ALTERNATE_SCREEN}bye\n`)).toBe(true);
+  });
+
   test('finish without waiting resolves at once; restore is idempotent', async () => {
     const terminal = new FakeTerminal();
     const { frontEnd } = start(terminal);

@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, test, vi } from 'vitest';
+
+vi.hoisted(() => {
+  delete process.env.CI;
+});
+
+import { withEngine } from '../../source/cli/engine-session.js';
+import type { CommandIo } from '../../source/cli/io.js';
+import type { EngineEvent } from '../../source/engine/events.js';
+import { LEAVE_ALTERNATE_SCREEN } from '../../source/ui/terminal.js';
+import { FakeTerminal, plain } from './helpers.js';
+
+// The CLI's session with the full-screen app on a fake terminal: what a command gets between its
+// start and its exit, with signals delivered the way Node delivers them (process listeners).
+
+const completed: EngineEvent = {
+  type: 'run.finished',
+  state: 'COMPLETED',
+  status: 'completed',
+  reason: null,
+  detail: null,
+  pr_url: null,
+  next_steps: [],
+};
+
+function ioOn(terminal: FakeTerminal): CommandIo {
+  return {
+    cwd: '/tmp/demo',
+    stdin: terminal.stdin as unknown as NodeJS.ReadStream,
+    stdout: terminal.stdout as unknown as NodeJS.WriteStream,
+    stderr: { write: () => true },
+    env: { TERM: 'xterm-256color' },
+  };
+}
+
+const SESSION = {
+  json: false,
+  onInterrupt: 'stopping the agent',
+  view: 'workflow',
+  project: '/tmp/demo',
+} as const;
+
+/** What was written to the normal screen once the app left the alternate one. */
+function afterLeaving(terminal: FakeTerminal): string {
+  const output = terminal.stdout.output;
+  const left = output.lastIndexOf(LEAVE_ALTERNATE_SCREEN);
+  return left < 0 ? '' : output.slice(left + LEAVE_ALTERNATE_SCREEN.length);
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('the engine session with the full-screen app', () => {
+  test('a SIGTERM while the final screen shows leaves at once, with the summary', async () => {
+    const terminal = new FakeTerminal();
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
+      bus.emit(completed);
+      return 0;
+    });
+    await terminal.stdout.waitFor((out) => /q\S*\s+\S*quit/.test(plain(out)), 'the final screen');
+    process.emit('SIGTERM', 'SIGTERM');
+    await expect(session).resolves.toBe(0);
+    expect(afterLeaving(terminal)).toContain('Workflow COMPLETED');
+    expect(terminal.stdin.rawMode).toBe(false);
+  });
+});
