@@ -6,7 +6,7 @@ import { resolvesUnderRoot } from '../workspace/safe-path.js';
 import { readUntrustedFile } from '../workspace/safe-read.js';
 import type { PlanBlock, PlannedTask, SpecBlock } from './blocks.js';
 import type { CycleContext } from './context.js';
-import { quote, renderTaskFields } from './prompts.js';
+import { renderTaskFields } from './prompts.js';
 import { taskNumber } from './state.js';
 
 /**
@@ -37,15 +37,18 @@ export const planFileSchema = z.strictObject({
   tasks: z.array(plannedTaskSchema).min(1),
 });
 
-export function trackDir(ctx: CycleContext, trackId: string): string {
+/** Where track documents and plans live: all a writer of them needs of the cycle. */
+export type DocsPlace = Pick<CycleContext, 'root' | 'docsDir' | 'paths'>;
+
+export function trackDir(ctx: DocsPlace, trackId: string): string {
   return join(ctx.docsDir, 'tracks', trackId);
 }
 
-export function rel(ctx: CycleContext, path: string): string {
+export function rel(ctx: DocsPlace, path: string): string {
   return relative(ctx.root, path);
 }
 
-async function writeDoc(ctx: CycleContext, path: string, text: string): Promise<string> {
+async function writeDoc(ctx: DocsPlace, path: string, text: string): Promise<string> {
   if (!(await resolvesUnderRoot(ctx.root, rel(ctx, path))))
     throw new Error(`${path} resolves outside the repository`);
   await mkdir(dirname(path), { recursive: true });
@@ -53,7 +56,7 @@ async function writeDoc(ctx: CycleContext, path: string, text: string): Promise<
   return rel(ctx, path);
 }
 
-export async function writeSpec(ctx: CycleContext, spec: SpecBlock): Promise<string> {
+export async function writeSpec(ctx: DocsPlace, spec: SpecBlock): Promise<string> {
   const text = [
     `# SPEC — ${spec.trackId}: ${spec.title}`,
     '',
@@ -69,7 +72,7 @@ export async function writeSpec(ctx: CycleContext, spec: SpecBlock): Promise<str
   return writeDoc(ctx, join(trackDir(ctx, spec.trackId), 'SPEC.md'), text);
 }
 
-export async function writePlan(ctx: CycleContext, plan: PlanBlock): Promise<string> {
+export async function writePlan(ctx: DocsPlace, plan: PlanBlock): Promise<string> {
   const dataDir = join(ctx.paths.tracksData, plan.trackId);
   await mkdir(dataDir, { recursive: true });
   await writeJsonAtomic(join(dataDir, 'plan.json'), planFileSchema, plan);
@@ -90,7 +93,7 @@ export async function writePlan(ctx: CycleContext, plan: PlanBlock): Promise<str
   return writeDoc(ctx, join(trackDir(ctx, plan.trackId), 'PLAN.md'), text);
 }
 
-export async function readPlan(ctx: CycleContext, trackId: string): Promise<PlanBlock> {
+export async function readPlan(ctx: DocsPlace, trackId: string): Promise<PlanBlock> {
   const read = await readJsonValidated(join(ctx.paths.tracksData, trackId, 'plan.json'), planFileSchema);
   if (read.kind !== 'ok')
     throw new Error(
@@ -158,12 +161,7 @@ export function renderPacket(p: Packet): string {
   ].join('\n');
 }
 
-export async function writePacket(
-  ctx: CycleContext,
-  trackId: string,
-  n: number,
-  text: string,
-): Promise<string> {
+export async function writePacket(ctx: DocsPlace, trackId: string, n: number, text: string): Promise<string> {
   return writeDoc(ctx, join(trackDir(ctx, trackId), 'tasks', `TASK_${taskNumber(n)}.md`), text);
 }
 
@@ -191,5 +189,3 @@ export async function readDoc(root: string, relPath: string, maxChars = 12_000):
   if (text === null) return null;
   return text.length > maxChars ? `${text.slice(0, maxChars)}\n[... cut at ${maxChars} characters]` : text;
 }
-
-export { quote };

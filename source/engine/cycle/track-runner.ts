@@ -4,7 +4,7 @@ import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
 import { acquireLock } from '../workspace/lock.js';
 import type { PlannedTask } from './blocks.js';
-import type { CycleContext, CycleOptions } from './context.js';
+import type { CycleOptions } from './context.js';
 import { commitPaths, headOf } from './git-ops.js';
 import { type CycleLoopResult, runCycleLoop } from './loop.js';
 import { cyclePaths, freshState, readCycleState, writeCycleState } from './state.js';
@@ -61,16 +61,8 @@ async function prepareTrack(
       return { ok: true }; // resume the same track
     if (state.phase === 'execute' || state.phase === 'needs_human')
       return { ok: false, detail: `the cycle is busy with track ${state.track.id} (phase ${state.phase})` };
-    const ctx = {
-      ...options,
-      now,
-      git,
-      paths,
-      cycleId: 'track',
-      nonce: '000000',
-      docsDir: join(options.root, options.policy.docs_dir),
-    } satisfies CycleContext;
-    const planPath = await writePlan(ctx, { trackId: input.id, tasks: [...input.tasks] });
+    const place = { root: options.root, paths, docsDir: join(options.root, options.policy.docs_dir) };
+    const planPath = await writePlan(place, { trackId: input.id, tasks: [...input.tasks] });
     await commitPaths(git, [planPath], `relais(${input.id}): plan`);
     await writeCycleState(paths, {
       ...state,
