@@ -1,8 +1,6 @@
 import { basename } from 'node:path';
 import { EngineBus, type StampedEvent } from '../engine/events.js';
 import type { GatePort } from '../engine/gates.js';
-import { killAllChildrenNow } from '../engine/supervise/run-process.js';
-import { EXIT } from './exit-codes.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
 import { formatPlain, plainReporter } from './front-end/plain-reporter.js';
@@ -86,12 +84,10 @@ export async function withEngine<T>(
       userAbort.abort();
     },
     onInterrupt: () => interrupts.interrupt('SIGINT'),
-    onForceQuit: () => {
-      app.restore();
-      killAllChildrenNow();
-      process.exit(EXIT.INTERRUPTED);
-    },
+    // A second Ctrl-C, the app's `a` then Ctrl-C: the same forced exit as a second signal.
+    onForceQuit: () => interrupts.forceQuit(),
   });
+  interrupts.beforeForceQuit(app.restore);
   try {
     const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
     const result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });

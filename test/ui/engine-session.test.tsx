@@ -64,4 +64,57 @@ describe('the engine session with the full-screen app', () => {
     expect(afterLeaving(terminal)).toContain('Workflow COMPLETED');
     expect(terminal.stdin.rawMode).toBe(false);
   });
+
+  test('a second SIGTERM while the app is up restores the terminal before the forced exit', async () => {
+    const terminal = new FakeTerminal();
+    const atExit: Array<{ code: unknown; restored: boolean; rawMode: boolean }> = [];
+    vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      atExit.push({
+        code,
+        restored: terminal.stdout.output.includes(LEAVE_ALTERNATE_SCREEN),
+        rawMode: terminal.stdin.rawMode,
+      });
+    }) as typeof process.exit);
+    let stopped: () => void = () => {};
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus, signal }) => {
+      bus.emit({ type: 'agent.output', role: 'dev', text: 'working', kind: 'text' });
+      // A slow stop (a rollback): the second signal comes before the work is over.
+      await new Promise<void>((resolve) => {
+        stopped = resolve;
+      });
+      return signal.aborted ? 130 : 0;
+    });
+    await terminal.stdout.waitFor((out) => out.includes('working'), 'the app at work');
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(atExit).toEqual([]);
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(atExit).toEqual([{ code: 130, restored: true, rawMode: false }]);
+    stopped();
+    await expect(session).resolves.toBe(130);
+    expect(terminal.stdout.output.split(LEAVE_ALTERNATE_SCREEN)).toHaveLength(2);
+  });
+
+  test('a second Ctrl-C in the app takes the same forced exit, once', async () => {
+    const terminal = new FakeTerminal();
+    const exits: unknown[] = [];
+    vi.spyOn(process, 'exit').mockImplementation(((code?: number) => {
+      exits.push([code, terminal.stdout.output.includes(LEAVE_ALTERNATE_SCREEN)]);
+    }) as typeof process.exit);
+    let stopped: () => void = () => {};
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
+      bus.emit({ type: 'agent.output', role: 'dev', text: 'working', kind: 'text' });
+      await new Promise<void>((resolve) => {
+        stopped = resolve;
+      });
+      return 130;
+    });
+    await terminal.stdout.waitFor((out) => out.includes('working'), 'the app at work');
+    terminal.stdin.press('\u0003');
+    expect(exits).toEqual([]);
+    terminal.stdin.press('\u0003');
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(exits).toEqual([[130, true]]);
+    stopped();
+    await session;
+  });
 });
