@@ -94,14 +94,17 @@ describe('ralphy start (CLI)', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run.finished', state: 'COMPLETED' });
   });
 
-  it('without --yes and without a terminal, nobody can approve: REJECTED at the first gate, exit 1', async () => {
+  it('without --yes and without a terminal, nobody can approve: the first gate waits, exit 1, and status says how to go on', async () => {
     const p = cliProject();
     project = p;
     p.scenario(happyScenario());
     const run = await p.cli(['start'], { env: p.env2 }).done;
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('Gate spec: reject (nobody)');
-    expect(run.stdout).toContain('State: REJECTED');
+    expect(run.stdout).toContain('Next: ralphy start');
+    const status = p.cliSync(['status'], p.env2);
+    expect(status.stdout).toContain('AWAITING_SPEC_VALIDATION (interrupted)');
+    expect(status.stdout).toContain('Paused:    nobody could approve the specification');
   });
 
   it('without a remote and without gh the branch is left ready and the exact commands are printed', async () => {

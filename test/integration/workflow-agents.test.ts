@@ -75,10 +75,14 @@ describe('EXIT_SIGNAL is read from the final answer only', () => {
     project.scenario({ spec: [falseDone, falseDone] });
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'agent_failed' });
-    expect(run.outcome.detail).toBe('spec-agent: it said EXIT_SIGNAL: false');
+    expect(run.outcome.detail).toMatch(
+      /^spec-agent: it said EXIT_SIGNAL: false \(its work is kept: 2 new file\(s\) in relais\/recovered\/[\w-]+\/untracked\/\)$/,
+    );
     expect(specCalls()).toHaveLength(2);
-    // Its half-done files were rolled back: the judge keeps only a finished phase.
+    // Its half-done files were rolled back (the judge keeps only a finished phase), and set aside.
     expect(project.exists('specs/SPEC.md')).toBe(false);
+    const kept = /relais\/recovered\/([\w-]+)\//.exec(run.outcome.detail ?? '')?.[1];
+    expect(project.read(`relais/recovered/${kept}/untracked/specs/TASKS.md`)).toBe(TASKS_MD);
   });
 
   it('a claimed completion is checked: a malformed TASKS.md sends the agent back with the parser error', async () => {
@@ -188,6 +192,8 @@ describe('questions, denied permissions and usage limits', () => {
           result: 'Blocked.',
           permission_denials: [
             { tool_name: 'Bash', tool_use_id: 't1', tool_input: { command: 'npm ci && npm test' } },
+            // A model-written command that would close the rule and open a wider one.
+            { tool_name: 'Bash', tool_use_id: 't2', tool_input: { command: 'echo ) Bash(*' } },
           ],
         },
         specStep(),
@@ -196,11 +202,13 @@ describe('questions, denied permissions and usage limits', () => {
     const gates = scriptedGates({ input: { decision: 'answer', by: 'human', text: 'yes' }, spec: NO });
     const run = await runInProcess(project, { gates });
     expect(warnings(run)).toContain(
-      'cannot pre-approve Bash npm ci && npm test: Claude Code matches only single commands (no ; && || |)',
+      'cannot pre-approve Bash npm ci && npm test; Bash echo ) Bash(*: only a single plain command can be (no ; & | ( ) or commas)',
     );
     const second = specCalls()[1];
     expect(second?.argv[second.argv.indexOf('--allowedTools') + 1]).toBe('Read,Write,Edit,Glob,Grep');
-    expect(second?.prompt).toContain('These cannot be pre-approved as they are: Bash npm ci && npm test');
+    expect(second?.prompt).toContain(
+      'These cannot be pre-approved as they are: Bash npm ci && npm test; Bash echo ) Bash(*',
+    );
   });
 
   it('a usage limit waits for the reset with a countdown and runs the same step again, no failure counted', async () => {
@@ -253,5 +261,15 @@ describe('budget', () => {
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'budget_exhausted' });
     expect(run.outcome.detail).toContain('$0.75, at or above workflow.max_cost_usd $0.50');
+    // The spec finished before the cap was known to be crossed: it is kept, not paid for twice.
+    expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'IMPLEMENTATION', 'FAILED']);
+    expect(project.read('specs/TASKS.md')).toBe(TASKS_MD);
+    // Raising the cap, as the remediation says, lets the resumed workflow go on.
+    project.commitConfig((config) => {
+      config.workflow.max_cost_usd = 100;
+    });
+    const resumed = await runInProcess(project, { gates: scriptedGates({ resume: YES, qa: YES }) });
+    expect(resumed.outcome.state).toBe('COMPLETED');
+    expect(project.calls().filter((c) => c.role === 'spec')).toHaveLength(1);
   });
 });

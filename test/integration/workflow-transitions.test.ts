@@ -49,14 +49,21 @@ describe('seed 002 §8 transitions', () => {
     covers('IDLE-skip_planning', 'SPECIFICATION-spec_done', 'AWAITING_SPEC_VALIDATION-reject');
   });
 
-  it('nobody can answer (no terminal, no --yes): the first gate is refused', async () => {
+  it('nobody can answer (no terminal, no --yes): the gate is denied and waits, no transition; a later start answers it', async () => {
     project = workflowProject();
     project.scenario(happyScenario());
     const run = await runInProcess(project, { gates: scriptedGates({}) });
-    expect(run.outcome.state).toBe('REJECTED');
-    expect(workflowFile(project).gate_decisions).toMatchObject([
-      { gate: 'spec', decision: 'reject', by: 'nobody' },
-    ]);
+    expect(run.outcome).toMatchObject({ status: 'needs_input', state: 'AWAITING_SPEC_VALIDATION' });
+    expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'AWAITING_SPEC_VALIDATION']);
+    expect(workflowFile(project)).toMatchObject({
+      state: 'AWAITING_SPEC_VALIDATION',
+      status: 'interrupted',
+      failure_reason: null,
+      gate_decisions: [{ gate: 'spec', decision: 'reject', by: 'nobody' }],
+    });
+    const later = await runInProcess(project, { gates: scriptedGates({ resume: YES, spec: YES, qa: YES }) });
+    expect(later.outcome.state).toBe('COMPLETED');
+    expect(project.calls().filter((c) => c.role === 'spec')).toHaveLength(1);
   });
 
   it('reject at the second gate: AWAITING_QA_VALIDATION → FAILED (rejected_at_qa), no pull request', async () => {

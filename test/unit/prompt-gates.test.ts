@@ -28,14 +28,29 @@ describe('plain [y/n] gates', () => {
     gates.close();
   });
 
-  it('a text answer spans lines until an empty one; an empty first line is no answer', async () => {
-    const { input, gates } = harness();
+  it('a text answer spans lines until an empty one; a stray Enter is not an answer, "skip" is none', async () => {
+    const { input, gates, shown } = harness();
     const answer = gates.ask(text, new AbortController().signal);
     input.write('Formal,\nalways.\n\n');
     expect(await answer).toEqual({ decision: 'answer', by: 'human', text: 'Formal,\nalways.' });
-    const none = gates.ask(text, new AbortController().signal);
+    const skipped = gates.ask(text, new AbortController().signal);
     input.write('\n');
-    expect(await none).toEqual({ decision: 'reject', by: 'human' });
+    input.write('skip\n\n');
+    expect(await skipped).toEqual({ decision: 'reject', by: 'human' });
+    expect(shown()).toContain('(an answer, or "skip")');
+    gates.close();
+  });
+
+  it('lines typed while no gate was open never answer the next one', async () => {
+    const { input, gates } = harness();
+    const first = gates.ask(yesNo, new AbortController().signal);
+    input.write('n\n');
+    expect(await first).toEqual({ decision: 'reject', by: 'human' });
+    input.write('y\n'); // typed ahead, before the QA gate opens
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const second = gates.ask(yesNo, new AbortController().signal);
+    input.write('n\n');
+    expect(await second).toEqual({ decision: 'reject', by: 'human' });
     gates.close();
   });
 
@@ -48,6 +63,8 @@ describe('plain [y/n] gates', () => {
     const ended = gates.ask(yesNo, new AbortController().signal);
     input.end();
     expect(await ended).toEqual({ decision: 'reject', by: 'nobody' });
+    // After end of input every later gate is answered by nobody at once, never waited on.
+    expect(await gates.ask(text, new AbortController().signal)).toEqual({ decision: 'reject', by: 'nobody' });
     gates.close();
   });
 });

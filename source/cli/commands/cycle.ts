@@ -5,7 +5,6 @@ import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
 import { cycleRunners } from '../../engine/cycle/runners.js';
 import { resumeCycle } from '../../engine/cycle/status.js';
 import { supervisedCycleRunners } from '../../engine/cycle/supervision.js';
-import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
 import {
   type CodexCli,
   type CycleAgents,
@@ -19,7 +18,7 @@ import { realClock } from '../../engine/supervise/clock.js';
 import { loadConfig } from '../../engine/workspace/load-config.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
-import { promptGates } from '../front-end/prompt-gates.js';
+import { chooseGates } from '../front-end/choose-gates.js';
 import { type CommandIo, println } from '../io.js';
 
 /**
@@ -89,9 +88,7 @@ export async function cycleCommand(
     println(io.stdout, `Resumed: phase ${resumed.phase}`);
     if (!flags.loop) return EXIT.SUCCESS;
   }
-  const canAsk = io.stdin?.isTTY === true && !io.env.CI && !flags.json;
-  const prompt = !flags.yes && canAsk && io.stdin ? promptGates(io.stdin, io.stdout) : null;
-  const gates: GatePort = flags.yes ? approveAll : (prompt ?? denyAll);
+  const { gates, close } = chooseGates(io, { json: flags.json, yes: flags.yes, appGates: null });
   try {
     return await withEngine(
       io,
@@ -135,7 +132,7 @@ export async function cycleCommand(
       },
     );
   } finally {
-    prompt?.close();
+    close();
   }
 }
 

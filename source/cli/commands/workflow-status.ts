@@ -73,6 +73,7 @@ export function workflowLines(v: WorkflowView): string[] {
     `Elapsed:   ${formatDuration(v.elapsed_s)}, cost ${money}`,
     ...(v.waiting_until ? [`Waiting:   for a usage limit to reset at ${v.waiting_until}`] : []),
     ...(v.reason ? [`Reason:    ${v.reason}${v.detail ? `: ${v.detail}` : ''}`] : []),
+    ...(!v.reason && v.detail ? [`Paused:    ${v.detail}`] : []),
     ...(v.reason ? [`Fix:       ${remediationOfFailure(v.reason as FailureReason)}`] : []),
     ...(v.pr_url ? [`PR:        ${v.pr_url}`] : []),
     ...v.next.map((n) => `Next:      ${n}`),

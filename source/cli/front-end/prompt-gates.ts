@@ -14,8 +14,11 @@ export function promptGates(
   close(): void;
 } {
   let rl: Interface | null = null;
+  // Lines that arrive together (a paste) belong to the gate being answered; anything typed while
+  // no gate was open is dropped when the next one opens, so a stray "y" never approves it.
   const lines: string[] = [];
   let waiting: ((line: string | null) => void) | null = null;
+  let ended = false;
   const open = (): Interface => {
     if (rl) return rl;
     rl = createInterface({ input, terminal: false });
@@ -27,6 +30,7 @@ export function promptGates(
       } else lines.push(line);
     });
     rl.on('close', () => {
+      ended = true;
       const resolve = waiting;
       waiting = null;
       resolve?.(null);
@@ -37,7 +41,8 @@ export function promptGates(
     open();
     const queued = lines.shift();
     if (queued !== undefined) return Promise.resolve(queued);
-    if (signal.aborted) return Promise.resolve(null);
+    // After end of input (Ctrl-D) nobody can answer any more: never wait for a line again.
+    if (signal.aborted || ended) return Promise.resolve(null);
     return new Promise((resolve) => {
       const onAbort = () => {
         waiting = null;
@@ -52,6 +57,7 @@ export function promptGates(
   };
   return {
     async ask(request: GateRequest, signal: AbortSignal): Promise<GateAnswer> {
+      lines.length = 0;
       if (request.answer === 'text') return askText(signal, nextLine, output, request.gate === 'plan');
       for (;;) {
         output.write(`${VERB[request.gate] ?? 'Approve'}? [y/n]: `);
@@ -80,15 +86,26 @@ async function askText(
   output.write(
     plan
       ? 'Your answer ("1: …" per question, or your own words, or proceed; end with an empty line):\n'
-      : 'Your answer (end with an empty line; an empty answer means no answer):\n',
+      : 'Your answer (end with an empty line; type "skip" to give none):\n',
   );
   const answer: string[] = [];
+  let gone = false;
   for (;;) {
     const line = await nextLine(signal);
-    if (line === null) break;
-    if (line.trim() === '') break;
+    if (line === null) {
+      gone = true; // interrupted, or the input ended: nobody is there to answer
+      break;
+    }
+    if (line.trim() === '') {
+      if (answer.length > 0) break;
+      // A stray Enter is not an answer: the question stays open.
+      output.write('(an answer, or "skip")\n');
+      continue;
+    }
     answer.push(line);
   }
-  if (answer.length === 0) return { decision: 'reject', by: signal.aborted ? 'nobody' : 'human' };
+  if (answer.length === 1 && answer[0]?.trim().toLowerCase() === 'skip')
+    return { decision: 'reject', by: 'human' };
+  if (answer.length === 0) return { decision: 'reject', by: gone ? 'nobody' : 'human' };
   return { decision: 'answer', by: 'human', text: answer.join('\n') };
 }

@@ -39,6 +39,7 @@ export function supervisedRunner(inner: AgentRunner, supervision: Supervision): 
         supervision.onBreaker(event);
         if (event.kind === 'open') controller.abort();
       };
+      breaker?.startRun();
       let pgid: number | null = null;
       let sinceEvidence = 0;
       let watching = false;
@@ -81,6 +82,7 @@ export function supervisedRunner(inner: AgentRunner, supervision: Supervision): 
         );
         const limit = usageLimitOf(outcome, new Date(clock.now()));
         if (limit) supervision.onLimit?.(limit);
+        else if (outcome.failure === null) breaker?.runSucceeded();
         return outcome;
       } finally {
         stopTimer();

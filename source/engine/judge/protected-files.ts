@@ -68,12 +68,9 @@ export async function guardWorkspace(
       path: paths.dir,
       recursive: true,
       keepContent: (p) => !isInside(p, paths.historyDir),
-      // The workflow's own state and `ralphy abort`'s request are written while an agent runs,
-      // by the runner and by a second process; the runner never reads them back mid-run. Files the
-      // runner writes meanwhile are skipped with their atomic-write temp files.
-      skip: (p) =>
-        skip.some((s) => isInside(p, s) || isTempOf(p, s)) ||
-        [paths.workflow, paths.abortRequest].some((s) => p === s || isTempOf(p, s)),
+      // Files the runner itself writes while the agent runs (the caller names them) are skipped,
+      // with their atomic-write temp files; nothing else in the workspace may change.
+      skip: (p) => skip.some((s) => isInside(p, s) || isTempOf(p, s)),
     },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };
@@ -81,7 +78,7 @@ export async function guardWorkspace(
 
 /** `STATE.json.1234.ab12cd.tmp`: the temp file atomic-write.ts writes before renaming it to `file`. */
 function isTempOf(path: string, file: string): boolean {
-  return path.startsWith(`${file}.`) && path.endsWith('.tmp');
+  return path.startsWith(`${file}.`) && /\.\d+\.[0-9a-f]{6}\.tmp$/.test(path.slice(file.length));
 }
 
 /** Finds changes, puts everything back, and says what changed and what could not be restored. */

@@ -78,6 +78,18 @@ export function remediationOfFailure(reason: FailureReason): string {
   return FAILURE_REMEDIATIONS[reason];
 }
 
+/**
+ * A branch name as the runner passes it to git argv: no leading "-" (never read as an option), no
+ * "..", "//", "@{", no trailing "/" or ".lock" (git check-ref-format's rules that matter here).
+ */
+const SAFE_BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[^\x00-\x20\x7f~^:?*[\\]+(?<!\/)(?<!\.lock)$/;
+
+export function isSafeBranchName(name: string): boolean {
+  return name.length <= 200 && SAFE_BRANCH.test(name);
+}
+
+const branchName = z.string().refine(isSafeBranchName, 'not a safe git branch name');
+
 export const breakerSnapshotSchema = z.strictObject({
   state: z.enum(['closed', 'half_open', 'open', 'paused']),
   attempts: z.int().min(0),
@@ -134,8 +146,8 @@ export const workflowFileSchema = z.strictObject({
   ),
   gate_decisions: z.array(gateDecisionSchema).max(100),
   prd_title: z.string(),
-  base_branch: z.string().nullable(),
-  feature_branch: z.string().nullable(),
+  base_branch: branchName.nullable(),
+  feature_branch: branchName.nullable(),
   pr_url: z.string().nullable(),
   pid: z.int().nullable(),
   cost_usd: z.number().min(0),

@@ -97,6 +97,24 @@ export class CircuitBreaker {
     );
   }
 
+  /**
+   * An agent run starts: the time the runner spent between runs (judging, verifying, committing)
+   * is not the agent's silence, and the output-size cap counts one run's output.
+   */
+  startRun(): void {
+    if (this.state === 'open') return;
+    this.lastActivity = this.now();
+    this.outputBytes = 0;
+    this.outputLimit = this.config.maxOutputBytes;
+  }
+
+  /** A run that answered normally closes a half-open breaker again: its warnings are behind it. */
+  runSucceeded(): void {
+    if (this.state !== 'half_open') return;
+    this.state = 'closed';
+    this.attempts = 0;
+  }
+
   /** Evidence of work without output (files changed, a commit): not stuck. */
   onProgress(): void {
     this.lastActivity = this.now();

@@ -244,7 +244,7 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
         now: ctx.now(),
       }),
     // Written by the runner during the build (the agent's process group), or by the driver.
-    [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : [])],
+    [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : []), ...(options.runnerWrites ?? [])],
   );
 }
 

@@ -27,6 +27,8 @@ export interface TickOptions {
   readonly holdMilestone?: boolean;
   /** The caller (a workflow) already holds the workspace lock for the whole run. */
   readonly lockHeld?: boolean;
+  /** Workspace files a caller writes while the builder runs (a workflow's state): not builder changes. */
+  readonly runnerWrites?: readonly string[];
   /** Replaces the project goal in the orchestrator prompt (a workflow names the current task). */
   readonly goal?: string;
   /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */

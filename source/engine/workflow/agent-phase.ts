@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentRequest } from '../agents/agent-run.js';
+import { recordAgentInFlight } from '../tick/recover.js';
 import { PACKAGE_ROOT } from '../workspace/package-assets.js';
 import { runAgentStep, type StepOutcome } from './agent-step.js';
 import type { BreakerPhase, PhaseResult, WorkflowContext } from './context.js';
@@ -47,9 +48,10 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
   const breaker = ctx.breakerFor(spec.phase);
   ctx.showBreaker(breaker);
   const phase = phaseSignal(ctx, spec.phaseTimeoutSeconds);
-  const budget = new AbortController();
-  const signal = AbortSignal.any([phase.signal, budget.signal]);
   let unanswered: string | null = null;
+  let overBudget: string | null = null;
+  // The agent's process group goes to the crash record, so a resume after kill -9 can end it.
+  let agentRecord: Promise<void> = Promise.resolve();
   try {
     // An answer given before a crash or an interrupt still reaches the agent on resume.
     let note: string | null = ctx.workflow.pending_answer
@@ -64,25 +66,27 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
           bus: ctx.bus,
           breaker,
           clock: ctx.options.clock,
-          signal,
+          signal: phase.signal,
           retries: ctx.setup.config.workflow.agent_retries,
-          request: async (retryNote) => request(ctx, spec, await spec.prompt(joinNotes(note, retryNote))),
+          request: async (retryNote) => ({
+            ...request(ctx, spec, await spec.prompt(joinNotes(note, retryNote))),
+            onSpawn: (pgid) => {
+              agentRecord = recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined);
+            },
+          }),
           verifyDone: spec.verifyDone,
           watch: evidenceWatcher(ctx, breaker, spec.onTasks),
           onBreaker: (event) => {
             if (breaker) ctx.reportBreaker(breaker, event);
           },
-          onCost: async (usd) => {
-            await ctx.addCost(usd);
-            if (ctx.overBudget()) budget.abort();
-          },
-          onWaiting: (until) =>
-            ctx.update({
-              waiting_until: until?.toISOString() ?? null,
-              status: until ? 'waiting' : 'running',
-            }),
+          onCost: (usd) => ctx.addCost(usd),
+          // Cost is known once a run ends: a finished step is kept; no new run starts past the cap.
+          stopIf: () => ctx.overBudget(),
+          onWaiting: (until) => ctx.waiting(until),
         });
         costSoFar += step.costUsd;
+        await agentRecord;
+        if (step.kind === 'over_budget') overBudget = step.detail;
         if (step.kind !== 'question') return { ...step, costUsd: costSoFar };
         note = await answerQuestion(ctx, spec.role, step, breaker);
         if (note === null) {
@@ -91,30 +95,32 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
         }
       }
     });
+    const end = (result: PhaseResult): AgentPhaseResult => ({
+      kind: 'end',
+      result: withKept(result, run.kept),
+    });
     if (run.step.kind === 'done') {
       const violation = judgedFailure(run, spec.role);
-      if (violation) return { kind: 'end', result: violation };
+      if (violation) return end(violation);
       await ctx.update({ pending_answer: null });
       return { kind: 'done', run };
     }
-    if (budget.signal.aborted && !phase.signal.aborted)
-      return {
-        kind: 'end',
-        result: { kind: 'fail', reason: 'budget_exhausted', detail: ctx.overBudget() ?? '' },
-      };
+    if (overBudget !== null) return end({ kind: 'fail', reason: 'budget_exhausted', detail: overBudget });
     if (unanswered !== null)
-      return {
-        kind: 'end',
-        result: {
-          kind: 'fail',
-          reason: 'needs_input',
-          detail: `${spec.role}-agent asked a question nobody answered: ${unanswered}`,
-        },
-      };
-    return { kind: 'end', result: unfinished(ctx, run.step, phase, spec.role) };
+      return end({
+        kind: 'fail',
+        reason: 'needs_input',
+        detail: `${spec.role}-agent asked a question nobody answered: ${unanswered}`,
+      });
+    return end(unfinished(ctx, run.step, phase, spec.role));
   } finally {
     phase.dispose();
   }
+}
+
+/** A failure says where the rolled-back work was kept, so nothing is lost to it. */
+function withKept(result: PhaseResult, kept: string | null): PhaseResult {
+  return kept && result.kind === 'fail' ? { ...result, detail: `${result.detail} (${kept})` } : result;
 }
 
 function joinNotes(...notes: Array<string | null>): string | null {

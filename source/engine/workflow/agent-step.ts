@@ -21,6 +21,8 @@ export type StepOutcome =
   | { kind: 'question'; question: string; denied: string[]; costUsd: number }
   | { kind: 'breaker_open'; detail: string; costUsd: number }
   | { kind: 'failed'; detail: string; costUsd: number }
+  /** Not finished, and `stopIf` says no further run may start (the workflow's spend cap). */
+  | { kind: 'over_budget'; detail: string; costUsd: number }
   | { kind: 'aborted'; costUsd: number };
 
 export interface AgentStepInput {
@@ -42,8 +44,8 @@ export interface AgentStepInput {
   /** Each run's reported cost, as soon as it is known (the workflow's budget counts it). */
   readonly onCost?: (usd: number) => Promise<void>;
   readonly onWaiting?: (until: Date | null) => Promise<void>;
-  /** Why this step runs again (the human's answer to the agent's question), if it does. */
-  readonly note?: string | null;
+  /** Checked before any further run: a reason to stop (the spend cap), or null. */
+  readonly stopIf?: () => string | null;
 }
 
 /** At most this many limit waits in one step: a limit that never lifts is a failure after all. */
@@ -51,7 +53,7 @@ const MAX_LIMIT_WAITS = 12;
 
 export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> {
   let costUsd = 0;
-  let note = input.note ?? null;
+  let note: string | null = null;
   let failures = 0;
   let waits = 0;
   for (let attempt = 1; ; attempt++) {
@@ -81,6 +83,8 @@ export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> 
     }
     const verdict = await judgeAnswer(outcome, input.verifyDone);
     if (verdict.kind === 'done') return { kind: 'done', text: verdict.text, costUsd };
+    const stop = input.stopIf?.() ?? null;
+    if (stop !== null) return { kind: 'over_budget', detail: stop, costUsd };
     if (verdict.kind === 'question') return { ...verdict, costUsd };
     failures++;
     if (failures > input.retries) return { kind: 'failed', detail: verdict.detail, costUsd };

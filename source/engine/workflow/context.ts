@@ -36,13 +36,23 @@ export interface WorkflowOptions {
 export type PhaseResult =
   | { kind: 'next'; event: 'ready' | 'spec_done' | 'exit_signal' | 'approve' | 'reject' }
   | { kind: 'fail'; reason: FailureReason; detail: string }
-  | { kind: 'stopped' };
+  | { kind: 'stopped' }
+  /** A yes/no gate nobody can answer (no terminal, no --yes): no transition; the gate waits. */
+  | { kind: 'unanswered'; detail: string };
 
 export type BreakerPhase = 'PLANNING' | 'SPECIFICATION' | 'IMPLEMENTATION' | 'QA' | 'PR';
+
+/** The running phase's timeout clock, which a human's time does not count against. */
+export interface PausableTimeout {
+  pause(): void;
+  resume(): void;
+}
 
 export class WorkflowContext {
   /** Writes are queued so a breaker event and a phase update never interleave on disk. */
   private writes: Promise<void> = Promise.resolve();
+  /** Set by phaseSignal while a phase runs: gates and usage-limit waits pause it. */
+  activePhase: PausableTimeout | null = null;
 
   constructor(
     public setup: TickSetup,
@@ -96,6 +106,16 @@ export class WorkflowContext {
   async refreshFacts(): Promise<void> {
     const read = await readRepoFacts(this.setup.git, this.setup.facts.root);
     if (read.ok) this.setup = { ...this.setup, facts: read.facts };
+  }
+
+  /**
+   * A usage-limit wait starts (`until`) or ends (null): shown in WORKFLOW.json, and the phase
+   * timeout does not run meanwhile (the limit is nobody's slowness).
+   */
+  async waiting(until: Date | null): Promise<void> {
+    if (until) this.activePhase?.pause();
+    else this.activePhase?.resume();
+    await this.update({ waiting_until: until?.toISOString() ?? null, status: until ? 'waiting' : 'running' });
   }
 
   async addCost(usd: number): Promise<void> {

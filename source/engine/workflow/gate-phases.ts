@@ -6,7 +6,8 @@ import { qaSummary } from './qa-phase.js';
 /**
  * The two human gates of seed 002 §4: wait without limit (the breaker has nothing running to
  * watch), show what is being approved, and record the decision. An abort or interrupt while
- * waiting ends the wait; it is never read as a "no".
+ * waiting ends the wait; it is never read as a "no", and neither is nobody answering: then no
+ * §8 transition happens and the next `ralphy start` asks again.
  */
 
 export async function specGate(ctx: WorkflowContext): Promise<PhaseResult> {
@@ -23,6 +24,7 @@ export async function specGate(ctx: WorkflowContext): Promise<PhaseResult> {
   // Seed 004's primary metric: did the spec built on the planning pass the first gate?
   // Only a human's verdict counts (not --yes, not nobody at the terminal).
   if (reply.by === 'human') await recordSpecGate(ctx.setup.paths, ctx.prd, reply.decision === 'approve');
+  if (reply.by === 'nobody') return unanswered('the specification');
   return { kind: 'next', event: reply.decision === 'approve' ? 'approve' : 'reject' };
 }
 
@@ -37,5 +39,14 @@ export async function qaGate(ctx: WorkflowContext): Promise<PhaseResult> {
   ];
   const reply = await askGate(ctx, 'qa', 'Approve the QA report and open the pull request?', lines, 'yes_no');
   if (ctx.options.signal.aborted) return stopped(ctx);
+  if (reply.by === 'nobody') return unanswered('the QA report');
   return { kind: 'next', event: reply.decision === 'approve' ? 'approve' : 'reject' };
+}
+
+/** Nobody can approve or reject (no terminal, no --yes): "denied", and the gate stays for a human. */
+function unanswered(what: string): PhaseResult {
+  return {
+    kind: 'unanswered',
+    detail: `nobody could approve ${what} (no terminal and no --yes); the gate waits for a human`,
+  };
 }

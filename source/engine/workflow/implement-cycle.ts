@@ -6,6 +6,7 @@ import type { CycleRunners } from '../cycle/context.js';
 import { cycleRunners } from '../cycle/runners.js';
 import { runCycleTrack } from '../cycle/track-runner.js';
 import { splitCycleSection } from '../protocol/cycle-policy.js';
+import { breakerFrom } from '../supervise/breaker-settings.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
@@ -27,7 +28,9 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
   const { config } = ctx.setup;
   const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
   if (!parsed.ok) return { kind: 'fail', reason: 'invalid_output', detail: parsed.problems.join('; ') };
-  const breaker = ctx.breakerFor('IMPLEMENTATION');
+  // The cycle has its own stuck detection (stuck_count, re-plan, escalate), and TASKS.md does not
+  // move while it works: no stagnation trigger here, the other triggers as everywhere.
+  const breaker = breakerFrom(config, 'CYCLE', () => ctx.options.clock.now());
   ctx.showBreaker(breaker);
   const phase = phaseSignal(ctx, config.workflow.timeouts.implementation);
   try {
@@ -83,7 +86,6 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
         verified: 'cycle verify: the six deterministic checks and every LLM criterion passed',
         commits: statusCommit ? [statusCommit] : [],
       });
-      breaker?.onTaskCompleted();
     }
     await ctx.update({ current_task: null });
     return { kind: 'next', event: 'exit_signal' };

@@ -8,6 +8,7 @@ import { runTick, type TickResult } from '../tick/run-tick.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
+import { workflowRunnerWrites } from './judged-run.js';
 import {
   askGate,
   type PhaseSignal,
@@ -68,6 +69,7 @@ async function implementTask(
       command: 'tick',
       now: ctx.options.now,
       lockHeld: true,
+      runnerWrites: workflowRunnerWrites(ctx.setup.paths),
       goal: await taskGoal(ctx, task, note),
       agentRunner: () =>
         supervisedRunner(ctx.runner, {
@@ -95,8 +97,7 @@ async function implementTask(
         clock: ctx.options.clock,
         breaker,
         signal: phase.signal,
-        onWaiting: (until) =>
-          ctx.update({ waiting_until: until?.toISOString() ?? null, status: until ? 'waiting' : 'running' }),
+        onWaiting: (until) => ctx.waiting(until),
       });
       const afterWait = interruptionOf(ctx, breaker, phase);
       if (afterWait) return afterWait;
@@ -147,12 +148,18 @@ async function afterSuccess(
         kind: 'again',
         note: `You said the task needs no change, but the runner's checks fail: ${checks.problem}. Propose a task that fixes it.`,
       };
+    if (checks.none)
+      return {
+        kind: 'again',
+        note: `You said task ${task.number} needs no change, but the project has no verification template to confirm it (verification.templates). Propose an execute task, or a verify_only task with templates that prove it.`,
+      };
     await completeTask(
       ctx,
       breaker,
       task,
       `the orchestrator said it was already done: ${tick.control.reason ?? ''}`.trim(),
-      [`nothing to change; checks: ${checks.none ? 'none configured' : describeRuns(checks.runs)}`],
+      null,
+      [`nothing to change; checks: ${describeRuns(checks.runs)}`],
     );
     return { kind: 'done' };
   }
@@ -183,11 +190,29 @@ async function afterSuccess(
     await ctx.update({ pending_answer: reply.text });
     return { kind: 'again', note: `You asked: ${lines[0]}\nThe human answered: ${reply.text}` };
   }
-  const runs = report?.verification.runs ?? [];
-  await completeTask(ctx, breaker, task, report?.agents.builder.summary ?? null, [
-    `${tick.code}${report?.commit ? `, committed ${report.commit.slice(0, 12)}` : ', no change needed'}`,
+  // Evidence, not a claim: a tick that ran no verification gets the project's own checks, and a
+  // tick that neither changed nor proved anything did not complete the task.
+  let runs = report?.verification.runs ?? [];
+  const commit = report?.commit ?? null;
+  if (runs.length === 0) {
+    const checks = await runProjectChecks(ctx, phase.signal);
+    if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
+    if (checks.problem)
+      return {
+        kind: 'again',
+        note: `The last tick requested no verification, and the runner's checks fail: ${checks.problem}. Propose a task that makes them pass, with the verification templates that prove it.`,
+      };
+    runs = checks.runs;
+  }
+  if (commit === null && runs.length === 0)
+    return {
+      kind: 'again',
+      note: `The last tick changed nothing and verified nothing, so task ${task.number} is not done. Propose an execute task that implements it, with verification templates.`,
+    };
+  await completeTask(ctx, breaker, task, report?.agents.builder.summary ?? null, commit, [
+    `${tick.code}${commit ? `, committed ${commit.slice(0, 12)}` : ', no change'}`,
     `judged ${report?.blast_radius_line ?? ''}`,
-    runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification requested by the task',
+    runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification configured',
   ]);
   return { kind: 'done' };
 }
@@ -197,18 +222,18 @@ async function completeTask(
   breaker: CircuitBreaker | null,
   task: TaskRecord,
   claimed: string | null,
+  /** The tick's own commit, when it changed something. */
+  tickCommit: string | null,
   verified: string[],
 ): Promise<void> {
-  const tickCommit = ctx.setup.facts.head;
   const statusCommit = await commitTaskStatus(ctx, task.number, 'completed');
   const record = ctx.workflow.tasks.find((t) => t.number === task.number);
+  const added = [tickCommit, statusCommit].filter((c): c is string => c !== null);
   await ctx.updateTask(task.number, {
     status: 'completed',
     claimed: claimed?.slice(0, 500) ?? null,
     verified: verified.join('; ').slice(0, 500),
-    commits: [
-      ...new Set([...(record?.commits ?? []), tickCommit, ...(statusCommit ? [statusCommit] : [])]),
-    ].slice(-100),
+    commits: [...new Set([...(record?.commits ?? []), ...added])].slice(-100),
   });
   await ctx.update({ pending_answer: null });
   // Seed 002 §6.1 stagnation counts tasks that reach `completed`.

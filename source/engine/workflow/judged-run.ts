@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { commitJudgedTree } from '../judge/commit.js';
+import { keepAside } from '../judge/keep-aside.js';
 import { rollback } from '../judge/rollback.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
 import type { BlastRadius } from '../protocol/report.js';
 import { type BuildGuards, judgeChanges, takeBuildGuards } from '../tick/judge-phase.js';
-import { clearInflight, markInflight, recordCommitInFlight } from '../tick/recover.js';
+import { agentFile, clearInflight, markInflight, recordCommitInFlight } from '../tick/recover.js';
 import { makeRunId } from '../tick/tick-record.js';
-import { CONFIG_FILE_NAME } from '../workspace/paths.js';
+import { CONFIG_FILE_NAME, type WorkspacePaths } from '../workspace/paths.js';
 import type { StepOutcome } from './agent-step.js';
 import type { WorkflowContext } from './context.js';
 
@@ -25,6 +26,8 @@ export interface JudgedRun {
   readonly touched: string[];
   readonly blast: BlastRadius;
   readonly blastLine: string;
+  /** Where the work of a run that was rolled back is kept (see keepAside), or null. */
+  readonly kept: string | null;
 }
 
 export interface PhaseScope {
@@ -45,19 +48,30 @@ export async function judgedAgentRun(
   const env = ctx.options.env;
   const runId = makeRunId(ctx.now(), randomBytes(3).toString('hex'));
   // INFLIGHT.json is the runner's last write before the agent: a crash leaves a recoverable record.
-  const guards = await takeBuildGuards(setup, env, (early) =>
-    markInflight({
-      paths: setup.paths,
-      facts: setup.facts,
-      runId,
-      gitGuard: early.gitGuard,
-      side: early.sideBefore,
-      ignored: early.ignoredBefore,
-      env,
-      now: ctx.now(),
-    }),
+  const guards = await takeBuildGuards(
+    setup,
+    env,
+    (early) =>
+      markInflight({
+        paths: setup.paths,
+        facts: setup.facts,
+        runId,
+        gitGuard: early.gitGuard,
+        side: early.sideBefore,
+        ignored: early.ignoredBefore,
+        env,
+        now: ctx.now(),
+      }),
+    // Written by the runner (or `ralphy abort`) while the agent runs: not the agent's changes.
+    workflowRunnerWrites(setup.paths),
   );
-  const step = await run();
+  let step: StepOutcome;
+  try {
+    step = await run();
+  } catch (error) {
+    // Whatever failed in the runner, the agent's changes are still judged and set aside.
+    step = { kind: 'failed', detail: `runner error: ${(error as Error).message}`, costUsd: 0 };
+  }
   const judged = await judgeChanges(setup, guards, scopeOf(ctx, phaseScope), 'execute');
   const touched = judged.touched.files.map((f) => f.path);
   ctx.bus.emit({
@@ -71,10 +85,11 @@ export async function judgedAgentRun(
   const base = { step, touched, blast: judged.blast, blastLine: judged.blastLine };
   try {
     if (step.kind !== 'done' || judged.verdict.code !== null) {
+      const kept = await keepAside(setup.git, setup.facts, setup.paths, runId);
       await undo(ctx, guards);
       const violations =
         step.kind === 'done' ? judged.verdict.violations.map((v) => `${judged.verdict.code}: ${v}`) : [];
-      return { ...base, violations, commit: null };
+      return { ...base, violations, commit: null, kept };
     }
     const committed = await commitJudgedTree(
       setup.git,
@@ -85,10 +100,15 @@ export async function judgedAgentRun(
     );
     await clearInflight(setup.paths);
     await ctx.refreshFacts();
-    return { ...base, violations: [], commit: committed.commit };
+    return { ...base, violations: [], commit: committed.commit, kept: null };
   } finally {
     await judged.touched.index.dispose();
   }
+}
+
+/** Runner-owned files written while a workflow's agent runs: its state, the agent record, aborts. */
+export function workflowRunnerWrites(paths: WorkspacePaths): string[] {
+  return [paths.workflow, paths.abortRequest, agentFile(paths)];
 }
 
 function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {

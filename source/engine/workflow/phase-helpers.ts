@@ -15,21 +15,53 @@ export interface PhaseSignal {
   readonly signal: AbortSignal;
   timedOut(): boolean;
   dispose(): void;
+  /** Stops the timeout clock (a gate, a usage-limit wait); nested pauses need as many resumes. */
+  pause(): void;
+  resume(): void;
 }
 
-/** The workflow's signal plus the phase timeout of seed 002 §6, on the injected clock. */
+/**
+ * The workflow's signal plus the phase timeout of seed 002 §6, on the injected clock. The time a
+ * human takes at a gate, or a usage limit takes to reset, is not the phase's: it is paused then.
+ */
 export function phaseSignal(ctx: WorkflowContext, seconds: number): PhaseSignal {
   const timer = new AbortController();
   const disposed = new AbortController();
-  const stop = AbortSignal.any([disposed.signal, ctx.options.signal]);
-  void ctx.options.clock.sleep(seconds * 1000, stop).then(() => {
-    if (!stop.aborted) timer.abort();
-  });
-  return {
+  const clock = ctx.options.clock;
+  let remaining = seconds * 1000;
+  let armedAt = 0;
+  let sleeping: AbortController | null = null;
+  let pauses = 0;
+  const arm = () => {
+    const current = new AbortController();
+    sleeping = current;
+    armedAt = clock.now();
+    const stop = AbortSignal.any([current.signal, disposed.signal, ctx.options.signal]);
+    void clock.sleep(remaining, stop).then(() => {
+      if (!stop.aborted) timer.abort();
+    });
+  };
+  arm();
+  const phase: PhaseSignal = {
     signal: AbortSignal.any([ctx.options.signal, timer.signal]),
     timedOut: () => timer.signal.aborted,
-    dispose: () => disposed.abort(),
+    dispose: () => {
+      disposed.abort();
+      if (ctx.activePhase === phase) ctx.activePhase = null;
+    },
+    pause: () => {
+      if (pauses++ > 0 || sleeping === null) return;
+      remaining = Math.max(0, remaining - (clock.now() - armedAt));
+      sleeping.abort();
+      sleeping = null;
+    },
+    resume: () => {
+      if (pauses === 0 || --pauses > 0) return;
+      if (!timer.signal.aborted && !disposed.signal.aborted) arm();
+    },
   };
+  ctx.activePhase = phase;
+  return phase;
 }
 
 /** How a step that did not finish ends the phase (timeout, abort, interrupt, breaker, retries). */
@@ -95,6 +127,9 @@ export async function askGate(
 ): Promise<GateReply> {
   breaker?.pause();
   if (breaker) ctx.showBreaker(breaker);
+  // A human's time at a gate does not count against the phase timeout.
+  const phase = ctx.activePhase;
+  phase?.pause();
   const previous = ctx.workflow.status;
   await ctx.update({ status: 'waiting' });
   ctx.bus.emit({ type: 'gate.requested', gate, title, lines, answer });
@@ -116,6 +151,7 @@ export async function askGate(
   });
   breaker?.resume();
   if (breaker) ctx.showBreaker(breaker);
+  phase?.resume();
   return { decision, text, by: reply.by };
 }
 
@@ -132,7 +168,8 @@ export async function answerQuestion(
 ): Promise<string | null> {
   const reply = await askGate(ctx, 'input', `${role}-agent needs input`, [step.question], 'text', breaker);
   if (reply.decision !== 'answer' || !reply.text) return null;
-  const allow = step.denied.length > 0 && /^(allow|y|yes|ok)\b/i.test(reply.text);
+  // Only a plain "allow" (or yes) pre-approves; anything longer is an answer in the human's words.
+  const allow = step.denied.length > 0 && /^(allow|y|yes)$/i.test(reply.text.trim());
   if (!allow) {
     await ctx.update({ pending_answer: reply.text });
     return `In your previous run you asked the human:\n${step.question}\nThe human answered:\n${reply.text}`;
@@ -148,7 +185,7 @@ export async function answerQuestion(
     ctx.bus.emit({
       type: 'log',
       level: 'warn',
-      message: `cannot pre-approve ${refused.join('; ')}: Claude Code matches only single commands (no ; && || |)`,
+      message: `cannot pre-approve ${refused.join('; ')}: only a single plain command can be (no ; & | ( ) or commas)`,
     });
   return [
     ...(added.length > 0
@@ -172,7 +209,9 @@ function toolPattern(denied: string): string | null {
   if (!target) return tool ?? null;
   // Claude Code never pre-approves a compound command by an exact rule (one with ; && || or |,
   // even inside quotes: checked with claude 2.1.330), so those are refused here, not silently kept.
-  return /[;|&]/.test(target) ? null : `${tool}(${target})`;
+  // Parentheses and commas are refused too: a model-written command must never be able to close
+  // the rule early and open a wider one (`echo ) Bash(*`) in the comma-joined --allowedTools.
+  return /[;|&(),]/.test(target) ? null : `${tool}(${target})`;
 }
 
 export async function readProjectFile(ctx: WorkflowContext, rel: string, cap = 60_000): Promise<string> {

@@ -55,11 +55,7 @@ export async function planningPhase(ctx: WorkflowContext): Promise<PhaseResult> 
             if (breaker) ctx.reportBreaker(breaker, event);
           },
           onCost: (usd) => ctx.addCost(usd),
-          onWaiting: (until) =>
-            ctx.update({
-              waiting_until: until?.toISOString() ?? null,
-              status: until ? 'waiting' : 'running',
-            }),
+          onWaiting: (until) => ctx.waiting(until),
         },
       }),
   });

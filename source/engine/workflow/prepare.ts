@@ -5,7 +5,7 @@ import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
 import { readRepoFacts, worktreeStatus } from '../judge/repo.js';
-import type { WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import { isSafeBranchName, type WorkflowFile, type WorkflowStateName } from '../protocol/workflow.js';
 import { loadSetup, type TickSetup } from '../tick/preflight.js';
 import { recoverInterruptedRun } from '../tick/recover.js';
 import type { DoctorCheck } from '../workspace/doctor-checks.js';
@@ -23,7 +23,8 @@ import { freshWorkflow, readWorkflow, resumePhase, writeWorkflow } from './workf
  * Everything before the first phase of `ralphy start`: the project and PRD.md, `relais init` when
  * the project has none, the prerequisites of seed 002 §11, the workspace lock (held for the whole
  * workflow), recovery of an agent run a crash interrupted, the resume question, and the feature
- * branch every commit of the workflow goes to. Nothing is changed before the checks pass.
+ * branch every commit of the workflow goes to. A project without a workspace is initialised first
+ * (nothing else is changed before the checks pass).
  */
 
 export type Prepared =
@@ -104,7 +105,11 @@ export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepare
     return refuse(upgrade, 'Fix it, then run ralphy start again.');
   }
   try {
-    const ready = await underLock(options, setup, prd.prd, prerequisites.claude, configWasMissing, now);
+    // An untracked config is relais init's (now or in an earlier start that stopped early): the
+    // workflow's first commit, on its branch; it does not make the tree dirty.
+    const configUntracked =
+      (await setup.git.run(['ls-files', '--error-unmatch', '--', CONFIG_FILE_NAME])).code !== 0;
+    const ready = await underLock(options, setup, prd.prd, prerequisites.claude, configUntracked, now);
     if (!ready.ok) await lock.lock.release();
     return ready.ok ? { ...ready, lock: lock.lock } : ready;
   } catch (error) {
@@ -118,7 +123,7 @@ async function underLock(
   found: TickSetup,
   prd: Prd,
   claude: string,
-  configWasMissing: boolean,
+  configUntracked: boolean,
   now: Date,
 ): Promise<
   { ok: true; ctx: WorkflowContext; resumedFrom: WorkflowStateName | null } | Extract<Prepared, { ok: false }>
@@ -141,7 +146,7 @@ async function underLock(
       `Move it aside to start a new workflow: mv ${setup.paths.relDir}/WORKFLOW.json ${setup.paths.relDir}/WORKFLOW.json.bak`,
     );
   const dirty = (await worktreeStatus(setup.git)).filter(
-    (e) => !(configWasMissing && e.slice(3) === CONFIG_FILE_NAME),
+    (e) => !(configUntracked && e.slice(3) === CONFIG_FILE_NAME),
   );
   if (dirty.length > 0)
     return refuse(
@@ -178,7 +183,7 @@ async function underLock(
       );
   }
   if (previous) await archive(setup, previous);
-  return startFresh(options, setup, prd, runner, configWasMissing, now);
+  return startFresh(options, setup, prd, runner, configUntracked, now, previous);
 }
 
 async function resume(
@@ -198,7 +203,14 @@ async function resume(
       );
     await ctx.refreshFacts();
   }
-  ctx.workflow = { ...ctx.workflow, pid: process.pid, waiting_until: null, next_steps: [] };
+  // The config may have changed meanwhile (a raised spend cap, say): what it says now holds.
+  ctx.workflow = {
+    ...ctx.workflow,
+    pid: process.pid,
+    waiting_until: null,
+    next_steps: [],
+    max_cost_usd: ctx.setup.config.workflow.max_cost_usd,
+  };
   await ctx.enter(from, 'running', { failure_reason: null, failure_detail: null, current_task: null });
   return { ok: true, ctx, resumedFrom: from };
 }
@@ -208,20 +220,40 @@ async function startFresh(
   found: TickSetup,
   prd: Prd,
   runner: WorkflowContext['runner'],
-  configWasMissing: boolean,
+  configUntracked: boolean,
   now: Date,
+  previous: WorkflowFile | null,
 ): Promise<{ ok: true; ctx: WorkflowContext; resumedFrom: null } | Extract<Prepared, { ok: false }>> {
   const { config } = found;
-  const baseBranch = (found.facts.branchRef ?? '').replace(/^refs\/heads\//, '');
+  const current = (found.facts.branchRef ?? '').replace(/^refs\/heads\//, '');
+  // Still on the previous workflow's branch: the new one starts where that one started, not on
+  // top of its commits.
+  const baseBranch =
+    previous?.feature_branch === current && previous.base_branch ? previous.base_branch : current;
+  if (!isSafeBranchName(baseBranch))
+    return refuse(
+      `the branch "${baseBranch}" has a name the runner will not pass to git (a leading "-", "..", control characters)`,
+      'Start from a branch with a plain name (git switch -c work).',
+    );
+  const baseCommit = (
+    await found.git.run(['rev-parse', '--verify', '-q', `refs/heads/${baseBranch}^{commit}`])
+  ).stdout
+    .toString('utf8')
+    .trim();
+  if (!baseCommit)
+    return refuse(
+      `the branch ${baseBranch} does not exist any more`,
+      'git switch to the branch the work should start from.',
+    );
   const feature = await freeBranchName(found.git, `${config.workflow.branch_prefix}${branchSlug(prd.title)}`);
-  const created = await found.git.run(['checkout', '-q', '-b', feature]);
+  const created = await found.git.run(['checkout', '-q', '-b', feature, baseCommit]);
   if (created.code !== 0)
     return refuse(
       `cannot create the branch ${feature}: ${created.stderr.trim()}`,
       'Check the repository, then run ralphy start again.',
     );
-  if (configWasMissing) {
-    // `relais init` just wrote the config: it is the workflow's first commit, on its own branch.
+  if (configUntracked) {
+    // `relais init` wrote the config: it is the workflow's first commit, on its own branch.
     await found.git.ok(['add', '--', CONFIG_FILE_NAME]);
     await found.git.ok(
       ['commit', '-q', '--no-verify', '-m', 'ralphy: add relais config', '--', CONFIG_FILE_NAME],
@@ -241,7 +273,7 @@ async function startFresh(
     }),
     base_branch: baseBranch,
     feature_branch: feature,
-    base_commit: found.facts.head,
+    base_commit: baseCommit,
   };
   // IDLE until the run announces itself; then seed 002 §8's `start` moves it to SPECIFICATION.
   await writeWorkflow(setup.paths, workflow);

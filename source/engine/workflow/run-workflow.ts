@@ -23,7 +23,8 @@ import { nextState, TERMINAL } from './transitions.js';
 
 export interface WorkflowOutcome {
   /** `blocked`: the workflow could not start (prerequisites, lock, dirty tree, PRD). */
-  readonly status: 'completed' | 'failed' | 'rejected' | 'interrupted' | 'blocked';
+  /** `needs_input`: a gate nobody could answer; the workflow waits there for `ralphy start`. */
+  readonly status: 'completed' | 'failed' | 'rejected' | 'interrupted' | 'needs_input' | 'blocked';
   readonly state: WorkflowStateName | null;
   readonly reason: FailureReason | null;
   readonly detail: string | null;
@@ -102,6 +103,13 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
       await ctx.enter(state, 'interrupted');
       return finish(ctx, [`ralphy start ${ctx.setup.facts.root} (it asks to resume at ${state})`]);
     }
+    if (result.kind === 'unanswered') {
+      await ctx.enter(state, 'interrupted', { failure_detail: result.detail });
+      const outcome = await finish(ctx, [
+        `ralphy start ${ctx.setup.facts.root} in a terminal to answer the gate (or add --yes to approve it)`,
+      ]);
+      return { ...outcome, status: 'needs_input' };
+    }
     if (result.kind === 'fail') {
       const event = result.reason === 'aborted' ? 'abort' : 'fail';
       await ctx.enter(nextState(state, event), 'failed', {
@@ -110,22 +118,23 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
       });
       continue;
     }
-    await ctx.update({ completed_phases: [...new Set([...ctx.workflow.completed_phases, state as never])] });
     const next = nextState(state, result.event);
     if (state === 'AWAITING_QA_VALIDATION' && result.event === 'reject') {
+      // A rejected QA report is not a completed phase: after the fixes, a resume runs QA again.
       await ctx.enter(next, 'failed', {
         failure_reason: 'rejected_at_qa',
         failure_detail: 'the QA report was rejected at the second gate',
+        completed_phases: ctx.workflow.completed_phases.filter((p) => p !== 'QA'),
       });
       continue;
     }
+    await ctx.update({ completed_phases: [...new Set([...ctx.workflow.completed_phases, state as never])] });
     if (next === 'REJECTED') {
       await ctx.enter(next, 'rejected', {
         failure_detail: 'the specification was rejected at the first gate',
       });
       continue;
     }
-    if (next === 'IMPLEMENTATION') await syncTasks(ctx);
     await ctx.enter(
       next,
       next === 'COMPLETED' ? 'completed' : 'running',
@@ -147,9 +156,13 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
       return specPhase(ctx);
     case 'AWAITING_SPEC_VALIDATION':
       return specGate(ctx);
-    case 'IMPLEMENTATION':
+    case 'IMPLEMENTATION': {
+      // TASKS.md is the source of the task list, on a resume too (a human may have edited it).
+      const problem = await syncTasks(ctx);
+      if (problem) return { kind: 'fail', reason: 'invalid_output', detail: problem };
       if (ctx.workflow.engine === 'single') return implementSingle(ctx);
       return ctx.workflow.engine === 'cycle' ? implementWithCycle(ctx) : implementWithTicks(ctx);
+    }
     case 'QA':
       return qaPhase(ctx);
     case 'AWAITING_QA_VALIDATION':
@@ -159,10 +172,12 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
   }
 }
 
-/** TASKS.md is the source of the task list; a resume reads it again (a human may have edited it). */
-async function syncTasks(ctx: WorkflowContext): Promise<void> {
+/** Reads TASKS.md into the task records; a file that no longer parses is a problem, never ignored. */
+async function syncTasks(ctx: WorkflowContext): Promise<string | null> {
   const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
-  if (parsed.ok) await recordTasks(ctx, parsed.tasks);
+  if (!parsed.ok) return `${TASKS_FILE} does not parse: ${parsed.problems.slice(0, 5).join('; ')}`;
+  await recordTasks(ctx, parsed.tasks);
+  return null;
 }
 
 function announceStart(

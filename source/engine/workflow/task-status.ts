@@ -22,7 +22,10 @@ export async function commitTaskStatus(
   const parsed = parseTasks(text);
   const task = parsed.ok ? parsed.tasks.find((t) => t.number === number) : undefined;
   if (!task || task.status === status) return null;
-  await writeFileAtomic(path, withStatus(text, task, status));
+  const updated = withStatus(text, task, status);
+  // Nothing to commit when the line could not change (it already says so in some other spelling).
+  if (updated === text) return null;
+  await writeFileAtomic(path, updated);
   const git = ctx.setup.git;
   const env = await identityEnv(git);
   await git.ok(['add', '--', TASKS_FILE]);

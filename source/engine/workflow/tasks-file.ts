@@ -19,6 +19,10 @@ export interface PlanTask {
 
 export type TasksParse = { ok: true; tasks: PlanTask[] } | { ok: false; problems: string[] };
 
+/** WORKFLOW.json keeps one record per task: a list longer than this is a spec to split. */
+const MAX_TASKS = 500;
+const MAX_TASK_NUMBER = 100_000;
+
 const HEADING = /^##\s+(?:Task|Tâche|Tache)\s+(\d+)\s*:\s*(.+?)\s*$/i;
 const FIELD = /^\s*-\s+\*\*(Status|Statut|Description|Files|Fichiers)\*\*\s*:\s*(.*?)\s*$/i;
 
@@ -56,6 +60,9 @@ export function parseTasks(text: string): TasksParse {
     );
   const numbers = tasks.map((t) => t.number);
   if (new Set(numbers).size !== numbers.length) problems.push(`task numbers repeat: ${numbers.join(', ')}`);
+  const huge = tasks.find((t) => t.number > MAX_TASK_NUMBER);
+  if (huge) problems.push(`task number ${huge.number} is above ${MAX_TASK_NUMBER}`);
+  if (tasks.length > MAX_TASKS) problems.push(`${tasks.length} tasks: at most ${MAX_TASKS} (split the work)`);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, tasks };
 }
 
@@ -106,7 +113,8 @@ function toTask(
 export function withStatus(text: string, task: PlanTask, status: TaskStatus): string {
   const lines = text.split('\n');
   const line = lines[task.statusLine] ?? '';
-  lines[task.statusLine] = line.replace(/(\*\*\s*:\s*).*$/, `$1${status}`);
+  // A CRLF file keeps its \r: only the value between ": " and the line end changes.
+  lines[task.statusLine] = line.replace(/(\*\*\s*:\s*)[^\r]*/, `$1${status}`);
   return lines.join('\n');
 }
 
