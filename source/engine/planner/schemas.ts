@@ -82,6 +82,8 @@ const subjectSchema = z.discriminatedUnion('kind', [
 export const outboxEntrySchema = z.strictObject({
   message_id: z.int().min(1),
   posted_at: stamp.nullable(),
+  /** Not posted, and never will be by the runner: it looked like it holds a secret (what, where). */
+  withheld: z.string().max(300).optional(),
 });
 
 export const sessionSchema = z.strictObject({

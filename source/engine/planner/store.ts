@@ -30,6 +30,8 @@ export interface PlannerPaths {
   readonly learningsLock: string;
   /** Where a comment's body waits for `gh issue comment --body-file`. */
   readonly outboxDir: string;
+  /** Comments the runner refused to post (they looked like they hold a secret), for a human. */
+  readonly withheldDir: string;
   readonly facts: string;
   readonly workspace: WorkspacePaths;
 }
@@ -43,6 +45,7 @@ export function plannerPaths(paths: WorkspacePaths): PlannerPaths {
     learnings: join(dir, 'learnings.json'),
     learningsLock: join(dir, 'learnings.lock.json'),
     outboxDir: join(dir, 'outbox'),
+    withheldDir: join(dir, 'withheld'),
     facts: paths.facts,
     workspace: paths,
   };
