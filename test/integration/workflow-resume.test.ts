@@ -132,14 +132,20 @@ describe('resume after an interruption, in each phase', () => {
 
   it('answering "n" to the resume question starts a new workflow and keeps the old state in history', async () => {
     project = await interruptedDuringSpec();
-    project.git('switch', '-q', 'main');
+    const mainTip = project.git('rev-parse', 'main').trim();
+    // Still on the interrupted workflow's branch: the new one starts from that one's base, main.
+    expect(project.git('branch', '--show-current').trim()).toBe('ralphy/greeting-service');
     const fresh = await runInProcess(project, {
       gates: scriptedGates({ resume: { decision: 'reject', by: 'human' }, spec: YES, qa: YES }),
     });
     expect(fresh.outcome.state).toBe('COMPLETED');
     expect(fresh.events.find((e) => e.type === 'workflow.started')).toMatchObject({ resumed_from: null });
     // A second branch: the first one (with the interrupted attempt) is left as it was.
-    expect(workflowFile(project).feature_branch).toBe('ralphy/greeting-service-2');
+    expect(workflowFile(project)).toMatchObject({
+      feature_branch: 'ralphy/greeting-service-2',
+      base_branch: 'main',
+      base_commit: mainTip,
+    });
     const archived = readdirSync(join(project.root, 'relais/history/workflows'));
     expect(archived).toHaveLength(1);
     const old = JSON.parse(

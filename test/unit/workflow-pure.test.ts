@@ -250,4 +250,30 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
     advance(59_000);
     expect(breaker.check()).toBeNull();
   });
+
+  it("a run's start is activity: the runner's own time between runs is not the agent's silence", () => {
+    const { breaker, advance } = make({ stagnationMs: null });
+    advance(90_000); // judging and verifying the last run
+    breaker.startRun();
+    advance(59_000);
+    expect(breaker.check()).toBeNull();
+  });
+
+  it('the output-size cap counts one run; a healthy run closes a half-open breaker', () => {
+    const { breaker, advance } = make({ stagnationMs: null });
+    expect(breaker.onBytes(900)).toBeNull();
+    breaker.startRun();
+    expect(breaker.onBytes(900)).toBeNull();
+    advance(60_000);
+    expect(breaker.check()).toMatchObject({ kind: 'warning', attempts: 1 });
+    breaker.runSucceeded();
+    expect(breaker.snapshot()).toMatchObject({ state: 'closed', attempts: 0 });
+    // An open breaker stays open: the agent was killed.
+    const open = make({ stagnationMs: null, maxAttempts: 1 });
+    open.advance(60_000);
+    expect(open.breaker.check()).toMatchObject({ kind: 'open' });
+    open.breaker.runSucceeded();
+    open.breaker.startRun();
+    expect(open.breaker.snapshot().state).toBe('open');
+  });
 });
