@@ -2,8 +2,10 @@ import micromatch from 'micromatch';
 import { z } from 'zod';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
 import { planVerification } from '../verify/plan.js';
+import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import type { CycleContext } from './context.js';
 import { diffText, dirtyPaths, headOf, numstat } from './git-ops.js';
+import { describeGuarded, restoreGuarded, takeCycleGuards } from './guards.js';
 
 /**
  * verify_task Stage 1: seed 003's verify.sh as six deterministic checks, reported as JSON with
@@ -55,9 +57,13 @@ export interface Stage1Input {
 export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<Stage1Report> {
   const failures: string[] = [];
   const head = await headOf(ctx.git);
+  // The project's own commands run here: they may not touch what the runner reads back (the plan,
+  // STATE.json), relais.config.json, or git's control files; anything they change is restored.
+  const guards = await takeCycleGuards(ctx);
   const tests = await runTemplates(ctx, ctx.policy.verify.tests);
-  if (!tests.ok) failures.push(`tests: ${tests.detail}`);
   const lint = await runTemplates(ctx, ctx.policy.verify.lint);
+  const guarded = await restoreGuarded(ctx, guards);
+  if (!tests.ok) failures.push(`tests: ${tests.detail}`);
   if (!lint.ok) failures.push(`lint: ${lint.detail}`);
 
   const files = await numstat(ctx.git, input.base, head);
@@ -70,13 +76,19 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
     );
 
   const changed = files.map((f) => f.path);
+  // Besides the policy's globs, what the runner owns is always blocked: its workspace and its config.
   const blocked = changed.filter(
     (p) =>
       micromatch.isMatch(p, ctx.policy.verify.blocked_globs, { dot: true, nocase: true }) ||
+      p === CONFIG_FILE_NAME ||
       p === ctx.config.workspace_dir ||
       p.startsWith(`${ctx.config.workspace_dir}/`),
   );
   for (const p of blocked) failures.push(`paths: ${p} is a blocked path`);
+  if (guarded.changed.length > 0)
+    failures.push(
+      `paths: the test or lint run changed ${describeGuarded(guarded)} (runner-owned or git control files; restored)`,
+    );
 
   const secrets = findSecrets(await diffText(ctx.git, input.base, head, [], 0));
   for (const s of secrets) failures.push(`secrets: ${s}`);
@@ -89,7 +101,7 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
     tests: tests.ok,
     lint: lint.ok,
     diff: diffOk,
-    paths: blocked.length === 0,
+    paths: blocked.length === 0 && guarded.changed.length === 0,
     secrets: secrets.length === 0,
     git_clean: dirty.length === 0,
   };

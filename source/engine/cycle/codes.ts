@@ -32,6 +32,8 @@ const CYCLE_CODES = {
     'The implementer exited with an error or made no commit; the next cycle retries with the failure as context.',
   CYCLE_DIRTY_TREE:
     'The worktree has uncommitted changes before implementation; commit or stash them (git status), then run `relais cycle --resume`.',
+  CYCLE_PROTECTED_CHANGED:
+    'The implementer changed runner-owned files (relais/, relais.config.json) or git control files; they were restored, its work was kept aside (git stash) and the attempt failed. The next cycle retries with that as context.',
   CYCLE_VERIFY_FAILED:
     'Verification failed (see failures); the next cycle retries the task with them as context.',
   CYCLE_VERIFY_NEEDS_HUMAN:

@@ -2,6 +2,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import type { Git } from '../judge/git.js';
+import type { RepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import type { CycleAgents, CyclePolicy, CycleRole } from '../protocol/cycle-policy.js';
 import type { CycleCode } from './codes.js';
@@ -28,6 +29,8 @@ export interface CycleOptions {
 
 export interface CycleContext extends CycleOptions {
   readonly git: Git;
+  /** The repository's root and git folders, read once at LOAD (what the guards watch). */
+  readonly facts: RepoFacts;
   readonly paths: CyclePaths;
   readonly cycleId: string;
   readonly nonce: string;

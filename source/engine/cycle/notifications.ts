@@ -1,7 +1,9 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { GateKind } from '../events.js';
 import type { NotifyAction, NotifyEvent } from '../protocol/cycle-policy.js';
+import { writeFileAtomic } from '../workspace/atomic-write.js';
+import { resolvesUnderRoot } from '../workspace/safe-path.js';
 import type { CycleContext } from './context.js';
 import type { CycleState } from './state.js';
 
@@ -44,12 +46,15 @@ export async function notify(
     return { approved: true, path: null };
   }
   const at = ctx.now().toISOString();
-  const name =
-    event === 'complete' ? 'complete.md' : `${event.replace(/_/g, '-')}-${at.replace(/\.\d+Z$/, 'Z')}.md`;
-  await mkdir(ctx.paths.notifications, { recursive: true });
-  const file = join(ctx.paths.notifications, name);
-  await writeFile(file, render(event, action, at, notice, mode, state));
-  const path = relative(ctx.root, file);
+  const file = await notificationFile(ctx, event, at);
+  if (file) await writeFileAtomic(file, render(event, action, at, notice, mode, state));
+  else
+    ctx.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `${relative(ctx.root, ctx.paths.notifications)} is not a folder inside the repository; the notification is not written there`,
+    });
+  const path = file ? relative(ctx.root, file) : null;
   ctx.bus.emit({
     type: 'cycle.notification',
     event,
@@ -71,6 +76,25 @@ export async function notify(
     answer: null,
   });
   return { approved: answer.decision === 'approve', path };
+}
+
+/**
+ * `{event}-{timestamp}.md` (seed 003), `-2`, `-3`... when two of one event fall in the same second,
+ * `complete.md` for the summary (rewritten each time). The folder must be a real folder inside the
+ * repository; the file is written atomically (temp file, rename), so a link planted under the
+ * name is replaced, never written through.
+ */
+async function notificationFile(ctx: NotifyContext, event: NoticeEvent, at: string): Promise<string | null> {
+  const dir = ctx.paths.notifications;
+  await mkdir(dir, { recursive: true });
+  const info = await lstat(dir).catch(() => null);
+  if (!info?.isDirectory() || !(await resolvesUnderRoot(ctx.root, relative(ctx.root, dir)))) return null;
+  if (event === 'complete') return join(dir, 'complete.md');
+  const stem = `${event.replace(/_/g, '-')}-${at.replace(/\.\d+Z$/, 'Z')}`;
+  for (let n = 1; ; n++) {
+    const file = join(dir, n === 1 ? `${stem}.md` : `${stem}-${n}.md`);
+    if (!(await lstat(file).catch(() => null))) return file;
+  }
 }
 
 function render(

@@ -60,6 +60,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleOutcome> {
       ...options,
       now,
       git,
+      facts: repo.facts,
       paths,
       docsDir: join(options.root, options.policy.docs_dir),
     });

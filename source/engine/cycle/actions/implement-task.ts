@@ -1,9 +1,9 @@
-import { join } from 'node:path';
 import { oneLine } from '../../workspace/printable.js';
-import { readUntrustedFile } from '../../workspace/safe-read.js';
 import { agentRequest } from '../agent-call.js';
+import type { CycleCode } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf, stashIfDirty } from '../git-ops.js';
+import { describeGuarded, restoreGuarded, takeCycleGuards } from '../guards.js';
 import { implementPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
 import { readRepoFile } from '../track-docs.js';
@@ -33,29 +33,28 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
       `the task packet ${state.task.packet_path} is missing; it will be generated again`,
       'CYCLE_STATE_INCONSISTENT',
     );
-  const files: Array<{ path: string; content: string }> = [];
-  for (const entry of state.task.files_to_load) {
-    const content = await readUntrustedFile(join(ctx.root, entry.path), 64 * 1024).then((r) =>
-      r.ok ? r.text : null,
-    );
-    if (content !== null) files.push({ path: entry.path, content });
-  }
+  const files = await filesToLoad(ctx, state);
   const title = /^## TITLE\n(.*)$/m.exec(packet)?.[1] ?? state.task.description ?? taskId;
   const base = await headOf(ctx.git);
   const prompt = implementPrompt({ taskId, title, packet, files, failures: state.task.failure_context });
+  const guards = await takeCycleGuards(ctx);
   const outcome = await ctx.runners.implementer.run(
     agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
     ctx.bus,
   );
+  // Filesystem only, before any git command: planted hooks or config never run.
+  const guarded = await restoreGuarded(ctx, guards);
   if (ctx.signal.aborted) {
     // An interrupt is not an attempt of the task: nothing is counted, the leftovers are kept aside.
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} interrupted`);
+    const restored = guarded.changed.length ? `; restored ${describeGuarded(guarded)}` : '';
     return failResult(
       state,
-      `interrupted: ${outcome.failure ?? 'the run was stopped'}`,
+      `interrupted: ${outcome.failure ?? 'the run was stopped'}${restored}`,
       'CYCLE_AGENT_FAILED',
     );
   }
+  if (guarded.changed.length > 0) return protectedChanged(ctx, state, base, describeGuarded(guarded));
   const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
   if (signal) {
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} stopped with ${signal[1]}`);
@@ -81,24 +80,77 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
       `relais: failed attempt ${state.task.retry_count + 1} of ${taskId}`,
     );
     const detail = `implementation failed: ${problem}${stashed ? ' (its leftovers are in git stash)' : ''}`;
-    const next: CycleState = {
-      ...state,
-      loop: afterAttempt(
-        state,
-        base,
-        head,
-        state.loop.progress_mark?.test_count ?? state.last_cycle.test_count,
-      ),
-      task: {
-        ...state.task,
-        retry_count: state.task.retry_count + 1,
-        failure_context: [...state.task.failure_context, detail].slice(-10),
-      },
-    };
-    return failResult(next, detail, outcome.failure ? 'CYCLE_AGENT_FAILED' : 'CYCLE_IMPLEMENT_FAILED');
+    const code = outcome.failure ? 'CYCLE_AGENT_FAILED' : 'CYCLE_IMPLEMENT_FAILED';
+    return failedAttempt(state, base, head, detail, code);
   }
   return okResult(
     { ...state, task: { ...state.task, sub_step: 'verify', base_commit: base } },
     `implemented ${taskId}: ${head.slice(0, 12)} (${oneLine(outcome.text ?? '', 200)})`,
   );
+}
+
+/**
+ * The implementer changed what only the runner may (already restored): the attempt fails and
+ * counts, its work is kept in git stash, and commits it made itself are taken back off the branch
+ * (still in the reflog), so nothing it did reaches verification.
+ */
+async function protectedChanged(
+  ctx: CycleContext,
+  state: CycleState,
+  base: string,
+  what: string,
+): Promise<ActionResult> {
+  const taskId = state.task.id as string;
+  const stashed = await stashIfDirty(
+    ctx.git,
+    ctx.config.workspace_dir,
+    `relais: attempt ${state.task.retry_count + 1} of ${taskId} changed protected files`,
+  );
+  const head = await headOf(ctx.git);
+  if (head !== base) await ctx.git.ok(['reset', '--hard', '-q', base]);
+  const kept = [
+    ...(stashed ? ['its changes are in git stash'] : []),
+    ...(head !== base
+      ? [`its commits up to ${head.slice(0, 12)} were taken off the branch (git reflog)`]
+      : []),
+  ];
+  const detail = `the implementer changed runner-owned or git control files (restored): ${what}${kept.length ? `; ${kept.join('; ')}` : ''}`;
+  return failedAttempt(state, base, base, detail, 'CYCLE_PROTECTED_CHANGED');
+}
+
+/** A failed attempt counts (retry_count), feeds the next prompt, and the no-progress rule. */
+function failedAttempt(
+  state: CycleState,
+  base: string,
+  head: string,
+  detail: string,
+  code: CycleCode,
+): ActionResult {
+  const testCount = state.loop.progress_mark?.test_count ?? state.last_cycle.test_count;
+  return failResult(
+    {
+      ...state,
+      loop: afterAttempt(state, base, head, testCount),
+      task: {
+        ...state.task,
+        retry_count: state.task.retry_count + 1,
+        failure_context: [...state.task.failure_context, detail].slice(-10),
+      },
+    },
+    detail,
+    code,
+  );
+}
+
+/** task.files_to_load, read as untrusted files of the repository (a link or a FIFO is skipped). */
+async function filesToLoad(
+  ctx: CycleContext,
+  state: CycleState,
+): Promise<Array<{ path: string; content: string }>> {
+  const files: Array<{ path: string; content: string }> = [];
+  for (const entry of state.task.files_to_load) {
+    const content = await readRepoFile(ctx.root, entry.path, 64 * 1024);
+    if (content !== null) files.push({ path: entry.path, content });
+  }
+  return files;
 }
