@@ -139,12 +139,14 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
     expect(stats.stdout).toContain('Spec acceptance rate: no spec has met the first gate yet');
   });
 
-  it('conflicting answers are surfaced as one decision: one comment, one question, one gap', () => {
-    const { p, gh, plan, session } = setup();
+  it('conflicting answers are surfaced as one decision: picking a side is refused, one question quoting both is posted', () => {
+    const { p, gh, plan, plannerCalls, session } = setup();
     const decide = 'The answers differ: monthly (pm) or weekly (dev)? Which one should the report use?';
     p.scenario({
       planner: [
         answer(ask('reporter', [{ q: 'Monthly or weekly totals?' }])),
+        // Picks the reporter's answer silently: the runner refuses it and says why.
+        answer(close(1, 'answered', 'monthly'), proceedGate()),
         answer(
           close(1, 'not_relevant'),
           ask('reporter', [{ q: decide }], '@pm @dev, you answered differently:'),
@@ -155,13 +157,23 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
     gh.comment('pm', '1: monthly');
     gh.comment('dev', '1: weekly');
     expect(plan().code).toBe(0);
+    expect(plannerCalls()[1]?.prompt).toContain(
+      'Answers to gap 1 disagree: @pm (message 2): "monthly"; @dev (message 3): "weekly". Surface it in one question',
+    );
+    expect(plannerCalls()[2]?.prompt).toContain(
+      '- answers to gap 1 disagree (@pm: "monthly"; @dev: "weekly"): do not close it as answered, which picks one of them',
+    );
+    expect(plannerCalls()[2]?.prompt).toContain(
+      '- answers to gap 1 disagree (@pm: "monthly"; @dev: "weekly"): surface it in one question that quotes each answer',
+    );
     const posted = gh.posted();
     expect(posted).toHaveLength(2);
-    expect(posted[1]?.match(/\?/g)).toHaveLength(2); // one line, one decision
-    expect(posted[1]).toContain('Which one should the report use?');
-    expect(session().gaps.map((g: any) => [g.id, g.status])).toEqual([
-      [1, 'closed'],
-      [2, 'open'],
+    expect(posted[1]).toContain(decide);
+    expect(posted[1]).not.toContain('proceed');
+    expect(session()).toMatchObject({ repairs: 1 });
+    expect(session().gaps.map((g: any) => [g.id, g.status, g.closed_reason])).toEqual([
+      [1, 'closed', 'not_relevant'],
+      [2, 'open', null],
     ]);
   });
 

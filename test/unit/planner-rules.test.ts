@@ -271,6 +271,89 @@ describe('the proceed gate and readiness', () => {
   });
 });
 
+describe('conflicting answers are surfaced as one decision (seed 004 "Answer handling")', () => {
+  /** Gaps 1 and 2 asked; then these humans answer by gap id, in this order. */
+  function answered(...replies: Array<[author: string, text: string]>): Session {
+    return replies.reduce(
+      (session, [author, text]) =>
+        withHumanMessage(session, { text, author, role: author === 'pm' ? 'reporter' : 'assignee' }, T),
+      asked(),
+    );
+  }
+  const conflict = () => answered(['pm', '1: full name'], ['dev', '1: first name only\n2: yes']);
+  const decision = 'You answered 1 differently, "full name" (pm) or "first name only" (dev): which one?';
+  const disagree = 'answers to gap 1 disagree (@pm: "full name"; @dev: "first name only")';
+
+  it('refuses picking one side, and an answer that does not ask for a decision', () => {
+    expect(
+      problems(check(conflict(), batch(close(1, 'answered', 'full name'), close(2, 'answered', 'yes')))),
+    ).toEqual([
+      `${disagree}: do not close it as answered, which picks one of them (close it as inferred only when proceeding)`,
+      `${disagree}: surface it in one question that quotes each answer and asks for a single decision`,
+    ]);
+    expect(problems(check(conflict(), batch()))).toEqual([
+      `${disagree}: surface it in one question that quotes each answer and asks for a single decision`,
+    ]);
+  });
+
+  it('accepts one question quoting each answer, on its line or as the only question of its comment', () => {
+    expect(check(conflict(), batch(close(1, 'not_relevant'), ask('reporter', [{ q: decision }])))).toEqual({
+      ok: true,
+    });
+    const quoted = batch(
+      comment(
+        '@pm @dev, you answered 1 differently:\n> full name\n> first name only\n\nWhich one should greet() take?',
+        'questions',
+      ),
+      {
+        type: 'update_gaps',
+        data: {
+          add: [{ question: 'Which one should greet() take?', respondent: 'reporter', severity: 'high' }],
+        },
+      },
+    );
+    expect(check(conflict(), quoted)).toEqual({ ok: true });
+  });
+
+  it('refuses two questions about it, and one that does not quote both answers', () => {
+    const twice = batch(
+      ask('reporter', [{ q: decision }]),
+      ask('assignee', [{ q: 'Is "full name" or "first name only" right for the API?' }]),
+    );
+    expect(problems(check(conflict(), twice))).toEqual([
+      `${disagree}: surface it in one question that quotes each answer and asks for a single decision (2 do)`,
+    ]);
+    expect(problems(check(conflict(), batch(ask('reporter', [{ q: 'Full name, right?' }]))))).toEqual([
+      `${disagree}: surface it in one question that quotes each answer and asks for a single decision`,
+    ]);
+  });
+
+  it('is no conflict when one person changes their mind, or once the planner has spoken since', () => {
+    const changed = answered(['pm', '1: full name'], ['pm', '1: first name only']);
+    expect(check(changed, batch(close(1, 'answered', 'first name only')))).toEqual({ ok: true });
+    const surfaced = applyBatch({
+      session: conflict(),
+      batch: batch(close(1, 'not_relevant'), ask('reporter', [{ q: decision }])),
+      learnings: [],
+      seenMessageId: 3,
+      outbox: false,
+      now: T,
+    }).session;
+    expect(check(surfaced, batch())).toEqual({ ok: true });
+  });
+
+  it('when proceeding, the gap is closed as inferred, with the assumption told', () => {
+    const session = withHumanMessage(conflict(), { text: 'ship it', author: 'pm', role: 'reporter' }, T);
+    const proceeding = batch(
+      close(1, 'inferred', 'Assumption: the full name.\nRationale: the reporter asked first.'),
+      close(2, 'answered', 'yes'),
+      comment('Proceeding, assuming the full name (you two differed on it).', 'assumptions'),
+      ready('x', [1, 2], [1]),
+    );
+    expect(check(session, proceeding)).toEqual({ ok: true });
+  });
+});
+
 describe('learnings come from humans only', () => {
   it("refuses learnings before any human wrote, or citing the planner's own message", () => {
     expect(problems(check(fresh(), batch(learn('domain_learnings', 'Greetings are English-only.'))))).toEqual(

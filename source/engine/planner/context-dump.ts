@@ -1,4 +1,5 @@
 import { explicitProceed, humanAfterRelay, lastRelayId } from './batch.js';
+import { answerExcerpt, newConflicts } from './conflicts.js';
 import type { Gap, Learning, Message, Session } from './schemas.js';
 
 /**
@@ -130,6 +131,10 @@ function stateLines(input: DumpInput): string[] {
   const explicit = explicitProceed(session);
   const last = lastRelayId(session);
   const roundsLeft = Math.max(0, input.maxRounds - session.rounds);
+  const conflicts = newConflicts(session).map(
+    (c) =>
+      `Answers to gap ${c.gap.id} disagree: ${c.answers.map((a) => `@${a.author} (message ${a.messageId}): "${answerExcerpt(a.text)}"`).join('; ')}. Surface it in one question that quotes each of these answers and asks for a single decision; do not close gap ${c.gap.id} as answered (when proceeding, close it as inferred).`,
+  );
   return [
     `Question rounds used: ${session.rounds} of ${input.maxRounds} (planner.max_rounds)${roundsLeft === 0 ? ': no new questions; ask to proceed' : ''}; at most ${input.maxQuestions} new questions per answer.`,
     explicit
@@ -139,6 +144,7 @@ function stateLines(input: DumpInput): string[] {
         : last > 0
           ? `No human message since your last comment (message ${last}).`
           : 'You have not commented yet.',
+    ...conflicts,
   ];
 }
 

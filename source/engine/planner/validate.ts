@@ -1,4 +1,5 @@
 import { type Batch, explicitProceed, humanAfterRelay } from './batch.js';
+import { answerExcerpt, newConflicts } from './conflicts.js';
 import { learningSource } from './learning-source.js';
 import { containsText, explicitQuestions, normalize, numberedItems } from './questions.js';
 import type { Gap, GapClose, Learning, Session } from './schemas.js';
@@ -29,6 +30,7 @@ export function validateBatch(batch: Batch, ctx: ValidationContext): Validation 
     ...commentRules(batch),
     ...questionRules(batch, ctx),
     ...closeRules(batch.close, ctx.session),
+    ...conflictRules(batch, ctx.session),
     ...learningRules(batch, ctx.session),
     ...readyRules(batch, ctx),
   ];
@@ -139,6 +141,38 @@ function closeRules(closes: readonly GapClose[], session: Session): string[] {
       );
     if (close.reason === 'not_relevant' && note)
       problems.push(`gap ${gap.id} closed as not_relevant takes no note`);
+  }
+  return problems;
+}
+
+/**
+ * Seed 004 "Answer handling": conflicting answers are surfaced as one decision. Closing the gap as
+ * answered would pick a side silently; unless the humans said proceed (then the gap is closed as
+ * inferred and the assumption told), exactly one question of the answer must quote each answer
+ * (on its own line, or as the only question of a comment that quotes them) and ask for a decision.
+ */
+function conflictRules(batch: Batch, session: Session): string[] {
+  const problems: string[] = [];
+  const comments = batch.comments.filter((c) => c.kind !== 'proceed_gate');
+  for (const conflict of newConflicts(session)) {
+    const id = conflict.gap.id;
+    const quotes = conflict.answers.map((a) => answerExcerpt(a.text));
+    const where = `answers to gap ${id} disagree (${conflict.answers.map((a, i) => `@${a.author}: "${cut(quotes[i] ?? '', 60)}"`).join('; ')})`;
+    if (batch.close.some((c) => c.gap_id === id && c.reason === 'answered'))
+      problems.push(
+        `${where}: do not close it as answered, which picks one of them (close it as inferred only when proceeding)`,
+      );
+    if (batch.ready.length > 0) continue;
+    const quotesAll = (text: string) => quotes.every((q) => containsText(text, q));
+    const surfacing = comments.flatMap((comment) => {
+      const asked = explicitQuestions(comment.content);
+      if (asked.length === 1 && quotesAll(comment.content)) return asked;
+      return asked.filter(quotesAll);
+    });
+    if (surfacing.length !== 1)
+      problems.push(
+        `${where}: surface it in one question that quotes each answer and asks for a single decision${surfacing.length > 1 ? ` (${surfacing.length} do)` : ''}`,
+      );
   }
   return problems;
 }
