@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CycleState } from '../../source/engine/cycle/state.js';
+import { EngineBus } from '../../source/engine/events.js';
 import { approveAll, denyAll } from '../../source/engine/gates.js';
 import {
   type Answer,
@@ -421,6 +422,25 @@ describe('planner output and generate_task hard stops', () => {
     expect(repo.state().task).toMatchObject({ retry_count: 0, sub_step: 'implement' });
     expect(repo.state().cycle.status).toBe('failed');
     expect(repo.status()).toBe('');
+  });
+
+  it('an interrupt during verification is not an attempt: the test run is stopped, verified again next cycle', async () => {
+    await atImplement([{ id: 'T1' }], {});
+    const hang = 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);\n';
+    await repo.cycle(
+      scripted({ implementer: [writes({ 'src/greet.js': GOOD, 'tests/hang.test.js': hang })] }).runners,
+    );
+    expect(repo.state().task.sub_step).toBe('verify');
+    const controller = new AbortController();
+    const bus = new EngineBus();
+    bus.subscribe((e) => {
+      if (e.type === 'verify.started') controller.abort();
+    });
+    const out = await repo.cycle(scripted({}).runners, { signal: controller.signal, bus });
+    expect(out).toMatchObject({ action: 'verify_task', reply: 'CYCLE_FAIL', code: 'CYCLE_AGENT_FAILED' });
+    expect(out.details).toContain('interrupted');
+    expect(repo.state().task).toMatchObject({ sub_step: 'verify', retry_count: 0, failure_context: [] });
+    expect(repo.state().loop.stuck_count).toBe(0);
   });
 
   it('an implementer that fails: the attempt counts, its leftovers go to the stash', async () => {

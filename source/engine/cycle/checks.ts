@@ -1,7 +1,9 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import micromatch from 'micromatch';
 import { z } from 'zod';
-import { describeEnd, runProcess } from '../supervise/run-process.js';
 import { planVerification } from '../verify/plan.js';
+import { runVerifications } from '../verify/run-verifications.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import type { CycleContext } from './context.js';
 import { diffText, dirtyPaths, headOf, numstat } from './git-ops.js';
@@ -52,17 +54,28 @@ const SECRET_PATTERNS: Array<[string, RegExp]> = [
 export interface Stage1Input {
   readonly base: string;
   readonly estimatedDiff: number;
+  /** Where the runs' output goes: `<logStem>.tests.log`, `<logStem>.lint.log` (relais/cycle/verify/). */
+  readonly logStem: string;
 }
 
-export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<Stage1Report> {
+/** The report, or nothing when the run was interrupted (an interrupt judges nothing). */
+export type Stage1Run =
+  | { readonly aborted: false; readonly report: Stage1Report }
+  | { readonly aborted: true };
+
+export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<Stage1Run> {
   const failures: string[] = [];
   const head = await headOf(ctx.git);
+  const logs = { tests: `${input.logStem}.tests.log`, lint: `${input.logStem}.lint.log` };
+  await mkdir(dirname(input.logStem), { recursive: true });
+  for (const log of Object.values(logs)) await writeFile(log, '');
   // The project's own commands run here: they may not touch what the runner reads back (the plan,
   // STATE.json), relais.config.json, or git's control files; anything they change is restored.
-  const guards = await takeCycleGuards(ctx);
-  const tests = await runTemplates(ctx, ctx.policy.verify.tests);
-  const lint = await runTemplates(ctx, ctx.policy.verify.lint);
+  const guards = await takeCycleGuards(ctx, Object.values(logs));
+  const tests = await runTemplates(ctx, ctx.policy.verify.tests, logs.tests);
+  const lint = tests.aborted ? tests : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint);
   const guarded = await restoreGuarded(ctx, guards);
+  if (tests.aborted || lint.aborted) return { aborted: true };
   if (!tests.ok) failures.push(`tests: ${tests.detail}`);
   if (!lint.ok) failures.push(`lint: ${lint.detail}`);
 
@@ -105,7 +118,7 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
     secrets: secrets.length === 0,
     git_clean: dirty.length === 0,
   };
-  return {
+  const report = {
     pass: Object.values(checks).every(Boolean),
     checks,
     // A path can hold a credential too; what a human or a prompt reads never repeats one.
@@ -121,70 +134,63 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
     head,
     test_output: tests.output.slice(-4000),
   };
+  return { aborted: false, report };
 }
 
 interface TemplateRun {
   readonly ok: boolean;
+  readonly aborted: boolean;
   readonly detail: string;
   readonly summary: string;
   readonly exitCode: number | null;
   readonly output: string;
 }
 
-async function runTemplates(ctx: CycleContext, ids: readonly string[]): Promise<TemplateRun> {
-  if (ids.length === 0)
-    return { ok: true, detail: '', summary: 'no command configured', exitCode: null, output: '' };
+/**
+ * Verification templates run as the tick engine runs them (verify/run-verifications.ts: argv, one
+ * after another, each with its timeout, the first failure ends them, an interrupt stops them),
+ * their output kept in `log`.
+ */
+async function runTemplates(ctx: CycleContext, ids: readonly string[], log: string): Promise<TemplateRun> {
+  const none = { aborted: false, exitCode: null, output: '' };
+  if (ids.length === 0) return { ...none, ok: true, detail: '', summary: 'no command configured' };
   const plan = await planVerification({ fast: [...ids], slow: [] }, ctx.config.verification, ctx.root);
-  if (!plan.ok)
-    return { ok: false, detail: plan.problems.join('; '), summary: 'not run', exitCode: null, output: '' };
-  let output = '';
-  let exitCode: number | null = 0;
-  for (const run of plan.runs) {
-    ctx.bus.emit({
-      type: 'verify.started',
-      template_id: run.templateId,
-      phase: 'fast',
-      cmd: run.cmd,
-      args: run.args,
-    });
-    const result = await runProcess({
-      cmd: run.cmd,
-      args: run.args,
-      cwd: ctx.root,
-      env: ctx.env,
-      timeoutMs: run.timeoutSeconds * 1000,
-      signal: ctx.signal,
-      keepTailBytes: 32 * 1024,
-    });
-    output += `${result.stdoutTail}${result.stderrTail}`;
-    exitCode = result.exitCode;
-    ctx.bus.emit({
-      type: 'verify.finished',
-      template_id: run.templateId,
-      phase: 'fast',
-      cmd: run.cmd,
-      args: run.args,
-      exit_code: result.exitCode === null ? -1 : result.exitCode,
-      duration_ms: result.durationMs,
-      timed_out: result.timedOut,
-      summary: describeEnd(result),
-    });
-    if (result.exitCode !== 0 || result.timedOut)
-      return {
-        ok: false,
-        detail: `${run.templateId} ${describeEnd(result)}`,
-        summary: `${run.templateId} failed`,
-        exitCode,
-        output,
-      };
-  }
+  if (!plan.ok) return { ...none, ok: false, detail: plan.problems.join('; '), summary: 'not run' };
+  const outcome = await runVerifications(plan.runs, {
+    cwd: ctx.root,
+    logPath: log,
+    maxLogBytes: ctx.config.verification.max_log_bytes_per_run,
+    bus: ctx.bus,
+    signal: ctx.signal,
+    env: ctx.env,
+  });
+  const output = await readTail(log, 64 * 1024);
+  const last = outcome.runs.at(-1);
+  const exitCode = last ? last.exit_code : null;
+  if (outcome.aborted || ctx.signal.aborted)
+    return { ok: false, aborted: true, detail: 'interrupted', summary: 'interrupted', exitCode, output };
+  if (outcome.failedPhase && last)
+    return {
+      ok: false,
+      aborted: false,
+      detail: `${last.template_id} ${last.timed_out ? 'timed out' : `exited ${last.exit_code}`}`,
+      summary: `${last.template_id} failed`,
+      exitCode,
+      output,
+    };
   return {
     ok: true,
+    aborted: false,
     detail: '',
     summary: `${plan.runs.map((r) => r.templateId).join(', ')} passed`,
     exitCode,
     output,
   };
+}
+
+async function readTail(path: string, maxBytes: number): Promise<string> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text.length > maxBytes ? text.slice(-maxBytes) : text;
 }
 
 /**

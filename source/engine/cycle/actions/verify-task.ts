@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../../workspace/atomic-write.js';
 import { askForBlock } from '../agent-call.js';
@@ -28,20 +27,18 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
   // The files generate_task bound (adapted on drift), not the plan's: that is the planned scope now.
   const task: PlannedTask = { ...planned, files: state.task.files ?? planned.files };
   const base = state.task.base_commit as string;
-  const report = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff });
-  await mkdir(ctx.paths.verifyDir, { recursive: true });
+  const stem = join(ctx.paths.verifyDir, `${taskId}-${state.loop.iteration + 1}`);
+  const run = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff, logStem: stem });
+  if (run.aborted) return interrupted(state);
+  const { report } = run;
   const checked = stage1Schema.safeParse(report);
   const stage1: Stage1 = checked.success
     ? { kind: 'ok', pass: report.pass }
     : { kind: 'invalid', reason: checked.error.message };
-  if (checked.success)
-    await writeJsonAtomic(
-      join(ctx.paths.verifyDir, `${taskId}-${state.loop.iteration + 1}.json`),
-      stage1Schema,
-      report,
-    );
+  if (checked.success) await writeJsonAtomic(`${stem}.json`, stage1Schema, report);
   const llm = task.acceptance.filter((a) => a.kind === 'LLM');
   const judged = stage1.kind === 'ok' && stage1.pass ? await stage2(ctx, task, llm, report, base) : null;
+  if (ctx.signal.aborted) return interrupted(state);
   // A verifier that could not run (CLI missing, timeout, interrupt) judged nothing: verify again next cycle.
   if (judged && !judged.ok)
     return failResult(state, `verifier for ${judged.id}: ${judged.detail}`, 'CYCLE_AGENT_FAILED');
@@ -56,6 +53,11 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
     result,
   });
   return apply(ctx, state, result, report, verdicts ?? [], base);
+}
+
+/** An interrupt is not an attempt (as in implement_task): nothing is counted, verified again next cycle. */
+function interrupted(state: CycleState): ActionResult {
+  return failResult(state, 'verification interrupted: the run was stopped', 'CYCLE_AGENT_FAILED');
 }
 
 async function apply(
