@@ -89,12 +89,16 @@ async function main(): Promise<number> {
     );
     say('ralphy status');
     await run(process.execPath, [CLI, 'status', repo], repo, env);
-    say(
-      code === 0
-        ? `Done: PRD -> spec -> judged ticks (one cheating tick stopped and rolled back) -> QA -> branch pushed.\n   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`
-        : `The workflow did not complete (exit ${code}); see the output above and ${repo}/relais/`,
+    // Claimed only when the bare repository standing in for GitHub really has the branch.
+    const pushed = spawnSync('git', ['ls-remote', '--heads', remote], { encoding: 'utf8' }).stdout.includes(
+      'refs/heads/ralphy/',
     );
-    return code;
+    say(
+      code === 0 && pushed
+        ? `Done: PRD -> spec -> judged ticks (one cheating tick stopped and rolled back) -> QA -> branch pushed.\n   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`
+        : `The workflow did not complete (exit ${code}${pushed ? '' : ', no branch on the remote'}); see the output above and ${repo}/relais/`,
+    );
+    return code === 0 && !pushed ? 1 : code;
   } finally {
     await model.close();
   }

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -23,7 +23,17 @@ describe('npm run demo', () => {
       out += d.toString();
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The bare repository standing in for GitHub really received the feature branch.
+    const [demo] = readdirSync(demoDir);
+    const remote = spawnSync(
+      'git',
+      ['ls-remote', '--heads', join(demoDir, demo ?? '', 'github-stand-in.git')],
+      {
+        encoding: 'utf8',
+      },
+    ).stdout;
     rmSync(demoDir, { recursive: true, force: true });
+    expect(remote).toContain('refs/heads/ralphy/slugify-titles');
     expect(code, out).toBe(0);
     // Seed 004: the planner asks its one question; with --yes nobody answers, so the runner
     // proceeds and the planner closes it as an assumption it states before the spec starts.

@@ -102,7 +102,7 @@ describe('EXIT_SIGNAL is read from the final answer only', () => {
     expect(project.read('specs/TASKS.md')).toBe(TASKS_MD);
   });
 
-  it('a CLI run past workflow.timeouts.agent is killed and retried, independent of the breaker', async () => {
+  it('a CLI run past workflow.timeouts.agent is killed and retried (the breaker off, so the timeout alone ends it)', async () => {
     project = workflowProject((config) => {
       config.circuit_breaker.enabled = false;
       config.workflow.timeouts.agent = 1;

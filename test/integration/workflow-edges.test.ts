@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { requestAbort } from '../../source/engine/workflow/abort-request.js';
+import { workspacePaths } from '../../source/engine/workspace/paths.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { BUILDER_OK, type TestProject, task } from '../support/project.js';
 import {
@@ -34,6 +36,24 @@ describe('workflow edges', () => {
     const resumed = await runInProcess(project, { gates: scriptedGates({ resume: YES, qa: YES }) });
     expect(resumed.states).toEqual(['QA', 'AWAITING_QA_VALIDATION', 'PR', 'COMPLETED']);
     expect(project.calls().filter((c) => c.role === 'qa')).toHaveLength(2);
+  });
+
+  it('a workflow ended by ralphy abort is resumed by the next start, from the last completed phase', async () => {
+    project = workflowProject();
+    const scenario = happyScenario();
+    scenario.qa = [{ say: 'Reviewing.', hang: true }, ...(scenario.qa ?? [])];
+    project.scenario(scenario);
+    const paths = workspacePaths(project.root, 'relais');
+    const aborted = await runInProcess(project, {
+      gates: scriptedGates({ spec: YES, qa: YES }),
+      onEvent: (e) => {
+        if (e.type === 'agent.output' && e.role === 'qa') void requestAbort(paths, new Date());
+      },
+    });
+    expect(aborted.outcome).toMatchObject({ state: 'FAILED', reason: 'aborted' });
+    const resumed = await runInProcess(project, { gates: scriptedGates({ resume: YES, qa: YES }) });
+    expect(resumed.states).toEqual(['QA', 'AWAITING_QA_VALIDATION', 'PR', 'COMPLETED']);
+    expect(project.calls().filter((c) => c.role === 'builder')).toHaveLength(2);
   });
 
   it('a TASKS.md with CRLF line endings gets its statuses rewritten and committed', async () => {

@@ -48,6 +48,15 @@ export async function abortCommand(
       false,
       `Asked pid ${delivery.pid} to abort, but WORKFLOW.json does not say FAILED after ${WAIT_MS / 1000}s; run ralphy status.`,
     );
+  if (ended.failure_reason !== 'aborted')
+    return say(
+      false,
+      `The workflow had already ended (${ended.state}, ${ended.status}) before the abort arrived.`,
+      {
+        state: ended.state,
+        reason: ended.failure_reason,
+      },
+    );
   return say(true, `Aborted: the workflow is ${ended.state} (reason: ${ended.failure_reason ?? 'none'}).`, {
     state: ended.state,
     reason: ended.failure_reason,

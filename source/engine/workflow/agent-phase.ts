@@ -76,9 +76,7 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
           }),
           verifyDone: spec.verifyDone,
           watch: evidenceWatcher(ctx, breaker, spec.onTasks),
-          onBreaker: (event) => {
-            if (breaker) ctx.reportBreaker(breaker, event);
-          },
+          onBreaker: ctx.breakerReporter(breaker),
           onCost: (usd) => ctx.addCost(usd),
           // Cost is known once a run ends: a finished step is kept; no new run starts past the cap.
           stopIf: () => ctx.overBudget(),

@@ -49,7 +49,7 @@ export interface AgentStepInput {
 }
 
 /** At most this many limit waits in one step: a limit that never lifts is a failure after all. */
-const MAX_LIMIT_WAITS = 12;
+export const MAX_LIMIT_WAITS = 12;
 
 export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> {
   let costUsd = 0;

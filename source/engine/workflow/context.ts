@@ -126,7 +126,7 @@ export class WorkflowContext {
   overBudget(): string | null {
     const cap = this.workflow.max_cost_usd;
     if (cap === null || this.workflow.cost_usd < cap) return null;
-    return `the workflow spent $${this.workflow.cost_usd.toFixed(2)}, at or above workflow.max_cost_usd $${cap.toFixed(2)}`;
+    return `the workflow spent ${usd(this.workflow.cost_usd)}, at or above workflow.max_cost_usd ${usd(cap)}`;
   }
 
   /** Updates one task record (and announces it); unknown numbers are ignored. */
@@ -170,6 +170,13 @@ export class WorkflowContext {
     this.updateLater({ circuit_breaker: snapshot });
   }
 
+  /** The breaker callback every supervised agent of a phase gets (a null breaker reports nothing). */
+  breakerReporter(breaker: CircuitBreaker | null): (event: BreakerEvent) => void {
+    return (event) => {
+      if (breaker) this.reportBreaker(breaker, event);
+    };
+  }
+
   /** A pause, resume or fresh breaker: persisted and announced without a log line. */
   showBreaker(breaker: CircuitBreaker | null): void {
     const snapshot = breaker?.snapshot() ?? {
@@ -185,4 +192,9 @@ export class WorkflowContext {
 
 function sameView(a: TaskRecord, b: TaskRecord): boolean {
   return a.status === b.status && a.claimed === b.claimed && a.verified === b.verified && a.title === b.title;
+}
+
+/** Dollars as a human reads them: cents, or more digits for amounts under a dollar. */
+function usd(amount: number): string {
+  return `$${amount >= 1 ? amount.toFixed(2) : amount.toFixed(4).replace(/0{1,2}$/, '')}`;
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { PlannedTask } from '../cycle/blocks.js';
 import type { CycleRunners } from '../cycle/context.js';
@@ -8,14 +8,15 @@ import { runCycleTrack } from '../cycle/track-runner.js';
 import { splitCycleSection } from '../protocol/cycle-policy.js';
 import { breakerFrom } from '../supervise/breaker-settings.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
+import { isInsideDir } from '../workspace/safe-path.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
-import { phaseSignal, readProjectFile, TASKS_FILE } from './phase-helpers.js';
+import { phaseSignal, readTasksFile } from './phase-helpers.js';
 import { prdObjective } from './pr-body.js';
 import { branchSlug } from './prd.js';
 import { commitTaskStatus } from './task-status.js';
-import { type PlanTask, parseTasks } from './tasks-file.js';
+import type { PlanTask } from './tasks-file.js';
 
 /**
  * IMPLEMENTATION with the `cycle` engine (DESIGN.md, seed 003): TASKS.md becomes one deadf track
@@ -26,7 +27,7 @@ import { type PlanTask, parseTasks } from './tasks-file.js';
  */
 export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseResult> {
   const { config } = ctx.setup;
-  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  const parsed = await readTasksFile(ctx);
   if (!parsed.ok) return { kind: 'fail', reason: 'invalid_output', detail: parsed.problems.join('; ') };
   // The cycle has its own stuck detection (stuck_count, re-plan, escalate), and TASKS.md does not
   // move while it works: no stagnation trigger here, the other triggers as everywhere.
@@ -104,9 +105,7 @@ function supervised(
     supervisedRunner(inner, {
       breaker,
       clock: ctx.options.clock,
-      onBreaker: (event) => {
-        if (breaker) ctx.reportBreaker(breaker, event);
-      },
+      onBreaker: ctx.breakerReporter(breaker),
       watch: evidenceWatcher(ctx, breaker),
     });
   return {
@@ -128,7 +127,7 @@ function plannedTask(ctx: WorkflowContext, task: PlanTask): PlannedTask {
     summary: task.description || task.title,
     files: task.files.map((path) => ({
       path,
-      action: existsSync(join(ctx.setup.facts.root, path)) ? ('modify' as const) : ('add' as const),
+      action: existsInRepo(ctx.setup.facts.root, path) ? ('modify' as const) : ('add' as const),
       rationale: task.title,
     })),
     acceptance: [
@@ -138,4 +137,10 @@ function plannedTask(ctx: WorkflowContext, task: PlanTask): PlannedTask {
     estimatedDiff: 100,
     dependsOn: [],
   };
+}
+
+/** A path named in TASKS.md, looked at only when it stays inside the repository. */
+function existsInRepo(root: string, path: string): boolean {
+  const full = resolve(root, path);
+  return isInsideDir(full, root) && existsSync(full);
 }

@@ -1,9 +1,8 @@
 import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
-import { fill, readProjectFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
+import { fill, readProjectFile, readTasksFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { recordTasks } from './spec-phase.js';
-import { parseTasks } from './tasks-file.js';
 
 /**
  * IMPLEMENTATION with the `single` engine (seed 002 §3.2): one dev-agent invocation works through
@@ -46,10 +45,14 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
     },
   });
   if (outcome.kind === 'end') return outcome.result;
-  const verification = ctx.workflow.verification;
-  const verified = verification
-    ? `checks on ${verification.commit.slice(0, 12)}: ${describeRuns(verification.runs)}; committed ${outcome.run.commit?.slice(0, 12) ?? '(no change)'}`
-    : `committed ${outcome.run.commit?.slice(0, 12) ?? '(no change)'}; no parameter-free verification template is configured`;
+  // The checks ran on the tree the judge then committed: that commit is what they verified.
+  const commit = outcome.run.commit ?? ctx.setup.facts.head;
+  const runs = ctx.workflow.verification?.runs ?? [];
+  if (ctx.workflow.verification) await ctx.update({ verification: { commit, runs } });
+  const verified =
+    runs.length > 0
+      ? `checks on ${commit.slice(0, 12)}: ${describeRuns(runs)}`
+      : `committed ${commit.slice(0, 12)}; no parameter-free verification template is configured`;
   for (const task of ctx.workflow.tasks)
     await ctx.updateTask(task.number, {
       status: 'completed',
@@ -62,7 +65,7 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
 
 /** Why the dev-agent's "done" is not believed yet: tasks left, or a failing check. */
 async function implementationProblem(ctx: WorkflowContext): Promise<string | null> {
-  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  const parsed = await readTasksFile(ctx);
   if (!parsed.ok) return `${TASKS_FILE} does not parse any more: ${parsed.problems.slice(0, 3).join('; ')}`;
   await recordTasks(ctx, parsed.tasks);
   const open = parsed.tasks.filter((t) => t.status !== 'completed');

@@ -5,21 +5,14 @@ import { remediationOf } from '../protocol/codes.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { runTick, type TickResult } from '../tick/run-tick.js';
+import { MAX_LIMIT_WAITS } from './agent-step.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
 import { workflowRunnerWrites } from './judged-run.js';
-import {
-  askGate,
-  type PhaseSignal,
-  phaseSignal,
-  readProjectFile,
-  stopped,
-  TASKS_FILE,
-} from './phase-helpers.js';
+import { askGate, type PhaseSignal, phaseSignal, readTasksFile, stopped } from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { commitTaskStatus } from './task-status.js';
-import { parseTasks } from './tasks-file.js';
 
 /**
  * IMPLEMENTATION with the `ticks` engine (DESIGN.md, the default): a judged Relais loop over the
@@ -59,6 +52,8 @@ async function implementTask(
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
     : null;
   let ticks = 0;
+  // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
+  let limitWaits = 0;
   while (ticks < maxTicks) {
     let limit: UsageLimit | null = null;
     const tick = await runTick({
@@ -75,9 +70,7 @@ async function implementTask(
         supervisedRunner(ctx.runner, {
           breaker,
           clock: ctx.options.clock,
-          onBreaker: (event) => {
-            if (breaker) ctx.reportBreaker(breaker, event);
-          },
+          onBreaker: ctx.breakerReporter(breaker),
           watch: evidenceWatcher(ctx, breaker),
           onLimit: (found) => {
             limit = found;
@@ -89,7 +82,8 @@ async function implementTask(
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
     const found = limit as UsageLimit | null;
-    if (found) {
+    if (found && limitWaits < MAX_LIMIT_WAITS) {
+      limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
       await waitForReset({
         limit: found,
@@ -242,7 +236,7 @@ async function completeTask(
 
 /** The orchestrator's goal for this tick: the one task, with what the last tick taught. */
 async function taskGoal(ctx: WorkflowContext, task: TaskRecord, note: string | null): Promise<string> {
-  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  const parsed = await readTasksFile(ctx);
   const plan = parsed.ok ? parsed.tasks.find((t) => t.number === task.number) : undefined;
   return [
     `Ralphy workflow "${ctx.prd.title}": implement task ${task.number} of specs/TASKS.md, and only that task.`,

@@ -5,6 +5,7 @@ import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { StepOutcome } from './agent-step.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import type { JudgedRun } from './judged-run.js';
+import { parseTasks, type TasksParse } from './tasks-file.js';
 
 /** Where the workflow's documents for humans live (DESIGN.md: ordinary tracked files). */
 export const SPEC_FILE = 'specs/SPEC.md';
@@ -212,6 +213,11 @@ function toolPattern(denied: string): string | null {
   // Parentheses and commas are refused too: a model-written command must never be able to close
   // the rule early and open a wider one (`echo ) Bash(*`) in the comma-joined --allowedTools.
   return /[;|&(),]/.test(target) ? null : `${tool}(${target})`;
+}
+
+/** specs/TASKS.md, parsed (the runner's one reading of it). */
+export async function readTasksFile(ctx: WorkflowContext): Promise<TasksParse> {
+  return parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
 }
 
 export async function readProjectFile(ctx: WorkflowContext, rel: string, cap = 60_000): Promise<string> {

@@ -51,9 +51,7 @@ export async function planningPhase(ctx: WorkflowContext): Promise<PhaseResult> 
           signal: ctx.options.signal,
           clock: ctx.options.clock,
           breaker,
-          onBreaker: (event) => {
-            if (breaker) ctx.reportBreaker(breaker, event);
-          },
+          onBreaker: ctx.breakerReporter(breaker),
           onCost: (usd) => ctx.addCost(usd),
           onWaiting: (until) => ctx.waiting(until),
         },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, realpath, rename } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,7 +32,11 @@ export type Prepared =
   | { ok: true; ctx: WorkflowContext; lock: HeldLock; resumedFrom: WorkflowStateName | null }
   | { ok: false; detail: string; fix: string; checks: DoctorCheck[] };
 
-export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepared> {
+export async function prepareWorkflow(
+  options: WorkflowOptions,
+  /** Called as soon as the workspace lock is held (from then on `ralphy abort` can reach this run). */
+  onLocked: (paths: TickSetup['paths']) => Promise<void> = async () => undefined,
+): Promise<Prepared> {
   const now = options.now?.() ?? new Date();
   const root = await realpath(options.root).catch(() => null);
   if (!root) return refuse(`${options.root} does not exist`, 'Give the path of your project folder.');
@@ -97,6 +102,7 @@ export async function prepareWorkflow(options: WorkflowOptions): Promise<Prepare
       'Wait for it to finish (ralphy status), or stop it (ralphy abort).',
     );
   await clearAbortRequest(setup.paths);
+  await onLocked(setup.paths);
   // Under the lock, where no other run's judge is watching the workspace: add what an older
   // workspace lacks (a new prompt file, current schemas).
   const upgrade = await initProblem(root, options.env, now);
@@ -173,8 +179,15 @@ async function underLock(
       ],
       'yes_no',
     );
-    if (options.signal.aborted)
+    if (options.signal.aborted) {
+      // `ralphy abort` while the question waited: the stopped workflow is what the human aborts.
+      if (options.abortRequested?.())
+        await probe.enter('FAILED', 'failed', {
+          failure_reason: 'aborted',
+          failure_detail: `aborted by ralphy abort while it waited to be resumed (it had stopped in ${previous.state})`,
+        });
       return refuse('interrupted while asking whether to resume', 'Run ralphy start again.');
+    }
     if (reply.decision === 'approve') return resume(probe, previous, from);
     if (reply.by === 'nobody')
       return refuse(
@@ -301,7 +314,9 @@ async function archive(setup: TickSetup, previous: WorkflowFile): Promise<void> 
   const dir = join(setup.paths.historyDir, 'workflows');
   await mkdir(dir, { recursive: true });
   const stamp = previous.started_at.replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
-  await rename(setup.paths.workflow, join(dir, `${stamp}-${previous.state.toLowerCase()}.json`));
+  // Two workflows started in the same second must not overwrite each other's record.
+  const suffix = randomBytes(3).toString('hex');
+  await rename(setup.paths.workflow, join(dir, `${stamp}-${previous.state.toLowerCase()}-${suffix}.json`));
 }
 
 async function withFreshFacts(setup: TickSetup): Promise<TickSetup> {

@@ -5,13 +5,12 @@ import { qaGate, specGate } from './gate-phases.js';
 import { implementWithCycle } from './implement-cycle.js';
 import { implementSingle } from './implement-single.js';
 import { implementWithTicks } from './implement-ticks.js';
-import { readProjectFile, TASKS_FILE } from './phase-helpers.js';
+import { readTasksFile, TASKS_FILE } from './phase-helpers.js';
 import { planningPhase } from './planning-phase.js';
 import { prPhase } from './pr-phase.js';
 import { prepareWorkflow } from './prepare.js';
 import { qaPhase } from './qa-phase.js';
 import { recordTasks, specPhase } from './spec-phase.js';
-import { parseTasks } from './tasks-file.js';
 import { nextState, TERMINAL } from './transitions.js';
 
 /**
@@ -54,7 +53,7 @@ export async function runWorkflow(given: WorkflowOptions): Promise<WorkflowOutco
 }
 
 async function prepareAndDrive(options: WorkflowOptions, watcher: AbortWatch): Promise<WorkflowOutcome> {
-  const prepared = await prepareWorkflow(options);
+  const prepared = await prepareWorkflow(options, (paths) => watcher.attach(paths));
   if (!prepared.ok) {
     options.bus.emit({ type: 'log', level: 'error', message: `Cannot start: ${prepared.detail}` });
     options.bus.emit({ type: 'log', level: 'info', message: `Fix: ${prepared.fix}` });
@@ -70,7 +69,6 @@ async function prepareAndDrive(options: WorkflowOptions, watcher: AbortWatch): P
   }
   const { ctx, lock, resumedFrom } = prepared;
   try {
-    await watcher.attach(ctx.setup.paths);
     announceStart(ctx, options, resumedFrom);
     if (ctx.workflow.state === 'IDLE') await leaveIdle(ctx);
     return await drive(ctx);
@@ -174,7 +172,7 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
 
 /** Reads TASKS.md into the task records; a file that no longer parses is a problem, never ignored. */
 async function syncTasks(ctx: WorkflowContext): Promise<string | null> {
-  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  const parsed = await readTasksFile(ctx);
   if (!parsed.ok) return `${TASKS_FILE} does not parse: ${parsed.problems.slice(0, 5).join('; ')}`;
   await recordTasks(ctx, parsed.tasks);
   return null;

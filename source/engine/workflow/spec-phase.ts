@@ -2,7 +2,7 @@ import { prdHandoff } from '../planner/prd-session.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
-import { fill, readProjectFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
+import { fill, readProjectFile, readTasksFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
 import { type PlanTask, parseTasks } from './tasks-file.js';
 
 /**
@@ -50,7 +50,7 @@ export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
     verifyDone: () => specProblem(ctx),
   });
   if (outcome.kind === 'end') return outcome.result;
-  const parsed = parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
+  const parsed = await readTasksFile(ctx);
   if (!parsed.ok) return { kind: 'fail', reason: 'invalid_output', detail: parsed.problems.join('; ') };
   await recordTasks(ctx, parsed.tasks);
   return { kind: 'next', event: 'spec_done' };

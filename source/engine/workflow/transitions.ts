@@ -35,10 +35,6 @@ export function nextState(state: WorkflowStateName, event: WorkflowEvent): Workf
   return next;
 }
 
-export function canTransition(state: WorkflowStateName, event: WorkflowEvent): boolean {
-  return TABLE[state]?.[event] !== undefined;
-}
-
 export const TERMINAL: readonly WorkflowStateName[] = ['COMPLETED', 'FAILED', 'REJECTED'];
 
 /** Every edge of the table, for tests and documentation. */
