@@ -30,7 +30,10 @@ import { commentBody, importThread, issueSubject } from './thread.js';
  * It reads the thread, posts what an earlier run could not, does nothing when no human wrote
  * since the planner's last comment (seed 004: silence → do nothing), and otherwise runs the
  * planner, executes its validated answer (gaps and learnings in the workspace) and posts its
- * comments. Comments are saved before they are posted, so a failed post is retried next run.
+ * comments. Comments are saved before they are posted, so a failed post is retried next run; one
+ * that looks like it holds a secret is withheld for a human instead. The planner's own comments
+ * are the marked ones of the account gh posts as. A planner that keeps failing on the same thread
+ * is not called again (after MAX_TRIES) until somebody writes.
  */
 
 export interface IssuePassInput {
