@@ -44,6 +44,7 @@ export async function withEngine<T>(
   work: (session: EngineSession) => Promise<T>,
 ): Promise<T> {
   const bus = new EngineBus();
+  surviveWriteErrors(io.stdout);
   const kind = options.view ? chooseFrontEnd(io, options.json) : options.json ? 'ndjson' : 'plain';
   const interrupts = installInterruptHandler((signal) => {
     bus.emit({
@@ -102,3 +103,18 @@ export async function withEngine<T>(
     interrupts.dispose();
   }
 }
+
+/**
+ * A write to a closed terminal (EIO after a hang-up) or a closed pipe (EPIPE) fails
+ * asynchronously, and an unheard stream error crashes the process: before the engine has stopped
+ * its agents, rolled back and released the lock. Those lines have nowhere to go; the stop must
+ * finish. The listener stays for the life of the process: the last lines' errors come after the
+ * session is over.
+ */
+function surviveWriteErrors(stream: CommandIo['stdout']): void {
+  const emitter = stream as Partial<NodeJS.EventEmitter>;
+  if (typeof emitter.on !== 'function' || emitter.listeners?.('error').includes(ignoreWriteError)) return;
+  emitter.on('error', ignoreWriteError);
+}
+
+function ignoreWriteError(): void {}

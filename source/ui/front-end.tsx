@@ -77,6 +77,11 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   const clock = setInterval(() => store.tick(), 1000);
   clock.unref();
   const onCrash = () => restore();
+  // A closed terminal (a hang-up) fails every write with EIO, asynchronously: unheard, that error
+  // would crash the process before the engine has stopped its agents and released the lock.
+  // Nothing can be drawn any more, so the app goes. These stay after `restore`: Ink's last write
+  // and the summary can fail the same way.
+  const onTerminalGone = () => restore();
 
   function restore(): void {
     if (restored) return;
@@ -104,6 +109,8 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   // The monitor runs before Node prints the crash, without swallowing it: the stack trace lands
   // on the normal screen, after the terminal is back.
   process.on('uncaughtExceptionMonitor', onCrash);
+  stdout.on('error', onTerminalGone);
+  stdin.on('error', onTerminalGone);
   safeWrite(stdout, ENTER_ALTERNATE_SCREEN);
   stdout.on('resize', onResize);
   try {

@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, isAlive, REPO_ROOT, type TestProject } from '../support/project.js';
 import { TmuxSession } from '../support/tmux.js';
@@ -111,6 +111,46 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(after).not.toContain('╭─ Phases');
   });
 
+  it.each([
+    ['the app', {}],
+    ['plain lines', { CI: '1' }],
+  ])(
+    'closing the terminal during implementation (%s): the agent gone, rolled back, the lock released',
+    async (_, extra) => {
+      expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+      const project: TestProject = workflowProject();
+      cleanup.push(() => project.dispose());
+      const scenario = happyScenario();
+      scenario.builder = [
+        { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
+      ];
+      project.scenario(scenario);
+      // The shell outlives the hang-up (a trap, which the program does not inherit) to record how
+      // the program ended: nothing else can be seen once the terminal is gone. With that trap it
+      // does not pass the SIGHUP on as a login shell would: the test does.
+      const ended = join(project.base, 'ended');
+      tmux = new TmuxSession('hangup', 120, 40);
+      const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1', ...extra });
+      tmux.start(`trap 'true' HUP; cd ${project.root} && node ${CLI} start --yes; echo "$?" > ${ended}`, env);
+      await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
+      const builder = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+      cleanup.push(() => isAlive(builder) && process.kill(-builder, 'SIGKILL'));
+
+      const program = tmux.programPid();
+      tmux.kill(); // the terminal closes: every write to it fails from now on
+      tmux = null;
+      process.kill(program, 'SIGHUP');
+      await fileWritten(ended, 'the end of ralphy start');
+      expect(readFileSync(ended, 'utf8').trim()).toBe('130'); // interrupted, not killed (129) or aborted (134)
+
+      expect(isAlive(builder)).toBe(false);
+      expect(project.exists('relais/lock.json')).toBe(false);
+      expect(project.status()).toBe('');
+      // Stopped, not failed: the next ralphy start resumes it.
+      expect(workflowFile(project)).toMatchObject({ state: 'IMPLEMENTATION' });
+    },
+  );
+
   it('a, then y, during implementation: the agent is gone, FAILED (aborted), the terminal restored', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
     const project: TestProject = workflowProject();
@@ -151,3 +191,21 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(project.status()).toBe('');
   });
 });
+
+/** Resolves once `path` exists and is not empty (a watch on its directory, not a timer). */
+function fileWritten(path: string, what: string, timeoutMs = 60_000): Promise<void> {
+  const written = () => existsSync(path) && readFileSync(path, 'utf8') !== '';
+  if (written()) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const watcher = watch(dirname(path), () => {
+      if (!written()) return;
+      clearTimeout(timer);
+      watcher.close();
+      resolve();
+    });
+    const timer = setTimeout(() => {
+      watcher.close();
+      reject(new Error(`never saw ${what} (${path})`));
+    }, timeoutMs);
+  });
+}

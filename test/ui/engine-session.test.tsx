@@ -117,4 +117,42 @@ describe('the engine session with the full-screen app', () => {
     stopped();
     await session;
   });
+
+  test('SIGHUP (the terminal closed) stops the work like SIGTERM; a repeated one never force-quits', async () => {
+    const terminal = new FakeTerminal();
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => {}) as typeof process.exit);
+    let stopped: () => void = () => {};
+    let aborted: unknown = null;
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus, signal }) => {
+      bus.emit({ type: 'agent.output', role: 'dev', text: 'working', kind: 'text' });
+      signal.addEventListener('abort', () => {
+        aborted = signal.reason;
+      });
+      await new Promise<void>((resolve) => {
+        stopped = resolve;
+      });
+      return 130;
+    });
+    await terminal.stdout.waitFor((out) => out.includes('working'), 'the app at work');
+    process.emit('SIGHUP', 'SIGHUP');
+    expect(aborted).toBe('SIGHUP');
+    process.emit('SIGHUP', 'SIGHUP'); // the shell passing the same hang-up on
+    expect(exit).not.toHaveBeenCalled();
+    stopped();
+    await expect(session).resolves.toBe(130);
+    expect(terminal.stdin.rawMode).toBe(false);
+  });
+
+  test('with plain lines, a write error on a closed output does not crash the stop', async () => {
+    const terminal = new FakeTerminal();
+    const io = { ...ioOn(terminal), env: { CI: '1' } };
+    const session = withEngine(io, SESSION, async ({ bus }) => {
+      bus.emit({ type: 'log', level: 'info', message: 'stopping' });
+      // What a write to a hung-up terminal does, after the write call returned.
+      terminal.stdout.emit('error', Object.assign(new Error('write EIO'), { code: 'EIO' }));
+      return 130;
+    });
+    await expect(session).resolves.toBe(130);
+    expect(terminal.stdout.output).toContain('stopping');
+  });
 });

@@ -159,6 +159,22 @@ describe('the Ink front end owns the terminal', () => {
     expect(terminal.stdin.rawMode).toBe(false);
   });
 
+  test('a closed terminal (writes fail with EIO) restores the app instead of crashing the process', async () => {
+    const terminal = new FakeTerminal();
+    const { frontEnd } = start(terminal);
+    const answer = frontEnd.gates.ask(
+      { gate: 'spec', title: 'Approve?', lines: [], answer: 'yes_no' },
+      new AbortController().signal,
+    );
+    terminal.stdout.destroyed = true;
+    terminal.stdout.emit('error', Object.assign(new Error('write EIO'), { code: 'EIO' }));
+    await expect(answer).resolves.toEqual({ decision: 'reject', by: 'nobody' });
+    expect(terminal.stdin.rawMode).toBe(false);
+    // Ink's last write and the summary may fail the same way, later: still heard.
+    terminal.stdout.emit('error', Object.assign(new Error('write EIO'), { code: 'EIO' }));
+    await frontEnd.finish(['bye']);
+  });
+
   test('a resize clears the screen and redraws at the new size', async () => {
     const terminal = new FakeTerminal(120, 40);
     const { bus } = start(terminal);
