@@ -88,6 +88,44 @@ describe('verify_task stage 1: each of the six checks failing alone', () => {
   });
 });
 
+describe('verify_task stage 1: a DET criterion never passes without a test run', () => {
+  it('cycle.verify.tests empty: every parameter-free template but the lint ones runs as the tests', async () => {
+    await atImplement([{ id: 'T1' }], {});
+    repo.policy.verify.tests = [];
+    await repo.cycle(
+      scripted({ implementer: [writes({ 'src/greet.js': "module.exports = (name) => 'Bye, ' + name;\n" })] })
+        .runners,
+    );
+    const out = await repo.cycle(scripted({ verifier: verdict('YES') }).runners);
+    expect(out).toMatchObject({ action: 'verify_task', code: 'CYCLE_VERIFY_FAILED' });
+    expect(verdicts().at(-1)?.checks).toMatchObject({ tests: false, lint: true });
+    expect(repo.events).toContainEqual(
+      expect.objectContaining({ type: 'verify.started', template_id: 'test' }),
+    );
+  });
+
+  it('no test command at all: the tests check fails, and the cycle pauses naming cycle.verify.tests', async () => {
+    await atImplement([{ id: 'T1' }], {});
+    repo.policy.verify.tests = [];
+    repo.policy.verify.lint = [];
+    repo.config = { ...repo.config, verification: { ...repo.config.verification, templates: [] } };
+    await repo.cycle(scripted({ implementer: [writes({ 'src/greet.js': GOOD })] }).runners);
+    const { runners, calls } = scripted({ verifier: verdict('YES') });
+    const out = await repo.cycle(runners);
+    expect(out).toMatchObject({
+      action: 'verify_task',
+      phase: 'needs_human',
+      code: 'CYCLE_VERIFY_UNCONFIGURED',
+    });
+    expect(out.details).toContain('cycle.verify.tests');
+    expect(verdicts().at(-1)?.checks.tests).toBe(false);
+    expect(calls).toEqual([]);
+    // Not the implementer's failure: no attempt is counted.
+    expect(repo.state().task).toMatchObject({ retry_count: 0, sub_step: 'verify' });
+    expect(repo.state().needs_human?.remediation).toContain('cycle.verify.tests');
+  });
+});
+
 describe('stuck -> re-plan -> escalate', () => {
   it('three attempts without progress re-plan the task; three more escalate to a human', async () => {
     const adapted = (r: Parameters<Handler>[0]) =>

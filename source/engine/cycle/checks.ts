@@ -56,12 +56,32 @@ export interface Stage1Input {
   readonly estimatedDiff: number;
   /** Where the runs' output goes: `<logStem>.tests.log`, `<logStem>.lint.log` (relais/cycle/verify/). */
   readonly logStem: string;
+  /** The task has DET: criteria, which stage 1 alone passes: then tests must really run. */
+  readonly needsTests: boolean;
 }
 
-/** The report, or nothing when the run was interrupted (an interrupt judges nothing). */
+/**
+ * The report, or nothing when the run was interrupted (an interrupt judges nothing).
+ * `configProblem`: tests or lint could not run as configured, which is no fault of the task's.
+ */
 export type Stage1Run =
-  | { readonly aborted: false; readonly report: Stage1Report }
+  | { readonly aborted: false; readonly report: Stage1Report; readonly configProblem: string | null }
   | { readonly aborted: true };
+
+const NO_TESTS =
+  'no test command: cycle.verify.tests is empty and relais.config.json has no parameter-free verification template, so a DET: criterion cannot pass; list the template ids that run the tests in cycle.verify.tests';
+
+/**
+ * What stage 1 runs as the tests: `cycle.verify.tests`, or when it is empty every parameter-free
+ * verification template of the config that is not a lint one (as the workflow's project checks).
+ */
+export function testTemplateIds(ctx: Pick<CycleContext, 'policy' | 'config'>): string[] {
+  if (ctx.policy.verify.tests.length > 0) return [...ctx.policy.verify.tests];
+  const lint = new Set(ctx.policy.verify.lint);
+  return ctx.config.verification.templates
+    .filter((t) => Object.keys(t.params).length === 0 && !lint.has(t.id))
+    .map((t) => t.id);
+}
 
 export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<Stage1Run> {
   const failures: string[] = [];
@@ -72,7 +92,11 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   // The project's own commands run here: they may not touch what the runner reads back (the plan,
   // STATE.json), relais.config.json, or git's control files; anything they change is restored.
   const guards = await takeCycleGuards(ctx, Object.values(logs));
-  const tests = await runTemplates(ctx, ctx.policy.verify.tests, logs.tests);
+  const testIds = testTemplateIds(ctx);
+  const tests =
+    testIds.length === 0 && input.needsTests
+      ? templateRun({ ok: false, configProblem: true, detail: NO_TESTS, summary: 'not run' })
+      : await runTemplates(ctx, testIds, logs.tests);
   const lint = tests.aborted ? tests : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint);
   const guarded = await restoreGuarded(ctx, guards);
   if (tests.aborted || lint.aborted) return { aborted: true };
@@ -134,16 +158,23 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
     head,
     test_output: tests.output.slice(-4000),
   };
-  return { aborted: false, report };
+  const configProblem = [tests, lint].flatMap((t) => (t.configProblem ? [t.detail] : [])).join('; ');
+  return { aborted: false, report, configProblem: configProblem || null };
 }
 
 interface TemplateRun {
   readonly ok: boolean;
   readonly aborted: boolean;
+  /** The templates could not be run as configured (none, unknown, a bad parameter). */
+  readonly configProblem: boolean;
   readonly detail: string;
   readonly summary: string;
   readonly exitCode: number | null;
   readonly output: string;
+}
+
+function templateRun(run: Partial<TemplateRun> & Pick<TemplateRun, 'ok' | 'summary'>): TemplateRun {
+  return { aborted: false, configProblem: false, detail: '', exitCode: null, output: '', ...run };
 }
 
 /**
@@ -152,10 +183,15 @@ interface TemplateRun {
  * their output kept in `log`.
  */
 async function runTemplates(ctx: CycleContext, ids: readonly string[], log: string): Promise<TemplateRun> {
-  const none = { aborted: false, exitCode: null, output: '' };
-  if (ids.length === 0) return { ...none, ok: true, detail: '', summary: 'no command configured' };
+  if (ids.length === 0) return templateRun({ ok: true, summary: 'no command configured' });
   const plan = await planVerification({ fast: [...ids], slow: [] }, ctx.config.verification, ctx.root);
-  if (!plan.ok) return { ...none, ok: false, detail: plan.problems.join('; '), summary: 'not run' };
+  if (!plan.ok)
+    return templateRun({
+      ok: false,
+      configProblem: true,
+      detail: plan.problems.join('; '),
+      summary: 'not run',
+    });
   const outcome = await runVerifications(plan.runs, {
     cwd: ctx.root,
     logPath: log,
@@ -166,26 +202,21 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
   });
   const output = await readTail(log, 64 * 1024);
   const last = outcome.runs.at(-1);
-  const exitCode = last ? last.exit_code : null;
+  const ran = { exitCode: last ? last.exit_code : null, output };
   if (outcome.aborted || ctx.signal.aborted)
-    return { ok: false, aborted: true, detail: 'interrupted', summary: 'interrupted', exitCode, output };
+    return templateRun({ ...ran, ok: false, aborted: true, detail: 'interrupted', summary: 'interrupted' });
   if (outcome.failedPhase && last)
-    return {
+    return templateRun({
+      ...ran,
       ok: false,
-      aborted: false,
       detail: `${last.template_id} ${last.timed_out ? 'timed out' : `exited ${last.exit_code}`}`,
       summary: `${last.template_id} failed`,
-      exitCode,
-      output,
-    };
-  return {
+    });
+  return templateRun({
+    ...ran,
     ok: true,
-    aborted: false,
-    detail: '',
     summary: `${plan.runs.map((r) => r.templateId).join(', ')} passed`,
-    exitCode,
-    output,
-  };
+  });
 }
 
 async function readTail(path: string, maxBytes: number): Promise<string> {

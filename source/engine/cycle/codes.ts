@@ -36,6 +36,8 @@ const CYCLE_CODES = {
     'The implementer changed runner-owned files (relais/, relais.config.json) or git control files; they were restored, its work was kept aside (git stash) and the attempt failed. The next cycle retries with that as context.',
   CYCLE_VERIFY_FAILED:
     'Verification failed (see failures); the next cycle retries the task with them as context.',
+  CYCLE_VERIFY_UNCONFIGURED:
+    "Stage 1 could not run the project's tests or lint as configured (see detail): list the verification template ids that run the tests in cycle.verify.tests (the lint ones in cycle.verify.lint) of relais.config.json, or add parameter-free templates under verification.templates; then run `relais cycle --resume`.",
   CYCLE_VERIFY_NEEDS_HUMAN:
     'A verifier asked for a human judgement; decide the criterion, then run `relais cycle --resume`.',
   CYCLE_REPLAN_REQUIRED:

@@ -85,7 +85,11 @@ const cyclePolicyShape = z.strictObject({
   files_to_load_tokens: z.int().min(100).max(100_000).default(3000),
   verify: z
     .strictObject({
-      /** Verification template ids (relais.config.json `verification.templates`) for check 1 and 2. */
+      /**
+       * Verification template ids (relais.config.json `verification.templates`) for check 1 and 2.
+       * Empty tests: every parameter-free template not listed in `lint` runs as the tests; with
+       * none at all, a task with a DET: criterion pauses (a DET: criterion never passes untested).
+       */
       tests: templateIds.default([]),
       lint: templateIds.default([]),
       /** Check 3: the diff may be at most this many times ESTIMATED_DIFF. */

@@ -116,6 +116,15 @@ function supervised(
 }
 
 /**
+ * TASKS.md gives no ESTIMATED_DIFF: this estimate makes the cycle's diff check (ESTIMATED_DIFF x
+ * cycle.verify.diff_factor) the config's own limit, diff_limits.default_max_lines_changed.
+ */
+function diffEstimate(ctx: WorkflowContext): number {
+  const { diff_limits: limits, cycle } = ctx.setup.config;
+  return Math.max(1, Math.ceil(limits.default_max_lines_changed / cycle.verify.diff_factor));
+}
+
+/**
  * A TASKS.md task as a cycle task: its files (modified when they exist, added otherwise), the
  * project's tests as the deterministic criterion, and its description as the criterion the verifier
  * judges.
@@ -134,7 +143,7 @@ function plannedTask(ctx: WorkflowContext, task: PlanTask): PlannedTask {
       { id: 'AC1', text: 'DET: All tests pass', kind: 'DET' },
       { id: 'AC2', text: `LLM: ${task.description || task.title}`, kind: 'LLM' },
     ],
-    estimatedDiff: 100,
+    estimatedDiff: diffEstimate(ctx),
     dependsOn: [],
   };
 }

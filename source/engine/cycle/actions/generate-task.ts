@@ -4,6 +4,7 @@ import { splitNul } from '../../judge/git.js';
 import { resolvesUnderRoot } from '../../workspace/safe-path.js';
 import { askForBlock } from '../agent-call.js';
 import { type PlannedTask, parsePlanBlock } from '../blocks.js';
+import { testTemplateIds } from '../checks.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, existsAt, headOf } from '../git-ops.js';
 import { adaptTaskPrompt } from '../prompts.js';
@@ -208,7 +209,7 @@ async function opsCommands(ctx: CycleContext): Promise<string[]> {
     .slice(0, 20);
   const templates = new Map(ctx.config.verification.templates.map((t) => [t.id, t]));
   for (const [kind, ids] of [
-    ['tests', ctx.policy.verify.tests],
+    ['tests', testTemplateIds(ctx)],
     ['lint', ctx.policy.verify.lint],
   ] as const) {
     for (const id of ids) {

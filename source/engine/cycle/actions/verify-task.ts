@@ -28,7 +28,8 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
   const task: PlannedTask = { ...planned, files: state.task.files ?? planned.files };
   const base = state.task.base_commit as string;
   const stem = join(ctx.paths.verifyDir, `${taskId}-${state.loop.iteration + 1}`);
-  const run = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff, logStem: stem });
+  const needsTests = task.acceptance.some((a) => a.kind === 'DET');
+  const run = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff, logStem: stem, needsTests });
   if (run.aborted) return interrupted(state);
   const { report } = run;
   const checked = stage1Schema.safeParse(report);
@@ -52,6 +53,9 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
     criteria: criteriaLines(task, verdicts, report.pass),
     result,
   });
+  // Tests or lint that cannot run as configured are no fault of the task: a human fixes the config.
+  if (run.configProblem && !report.pass)
+    return pauseResult(ctx, state, 'CYCLE_VERIFY_UNCONFIGURED', `stage 1: ${run.configProblem}`);
   return apply(ctx, state, result, report, verdicts ?? [], base);
 }
 
