@@ -32,11 +32,39 @@ export interface SessionOptions {
   readonly project?: string;
 }
 
-/** The events whose plain lines make the summary printed after the app leaves the screen. */
+/** The events that end the work, whose plain lines close the summary printed after the app. */
 const SUMMARY_EVENTS: Record<'workflow' | 'loop', string> = {
   workflow: 'run.finished',
   loop: 'loop.finished',
 };
+
+/** Error lines the summary keeps at most (the last ones). */
+const SUMMARY_ERRORS = 20;
+
+/**
+ * What the summary printed on the normal screen holds: the errors logged on the way, each with
+ * the "Fix:" line logged right after it, and the end of the work. A run that could not start
+ * ("Cannot start: …", then "Fix: …") has no end event: without its errors the summary was empty.
+ */
+function summaryOf(view: 'workflow' | 'loop') {
+  const errors: StampedEvent[] = [];
+  const ends: StampedEvent[] = [];
+  let afterError = false;
+  return {
+    take(event: StampedEvent): void {
+      const isError = event.type === 'log' && event.level === 'error';
+      if (event.type === SUMMARY_EVENTS[view]) ends.push(event);
+      else if (isError || (afterError && event.type === 'log' && event.message.startsWith('Fix:'))) {
+        errors.push(event);
+        if (errors.length > SUMMARY_ERRORS) errors.shift();
+      }
+      afterError = isError;
+    },
+    lines(): string[] {
+      return [...errors, ...ends].flatMap((event) => formatPlain(event) ?? []);
+    },
+  };
+}
 
 export async function withEngine<T>(
   io: CommandIo,
@@ -62,11 +90,8 @@ export async function withEngine<T>(
       interrupts.dispose();
     }
   }
-  const summary: StampedEvent[] = [];
-  const summaryType = SUMMARY_EVENTS[options.view];
-  bus.subscribe((event) => {
-    if (event.type === summaryType) summary.push(event);
-  });
+  const summary = summaryOf(options.view);
+  bus.subscribe(summary.take);
   // Ink, React and the layout engine take about half a second to load: only when the app runs.
   const { startInkFrontEnd } = await import('../ui/index.js');
   const app = startInkFrontEnd({
@@ -92,7 +117,7 @@ export async function withEngine<T>(
   try {
     const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
     const result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
-    const lines = summary.flatMap((event) => formatPlain(event) ?? []);
+    const lines = summary.lines();
     // After Ctrl-C or a signal the human asked to stop: leave at once, also when the signal comes
     // while the final screen shows (a SIGTERM then has no work left to abort). Otherwise the
     // final screen stays until q, so the result can be read.

@@ -155,4 +155,34 @@ describe('the engine session with the full-screen app', () => {
     await expect(session).resolves.toBe(130);
     expect(terminal.stdout.output).toContain('stopping');
   });
+
+  test('a start that could not start: the summary holds its error and the fix', async () => {
+    const terminal = new FakeTerminal();
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
+      bus.emit({ type: 'log', level: 'info', message: 'Initialised relais in /tmp/demo' });
+      bus.emit({ type: 'log', level: 'error', message: 'Cannot start: claude: not found on PATH' });
+      bus.emit({ type: 'log', level: 'info', message: 'Fix: npm install -g @anthropic-ai/claude-code' });
+      bus.emit({ type: 'log', level: 'info', message: 'Fix: not after an error, not in the summary' });
+      return 3;
+    });
+    await terminal.stdout.waitFor((out) => /q\S*\s+\S*quit/.test(plain(out)), 'the final screen');
+    terminal.stdin.press('q');
+    await expect(session).resolves.toBe(3);
+    expect(afterLeaving(terminal)).toBe(
+      'ERROR: Cannot start: claude: not found on PATH\nFix: npm install -g @anthropic-ai/claude-code\n',
+    );
+  });
+
+  test('errors logged on the way come before the end of the work', async () => {
+    const terminal = new FakeTerminal();
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
+      bus.emit({ type: 'log', level: 'error', message: 'STATE.json not written: disk full' });
+      bus.emit(completed);
+      return 0;
+    });
+    await terminal.stdout.waitFor((out) => /q\S*\s+\S*quit/.test(plain(out)), 'the final screen');
+    terminal.stdin.press('q');
+    await session;
+    expect(afterLeaving(terminal)).toBe('ERROR: STATE.json not written: disk full\nWorkflow COMPLETED\n');
+  });
 });
