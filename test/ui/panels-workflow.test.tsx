@@ -108,6 +108,28 @@ describe('PhaseTimeline', () => {
     expect(view.frame()).toContain('✗ FAILED · aborted');
   });
 
+  test('many plan-gate notes: the phases and the end stay, the oldest notes go first', () => {
+    const s = new Script().emit([workflowStarted, enter('PLANNING', 'waiting')]);
+    for (let round = 1; round <= 15; round++)
+      s.emit({ type: 'gate.resolved', gate: 'plan', decision: 'answer', by: 'human', answer: `round ${round}` });
+    s.emit([enter('SPECIFICATION'), enter('AWAITING_SPEC_VALIDATION', 'waiting')]);
+    s.emit({ type: 'gate.resolved', gate: 'spec', decision: 'approve', by: 'human', answer: null });
+    s.emit({ type: 'workflow.changed', state: 'FAILED', status: 'failed', reason: 'aborted', detail: null });
+    // 7 phases and the end in 12 rows: 4 rows are left for the 16 notes.
+    const view = renderPanel(<PhaseTimeline state={s.state} width={50} height={14} />);
+    const frame = view.frame();
+    expect(frame.split('\n')).toHaveLength(14);
+    for (const phase of ['PLANNING', 'SPECIFICATION', 'AWAITING_SPEC', 'IMPLEMENTATION', ' QA ', ' PR '])
+      expect(frame).toContain(phase);
+    expect(frame).toContain('✗ FAILED · aborted');
+    expect(frame).toContain('… 13 earlier notes');
+    expect(frame).toContain('plan answered: round 14');
+    expect(frame).toContain('plan answered: round 15');
+    expect(frame).toContain('spec approved');
+    expect(frame).not.toContain('round 13');
+    expect(lineWith(frame, 'earlier notes').indexOf('└')).toBe(lineWith(frame, 'round 14').indexOf('└'));
+  });
+
   test('too many rows for its height: the last row says how many more', () => {
     const s = new Script().emit([workflowStarted, enter('SPECIFICATION')]);
     const view = renderPanel(<PhaseTimeline state={s.state} width={50} height={5} />);
