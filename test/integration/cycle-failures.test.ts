@@ -170,6 +170,15 @@ describe('stuck -> re-plan -> escalate', () => {
     expect(files.some((f) => f.startsWith('replan-'))).toBe(true);
     expect(files.some((f) => f.startsWith('stuck-'))).toBe(true);
     expect(repo.status()).toBe('');
+    // --resume gives the task a fresh start (not an immediate second escalation): a new packet,
+    // counters reset, and a re-plan comes first again if it gets stuck once more.
+    const { resumeCycle } = await import('../../source/engine/cycle/status.js');
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'execute' });
+    expect(repo.state()).toMatchObject({
+      loop: { stuck_count: 0 },
+      task: { retry_count: 0, replan_attempted: false, sub_step: 'generate' },
+    });
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'generate_task', reply: 'CYCLE_OK' });
   });
 });
 
@@ -322,6 +331,65 @@ describe('verify_task stage 2 and 3: verdicts, format repair', () => {
     );
     expect(human).toMatchObject({ phase: 'needs_human', code: 'CYCLE_VERIFY_NEEDS_HUMAN' });
     expect(verdicts().at(-1)?.result).toBe('PAUSE');
+  });
+});
+
+describe('a human verdict for a verification that needs one', () => {
+  const fine = writes({ 'src/greet.js': GOOD });
+  async function pausedForAHuman() {
+    await atImplement([{ id: 'T1' }], {});
+    await repo.cycle(scripted({ implementer: [fine] }).runners);
+    const out = await repo.cycle(scripted({ verifier: verdict('NEEDS_HUMAN', 'taste') }).runners);
+    expect(out).toMatchObject({ phase: 'needs_human', code: 'CYCLE_VERIFY_NEEDS_HUMAN' });
+    expect(repo.state().needs_human?.remediation).toContain('--verdict');
+    return (await import('../../source/engine/cycle/status.js')).resumeCycle;
+  }
+
+  it('--resume with verdict yes: the next verification takes it instead of the verifier, and passes', async () => {
+    const resumeCycle = await pausedForAHuman();
+    expect(
+      await resumeCycle(repo.root, 'relais', { verdict: { answer: 'YES', reason: 'reads well' } }),
+    ).toEqual({
+      ok: true,
+      phase: 'execute',
+    });
+    const { runners, calls } = scripted({ verifier: verdict('NO') });
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'verify_task', reply: 'CYCLE_OK' });
+    expect(calls).toEqual([]);
+    expect(verdicts().at(-1)?.criteria).toContainEqual({
+      id: 'AC2',
+      kind: 'LLM',
+      answer: 'YES',
+      reason: 'human: reads well',
+    });
+    expect(repo.state().task).toMatchObject({ sub_step: 'reflect', human_verdict: null });
+  });
+
+  it('verdict no fails the attempt with the reason as context; a verdict for another commit is not used', async () => {
+    const resumeCycle = await pausedForAHuman();
+    await resumeCycle(repo.root, 'relais', { verdict: { answer: 'NO', reason: 'too terse' } });
+    expect(await repo.cycle(scripted({}).runners)).toMatchObject({ code: 'CYCLE_VERIFY_FAILED' });
+    expect(repo.state().task.failure_context).toEqual(['AC2: human: too terse']);
+
+    repo.dispose();
+    const again = await pausedForAHuman();
+    await again(repo.root, 'relais', { verdict: { answer: 'YES', reason: 'ok' } });
+    repo.write('README.md', 'moved on\n');
+    repo.git('add', 'README.md');
+    repo.git('commit', '-qm', 'a human commit after the verdict');
+    const { runners, calls } = scripted({ verifier: verdict('YES') });
+    await repo.cycle(runners);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a verdict is refused when no verification waits for one', async () => {
+    repo = await CycleRepo.create({ ...BASE_FILES });
+    await repo.cycle(scripted({}).runners);
+    const { resumeCycle } = await import('../../source/engine/cycle/status.js');
+    const out = await resumeCycle(repo.root, 'relais', { verdict: { answer: 'YES', reason: 'x' } });
+    expect(out).toMatchObject({ ok: false });
+    expect(out.ok ? '' : out.detail).toContain('CYCLE_SEED_DOCS_MISSING');
+    expect(repo.state().phase).toBe('needs_human');
   });
 });
 

@@ -25,7 +25,7 @@ const CYCLE_CODES = {
   CYCLE_PHASE_INCOMPLETE:
     'The planner said the roadmap phase is complete but it is not (see detail); the next pick_track is told why. If it keeps saying so, check ROADMAP.md and the planner model.',
   CYCLE_VERIFIER_OUTPUT_INVALID:
-    'A verifier answered twice without a valid VERDICT block; judge the criterion yourself, then run `relais cycle --resume`.',
+    'A verifier answered twice without a valid VERDICT block; judge the task\'s LLM: criteria yourself and record it with `relais cycle --resume --verdict yes|no --reason "..."` (a plain `--resume` asks the verifier again).',
   CYCLE_AGENT_FAILED:
     'An agent CLI failed (see detail: not installed, timed out, API error); fix the cause, the next cycle retries.',
   CYCLE_IMPLEMENT_FAILED:
@@ -39,7 +39,7 @@ const CYCLE_CODES = {
   CYCLE_VERIFY_UNCONFIGURED:
     "Stage 1 could not run the project's tests or lint as configured (see detail): list the verification template ids that run the tests in cycle.verify.tests (the lint ones in cycle.verify.lint) of relais.config.json, or add parameter-free templates under verification.templates; then run `relais cycle --resume`.",
   CYCLE_VERIFY_NEEDS_HUMAN:
-    'A verifier asked for a human judgement; decide the criterion, then run `relais cycle --resume`.',
+    'A verifier asked for a human judgement; decide the task\'s LLM: criteria and record it with `relais cycle --resume --verdict yes|no --reason "..."` (a plain `--resume` asks the verifier again).',
   CYCLE_REPLAN_REQUIRED:
     'A planned file to modify or delete is missing at HEAD; re-plan the track (edit or delete its plan), then run `relais cycle --resume`.',
   CYCLE_REQUEST_SPLIT:

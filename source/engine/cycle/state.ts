@@ -88,6 +88,19 @@ const taskSchema = z.strictObject({
   packet_path: z.string().max(300).nullable().default(null),
   /** HEAD before the current implementation attempt: what verification diffs against. */
   base_commit: sha.nullable().default(null),
+  /**
+   * A human's judgement of the task's LLM: criteria (`relais cycle --resume --verdict`), taken by
+   * the next verification instead of the verifier when HEAD is still `commit`.
+   */
+  human_verdict: z
+    .strictObject({
+      answer: z.enum(['YES', 'NO']),
+      reason: z.string().max(500),
+      commit: sha,
+      at: iso,
+    })
+    .nullable()
+    .default(null),
   /** Verifier failures and implementer errors, fed to the next attempt's prompt. */
   failure_context: z.array(z.string().max(2000)).max(50).default([]),
 });

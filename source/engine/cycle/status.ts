@@ -1,7 +1,9 @@
 import { mkdir } from 'node:fs/promises';
+import { Git } from '../judge/git.js';
+import { readRepoFacts } from '../judge/repo.js';
 import { acquireLock } from '../workspace/lock.js';
 import { cycleRemediation } from './codes.js';
-import { type CyclePaths, cyclePaths, readCycleState, writeCycleState } from './state.js';
+import { type CyclePaths, type CycleState, cyclePaths, readCycleState, writeCycleState } from './state.js';
 
 /**
  * What `relais status` shows of the cycle: phase, track, task, counters, and the reason of a
@@ -31,6 +33,10 @@ export async function cycleStatusLines(root: string, workspaceDir: string): Prom
     lines.push(
       `  Last: ${s.last_action} ${s.last_result.ok ? 'ok' : 'failed'}: ${s.last_result.details.slice(0, 200)}`,
     );
+  if (s.task.human_verdict)
+    lines.push(
+      `  Human verdict: ${s.task.human_verdict.answer} (${s.task.human_verdict.reason.slice(0, 200)}) for commit ${s.task.human_verdict.commit.slice(0, 12)}`,
+    );
   if (s.phase === 'needs_human' && s.needs_human) {
     lines.push(`  Needs a human (${s.needs_human.code}): ${s.needs_human.reason.slice(0, 400)}`);
     lines.push(`  Fix: ${s.needs_human.remediation}`);
@@ -40,23 +46,41 @@ export async function cycleStatusLines(root: string, workspaceDir: string): Prom
 
 export type ResumeResult = { ok: true; phase: string } | { ok: false; detail: string };
 
+export interface ResumeOptions {
+  /**
+   * A human's judgement of the task's LLM: criteria, for a verification that paused for one
+   * (CYCLE_VERIFY_NEEDS_HUMAN, CYCLE_VERIFIER_OUTPUT_INVALID). It holds for the current HEAD only.
+   */
+  readonly verdict?: { readonly answer: 'YES' | 'NO'; readonly reason: string };
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** The pauses a human verdict answers. */
+const VERDICT_PAUSES = new Set(['CYCLE_VERIFY_NEEDS_HUMAN', 'CYCLE_VERIFIER_OUTPUT_INVALID']);
+
 /**
- * Ends a pause: back to the phase the cycle paused in. A running or invalid state is refused, and
- * so is a resume while a cycle holds relais/cycle/lock.json (STATE.json has one writer at a time).
+ * Ends a pause: back to the phase the cycle paused in, with what that pause needs reset (a stuck
+ * task starts afresh, the no-progress count restarts after a human looked), and a human verdict
+ * recorded when one is given. A running or invalid state is refused, and so is a resume while a
+ * cycle holds relais/cycle/lock.json (STATE.json has one writer at a time).
  */
-export async function resumeCycle(root: string, workspaceDir: string): Promise<ResumeResult> {
+export async function resumeCycle(
+  root: string,
+  workspaceDir: string,
+  options: ResumeOptions = {},
+): Promise<ResumeResult> {
   const paths = cyclePaths(root, workspaceDir);
   await mkdir(paths.dir, { recursive: true });
   const lock = await acquireLock(paths.lock, 'relais cycle --resume');
   if (!lock.ok) return { ok: false, detail: `a cycle is running: ${lock.detail}` };
   try {
-    return await resumeLocked(paths);
+    return await resumeLocked(root, paths, options);
   } finally {
     await lock.lock.release();
   }
 }
 
-async function resumeLocked(paths: CyclePaths): Promise<ResumeResult> {
+async function resumeLocked(root: string, paths: CyclePaths, options: ResumeOptions): Promise<ResumeResult> {
   const read = await readCycleState(paths);
   if (read.kind !== 'ok')
     return {
@@ -66,7 +90,43 @@ async function resumeLocked(paths: CyclePaths): Promise<ResumeResult> {
   const s = read.value;
   if (s.phase !== 'needs_human' || !s.needs_human)
     return { ok: false, detail: `the cycle is not paused (phase ${s.phase})` };
-  const phase = s.needs_human.resume_phase;
-  await writeCycleState(paths, { ...s, phase, needs_human: null, cycle: { ...s.cycle, status: 'idle' } });
+  const { code, resume_phase: phase } = s.needs_human;
+  let next: CycleState = { ...s, phase, needs_human: null, cycle: { ...s.cycle, status: 'idle' } };
+  if (options.verdict) {
+    if (!VERDICT_PAUSES.has(code) || s.task.sub_step !== 'verify')
+      return { ok: false, detail: `no verification waits for a verdict (the cycle paused for ${code})` };
+    const head = await headCommit(root, options.env ?? process.env);
+    if (!head.ok) return head;
+    next = {
+      ...next,
+      task: {
+        ...next.task,
+        human_verdict: {
+          answer: options.verdict.answer,
+          reason: options.verdict.reason.slice(0, 500) || 'no reason given',
+          commit: head.commit,
+          at: new Date().toISOString(),
+        },
+      },
+    };
+  }
+  if (phase === 'execute') next = { ...next, loop: { ...next.loop, stuck_count: 0, progress_mark: null } };
+  // Stuck after a re-plan: the human looked; the task starts again from its packet, re-plan first.
+  if (code === 'CYCLE_STUCK')
+    next = {
+      ...next,
+      task: { ...next.task, sub_step: 'generate', retry_count: 0, replan_attempted: false },
+    };
+  await writeCycleState(paths, next);
   return { ok: true, phase };
+}
+
+async function headCommit(
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: true; commit: string } | { ok: false; detail: string }> {
+  const git = new Git(root, env);
+  const repo = await readRepoFacts(git, root);
+  if (!repo.ok) return { ok: false, detail: repo.detail };
+  return { ok: true, commit: repo.facts.head };
 }

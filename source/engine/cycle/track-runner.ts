@@ -92,6 +92,7 @@ async function prepareTrack(
         replan_attempted: false,
         files_to_load: [],
         files: null,
+        human_verdict: null,
         packet_path: null,
         base_commit: null,
         failure_context: [],

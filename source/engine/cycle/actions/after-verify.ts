@@ -15,6 +15,7 @@ const freshTask = (state: CycleState): CycleState['task'] => ({
   replan_attempted: false,
   files_to_load: [],
   files: null,
+  human_verdict: null,
   packet_path: null,
   base_commit: null,
   failure_context: [],

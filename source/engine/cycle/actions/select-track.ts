@@ -191,6 +191,7 @@ export async function createPlan(ctx: CycleContext, state: CycleState): Promise<
       sub_step: 'generate',
       id: null,
       files: null,
+      human_verdict: null,
       retry_count: 0,
       replan_attempted: false,
       failure_context: [],

@@ -32,17 +32,22 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
   const run = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff, logStem: stem, needsTests });
   if (run.aborted) return interrupted(state);
   const { report } = run;
+  // A human's verdict is used by this verification or never (it was given for one commit).
+  const human = state.task.human_verdict;
+  const settled: CycleState = { ...state, task: { ...state.task, human_verdict: null } };
   const checked = stage1Schema.safeParse(report);
   const stage1: Stage1 = checked.success
     ? { kind: 'ok', pass: report.pass }
     : { kind: 'invalid', reason: checked.error.message };
   if (checked.success) await writeJsonAtomic(`${stem}.json`, stage1Schema, report);
   const llm = task.acceptance.filter((a) => a.kind === 'LLM');
-  const judged = stage1.kind === 'ok' && stage1.pass ? await stage2(ctx, task, llm, report, base) : null;
+  const passed = stage1.kind === 'ok' && stage1.pass;
+  const byHuman = passed && human?.commit === report.head ? humanVerdicts(llm, human) : null;
+  const judged = passed ? (byHuman ?? (await stage2(ctx, task, llm, report, base))) : null;
   if (ctx.signal.aborted) return interrupted(state);
   // A verifier that could not run (CLI missing, timeout, interrupt) judged nothing: verify again next cycle.
   if (judged && !judged.ok)
-    return failResult(state, `verifier for ${judged.id}: ${judged.detail}`, 'CYCLE_AGENT_FAILED');
+    return failResult(settled, `verifier for ${judged.id}: ${judged.detail}`, 'CYCLE_AGENT_FAILED');
   const verdicts = judged?.ok ? judged.verdicts : null;
   const result = combineVerdict(stage1, verdicts);
   ctx.bus.emit({
@@ -55,8 +60,24 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
   });
   // Tests or lint that cannot run as configured are no fault of the task: a human fixes the config.
   if (run.configProblem && !report.pass)
-    return pauseResult(ctx, state, 'CYCLE_VERIFY_UNCONFIGURED', `stage 1: ${run.configProblem}`);
-  return apply(ctx, state, result, report, verdicts ?? [], base);
+    return pauseResult(ctx, settled, 'CYCLE_VERIFY_UNCONFIGURED', `stage 1: ${run.configProblem}`);
+  return apply(ctx, settled, result, report, verdicts ?? [], base);
+}
+
+/** `relais cycle --resume --verdict`: the human's answer for every LLM: criterion of the task. */
+function humanVerdicts(
+  criteria: Criterion[],
+  human: NonNullable<CycleState['task']['human_verdict']>,
+): { ok: true; verdicts: CriterionVerdict[] } {
+  return {
+    ok: true,
+    verdicts: criteria.map((c) => ({
+      id: c.id,
+      kind: 'answer',
+      answer: human.answer,
+      reason: `human: ${human.reason}`,
+    })),
+  };
 }
 
 /** An interrupt is not an attempt (as in implement_task): nothing is counted, verified again next cycle. */
