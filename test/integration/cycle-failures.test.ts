@@ -416,6 +416,19 @@ describe('planner output and generate_task hard stops', () => {
     expect(nonceOf(calls[2]?.request as never)).not.toBe(nonceOf(calls[0]?.request as never));
   });
 
+  it('the format-repair prompt quotes a long previous answer only in part', async () => {
+    repo = await CycleRepo.create();
+    const huge = `${'prose '.repeat(20_000)}THE END`;
+    const { runners, calls } = scripted({ planner: [() => huge, track()] });
+    await repo.cycle(runners); // seed_docs
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'pick_track', reply: 'CYCLE_OK' });
+    const first = calls[0]?.request.userPrompt ?? '';
+    const repair = calls[1]?.request.userPrompt ?? '';
+    expect(repair.length - first.length).toBeLessThan(10_000);
+    expect(repair).toContain('THE END');
+    expect(repair).toMatch(/\[\.\.\. \d+ characters of your answer left out \.\.\.\]/);
+  });
+
   it('REPLAN_REQUIRED: a planned modify target that does not exist (no drift)', async () => {
     repo = await CycleRepo.create();
     const { runners } = scripted({

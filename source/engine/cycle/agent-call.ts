@@ -93,7 +93,7 @@ export async function askForBlock<T>(
       prompt.user,
       '',
       '--- Your previous answer ---',
-      first.text,
+      capAnswer(first.text),
       '--- end of previous answer ---',
       '',
       `Your output could not be parsed. Error: ${error}. Please output ONLY the corrected block, no other text.`,
@@ -109,4 +109,14 @@ export async function askForBlock<T>(
     kind: 'parse',
     detail: `after one format-repair retry: ${describeSentinelError(again.error)}`,
   };
+}
+
+/** How much of a rejected answer the repair prompt quotes: its start and its end (the block is often last). */
+const REPAIR_QUOTE_CHARS = 8000;
+
+function capAnswer(text: string): string {
+  if (text.length <= REPAIR_QUOTE_CHARS) return text;
+  const half = REPAIR_QUOTE_CHARS / 2;
+  const left = text.length - REPAIR_QUOTE_CHARS;
+  return `${text.slice(0, half)}\n[... ${left} characters of your answer left out ...]\n${text.slice(-half)}`;
 }
