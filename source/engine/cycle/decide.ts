@@ -87,7 +87,5 @@ export function stateProblems(state: CycleState): string[] {
     if ((task.sub_step === 'verify' || task.sub_step === 'reflect') && task.base_commit === null)
       problems.push(`task.sub_step ${task.sub_step} without task.base_commit`);
   }
-  if (state.phase === 'needs_human' && state.needs_human === null)
-    problems.push('phase needs_human without a needs_human reason');
   return problems;
 }
