@@ -293,6 +293,42 @@ describe('verify_task stage 2 and 3: verdicts, format repair', () => {
     expect(next.calls[0]?.request.userPrompt).toContain('## PREVIOUS ATTEMPT FAILED\n- AC2: AC2 judged');
   });
 
+  it("each verifier gets the diff hunks of the files its criterion names; the planned files' otherwise", async () => {
+    await atImplement(
+      [
+        {
+          id: 'T1',
+          files:
+            '- path=src/greet.js action=modify rationale="exclaim"\n- path=src/farewell.js action=add rationale="new"',
+          acceptance:
+            '- id=AC1 text="DET: All tests pass"\n- id=AC2 text="LLM: src/farewell.js exports a function"\n- id=AC3 text="LLM: The greeting is polite"',
+        },
+      ],
+      {},
+    );
+    await repo.cycle(
+      scripted({
+        implementer: [
+          writes({
+            'src/greet.js': GOOD,
+            'src/farewell.js': "module.exports = (name) => 'Goodbye, ' + name;\n",
+          }),
+        ],
+      }).runners,
+    );
+    const { runners, calls } = scripted({ verifier: verdict('YES') });
+    expect(await repo.cycle(runners)).toMatchObject({ reply: 'CYCLE_OK' });
+    const prompt = (id: string) =>
+      calls.find((c) => c.request.userPrompt.startsWith(`Criterion ${id}:`))?.request.userPrompt ?? '';
+    const ac2 = prompt('AC2').split('## Diff hunks for files relevant to this criterion')[1] ?? '';
+    expect(ac2).toContain("+module.exports = (name) => 'Goodbye, ' + name;");
+    expect(ac2).not.toContain('Hello');
+    const ac3 = prompt('AC3');
+    expect(ac3).not.toContain('## Diff hunks for files relevant to this criterion');
+    expect(ac3).toContain('Goodbye');
+    expect(ac3).toContain('Hello');
+  });
+
   it('a garbled verdict gets one format-repair retry with the parser error and the same nonce', async () => {
     await atImplement([{ id: 'T1' }], {});
     await repo.cycle(scripted({ implementer: [fine] }).runners);

@@ -256,3 +256,18 @@ describe('rescue branch names', () => {
     expect(refSafe('rescue-r-auth.v2')).toBe('rescue-r-auth.v2');
   });
 });
+
+describe('stage 2 evidence: the files a criterion names', () => {
+  it('by path, by file name, or by the stem as a whole word', async () => {
+    const { filesNamedBy } = await import('../../source/engine/cycle/actions/verify-task.js');
+    const files = ['src/farewell.js', 'src/greet.js', 'tests/farewell.test.js', 'src/a.js'];
+    expect(filesNamedBy('LLM: src/farewell.js exports a function', files)).toEqual(['src/farewell.js']);
+    expect(filesNamedBy('LLM: the farewell module says goodbye', files)).toEqual([
+      'src/farewell.js',
+      'tests/farewell.test.js',
+    ]);
+    expect(filesNamedBy('LLM: greet.js is unchanged in spirit', files)).toEqual(['src/greet.js']);
+    expect(filesNamedBy('LLM: the greeting is polite', files)).toEqual([]);
+    expect(filesNamedBy('LLM: (a) is fine', files)).toEqual([]);
+  });
+});

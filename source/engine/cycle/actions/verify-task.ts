@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { writeJsonAtomic } from '../../workspace/atomic-write.js';
 import { askForBlock } from '../agent-call.js';
 import { type Criterion, type PlannedTask, parseVerdictBlock } from '../blocks.js';
@@ -174,14 +174,15 @@ async function stage2(
   report: Stage1Report,
   base: string,
 ): Promise<{ ok: true; verdicts: CriterionVerdict[] } | { ok: false; id: string; detail: string }> {
-  const common = await commonEvidence(ctx, task, report, base);
+  const evidence = await evidenceFor(ctx, task, report, base);
   const verdicts: CriterionVerdict[] = new Array(criteria.length);
   let agentFailure: { id: string; detail: string } | null = null;
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < criteria.length; i = next++) {
       const criterion = criteria[i] as Criterion;
-      const answer = await askForBlock(ctx, 'verifier', verifierPrompt(ctx.nonce, criterion, common), (t) =>
+      const bundle = await evidence(criterion);
+      const answer = await askForBlock(ctx, 'verifier', verifierPrompt(ctx.nonce, criterion, bundle), (t) =>
         parseVerdictBlock(t, ctx.nonce, criterion.id),
       );
       if (!answer.ok && answer.kind === 'agent') agentFailure ??= { id: criterion.id, detail: answer.detail };
@@ -198,13 +199,18 @@ async function stage2(
 
 const MAX_HUNKS = 24_000;
 
-/** Seed 003 Stage 2 evidence bundle (the criterion text is added per verifier by the prompt). */
-async function commonEvidence(
+/**
+ * Seed 003 Stage 2 per-criterion evidence bundle (the criterion text is added by the prompt): the
+ * verify.sh excerpt, `git show --stat` of every changed file, the hunks of files outside the plan
+ * with the out-of-scope instruction, the diff hunks of the files relevant to this criterion (those
+ * it names; the planned files when it names none), and the test output.
+ */
+async function evidenceFor(
   ctx: CycleContext,
   task: PlannedTask,
   report: Stage1Report,
   base: string,
-): Promise<string> {
+): Promise<(criterion: Criterion) => Promise<string>> {
   const planned = new Set(task.files.map((f) => f.path));
   const outside = report.changed_files.filter((p) => !planned.has(p));
   const inside = report.changed_files.filter((p) => planned.has(p));
@@ -216,7 +222,7 @@ async function commonEvidence(
     secrets_found: report.secrets_found,
     git_clean: report.git_clean,
   };
-  const parts = [
+  const head = [
     '## verify.sh JSON excerpt',
     JSON.stringify(excerpt),
     '',
@@ -224,17 +230,51 @@ async function commonEvidence(
     (await diffStat(ctx.git, base, report.head)) || '(no changes)',
   ];
   if (outside.length > 0) {
-    parts.push(
+    head.push(
       '',
       '## Files outside the planned scope',
       "Files outside the planned scope were modified. If any out-of-scope change is non-trivial (not just formatting/imports), answer NO with reason 'out-of-scope modification: {filename}'.",
       cap(await diffText(ctx.git, base, report.head, outside)),
     );
   }
-  if (inside.length > 0)
-    parts.push('', '## Diff of the planned files', cap(await diffText(ctx.git, base, report.head, inside)));
-  if (report.test_output.trim()) parts.push('', '## Test output (tail)', report.test_output.slice(-3000));
-  return parts.join('\n');
+  const plannedDiff =
+    inside.length > 0
+      ? ['', '## Diff of the planned files', cap(await diffText(ctx.git, base, report.head, inside))]
+      : [];
+  const tail = report.test_output.trim()
+    ? ['', '## Test output (tail)', report.test_output.slice(-3000)]
+    : [];
+  return async (criterion) => {
+    const named = filesNamedBy(criterion.text, report.changed_files);
+    const relevant =
+      named.length > 0
+        ? [
+            '',
+            '## Diff hunks for files relevant to this criterion',
+            cap(await diffText(ctx.git, base, report.head, named)),
+          ]
+        : plannedDiff;
+    return [...head, ...relevant, ...tail].join('\n');
+  };
+}
+
+/**
+ * Changed files a criterion names: by path or file name; failing that, by the name's stem as a
+ * whole word ("the farewell module").
+ */
+export function filesNamedBy(text: string, files: readonly string[]): string[] {
+  const lower = text.toLowerCase();
+  const asWord = (word: string) =>
+    new RegExp(`(^|[^a-z0-9_])${word.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')}($|[^a-z0-9_])`).test(lower);
+  const named = files.filter((path) => {
+    const p = path.toLowerCase();
+    return lower.includes(p) || asWord(basename(p));
+  });
+  if (named.length > 0) return named;
+  return files.filter((path) => {
+    const stem = basename(path.toLowerCase()).split('.')[0] ?? '';
+    return stem.length >= 4 && asWord(stem);
+  });
 }
 
 function cap(text: string): string {
