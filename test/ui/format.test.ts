@@ -4,6 +4,7 @@ import {
   displayLine,
   displayLines,
   fitTo,
+  flatten,
   MAX_LINE_CHARS,
   padStartTo,
   truncate,
@@ -13,9 +14,18 @@ import {
 import { ago, duration, stopwatch } from '../../source/ui/format/time.js';
 
 describe('display lines from untrusted text', () => {
-  test('colour and cursor escape sequences are removed, other controls escaped', () => {
+  test('colour and cursor escape sequences are removed, and every other control', () => {
     expect(displayLine('\u001b[31mred\u001b[0m and \u001b]0;title\u0007plain')).toBe('red and plain');
-    expect(displayLine('bell\u0007here')).toBe('bell\\u0007here');
+    expect(displayLine('bell\u0007here')).toBe('bellhere');
+  });
+
+  test('hostile text: clipboard writes, screen clears, C1 controls and resets leave nothing behind', () => {
+    expect(displayLine('copy \u001b]52;c;cm0gLXJmIH4=\u0007me')).toBe('copy me');
+    expect(displayLine('copy \u001b]52;c;cm0gLXJmIH4=\u001b\\me')).toBe('copy me');
+    expect(displayLine('\u001b[2J\u001b[Hclean\u001bc\u001b(B')).toBe('clean');
+    expect(displayLine('8-bit \u009b2J\u009d0;title\u009cCSI')).toBe('8-bit CSI');
+    expect(displayLine('unterminated \u001b]52;c;AAAA')).toBe('unterminated ');
+    expect(flatten('two\nlines\u0007')).toBe('two ⏎ lines');
   });
 
   test('a carriage return keeps what the terminal would show; tabs become spaces', () => {

@@ -1,5 +1,5 @@
 import stringWidth from 'string-width';
-import { printable } from '../../engine/workspace/printable.js';
+import { stripControls } from '../../engine/workspace/printable.js';
 
 /**
  * Text from agents, git and child processes, made safe and sized for a terminal cell grid. Widths
@@ -9,19 +9,15 @@ import { printable } from '../../engine/workspace/printable.js';
 /** What one kept output line may hold: wider than any terminal, small enough to bound memory. */
 export const MAX_LINE_CHARS = 1000;
 
-// CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-character escapes.
-const ESCAPE_SEQUENCES =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: removing escape sequences is the point
-  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-_]/g;
-
 // Anything that needs work before display: control characters (escapes, \r, \t) and C1 codes.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const NEEDS_CLEANING = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
- * One display line from raw text: escape sequences dropped (an agent's coloured output must not
- * restyle the app), a carriage return keeps what a terminal would show (the text after it), tabs
- * become spaces, other control characters are escaped, and the result is cut to `max` characters.
+ * One display line from raw text: escape sequences and control characters dropped (an agent's
+ * coloured output must not restyle the app, a model's text must not move the cursor, clear the
+ * screen or write the clipboard), a carriage return keeps what a terminal would show (the text
+ * after it), tabs become spaces, and the result is cut to `max` characters.
  * The line is always a copy: the text may itself be a slice of a large chunk of a child's stdout,
  * and a kept line must not pin that chunk in memory.
  */
@@ -31,7 +27,7 @@ export function displayLine(raw: string, max = MAX_LINE_CHARS): string {
   let text = raw.length > max * 4 ? raw.slice(0, max * 4) : raw;
   const carriageReturn = text.lastIndexOf('\r', text.length - 2);
   if (carriageReturn >= 0) text = text.slice(carriageReturn + 1);
-  text = printable(text.replace(ESCAPE_SEQUENCES, '').replace(/\r$/, '').replace(/\t/g, '  '));
+  text = stripControls(text.replace(/\t/g, '  ').replace(/\n/g, ' '));
   if (text.length > max) text = `${text.slice(0, max - 1)}…`;
   return detach(text);
 }
@@ -45,6 +41,11 @@ export function displayLines(raw: string, max = MAX_LINE_CHARS): string[] {
 /** One line from text that may hold newlines: each newline shows as ⏎. */
 export function flatten(raw: string, max = MAX_LINE_CHARS): string {
   return displayLine(raw.replace(/\r?\n/g, ' ⏎ '), max);
+}
+
+/** `flatten` for a field an event may leave empty. */
+export function flattenOrNull(raw: string | null, max = MAX_LINE_CHARS): string | null {
+  return raw === null ? null : flatten(raw, max);
 }
 
 /**

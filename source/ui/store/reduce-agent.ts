@@ -1,5 +1,5 @@
 import type { StampedEvent } from '../../engine/events.js';
-import { flatten } from '../format/text.js';
+import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_PATHS, KEPT_VERIFICATIONS, type UiState, type VerifyRow } from './ui-state.js';
 
 /** The running agent, its liveness, the circuit breaker, the judge's blast radius, verifications. */
@@ -9,7 +9,13 @@ type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
 export function agentStarted(state: UiState, e: Of<'agent.started'>, atMs: number): UiState {
   return {
     ...state,
-    agent: { role: e.role, attempt: e.attempt, model: e.model, startedAtMs: atMs, finished: null },
+    agent: {
+      role: e.role,
+      attempt: e.attempt,
+      model: flatten(e.model, 100),
+      startedAtMs: atMs,
+      finished: null,
+    },
     // Silence is measured from the start of this agent, not from the previous one's last line.
     activity: { lastOutputAtMs: atMs, lastActivityAtMs: atMs },
     retry: null,
@@ -55,7 +61,7 @@ export function breakerChanged(state: UiState, e: Of<'breaker.changed'>, atMs: n
       snapshot: e.breaker,
       // A reset or a pause keeps the last trigger on screen: it is what the human wants to know.
       trigger: e.trigger ?? state.breaker?.trigger ?? null,
-      detail: e.detail ?? state.breaker?.detail ?? null,
+      detail: flattenOrNull(e.detail) ?? state.breaker?.detail ?? null,
       changedAtMs: atMs,
     },
   };

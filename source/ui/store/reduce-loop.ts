@@ -1,7 +1,11 @@
 import type { StampedEvent } from '../../engine/events.js';
+import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_TICKS, type UiState } from './ui-state.js';
 
-/** Ticks of `relais run` / `relais loop`: the running tick, its task, verdicts, the ledger. */
+/**
+ * Ticks of `relais run` / `relais loop`: the running tick, its task, verdicts, the ledger. Text
+ * from the orchestrator's task and the runner's report is made safe for the terminal here.
+ */
 
 type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
 
@@ -11,7 +15,7 @@ export function runStarted(state: UiState, e: Of<'run.started'>, atMs: number): 
     ...state,
     header: {
       ...state.header,
-      project: state.header.project || e.project,
+      project: state.header.project || flatten(e.project, 200),
       command: state.header.command ?? e.command,
       startedAtMs: state.header.startedAtMs ?? atMs,
       endedAtMs: null,
@@ -38,11 +42,11 @@ export function taskProposed(state: UiState, e: Of<'task.proposed'>): UiState {
   return {
     ...state,
     proposed: {
-      taskId: e.task_id,
-      milestone: e.milestone_id,
+      taskId: flatten(e.task_id, 100),
+      milestone: flatten(e.milestone_id, 100),
       kind: e.task_kind,
-      intent: e.intent,
-      mode: e.mode,
+      intent: flatten(e.intent, 2000),
+      mode: flatten(e.mode, 100),
     },
   };
 }
@@ -54,11 +58,11 @@ export function tickFinished(state: UiState, e: Of<'tick.finished'>, atMs: numbe
     lastTick: {
       verdict: e.verdict,
       code: e.code,
-      remediation: e.remediation,
-      detail: e.detail,
-      blastLine: e.blast_radius_line,
-      commit: e.commit,
-      reportPath: e.report_path,
+      remediation: flatten(e.remediation, 600),
+      detail: flattenOrNull(e.detail, 600),
+      blastLine: flatten(e.blast_radius_line, 200),
+      commit: flattenOrNull(e.commit, 100),
+      reportPath: flattenOrNull(e.report_path, 300),
     },
     runningTick: state.runningTick ? { ...state.runningTick, verdict: e.verdict } : null,
   };
@@ -70,11 +74,11 @@ export function loopTick(state: UiState, e: Of<'loop.tick'>, atMs: number): UiSt
     tick: e.tick,
     verdict: e.verdict,
     code: e.code,
-    taskId: e.task_id,
-    milestone: e.milestone,
-    blastLine: e.blast_radius_line,
+    taskId: flattenOrNull(e.task_id, 100),
+    milestone: flattenOrNull(e.milestone, 100),
+    blastLine: flatten(e.blast_radius_line, 200),
     costUsd: e.cost_usd,
-    commit: e.commit,
+    commit: flattenOrNull(e.commit, 100),
     control: e.control,
     durationMs: running ? atMs - running.startedAtMs : null,
   };
@@ -85,7 +89,7 @@ export function ledgerUpdated(state: UiState, e: Of<'ledger.updated'>): UiState 
   const cap = e.caps.cost_usd > 0 ? e.caps.cost_usd : null;
   return {
     ...state,
-    ledger: { milestone: e.milestone, used: e.used, caps: e.caps },
+    ledger: { milestone: flattenOrNull(e.milestone, 100), used: e.used, caps: e.caps },
     header: {
       ...state.header,
       // The loop's spend cap is the ledger's; a workflow's own max_cost_usd wins over it.
@@ -107,7 +111,7 @@ export function loopFinished(state: UiState, e: Of<'loop.finished'>, atMs: numbe
     result: {
       ok: e.exit === 'success',
       headline: `Loop ${e.exit} (${e.mode}): ${e.ticks} tick(s), ${e.calls} agent call(s)`,
-      lines: [`Stopped because ${e.reason}`, `Verdicts: ${counts}`],
+      lines: [`Stopped because ${e.reason}`, `Verdicts: ${counts}`].map((line) => flatten(line)),
     },
   };
 }

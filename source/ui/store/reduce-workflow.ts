@@ -1,5 +1,6 @@
 import type { StampedEvent } from '../../engine/events.js';
 import type { WorkflowStateName } from '../../engine/protocol/workflow.js';
+import { flatten, flattenOrNull } from '../format/text.js';
 import {
   type EndState,
   type GateNote,
@@ -11,7 +12,11 @@ import {
   type UiState,
 } from './ui-state.js';
 
-/** The workflow timeline (seed 002 §8 states), tasks and gates, from workflow events. */
+/**
+ * The workflow timeline (seed 002 §8 states), tasks and gates, from workflow events. Their text
+ * comes from models (TASKS.md titles, what an agent claimed), the PRD and git: it is made safe
+ * for the terminal here, where it enters the state (see `flatten`).
+ */
 
 type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
 
@@ -40,9 +45,9 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
     ...state,
     header: {
       ...state.header,
-      project: state.header.project || e.project,
-      title: e.prd_title,
-      branch: e.feature_branch ?? e.base_branch,
+      project: state.header.project || flatten(e.project, 200),
+      title: flatten(e.prd_title, 300),
+      branch: flattenOrNull(e.feature_branch ?? e.base_branch, 200),
       startedAtMs: state.header.startedAtMs ?? atMs,
       budgetUsd: e.max_cost_usd ?? state.header.budgetUsd,
     },
@@ -52,7 +57,7 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
     ),
     tasks: e.tasks.map((t) => ({
       number: t.number,
-      title: t.title,
+      title: flatten(t.title, 300),
       status: t.status,
       claimed: null,
       verified: null,
@@ -83,17 +88,20 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
     ...state,
     workflowState: target,
     phases,
-    end: ended ? { state: target as EndState, reason: e.reason, detail: e.detail, atMs } : state.end,
+    end: ended
+      ? { state: target as EndState, reason: e.reason, detail: flattenOrNull(e.detail), atMs }
+      : state.end,
     wait: state.workflowState === target ? state.wait : null,
   };
 }
 
 export function gateRequested(state: UiState, e: Of<'gate.requested'>): UiState {
-  return { ...state, gate: { gate: e.gate, title: e.title, lines: e.lines, answer: e.answer } };
+  const lines = e.lines.map((line) => flatten(line));
+  return { ...state, gate: { gate: e.gate, title: flatten(e.title, 300), lines, answer: e.answer } };
 }
 
 export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
-  const note: GateNote = { gate: e.gate, decision: e.decision, by: e.by, answer: e.answer };
+  const note: GateNote = { gate: e.gate, decision: e.decision, by: e.by, answer: flattenOrNull(e.answer) };
   let index = state.phases.findIndex(isCurrent);
   if (index < 0) index = state.phases.findLastIndex((row) => row.status !== 'pending');
   const phases =
@@ -111,10 +119,10 @@ export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
 export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
   const row: TaskRow = {
     number: e.number,
-    title: e.title,
+    title: flatten(e.title, 300),
     status: e.status,
-    claimed: e.claimed,
-    verified: e.verified,
+    claimed: flattenOrNull(e.claimed, 300),
+    verified: flattenOrNull(e.verified, 300),
   };
   const others = state.tasks.filter((t) => t.number !== e.number);
   return { ...state, tasks: [...others, row].sort((a, b) => a.number - b.number) };
@@ -126,11 +134,11 @@ export function runFinished(state: UiState, e: Of<'run.finished'>, atMs: number)
     ...(e.detail ? [e.detail] : []),
     ...(e.pr_url ? [`Pull request: ${e.pr_url}`] : []),
     ...e.next_steps.map((s) => `Next: ${s}`),
-  ];
+  ].map((line) => flatten(line));
   const end =
     state.end ??
     (END_STATES.includes(e.state)
-      ? { state: e.state as EndState, reason: e.reason, detail: e.detail, atMs }
+      ? { state: e.state as EndState, reason: e.reason, detail: flattenOrNull(e.detail), atMs }
       : null);
   return {
     ...state,

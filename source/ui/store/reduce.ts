@@ -1,4 +1,5 @@
 import type { StampedEvent } from '../../engine/events.js';
+import { flatten } from '../format/text.js';
 import { epochOf } from '../format/time.js';
 import {
   agentActivity,
@@ -71,7 +72,7 @@ const REDUCERS: Reducers = {
   'gate.resolved': gateResolved,
   'workflow.waiting': (state, e, atMs) => ({
     ...state,
-    wait: { untilMs: epochOf(e.until, atMs), reason: e.reason },
+    wait: { untilMs: epochOf(e.until, atMs), reason: flatten(e.reason, 300) },
   }),
   'task.updated': taskUpdated,
   'agent.started': agentStarted,
@@ -82,7 +83,10 @@ const REDUCERS: Reducers = {
   'judge.finished': judgeFinished,
   'verify.started': verifyStarted,
   'verify.finished': verifyFinished,
-  'budget.warning': (state, e) => ({ ...state, header: { ...state.header, budgetWarnings: e.warnings } }),
+  'budget.warning': (state, e) => ({
+    ...state,
+    header: { ...state.header, budgetWarnings: e.warnings.map((w) => flatten(w, 300)) },
+  }),
   'task.proposed': taskProposed,
   'ledger.updated': ledgerUpdated,
   'loop.tick': loopTick,
