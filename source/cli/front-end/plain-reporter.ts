@@ -1,6 +1,6 @@
 import type { StampedEvent } from '../../engine/events.js';
 import { remediationOfFailure } from '../../engine/protocol/workflow.js';
-import { oneLine } from '../../engine/workspace/printable.js';
+import { oneLine, stripControls } from '../../engine/workspace/printable.js';
 import { type CommandIo, println } from '../io.js';
 
 /**
@@ -14,10 +14,21 @@ export function plainReporter(io: CommandIo): (event: StampedEvent) => void {
   };
 }
 
-/** The plain text of one event (several lines for some), or null for events it does not show. */
+/**
+ * The plain text of one event (several lines for some), or null for events it does not show.
+ * Model text (TASKS.md titles, the PRD title, what an agent said), branch names and child output
+ * go to a terminal here: every line leaves without an escape sequence or a control character
+ * (a cursor move, a screen clear, an OSC 52 clipboard write, a bell, a carriage return).
+ */
 export function formatPlain(event: StampedEvent): string | null {
   const format = FORMATS[event.type] as (e: StampedEvent) => string | null;
-  return format(event);
+  const text = format(event);
+  return text === null ? null : stripControls(text);
+}
+
+/** A field shown inside a line: controls dropped, newlines shown as ⏎, cut to `max`. */
+function field(text: string, max: number): string {
+  return oneLine(stripControls(text), max);
 }
 
 /** Seed 002 §9 names the workflow's agents `spec-agent`, `dev-agent`, `qa-agent`. */
@@ -28,8 +39,8 @@ type Formats = { [K in StampedEvent['type']]: (event: Extract<StampedEvent, { ty
 const FORMATS: Formats = {
   'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
   'workflow.started': (e) =>
-    `Workflow "${e.prd_title}" in ${e.project} (${e.engine} engine${e.feature_branch ? `, branch ${e.feature_branch}` : ''})${e.resumed_from ? `, resuming at ${e.resumed_from}` : ''}`,
-  'task.proposed': (e) => `Task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${oneLine(e.intent, 200)}`,
+    `Workflow "${field(e.prd_title, 300)}" in ${field(e.project, 300)} (${e.engine} engine${e.feature_branch ? `, branch ${field(e.feature_branch, 200)}` : ''})${e.resumed_from ? `, resuming at ${e.resumed_from}` : ''}`,
+  'task.proposed': (e) => `Task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${field(e.intent, 200)}`,
   'ledger.updated': () => null,
   'phase.changed': (e) => `Phase: ${e.phase}`,
   'agent.started': (e) =>
@@ -37,20 +48,20 @@ const FORMATS: Formats = {
       ? `Agent: ${e.role}-agent started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`
       : `${e.role} started (model ${e.model}${e.attempt > 1 ? `, attempt ${e.attempt}` : ''})`,
   'agent.output': (e) => `  ${e.role}${e.kind === 'error' ? ' ERROR' : ''}: ${e.text}`,
-  'agent.tool': (e) => `  ${e.role} tool ${e.tool}${e.target ? ` ${oneLine(e.target, 160)}` : ''}`,
+  'agent.tool': (e) => `  ${e.role} tool ${e.tool}${e.target ? ` ${field(e.target, 160)}` : ''}`,
   'agent.retry': (e) =>
     `  ${e.role}: API retry ${e.attempt}/${e.max_retries} (${e.error}), next in ${Math.round(e.retry_delay_ms / 1000)}s`,
   'agent.finished': (e) =>
-    `${e.role} ${e.ok ? 'answered' : 'failed'} in ${seconds(e.duration_ms)}, $${e.cost_usd.toFixed(4)}${e.ok ? '' : `: ${e.summary}`}`,
+    `${e.role} ${e.ok ? 'answered' : 'failed'} in ${seconds(e.duration_ms)}, $${e.cost_usd.toFixed(4)}${e.ok ? '' : `: ${field(e.summary, 600)}`}`,
   'judge.finished': (e) => {
-    const violations = e.violations.slice(0, 5).map((v) => `\n    ${oneLine(v, 200)}`);
+    const violations = e.violations.slice(0, 5).map((v) => `\n    ${field(v, 200)}`);
     return `Judge: ${e.blast_radius_line}${e.code ? ` -> ${e.code}` : ', scope ok'}${violations.join('')}`;
   },
   'verify.started': (e) =>
-    `Verify ${e.template_id} (${e.phase}): ${oneLine([e.cmd, ...e.args].join(' '), 200)}`,
+    `Verify ${e.template_id} (${e.phase}): ${field([e.cmd, ...e.args].join(' '), 200)}`,
   'verify.finished': (e) => `Verify ${e.template_id}: ${e.summary}`,
   'budget.warning': (e) => `Budget warning: ${e.warnings.join('; ')}`,
-  log: (e) => `${e.level === 'info' ? '' : `${e.level.toUpperCase()}: `}${oneLine(e.message, 400)}`,
+  log: (e) => `${e.level === 'info' ? '' : `${e.level.toUpperCase()}: `}${field(e.message, 400)}`,
   'loop.tick': (e) => {
     const parts = [`Tick ${e.tick}: ${e.verdict.toUpperCase()} ${e.code}`];
     if (e.task_id) parts.push(e.task_id);
@@ -69,19 +80,21 @@ const FORMATS: Formats = {
   },
   'workflow.changed': (e) =>
     e.state === 'FAILED' || e.state === 'REJECTED'
-      ? `State: ${e.state} (reason: ${e.reason ?? 'rejected'})${e.detail ? ` ${oneLine(e.detail, 300)}` : ''}`
+      ? `State: ${e.state} (reason: ${e.reason ?? 'rejected'})${e.detail ? ` ${field(e.detail, 300)}` : ''}`
       : `Phase: ${e.state}${e.status === 'waiting' ? ' (waiting for a human)' : ''}`,
   'breaker.changed': (e) => (e.log.length > 0 ? e.log.join('\n') : null),
   'gate.requested': (e) =>
     [
-      e.gate === 'plan' ? `=== ${e.title} ===` : `=== VALIDATION REQUIRED: ${e.title} ===`,
-      ...e.lines.map((l) => `  ${oneLine(l, 300)}`),
+      e.gate === 'plan'
+        ? `=== ${field(e.title, 300)} ===`
+        : `=== VALIDATION REQUIRED: ${field(e.title, 300)} ===`,
+      ...e.lines.map((l) => `  ${field(l, 300)}`),
     ].join('\n'),
   'gate.resolved': (e) => `Gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`,
   'workflow.waiting': (e) =>
     `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
   'task.updated': (e) =>
-    `Task ${e.number} ${e.title}: ${e.status}${e.verified ? ` (verified: ${e.verified})` : ''}${e.claimed ? ` (agent said: ${oneLine(e.claimed, 120)})` : ''}`,
+    `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (verified: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
   'run.finished': (e) =>
     [
       `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
@@ -91,32 +104,32 @@ const FORMATS: Formats = {
   'tick.finished': (e) =>
     [
       `Result: ${e.verdict.toUpperCase()} ${e.code} (${e.blast_radius_line})${e.commit ? ` committed ${e.commit.slice(0, 12)}` : ''}`,
-      ...(e.detail ? [`  Detail: ${oneLine(e.detail, 600)}`] : []),
+      ...(e.detail ? [`  Detail: ${field(e.detail, 600)}`] : []),
       ...(e.verdict !== 'success' ? [`  Fix: ${e.remediation}`] : []),
       ...(e.report_path ? [`  Report: ${e.report_path}`] : []),
     ].join('\n'),
   'cycle.started': (e) =>
     `Cycle ${e.iteration + 1} (${e.cycle_id}, nonce ${e.nonce}): phase ${e.phase}${e.sub_step ? `/${e.sub_step}` : ''}, mode ${e.mode}`,
   'cycle.decided': (e) =>
-    `Decide: ${e.action} (${e.row === null ? 'no row matched' : `row ${e.row}`}: ${oneLine(e.reason, 200)})`,
+    `Decide: ${e.action} (${e.row === null ? 'no row matched' : `row ${e.row}`}: ${field(e.reason, 200)})`,
   'cycle.verdict': (e) =>
     [
       `Verdict ${e.task_id}: ${e.result} (checks: ${Object.entries(e.checks)
         .map(([name, ok]) => `${name} ${ok ? 'ok' : 'FAIL'}`)
         .join(', ')})`,
-      ...e.failures.slice(0, 8).map((f) => `    ${oneLine(f, 200)}`),
+      ...e.failures.slice(0, 8).map((f) => `    ${field(f, 200)}`),
       ...e.criteria.map(
-        (c) => `    ${c.id} ${c.kind}: ${c.answer}${c.reason ? ` (${oneLine(c.reason, 160)})` : ''}`,
+        (c) => `    ${c.id} ${c.kind}: ${c.answer}${c.reason ? ` (${field(c.reason, 160)})` : ''}`,
       ),
     ].join('\n'),
   'cycle.notification': (e) =>
     [
-      `Notification ${e.event} (${e.action}): ${oneLine(e.title, 200)}${e.path ? ` [${e.path}]` : ''}`,
-      ...e.lines.slice(0, 12).map((l) => `  ${oneLine(l, 300)}`),
+      `Notification ${e.event} (${e.action}): ${field(e.title, 200)}${e.path ? ` [${e.path}]` : ''}`,
+      ...e.lines.slice(0, 12).map((l) => `  ${field(l, 300)}`),
     ].join('\n'),
   'cycle.finished': (e) =>
     [
-      ...(e.details ? [`${e.action ?? 'cycle'}: ${oneLine(e.details, 600)}`] : []),
+      ...(e.details ? [`${e.action ?? 'cycle'}: ${field(e.details, 600)}`] : []),
       ...(e.code && e.reply !== 'CYCLE_OK' ? [`  ${e.code}: ${e.remediation ?? ''}`] : []),
       e.reply,
     ].join('\n'),
@@ -125,17 +138,15 @@ const FORMATS: Formats = {
     [
       `Planner: ${plannerSummary(e)}`,
       ...e.gaps_closed.map(
-        (g) => `  gap ${g.id} closed (${g.reason})${g.note ? `: ${oneLine(g.note, 200)}` : ''}`,
+        (g) => `  gap ${g.id} closed (${g.reason})${g.note ? `: ${field(g.note, 200)}` : ''}`,
       ),
-      ...e.learnings_added.map((l) => `  learning ${l.id} (${l.type}): ${oneLine(l.content, 200)}`),
+      ...e.learnings_added.map((l) => `  learning ${l.id} (${l.type}): ${field(l.content, 200)}`),
     ].join('\n'),
   'planner.ready': (e) =>
     [
-      `Planner: ready for the spec (${e.closed_gap_ids.length} decision(s)): ${oneLine(e.context_summary, 300)}`,
+      `Planner: ready for the spec (${e.closed_gap_ids.length} decision(s)): ${field(e.context_summary, 300)}`,
       ...(e.assumptions.length > 0 ? ['  Proceeding under these assumptions:'] : []),
-      ...e.assumptions.map(
-        (a) => `    gap ${a.gap_id} (${oneLine(a.question, 120)}): ${oneLine(a.note, 300)}`,
-      ),
+      ...e.assumptions.map((a) => `    gap ${a.gap_id} (${field(a.question, 120)}): ${field(a.note, 300)}`),
     ].join('\n'),
 };
 
