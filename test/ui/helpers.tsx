@@ -146,6 +146,8 @@ export interface RenderedApp {
   /** Resolves once a frame passes `test` (see frameMatching). */
   readonly waitFor: (test: string | ((frame: string) => boolean), what?: string) => Promise<void>;
   readonly press: (data: string) => void;
+  /** Frames Ink has written so far. */
+  readonly writes: () => number;
   readonly controller: UiController;
   readonly unmount: () => void;
 }
@@ -182,8 +184,10 @@ export function renderApp(
   // Announce every frame Ink writes, so tests can wait for the one they expect.
   const frames = new EventEmitter();
   const write = view.stdout.write;
+  let writes = 0;
   view.stdout.write = (data: string) => {
     write(data);
+    writes++;
     frames.emit('frame');
   };
   const frame = () => plain(view.lastFrame());
@@ -195,6 +199,7 @@ export function renderApp(
         ? frameMatching(frames, frame, (f) => f.includes(test), what ?? JSON.stringify(test))
         : frameMatching(frames, frame, test, what ?? 'the expected content'),
     press: (data) => view.stdin.write(data),
+    writes: () => writes,
     controller,
     unmount: view.unmount,
   };

@@ -11,7 +11,7 @@ import { render } from 'ink-testing-library';
 import { App } from '../../source/ui/components/App.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
 import { createUiStore, DEFAULT_OUTPUT_CAP } from '../../source/ui/store/create-store.js';
-import { plain, Script, T0 } from './helpers.js';
+import { plain, renderApp, Script, settle, T0 } from './helpers.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -42,6 +42,28 @@ describe('flush batching', () => {
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(100);
     expect(store.getSnapshot().output.lastSeq).toBe(1499);
     store.dispose();
+  });
+
+  test('the rendered app draws on flushes only: output between two flushes writes no frame', async () => {
+    const s = new Script().emit({
+      type: 'workflow.changed',
+      state: 'IMPLEMENTATION',
+      status: 'running',
+      reason: null,
+      detail: null,
+    });
+    s.store.flush();
+    const app = renderApp(s.store);
+    await app.waitFor('IMPLEMENTATION');
+    const before = app.writes();
+    for (let i = 0; i < 2000; i++) s.emit(output(`line ${i}`));
+    s.timers.advance(99);
+    await settle();
+    expect(app.writes()).toBe(before);
+    s.timers.advance(1); // 100 ms after the last flush
+    await app.waitFor('line 1999');
+    expect(app.writes()).toBeGreaterThan(before);
+    app.unmount();
   });
 
   test('no events, no notification; key-driven changes notify at once', () => {
