@@ -111,7 +111,13 @@ describe('PhaseTimeline', () => {
   test('many plan-gate notes: the phases and the end stay, the oldest notes go first', () => {
     const s = new Script().emit([workflowStarted, enter('PLANNING', 'waiting')]);
     for (let round = 1; round <= 15; round++)
-      s.emit({ type: 'gate.resolved', gate: 'plan', decision: 'answer', by: 'human', answer: `round ${round}` });
+      s.emit({
+        type: 'gate.resolved',
+        gate: 'plan',
+        decision: 'answer',
+        by: 'human',
+        answer: `round ${round}`,
+      });
     s.emit([enter('SPECIFICATION'), enter('AWAITING_SPEC_VALIDATION', 'waiting')]);
     s.emit({ type: 'gate.resolved', gate: 'spec', decision: 'approve', by: 'human', answer: null });
     s.emit({ type: 'workflow.changed', state: 'FAILED', status: 'failed', reason: 'aborted', detail: null });
