@@ -69,6 +69,8 @@ describe('verify_task stage 1: each of the six checks failing alone', () => {
     expect(s.task.failure_context.join('\n')).toContain(`${check}:`);
     const report = JSON.parse(repo.read(`relais/cycle/verify/T1-${s.loop.iteration}.json`));
     expect(report).toMatchObject({ pass: false, checks: { [check]: false } });
+    // The runs' output is kept beside it (only the last verification's).
+    expect(repo.exists(`relais/cycle/verify/T1-${s.loop.iteration}.tests.log`)).toBe(true);
   });
 
   it('the secrets check names file and line, never the value', async () => {
@@ -406,6 +408,14 @@ describe('a human verdict for a verification that needs one', () => {
     await resumeCycle(repo.root, 'relais', { verdict: { answer: 'NO', reason: 'too terse' } });
     expect(await repo.cycle(scripted({}).runners)).toMatchObject({ code: 'CYCLE_VERIFY_FAILED' });
     expect(repo.state().task.failure_context).toEqual(['AC2: human: too terse']);
+    // Every report is kept; only the last verification's logs.
+    const { readdirSync } = await import('node:fs');
+    expect(readdirSync(`${repo.root}/relais/cycle/verify`).sort()).toEqual([
+      'T1-7.json',
+      'T1-8.json',
+      'T1-8.lint.log',
+      'T1-8.tests.log',
+    ]);
 
     repo.dispose();
     const again = await pausedForAHuman();

@@ -1,5 +1,5 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import micromatch from 'micromatch';
 import { z } from 'zod';
 import { planVerification } from '../verify/plan.js';
@@ -87,7 +87,7 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   const failures: string[] = [];
   const head = await headOf(ctx.git);
   const logs = { tests: `${input.logStem}.tests.log`, lint: `${input.logStem}.lint.log` };
-  await mkdir(dirname(input.logStem), { recursive: true });
+  await keepOnlyNewLogs(dirname(input.logStem));
   for (const log of Object.values(logs)) await writeFile(log, '');
   // The project's own commands run here: they may not touch what the runner reads back (the plan,
   // STATE.json), relais.config.json, or git's control files; anything they change is restored.
@@ -217,6 +217,16 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
     ok: true,
     summary: `${plan.runs.map((r) => r.templateId).join(', ')} passed`,
   });
+}
+
+/**
+ * The last verification's logs are all that is kept (each up to max_log_bytes_per_run): the
+ * workspace guard holds a copy of every file of relais/ while a run goes on.
+ */
+async function keepOnlyNewLogs(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const name of await readdir(dir))
+    if (/\.(tests|lint)\.log$/.test(name)) await rm(join(dir, name), { force: true });
 }
 
 async function readTail(path: string, maxBytes: number): Promise<string> {
