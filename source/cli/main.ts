@@ -31,6 +31,8 @@ const HELP = `
     --loop        cycle: cycles until DONE, a human is needed, or too many failures
     --resume      cycle: go back to the phase a pause (needs_human) stopped in
     --cycle-id    cycle: a given cycle id (its nonce is derived from it; never reused)
+    --verdict     cycle --resume: yes or no, your judgement of a verification that paused for
+                  a human (--reason "why" is kept with it)
     --mode        loop: milestone (stop when the milestone changes) or autonomous
     --max-ticks   loop: at most this many ticks in this run
 
@@ -59,6 +61,8 @@ async function main(): Promise<number> {
       loop: { type: 'boolean', default: false },
       resume: { type: 'boolean', default: false },
       cycleId: { type: 'string' },
+      verdict: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
   const [command, project, ...extra] = cli.input;

@@ -105,3 +105,22 @@ describe('relais cycle: reply token as the last line, distinct exit codes', () =
     expect(b.err()).toContain('stuck_treshold');
   });
 });
+
+describe('relais cycle: flags that cannot mean anything are refused before anything runs', () => {
+  it.each([
+    [{ loop: true, cycleId: 'abc123' }, '--cycle-id names one cycle and cannot be used with --loop'],
+    [{ verdict: 'yes' }, '--verdict answers a paused verification: use it with --resume'],
+    [{ resume: true, verdict: 'maybe' }, '--verdict is yes or no'],
+    [{ resume: true, reason: 'why' }, '--reason goes with --verdict'],
+  ])('%o', async (extra, message) => {
+    repo = await CycleRepo.create({ ...BASE_FILES });
+    const before = repo.head();
+    const a = io(repo.root);
+    expect(
+      await cycleCommand(a.io, undefined, { ...flags, ...extra }, sections(repo), scripted({}).runners),
+    ).toBe(2);
+    expect(a.err()).toContain(message);
+    expect(repo.exists('relais/cycle/STATE.json')).toBe(false);
+    expect(repo.head()).toBe(before);
+  });
+});

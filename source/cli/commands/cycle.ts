@@ -47,6 +47,9 @@ export interface CycleFlags {
   readonly resume: boolean;
   readonly yes: boolean;
   readonly cycleId?: string;
+  /** With --resume: the human's judgement of the paused task's LLM criteria (yes or no). */
+  readonly verdict?: string;
+  readonly reason?: string;
 }
 
 /**
@@ -60,6 +63,11 @@ export async function cycleCommand(
   sections: Partial<{ policy: unknown; agents: unknown; codexCli: unknown }> = {},
   runners?: CycleRunners,
 ): Promise<number> {
+  const usage = usageProblem(flags);
+  if (usage) {
+    println(io.stderr, `relais cycle: ${usage}`);
+    return EXIT.USAGE;
+  }
   const root = resolve(io.cwd, projectArg ?? '.');
   const loaded = await loadConfig(root);
   if (!loaded.ok) {
@@ -80,7 +88,13 @@ export async function cycleCommand(
   const { policy, agents, codexCli } = parsed.sections;
   const workspace = loaded.config.workspace_dir;
   if (flags.resume) {
-    const resumed = await resumeCycle(root, workspace);
+    const verdict = flags.verdict
+      ? {
+          answer: flags.verdict.toLowerCase() === 'yes' ? ('YES' as const) : ('NO' as const),
+          reason: flags.reason ?? 'judged by a human',
+        }
+      : undefined;
+    const resumed = await resumeCycle(root, workspace, { verdict, env: io.env });
     if (!resumed.ok) {
       println(io.stderr, `relais cycle --resume: ${resumed.detail}`);
       return EXIT.STOP;
@@ -176,4 +190,15 @@ function parseSections(
   const codexCli = codexCliSchema.safeParse(raw.codexCli);
   if (!codexCli.success) return { ok: false, detail: `codex_cli: ${codexCli.error.message}` };
   return { ok: true, sections: { policy: policy.data, agents: agents.data, codexCli: codexCli.data } };
+}
+
+/** Flag combinations that cannot mean anything: refused before anything runs. */
+function usageProblem(flags: CycleFlags): string | null {
+  if (flags.loop && flags.cycleId)
+    return '--cycle-id names one cycle and cannot be used with --loop (every cycle of a loop gets a fresh id)';
+  if (flags.verdict !== undefined && !flags.resume)
+    return '--verdict answers a paused verification: use it with --resume';
+  if (flags.verdict !== undefined && !/^(yes|no)$/i.test(flags.verdict)) return '--verdict is yes or no';
+  if (flags.reason !== undefined && flags.verdict === undefined) return '--reason goes with --verdict';
+  return null;
 }

@@ -2,7 +2,6 @@ import { join, resolve } from 'node:path';
 import { claudeRunner } from '../../engine/agents/claude-code/run-claude.js';
 import { findExecutable } from '../../engine/agents/find-executable.js';
 import type { EngineBus } from '../../engine/events.js';
-import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
 import {
   handoffText,
   type IssueOutcome,
@@ -20,7 +19,7 @@ import { readPrd } from '../../engine/workflow/prd.js';
 import { acquireLock } from '../../engine/workspace/lock.js';
 import { type EngineSession, withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
-import { promptGates } from '../front-end/prompt-gates.js';
+import { chooseGates } from '../front-end/choose-gates.js';
 import { type CommandIo, println } from '../io.js';
 
 /**
@@ -142,9 +141,7 @@ async function prdMode(io: CommandIo, setup: TickSetup, { bus, signal }: EngineS
     });
     return EXIT.BLOCKED;
   }
-  const canAsk = io.stdin?.isTTY === true && !io.env.CI && !flags.json;
-  const prompt = !flags.yes && canAsk && io.stdin ? promptGates(io.stdin, io.stdout) : null;
-  const gates: GatePort = flags.yes ? approveAll : (prompt ?? denyAll);
+  const { gates, close } = chooseGates(io, { json: flags.json, yes: flags.yes, appGates: null });
   try {
     const outcome = await planPrd({
       paths: setup.paths,
@@ -164,7 +161,7 @@ async function prdMode(io: CommandIo, setup: TickSetup, { bus, signal }: EngineS
     });
     return await reportPrd(bus, setup, outcome);
   } finally {
-    prompt?.close();
+    close();
     await lock.lock.release();
   }
 }

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import micromatch from 'micromatch';
 import { z } from 'zod';
+import { SECRET_SHAPES } from '../judge/secrets.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
@@ -41,13 +42,12 @@ export const stage1Schema = z.strictObject({
 export type Stage1Report = z.infer<typeof stage1Schema>;
 
 /** Patterns of credentials in added lines; the value itself is never repeated in a report. */
-const SECRET_PATTERNS: Array<[string, RegExp]> = [
-  ['AWS access key id', /\bAKIA[0-9A-Z]{16}\b/],
-  ['private key', /-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----/],
-  ['GitHub token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b/],
-  ['OpenAI-style key', /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}\b/],
-  ['Slack token', /\bxox[abprs]-[A-Za-z0-9-]{10,}\b/],
-  ['Google API key', /\bAIza[0-9A-Za-z_-]{35}\b/],
+/**
+ * The shared credential shapes (judge/secrets.ts), plus a quoted literal assigned to a
+ * secret-named setting. In a diff of code only a quoted value counts: `password = read()` is code.
+ */
+const SECRET_PATTERNS: ReadonlyArray<readonly [string, RegExp]> = [
+  ...SECRET_SHAPES,
   ['assigned secret', /\b(?:api[_-]?key|secret|passw(?:or)?d|token)\b\s*[:=]\s*["'][^"'\s]{8,}["']/i],
 ];
 

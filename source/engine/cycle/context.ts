@@ -23,6 +23,8 @@ export interface CycleOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly gates: GatePort;
   readonly now?: () => Date;
+  /** Workspace files another runner writes while the cycle's agents run (a workflow's state). */
+  readonly runnerWrites?: readonly string[];
   /** A given cycle id (tests, or a driver like ralph.sh); a random hex id otherwise. */
   readonly cycleId?: string;
 }

@@ -36,8 +36,8 @@ export async function takeCycleGuards(
     before: await takeSnapshot(configRoots),
     identities: new Map(),
   };
-  // Inside `ralphy start`, the workflow's state and `ralphy abort`'s request are written meanwhile.
-  const workspace = await guardWorkspace(paths, [paths.workflow, paths.abortRequest, ...runnerWrites]);
+  // Inside `ralphy start`, the workflow names what it writes meanwhile (its state, an abort request).
+  const workspace = await guardWorkspace(paths, [...(ctx.runnerWrites ?? []), ...runnerWrites]);
   const git = await guardGitControlFiles(ctx.facts, origins, ctx.env);
   return { paths, guards: [workspace, config, git] };
 }

@@ -2,8 +2,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { breakerFrom } from '../supervise/breaker-settings.js';
-import { breakerLogLines } from '../supervise/circuit-breaker.js';
+import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import type { CycleRunners } from './context.js';
 
@@ -25,16 +24,7 @@ export function supervisedCycleRunners(
       return supervisedRunner(inner, {
         breaker,
         clock,
-        onBreaker: (event) => {
-          if (!breaker) return;
-          bus.emit({
-            type: 'breaker.changed',
-            breaker: breaker.snapshot(),
-            trigger: event.trigger,
-            detail: event.detail,
-            log: breakerLogLines(event),
-          });
-        },
+        onBreaker: reportBreakerOnBus(bus, breaker),
       }).run(request, runBus);
     },
   });

@@ -11,7 +11,8 @@ export interface SecretFinding {
   readonly line: number;
 }
 
-const SHAPES: ReadonlyArray<readonly [string, RegExp]> = [
+/** Well-known credential shapes: one list for every scan (planner comments, cycle diffs). */
+export const SECRET_SHAPES: ReadonlyArray<readonly [string, RegExp]> = [
   ['private key', /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----/],
   ['AWS access key id', /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/],
   ['GitHub token', /\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{22,}/],
@@ -41,7 +42,7 @@ const PLACEHOLDER = /your|here|placeholder|changeme|redacted|x{4,}|\*{3,}|\.{3}/
 export function secretsIn(text: string): SecretFinding[] {
   const findings: SecretFinding[] = [];
   for (const [index, line] of text.split(/\r?\n/).entries()) {
-    const shape = SHAPES.find(([, pattern]) => pattern.test(line));
+    const shape = SECRET_SHAPES.find(([, pattern]) => pattern.test(line));
     if (shape) findings.push({ kind: shape[0], line: index + 1 });
     else if (assignsSecret(line)) findings.push({ kind: 'assigned secret', line: index + 1 });
   }

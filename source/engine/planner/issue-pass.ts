@@ -5,13 +5,12 @@ import { findExecutable } from '../agents/find-executable.js';
 import type { EngineBus } from '../events.js';
 import { secretsIn } from '../judge/secrets.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { breakerFrom } from '../supervise/breaker-settings.js';
+import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import { acquireLock } from '../workspace/lock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import type { Applied } from './apply.js';
 import { plannerHasNews } from './batch.js';
-import { reportOnBus } from './breaker.js';
 import { commentOnIssue, type GhRun, ghLogin, viewIssue } from './github.js';
 import { plannerPass } from './pass.js';
 import type { Session } from './schemas.js';
@@ -134,7 +133,7 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
       signal: input.signal,
       clock: input.clock,
       breaker,
-      onBreaker: reportOnBus(input.bus, breaker),
+      onBreaker: reportBreakerOnBus(input.bus, breaker),
       onCost: async () => undefined,
     },
   });

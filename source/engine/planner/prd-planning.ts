@@ -2,10 +2,9 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { breakerFrom } from '../supervise/breaker-settings.js';
+import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
-import { reportOnBus } from './breaker.js';
 import { plannerPass } from './pass.js';
 import { openPrdSession, type PrdLike, prdSubject } from './prd-session.js';
 import { plannerPaths } from './store.js';
@@ -59,7 +58,7 @@ export async function planPrd(
           signal: input.signal,
           clock: input.clock,
           breaker,
-          onBreaker: reportOnBus(input.bus, breaker),
+          onBreaker: reportBreakerOnBus(input.bus, breaker),
           onCost: async () => undefined,
         },
       }),

@@ -1,5 +1,6 @@
+import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { CircuitBreaker } from './circuit-breaker.js';
+import { type BreakerEvent, breakerLogLines, CircuitBreaker } from './circuit-breaker.js';
 
 /** Where a breaker watches: a workflow phase, or a standalone `relais cycle`. */
 export type BreakerPlace = 'SPECIFICATION' | 'PLANNING' | 'IMPLEMENTATION' | 'QA' | 'PR' | 'CYCLE';
@@ -29,4 +30,21 @@ export function breakerFrom(
     },
     now,
   );
+}
+
+/** A breaker warning or OPEN on the bus, with the seed's log lines (every engine reports this way). */
+export function reportBreakerOnBus(
+  bus: EngineBus,
+  breaker: CircuitBreaker | null,
+): (event: BreakerEvent) => void {
+  return (event) => {
+    if (!breaker) return;
+    bus.emit({
+      type: 'breaker.changed',
+      breaker: breaker.snapshot(),
+      trigger: event.trigger,
+      detail: event.detail,
+      log: breakerLogLines(event),
+    });
+  };
 }

@@ -4,7 +4,7 @@ import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { FailureReason, TaskRecord, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
-import { breakerFrom } from '../supervise/breaker-settings.js';
+import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import { type BreakerEvent, breakerLogLines, type CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
 import type { TickSetup } from '../tick/preflight.js';
@@ -159,15 +159,8 @@ export class WorkflowContext {
 
   /** Persists and announces a breaker warning or OPEN with the seed's log lines. */
   reportBreaker(breaker: CircuitBreaker, event: BreakerEvent): void {
-    const snapshot = breaker.snapshot();
-    this.bus.emit({
-      type: 'breaker.changed',
-      breaker: snapshot,
-      trigger: event.trigger,
-      detail: event.detail,
-      log: breakerLogLines(event),
-    });
-    this.updateLater({ circuit_breaker: snapshot });
+    reportBreakerOnBus(this.bus, breaker)(event);
+    this.updateLater({ circuit_breaker: breaker.snapshot() });
   }
 
   /** The breaker callback every supervised agent of a phase gets (a null breaker reports nothing). */

@@ -12,6 +12,7 @@ import { isInsideDir } from '../workspace/safe-path.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
+import { workflowRunnerWrites } from './judged-run.js';
 import { phaseSignal, readTasksFile } from './phase-helpers.js';
 import { prdObjective } from './pr-body.js';
 import { branchSlug } from './prd.js';
@@ -57,6 +58,7 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
         env: ctx.options.env,
         gates: ctx.options.gates,
         now: ctx.options.now,
+        runnerWrites: workflowRunnerWrites(ctx.setup.paths),
       },
       {
         id: `ralphy-${branchSlug(ctx.prd.title)}`,
