@@ -82,10 +82,11 @@ export function remediationOfFailure(reason: FailureReason): string {
  * A branch name as the runner passes it to git argv: no leading "-" (never read as an option), no
  * "..", "//", "@{", no trailing "/" or ".lock" (git check-ref-format's rules that matter here).
  */
-const SAFE_BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[^\x00-\x20\x7f~^:?*[\\]+(?<!\/)(?<!\.lock)$/;
+const SAFE_BRANCH = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[^\s~^:?*[\\]+(?<!\/)(?<!\.lock)$/;
 
 export function isSafeBranchName(name: string): boolean {
-  return name.length <= 200 && SAFE_BRANCH.test(name);
+  const control = [...name].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  return name.length <= 200 && !control && SAFE_BRANCH.test(name);
 }
 
 const branchName = z.string().refine(isSafeBranchName, 'not a safe git branch name');
