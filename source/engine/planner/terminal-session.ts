@@ -58,31 +58,40 @@ export async function planAtTerminal(input: TerminalPlanningInput): Promise<Term
       session = pass.applied.session;
       continue;
     }
-    const gate = questionGate(session);
-    const reply = await input.ask(gate.title, gate.lines, 'text');
-    if (input.signal.aborted) return { kind: 'stopped', session };
-    if (reply.decision === 'answer' && reply.text) {
-      session = await record(
-        input,
-        withHumanMessage(session, { text: reply.text, author: 'terminal', role: 'reporter' }, input.now()),
-      );
-      continue;
-    }
-    const question = proceedGate(session);
-    const proceed = await input.ask(question.title, question.lines, 'yes_no');
-    if (input.signal.aborted) return { kind: 'stopped', session };
-    if (proceed.decision !== 'approve')
-      return { kind: 'declined', by: reply.by === 'nobody' ? 'nobody' : 'human', session };
-    const author = proceed.by === 'auto' ? '--yes' : 'terminal';
-    const text =
-      proceed.by === 'auto'
-        ? 'proceed (ralphy start --yes: nobody is at the terminal to answer)'
-        : 'proceed (the human chose to go on without answering)';
-    session = await record(
-      input,
-      withHumanMessage(session, { text, author, role: 'reporter', proceed: true }, input.now()),
-    );
+    const turn = await humanTurn(input, session);
+    if (turn.kind !== 'continue') return turn;
+    session = turn.session;
   }
+}
+
+/** The planner has nothing new to say: the human answers its questions, or chooses to go on. */
+async function humanTurn(
+  input: TerminalPlanningInput,
+  session: Session,
+): Promise<TerminalOutcome | { kind: 'continue'; session: Session }> {
+  const gate = questionGate(session);
+  const reply = await input.ask(gate.title, gate.lines, 'text');
+  if (input.signal.aborted) return { kind: 'stopped', session };
+  if (reply.decision === 'answer' && reply.text) {
+    const answered = withHumanMessage(
+      session,
+      { text: reply.text, author: 'terminal', role: 'reporter' },
+      input.now(),
+    );
+    return { kind: 'continue', session: await record(input, answered) };
+  }
+  const question = proceedGate(session);
+  const proceed = await input.ask(question.title, question.lines, 'yes_no');
+  if (input.signal.aborted) return { kind: 'stopped', session };
+  if (proceed.decision !== 'approve')
+    return { kind: 'declined', by: reply.by === 'nobody' ? 'nobody' : 'human', session };
+  const author = proceed.by === 'auto' ? '--yes' : 'terminal';
+  const text =
+    proceed.by === 'auto'
+      ? 'proceed (ralphy start --yes: nobody is at the terminal to answer)'
+      : 'proceed (the human chose to go on without answering)';
+  const proceeded = withHumanMessage(session, { text, author, role: 'reporter', proceed: true }, input.now());
+  return { kind: 'continue', session: await record(input, proceeded) };
 }
 
 async function record(input: TerminalPlanningInput, session: Session): Promise<Session> {

@@ -5,7 +5,7 @@ import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { FailureReason, TaskRecord, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
 import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
-import { type BreakerEvent, breakerLogLines, type CircuitBreaker } from '../supervise/circuit-breaker.js';
+import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
 import type { TickSetup } from '../tick/preflight.js';
 import type { Prd } from './prd.js';

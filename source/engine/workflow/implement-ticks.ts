@@ -132,58 +132,9 @@ async function afterSuccess(
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
+  if (tick.control?.action === 'stop') return afterStopClaim(ctx, task, tick.control.reason, breaker, phase);
   const report = tick.report;
-  if (tick.control?.action === 'stop') {
-    // The orchestrator says there is nothing left to do: a claim, checked by the runner.
-    const checks = await runProjectChecks(ctx, phase.signal);
-    if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
-    if (checks.problem)
-      return {
-        kind: 'again',
-        note: `You said the task needs no change, but the runner's checks fail: ${checks.problem}. Propose a task that fixes it.`,
-      };
-    if (checks.none)
-      return {
-        kind: 'again',
-        note: `You said task ${task.number} needs no change, but the project has no verification template to confirm it (verification.templates). Propose an execute task, or a verify_only task with templates that prove it.`,
-      };
-    await completeTask(
-      ctx,
-      breaker,
-      task,
-      `the orchestrator said it was already done: ${tick.control.reason ?? ''}`.trim(),
-      null,
-      [`nothing to change; checks: ${describeRuns(checks.runs)}`],
-    );
-    return { kind: 'done' };
-  }
-  if (report?.task?.task_kind === 'question') {
-    const question = report.task.question;
-    const lines = [
-      question?.prompt ?? report.task.intent,
-      ...(question?.choices ?? []).map((c) => `  - ${c}`),
-    ];
-    const reply = await askGate(
-      ctx,
-      'input',
-      `The orchestrator asks about task ${task.number}`,
-      lines,
-      'text',
-      breaker,
-    );
-    if (ctx.options.signal.aborted) return { kind: 'end', result: stopped(ctx) };
-    if (reply.decision !== 'answer' || !reply.text)
-      return {
-        kind: 'end',
-        result: {
-          kind: 'fail',
-          reason: 'needs_input',
-          detail: `task ${task.number}: a question nobody answered: ${lines[0]}`,
-        },
-      };
-    await ctx.update({ pending_answer: reply.text });
-    return { kind: 'again', note: `You asked: ${lines[0]}\nThe human answered: ${reply.text}` };
-  }
+  if (report?.task?.task_kind === 'question') return afterQuestion(ctx, task, report.task, breaker);
   // Evidence, not a claim: a tick that ran no verification gets the project's own checks, and a
   // tick that neither changed nor proved anything did not complete the task.
   let runs = report?.verification.runs ?? [];
@@ -209,6 +160,68 @@ async function afterSuccess(
     runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification configured',
   ]);
   return { kind: 'done' };
+}
+
+/** The orchestrator says there is nothing left to do: a claim, checked by the runner. */
+async function afterStopClaim(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  reason: string | undefined,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<AfterSuccess> {
+  const checks = await runProjectChecks(ctx, phase.signal);
+  if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
+  if (checks.problem)
+    return {
+      kind: 'again',
+      note: `You said the task needs no change, but the runner's checks fail: ${checks.problem}. Propose a task that fixes it.`,
+    };
+  if (checks.none)
+    return {
+      kind: 'again',
+      note: `You said task ${task.number} needs no change, but the project has no verification template to confirm it (verification.templates). Propose an execute task, or a verify_only task with templates that prove it.`,
+    };
+  await completeTask(
+    ctx,
+    breaker,
+    task,
+    `the orchestrator said it was already done: ${reason ?? ''}`.trim(),
+    null,
+    [`nothing to change; checks: ${describeRuns(checks.runs)}`],
+  );
+  return { kind: 'done' };
+}
+
+/** A question task: the human answers through the gate port, and the answer goes into the next tick. */
+async function afterQuestion(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  asked: NonNullable<NonNullable<TickResult['report']>['task']>,
+  breaker: CircuitBreaker | null,
+): Promise<AfterSuccess> {
+  const question = asked.question;
+  const lines = [question?.prompt ?? asked.intent, ...(question?.choices ?? []).map((c) => `  - ${c}`)];
+  const reply = await askGate(
+    ctx,
+    'input',
+    `The orchestrator asks about task ${task.number}`,
+    lines,
+    'text',
+    breaker,
+  );
+  if (ctx.options.signal.aborted) return { kind: 'end', result: stopped(ctx) };
+  if (reply.decision !== 'answer' || !reply.text)
+    return {
+      kind: 'end',
+      result: {
+        kind: 'fail',
+        reason: 'needs_input',
+        detail: `task ${task.number}: a question nobody answered: ${lines[0]}`,
+      },
+    };
+  await ctx.update({ pending_answer: reply.text });
+  return { kind: 'again', note: `You asked: ${lines[0]}\nThe human answered: ${reply.text}` };
 }
 
 async function completeTask(

@@ -68,9 +68,15 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
   if (interaction.confirmingAbort) {
     return input === 'y' || input === 'a' ? { type: 'abort_confirm' } : { type: 'abort_cancel' };
   }
-  if (textGate && gate?.gate === 'plan' && key.ctrl && input === 'p')
-    return { type: 'answer', text: PROCEED };
-  if (textGate) return textGateKey(interaction.draft, input, key);
+  if (textGate) {
+    if (gate?.gate === 'plan' && key.ctrl && input === 'p') return { type: 'answer', text: PROCEED };
+    return textGateKey(interaction.draft, input, key);
+  }
+  return runningKey(state, input);
+}
+
+/** A key while the run goes on and no text is being typed: y/n at a gate, a to abort. */
+function runningKey({ interaction, gate }: UiState, input: string): KeyAction {
   if (gate?.answer === 'yes_no' && (input === 'y' || input === 'n')) {
     return { type: 'gate', decision: input === 'y' ? 'approve' : 'reject' };
   }
