@@ -120,8 +120,13 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
     // Pass 4: a natural-language proceed; the open gap is closed as inferred and the assumption told.
     gh.comment('dev', 'Ship it.');
     const last = plan();
-    expect(last.stdout).toContain('Issue #12: ready for the spec.');
+    expect(last.stdout).toContain('Issue #12: ready for the spec. Posted 2 comment(s).');
     expect(gh.posted()[3]).toContain('assuming the totals come from the ledger table');
+    // Then the runner's own acknowledgment, posted (and marked) like the planner's comments.
+    expect(gh.posted()).toHaveLength(5);
+    expect(gh.posted()[4]).toBe(
+      `Got it — proceeding to the spec with these assumptions:\n1. totals come from the ledger table. (gap 2)\n\n${MARKER}\n`,
+    );
     expect(session()).toMatchObject({
       status: 'ready',
       rounds: 1,
@@ -129,9 +134,11 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
     });
     expect(session().gaps[1]).toMatchObject({ closed_reason: 'inferred' });
 
-    // Pass 5: done; and the signals.
+    // Pass 5: done; and the signals. The acknowledgment read back is the planner's own, no answer.
     expect(plan().stdout).toContain('Issue #12: planning is done');
     expect(plannerCalls()).toHaveLength(3);
+    expect(gh.posted()).toHaveLength(5);
+    expect(session().discussion.at(-1)).toMatchObject({ from: 'relay', source_id: 'IC_7' });
     const stats = p.cliSync(['plan', '--stats']);
     expect(stats.stdout).toContain('issue-12  issue #12 "Add monthwise revenue to acme_reports"  ready');
     expect(stats.stdout).toContain('2 question(s) in 1 round(s), 3 planner run(s)');
@@ -175,6 +182,67 @@ describe('relais plan --issue <n> (GitHub, through gh)', () => {
       [1, 'closed', 'not_relevant'],
       [2, 'open', null],
     ]);
+  });
+
+  it("a proceed from someone neither reporter nor assignee is an ordinary answer; the reporter's proceed is acknowledged on the issue", () => {
+    const { p, gh, plan, plannerCalls, session } = setup();
+    p.scenario({
+      planner: [
+        answer(ask('reporter', [{ q: Q1 }])),
+        answer(close(1, 'answered', 'CMP-08 does need it, monthly.'), proceedGate()),
+        // mallory's "proceed": nothing is forced, so the planner may answer with nothing.
+        answer(),
+        answer(ready('Monthwise revenue for CMP-08 reports.', [1])),
+      ],
+    });
+    expect(plan().code).toBe(0);
+    gh.comment('pm', '1: CMP-08 does need it, monthly.');
+    expect(plan().code).toBe(0);
+    expect(gh.posted()).toHaveLength(2);
+
+    gh.comment('mallory', 'proceed');
+    const passerBy = plan();
+    expect(passerBy.code, passerBy.stdout).toBe(0);
+    expect(plannerCalls()[2]?.prompt).toContain('[message 4] human @mallory (other) · answer');
+    expect(plannerCalls()[2]?.prompt).not.toContain('explicit proceed');
+    expect(session()).toMatchObject({ status: 'open', handoff: null });
+    expect(gh.posted()).toHaveLength(2);
+
+    gh.comment('pm', 'proceed');
+    const go = plan();
+    expect(go.stdout).toContain('Issue #12: ready for the spec. Posted 1 comment(s).');
+    expect(plannerCalls()[3]?.prompt).toContain('message 5 is an explicit proceed ("proceed")');
+    expect(session()).toMatchObject({ status: 'ready', handoff: { proceed_message_id: 5 } });
+    expect(gh.posted()).toHaveLength(3);
+    expect(gh.posted()[2]).toBe(`Got it — proceeding to the spec.\n\n${MARKER}\n`);
+  });
+
+  it('the acknowledgment goes through the same secret scan: one holding a secret is withheld', () => {
+    const { p, gh, plan, session } = setup();
+    p.scenario({
+      planner: [
+        answer(ask('reporter', [{ q: Q1 }])),
+        answer(
+          close(
+            1,
+            'inferred',
+            'Assumption: sign with AKIAIOSFODNN7EXAMPLE.\nRationale: the issue body says so.',
+          ),
+          comment('Proceeding on your go-ahead, under one assumption about signing.', 'assumptions'),
+          ready('Monthwise revenue.', [1]),
+        ),
+      ],
+    });
+    expect(plan().code).toBe(0);
+    gh.comment('pm', 'Ship it.');
+    const run = plan();
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain("the planner's comment 4 was not posted: it looks like it holds a secret");
+    expect(gh.posted()).toHaveLength(2);
+    expect(gh.posted()[1]).toContain('under one assumption about signing');
+    expect(gh.posted().join('\n')).not.toContain('AKIA');
+    expect(p.read('relais/planner/withheld/issue-12-4.md')).toContain('Got it — proceeding to the spec');
+    expect(session().status).toBe('ready');
   });
 
   it('a comment gh cannot post is kept and posted by the next run, before anything else', () => {

@@ -73,7 +73,7 @@ describe('PLANNING in ralphy start (seed 004)', () => {
         answer(
           close(1, 'answered', 'only the first name'),
           close(2, 'answered', 'English only, always Hello'),
-          learn('domain_learnings', 'Greetings are English-only.'),
+          learn('domain_learnings', 'Greetings are English-only.', 2),
           ask('assignee', [{ q: Q3, why: 'It decides the files the tasks touch.' }]),
         ),
         answer(close(3, 'answered', 'its own module, src/b.ts'), proceedGate()),
@@ -154,7 +154,7 @@ describe('PLANNING in ralphy start (seed 004)', () => {
         answer(ask('reporter', [{ q: Q2 }])),
         answer(
           close(1, 'answered', 'English only, always Hello'),
-          learn('domain_learnings', 'Greetings are English-only.'),
+          learn('domain_learnings', 'Greetings are English-only.', 2),
           ready('Greet in English.', [1], []),
         ),
       ],

@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { AgentOutcome, AgentRequest, AgentRunner } from '../../source/engine/agents/agent-run.js';
+import { EngineBus, type EngineEvent } from '../../source/engine/events.js';
+import { readyAcknowledgment } from '../../source/engine/planner/acknowledgment.js';
 import { answersByGap, withHumanMessage } from '../../source/engine/planner/answers.js';
 import { applyBatch } from '../../source/engine/planner/apply.js';
 import { batchOf, humanAfterRelay, plannerHasNews } from '../../source/engine/planner/batch.js';
@@ -11,12 +14,16 @@ import {
 } from '../../source/engine/planner/facts.js';
 import { questionGate } from '../../source/engine/planner/gate-lines.js';
 import { handoffText } from '../../source/engine/planner/handoff.js';
+import { callPlanner } from '../../source/engine/planner/planner-call.js';
 import { prdSubject } from '../../source/engine/planner/prd-session.js';
 import { type Learning, plannerAnswerSchema, type Session } from '../../source/engine/planner/schemas.js';
 import { plannerStats, statsLines } from '../../source/engine/planner/stats.js';
 import { newSession } from '../../source/engine/planner/store.js';
 import { importThread, RELAY_MARKER } from '../../source/engine/planner/thread.js';
-import { answer, ask, close, proceedGate, ready } from '../support/planner.js';
+import { validateBatch } from '../../source/engine/planner/validate.js';
+import { configSchema } from '../../source/engine/protocol/config.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { answer, ask, close, comment, proceedGate, ready } from '../support/planner.js';
 
 // Gaps over a session's life, the context dump the stateless planner gets, the human's answers,
 // FACTS.md, the GitHub thread and the quality signals: pure functions, no model, no files.
@@ -118,6 +125,52 @@ describe('the gap lifecycle (seed 004 "Gap Lifecycle (v2)")', () => {
     });
     expect(applied.comments).toMatchObject([{ id: 1, from: 'relay', kind: 'questions' }]);
     expect(applied.session.outbox).toEqual([{ message_id: 1, posted_at: null }]);
+    expect(applied.acknowledgment).toBeNull();
+  });
+
+  it("on an issue that becomes ready, the runner's acknowledgment waits in the outbox after the planner's comments", () => {
+    const apply = (session: Session, minute: number, outbox: boolean, ...actions: unknown[]) =>
+      applyBatch({
+        session,
+        batch: batchOf(plannerAnswerSchema.parse((answer(...actions) as any).result_json)),
+        learnings: [],
+        seenMessageId: session.discussion.reduce((m, x) => Math.max(m, x.id), 0),
+        outbox,
+        now: at(minute),
+      });
+    const asked = apply(fresh(), 1, true, ask('reporter', [{ q: 'A?' }, { q: 'B?' }])).session;
+    const proceeding = [
+      close(1, 'answered', 'yes'),
+      close(2, 'inferred', 'Assumption: weekly totals.\nRationale: the PRD reports weekly.'),
+      comment('Going ahead, assuming weekly totals for 2.', 'assumptions'),
+      ready('S', [1, 2]),
+    ];
+    const done = apply(say(asked, '1: yes\nship it', 2), 3, true, ...proceeding);
+    expect(done.acknowledgment).toMatchObject({
+      id: 4,
+      from: 'relay',
+      kind: 'comment',
+      text: 'Got it — proceeding to the spec with these assumptions:\n1. weekly totals. (gap 2)',
+    });
+    expect(done.session.outbox.map((e) => e.message_id)).toEqual([1, 3, 4]);
+    expect(done.session.discussion.at(-1)?.id).toBe(4);
+    // Nothing assumed: a plain acknowledgment.
+    const all = apply(
+      say(asked, '1: yes\n2: no\nship it', 2),
+      3,
+      true,
+      close(1, 'answered', 'yes'),
+      close(2, 'answered', 'no'),
+      ready('S', [1, 2]),
+    );
+    expect(all.acknowledgment?.text).toBe('Got it — proceeding to the spec.');
+    expect(all.session.outbox.map((e) => e.message_id)).toEqual([1, 3]);
+    // At the terminal nothing is posted: the front end shows planner.ready.
+    const terminal = apply(say(asked, '1: yes\nship it', 2), 3, false, ...proceeding);
+    expect(terminal.session.status).toBe('ready');
+    expect(terminal.acknowledgment).toBeNull();
+    expect(terminal.session.discussion.map((m) => m.id)).toEqual([1, 2, 3]);
+    expect(readyAcknowledgment([])).toBe('Got it — proceeding to the spec.');
   });
 });
 
@@ -148,14 +201,17 @@ describe('the context dump (seed 004 "Context dump", "Context inclusion rule")',
       ),
     ).session;
     session = say(session, 'answers', 2);
-    // Gaps 1..12 close one minute apart, oldest first; 13 and 14 stay open.
-    for (let id = 1; id <= 12; id++) session = run(session, 2 + id, close(id, 'not_relevant')).session;
+    // Gaps 1..12 close one minute apart in an order unlike their ids; 13 and 14 stay open. Most
+    // recently closed first is then neither by id nor by round.
+    const closingOrder = [7, 2, 11, 5, 12, 1, 9, 3, 10, 6, 4, 8];
+    for (const [i, id] of closingOrder.entries())
+      session = run(session, 3 + i, close(id, 'not_relevant')).session;
     const dump = dumpOf(session);
     const open = dump.slice(dump.indexOf('=== OPEN GAPS ==='), dump.indexOf('=== CLOSED GAPS'));
     const closed = dump.slice(dump.indexOf('=== CLOSED GAPS'), dump.indexOf('=== CODE FINDINGS'));
     expect([...open.matchAll(/\[gap (\d+)\]/g)].map((m) => Number(m[1]))).toEqual([13, 14]);
     expect([...closed.matchAll(/\[gap (\d+)\]/g)].map((m) => Number(m[1]))).toEqual([
-      12, 11, 10, 9, 8, 7, 6, 5, 4, 3,
+      8, 4, 6, 10, 3, 9, 1, 12, 5, 11,
     ]);
     expect(closed).toContain('the last 10, most recent first');
   });
@@ -300,7 +356,28 @@ describe('learnings in FACTS.md', () => {
     const section = learningsSection(many, 5, 2000);
     expect(section).toContain('fact number 50');
     expect(section).not.toContain('fact number 45 ');
-    expect(learningsSection(many, 50, 300).length).toBeLessThan(300 + 200);
+  });
+
+  it('the character cap holds for everything but the fixed title and markers, headings included', () => {
+    // Both kinds, so the second heading is what would spill over a cap the first kind filled.
+    const mixed = Array.from({ length: 40 }, (_, i) =>
+      learning(i + 1, i % 2 === 0 ? 'code_learnings' : 'domain_learnings', `fact number ${i + 1}`),
+    );
+    const overhead = learningsSection([], 50, 0).length;
+    expect(overhead).toBe(`${FACTS_BEGIN}\n## Learnings from planning (Relay)\n${FACTS_END}`.length);
+    const longest = Math.max(
+      ...learningsSection(mixed, 50, 100_000)
+        .split('\n')
+        .map((l) => l.length + 1),
+    );
+    for (const cap of [0, 40, 55, 300, 333, 700, 1000]) {
+      const section = learningsSection(mixed, 50, cap);
+      expect(section.length - overhead, `cap ${cap}`).toBeLessThanOrEqual(cap);
+      // Filled up to the cap (within one line and a heading), not merely short.
+      expect(section.length - overhead, `cap ${cap}`).toBeGreaterThan(cap - 2 * longest);
+      // A heading only comes with at least one of its learnings.
+      expect(section, `cap ${cap}`).not.toMatch(/### \w+\n(?!- )/);
+    }
   });
 });
 
@@ -442,3 +519,101 @@ describe('quality signals (seed 004 eval hooks)', () => {
     ]);
   });
 });
+
+describe("the planner's answer: one repair retry (issue 7: invalid actions get one, then a clear stop)", () => {
+  const config = configSchema.parse({});
+  const NOT_JSON = 'Sure! I would ask the reporter about the name. Let me know.';
+
+  /** A planner CLI that answers these texts in turn, recording each request. */
+  function plannerCli(texts: string[]): { runner: AgentRunner; requests: AgentRequest[] } {
+    const requests: AgentRequest[] = [];
+    const runner: AgentRunner = {
+      run: async (request) => {
+        requests.push(request);
+        return outcomeOf(texts.shift() ?? '');
+      },
+    };
+    return { runner, requests };
+  }
+
+  function call(runner: AgentRunner, bus: EngineBus) {
+    return callPlanner({
+      runner,
+      bus,
+      config,
+      cwd: '/nowhere',
+      signal: new AbortController().signal,
+      clock: new FakeClock(),
+      breaker: null,
+      onBreaker: () => undefined,
+      onCost: async () => undefined,
+      systemPrompt: 'system',
+      userPrompt: 'CONTEXT DUMP',
+      validate: (batch) =>
+        validateBatch(batch, {
+          session: fresh(),
+          learnings: [],
+          findingIds: [],
+          maxRounds: 3,
+          maxQuestions: 8,
+        }),
+    });
+  }
+
+  it('an answer that is not JSON is sent back once with the reason; the repaired answer is used', async () => {
+    const valid = JSON.stringify((answer(ask('reporter', [{ q: 'Full name?' }])) as any).result_json);
+    const { runner, requests } = plannerCli([NOT_JSON, valid]);
+    const bus = new EngineBus();
+    const events: EngineEvent[] = [];
+    bus.subscribe((e) => events.push(e));
+    const outcome = await call(runner, bus);
+    expect(outcome).toMatchObject({ kind: 'valid', repairs: 1 });
+    if (outcome.kind === 'valid') expect(outcome.batch.add.map((g) => g.question)).toEqual(['Full name?']);
+    expect(requests).toHaveLength(2);
+    expect(requests[0]?.userPrompt).toBe('CONTEXT DUMP');
+    expect(requests[1]?.userPrompt).toMatch(
+      /^CONTEXT DUMP\n\n=== RETRY ===\nThe runner refused your previous answer and executed none of it:\n- the answer is not a JSON object \(.+\)\nAnswer again with one JSON object/,
+    );
+    expect(
+      events.some(
+        (e) =>
+          e.type === 'log' &&
+          e.message.includes('planner answer refused (nothing executed): the answer is not a JSON object'),
+      ),
+    ).toBe(true);
+  });
+
+  it('not JSON twice: a clear stop with the reason after exactly one retry', async () => {
+    const { runner, requests } = plannerCli([NOT_JSON, `${NOT_JSON} Still prose.`, 'never asked']);
+    const outcome = await call(runner, new EngineBus());
+    expect(outcome).toMatchObject({ kind: 'invalid', repairs: 1 });
+    if (outcome.kind === 'invalid')
+      expect(outcome.problems[0]).toMatch(/^the answer is not a JSON object \(/);
+    expect(requests).toHaveLength(2);
+  });
+});
+
+function outcomeOf(text: string): AgentOutcome {
+  return {
+    text,
+    failure: null,
+    costUsd: 0.01,
+    costReported: true,
+    errorText: null,
+    apiErrorStatus: null,
+    permissionDenials: [],
+    numTurns: 1,
+    process: {
+      exitCode: 0,
+      signal: null,
+      spawnError: null,
+      timedOut: false,
+      aborted: false,
+      stdoutTail: '',
+      stderrTail: '',
+      stdoutBytes: 0,
+      stderrBytes: 0,
+      durationMs: 1,
+    },
+  };
+}

@@ -40,9 +40,13 @@ export interface HumanReply {
   readonly sourceId?: string | null;
 }
 
-/** Appends the reply to the discussion (ids are the discussion's own, in order). */
+/**
+ * Appends the reply to the discussion (ids are the discussion's own, in order). On a GitHub issue
+ * a "proceed" by someone who is neither the reporter nor an assignee (role `other`) is no explicit
+ * proceed: it is kept as an ordinary answer, for the planner to read like any other.
+ */
 export function withHumanMessage(session: Session, reply: HumanReply, now: Date): Session {
-  const proceed = reply.proceed === true || isProceedWord(reply.text);
+  const proceed = reply.role !== 'other' && (reply.proceed === true || isProceedWord(reply.text));
   const message: Message = {
     id: nextMessageId(session),
     from: 'human',

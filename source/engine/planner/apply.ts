@@ -1,12 +1,13 @@
+import { readyAcknowledgment } from './acknowledgment.js';
 import { nextMessageId } from './answers.js';
-import type { Batch } from './batch.js';
-import { humanAfterRelay } from './batch.js';
+import { type Batch, explicitProceed, proceedCandidates } from './batch.js';
 import type { Gap, Handoff, Learning, Message, Session } from './schemas.js';
 
 /**
  * Executes a validated answer on the session (pure): new gaps get the next short ids, closed
  * gaps keep their reason and note, the planner's comments join the discussion (and the outbox,
- * when they must be posted to an issue), and readiness records the handoff for the spec-agent.
+ * when they must be posted to an issue), and readiness records the handoff for the spec-agent
+ * (on an issue, with the runner's acknowledgment posted after the planner's comments).
  */
 
 export interface Applied {
@@ -18,6 +19,8 @@ export interface Applied {
   readonly handoff: Handoff | null;
   /** The notes of the gaps closed as inferred in this answer: what the humans must be told. */
   readonly assumptions: Array<{ gap: Gap; note: string }>;
+  /** On an issue that became ready: the runner's own comment saying so (in the outbox). */
+  readonly acknowledgment: Message | null;
 }
 
 export interface ApplyInput {
@@ -78,7 +81,7 @@ export function applyBatch(input: ApplyInput): Applied {
     at,
   }));
   const ready = batch.ready[0];
-  const proceed = humanAfterRelay(before).at(-1);
+  const proceed = explicitProceed(before) ?? proceedCandidates(before).at(-1);
   const handoff: Handoff | null =
     ready && proceed
       ? {
@@ -90,13 +93,31 @@ export function applyBatch(input: ApplyInput): Applied {
           at,
         }
       : null;
+  const assumptions = closed
+    .filter((g) => g.closed_reason === 'inferred')
+    .map((gap) => ({ gap, note: gap.closed_note ?? '' }));
+  const acknowledgment: Message | null =
+    handoff && input.outbox
+      ? {
+          id: nextId++,
+          from: 'relay',
+          author: 'relay',
+          role: null,
+          kind: 'comment',
+          text: readyAcknowledgment(assumptions),
+          answers: [],
+          source_id: null,
+          at,
+        }
+      : null;
+  const posted = acknowledgment ? [...comments, acknowledgment] : comments;
   const session: Session = {
     ...before,
     gaps: [...gaps, ...added],
     next_gap_id: before.next_gap_id + added.length,
-    discussion: [...before.discussion, ...comments].slice(-2000),
+    discussion: [...before.discussion, ...posted].slice(-2000),
     outbox: input.outbox
-      ? [...before.outbox, ...comments.map((m) => ({ message_id: m.id, posted_at: null }))].slice(-2000)
+      ? [...before.outbox, ...posted.map((m) => ({ message_id: m.id, posted_at: null }))].slice(-2000)
       : before.outbox,
     rounds: round,
     planner_runs: before.planner_runs + 1,
@@ -112,8 +133,7 @@ export function applyBatch(input: ApplyInput): Applied {
     closed,
     learnings: input.learnings,
     handoff,
-    assumptions: closed
-      .filter((g) => g.closed_reason === 'inferred')
-      .map((gap) => ({ gap, note: gap.closed_note ?? '' })),
+    assumptions,
+    acknowledgment,
   };
 }

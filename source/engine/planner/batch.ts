@@ -45,9 +45,29 @@ export function humanAfterRelay(session: Session): Message[] {
   return session.discussion.filter((m) => m.from === 'human' && m.id > after);
 }
 
-/** An explicit proceed (typed "proceed", the app's key, yes at the proceed question, --yes). */
+/**
+ * Whether a human message can move the planner on (a proceed signal, readiness). At the terminal
+ * the one human there can; on a GitHub issue only the reporter and the assignees can: anyone may
+ * write on a public issue and answer a question (seed 004: "any human can answer"), but a
+ * passer-by's "proceed" must not end planning and close the open questions as assumptions.
+ */
+export function mayProceed(session: Session, message: Message): boolean {
+  if (message.from !== 'human') return false;
+  if (session.subject.kind !== 'issue') return true;
+  return message.role === 'reporter' || message.role === 'assignee';
+}
+
+/** Human messages after the planner's last comment that may be its proceed signal. */
+export function proceedCandidates(session: Session): Message[] {
+  return humanAfterRelay(session).filter((m) => mayProceed(session, m));
+}
+
+/**
+ * An explicit proceed (typed "proceed", the app's key, yes at the proceed question, --yes) by
+ * someone who may give it (a session written before that check may hold one by anybody).
+ */
 export function explicitProceed(session: Session): Message | null {
-  return humanAfterRelay(session).findLast((m) => m.kind === 'proceed') ?? null;
+  return proceedCandidates(session).findLast((m) => m.kind === 'proceed') ?? null;
 }
 
 /**

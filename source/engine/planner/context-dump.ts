@@ -1,4 +1,4 @@
-import { explicitProceed, humanAfterRelay, lastRelayId } from './batch.js';
+import { explicitProceed, humanAfterRelay, lastRelayId, proceedCandidates } from './batch.js';
 import { answerExcerpt, newConflicts } from './conflicts.js';
 import type { Gap, Learning, Message, Session } from './schemas.js';
 
@@ -128,6 +128,7 @@ function learnings(all: readonly Learning[], shown: number): string[] {
 function stateLines(input: DumpInput): string[] {
   const { session } = input;
   const after = humanAfterRelay(session);
+  const candidates = proceedCandidates(session);
   const explicit = explicitProceed(session);
   const last = lastRelayId(session);
   const roundsLeft = Math.max(0, input.maxRounds - session.rounds);
@@ -140,12 +141,20 @@ function stateLines(input: DumpInput): string[] {
     explicit
       ? `Proceed signal: message ${explicit.id} is an explicit proceed ("${explicit.text.trim().slice(0, 80)}"): answer with ready_for_spec_generation now.`
       : after.length > 0
-        ? `Human messages since your last comment${last ? ` (message ${last})` : ''}: ${after.map((m) => m.id).join(', ')}. Judge whether one is a proceed signal.`
+        ? `Human messages since your last comment${last ? ` (message ${last})` : ''}: ${after.map((m) => m.id).join(', ')}. ${proceedHint(after, candidates)}`
         : last > 0
           ? `No human message since your last comment (message ${last}).`
           : 'You have not commented yet.',
     ...conflicts,
   ];
+}
+
+/** On an issue only the reporter's and the assignees' messages can be a proceed signal. */
+function proceedHint(after: readonly Message[], candidates: readonly Message[]): string {
+  if (candidates.length === after.length) return 'Judge whether one is a proceed signal.';
+  if (candidates.length === 0)
+    return 'None is from the reporter or an assignee, so none is a proceed signal: read them as ordinary answers, and do not answer with ready_for_spec_generation.';
+  return `Only ${candidates.map((m) => m.id).join(', ')} (from the reporter or an assignee) can be a proceed signal: judge whether one is; read the others as ordinary answers.`;
 }
 
 function orNone(lines: string[]): string[] {

@@ -12,22 +12,26 @@ export const FACTS_BEGIN =
   '<!-- relais planner learnings: begin (generated from relais/planner/learnings.json) -->';
 export const FACTS_END = '<!-- relais planner learnings: end -->';
 
-/** The section: the newest learnings first, within `maxItems` and `maxChars`. */
+/**
+ * The section: the newest learnings first, within `maxItems` and `maxChars`. `maxChars` counts
+ * everything between the fixed title and end marker, headings included; a heading comes only
+ * with at least one of its learnings.
+ */
 export function learningsSection(learnings: readonly Learning[], maxItems: number, maxChars: number): string {
   const newest = [...learnings].sort((a, b) => b.id - a.id).slice(0, maxItems);
   const lines: string[] = [];
   let size = 0;
   for (const type of ['domain_learnings', 'code_learnings'] as const) {
-    const items = newest.filter((l) => l.type === type);
-    if (items.length === 0) continue;
     const heading = type === 'domain_learnings' ? '### Domain' : '### Code';
-    lines.push(heading);
-    size += heading.length + 1;
-    for (const l of items) {
+    let headed = false;
+    for (const l of newest.filter((item) => item.type === type)) {
       const line = `- ${inert(l.content.replace(/\s+/g, ' ').trim())} (learning ${l.id}, from ${inert(l.source_author)})`;
-      if (size + line.length + 1 > maxChars) break;
+      const cost = line.length + 1 + (headed ? 0 : heading.length + 1);
+      if (size + cost > maxChars) break;
+      if (!headed) lines.push(heading);
+      headed = true;
       lines.push(line);
-      size += line.length + 1;
+      size += cost;
     }
   }
   return [FACTS_BEGIN, '## Learnings from planning (Relay)', ...lines, FACTS_END].join('\n');

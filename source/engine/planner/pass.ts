@@ -112,7 +112,13 @@ async function storeLearnings(
   // Validated: each has its human source (learning-source.ts); one without is never stored.
   const sourced = proposals.flatMap((p) => {
     const source = learningSource(session, p);
-    return source.ok ? [{ proposal: p, message: source.message }] : [];
+    if (source.ok) return [{ proposal: p, message: source.message }];
+    input.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `planner: learning "${p.content.slice(0, 80)}" dropped: it ${source.why}`,
+    });
+    return [];
   });
   if (sourced.length === 0) return [];
   const { stored } = await addLearnings(

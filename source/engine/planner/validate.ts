@@ -1,4 +1,4 @@
-import { type Batch, explicitProceed, humanAfterRelay } from './batch.js';
+import { type Batch, explicitProceed, humanAfterRelay, proceedCandidates } from './batch.js';
 import { answerExcerpt, newConflicts } from './conflicts.js';
 import { learningSource } from './learning-source.js';
 import { containsText, explicitQuestions, normalize, numberedItems } from './questions.js';
@@ -30,6 +30,7 @@ export function validateBatch(batch: Batch, ctx: ValidationContext): Validation 
     ...commentRules(batch),
     ...questionRules(batch, ctx),
     ...closeRules(batch.close, ctx.session),
+    ...assumptionRules(batch),
     ...conflictRules(batch, ctx.session),
     ...learningRules(batch, ctx.session),
     ...readyRules(batch, ctx),
@@ -146,6 +147,19 @@ function closeRules(closes: readonly GapClose[], session: Session): string[] {
 }
 
 /**
+ * Seed 004 "Assumption Handling": "Clearly tell humans what assumptions were made". A gap closed
+ * as inferred is the planner's guess at a human's answer, so the same answer must tell them, in a
+ * comment of kind `assumptions` (a "Thanks!" or a proceed question tells them nothing).
+ */
+function assumptionRules(batch: Batch): string[] {
+  const inferred = batch.close.filter((c) => c.reason === 'inferred').map((c) => c.gap_id);
+  if (inferred.length === 0 || batch.comments.some((c) => c.kind === 'assumptions')) return [];
+  return [
+    `gap(s) ${inferred.join(', ')} closed as inferred: post a comment of kind "assumptions" in the same answer telling the humans what you assume`,
+  ];
+}
+
+/**
  * Seed 004 "Answer handling": conflicting answers are surfaced as one decision. Closing the gap as
  * answered would pick a side silently; unless the humans said proceed (then the gap is closed as
  * inferred and the assumption told), exactly one question of the answer must quote each answer
@@ -214,9 +228,14 @@ function readyRules(batch: Batch, ctx: ValidationContext): string[] {
   }
   const problems: string[] = [];
   if (batch.ready.length > 1) problems.push('ready_for_spec_generation more than once');
-  if (humanAfterRelay(session).length === 0)
+  const after = humanAfterRelay(session);
+  if (after.length === 0)
     problems.push(
       'ready_for_spec_generation needs a proceed signal: a human message after your last comment (ask with a proceed_gate comment and wait)',
+    );
+  else if (proceedCandidates(session).length === 0)
+    problems.push(
+      `ready_for_spec_generation needs a proceed signal from the reporter or an assignee: message(s) ${after.map((m) => `${m.id} by @${m.author}`).join(', ')} since your last comment are from neither, so none is one (treat them as ordinary answers)`,
     );
   if (batch.add.length > 0) problems.push('ready_for_spec_generation together with new questions');
   if (batch.comments.some((c) => c.kind === 'proceed_gate'))
@@ -224,13 +243,19 @@ function readyRules(batch: Batch, ctx: ValidationContext): string[] {
       'ready_for_spec_generation together with a proceed_gate comment: the human already said proceed',
     );
   const closing = new Map(batch.close.map((c) => [c.gap_id, c]));
-  const stillOpen = session.gaps.filter((g) => g.status === 'open' && !closing.has(g.id));
+  const open = session.gaps.filter((g) => g.status === 'open');
+  const stillOpen = open.filter((g) => !closing.has(g.id));
   if (stillOpen.length > 0)
     problems.push(
       `gaps ${ids(stillOpen)} are still open: when proceeding, close every open gap (as inferred, with Assumption and Rationale)`,
     );
-  if (batch.close.some((c) => c.reason === 'inferred') && batch.comments.length === 0)
-    problems.push('proceeding under assumptions needs a comment telling the humans what you assume');
+  // Seed 004 "Closing rules" 1: a proceed closes the remaining gaps "via inference (don't leave
+  // them dangling)"; not_relevant would drop a question the humans were asked without telling them.
+  const dropped = open.filter((g) => closing.get(g.id)?.reason === 'not_relevant');
+  if (dropped.length > 0)
+    problems.push(
+      `gaps ${ids(dropped)} were open at the proceed signal: close them as inferred (Assumption and Rationale, told in the "assumptions" comment) or, if a human answered, as answered (verbatim), not as not_relevant`,
+    );
   const closedAfter = session.gaps.filter((g) => g.status === 'closed' || closing.has(g.id));
   const reasonOf = (g: Gap) => closing.get(g.id)?.reason ?? g.closed_reason;
   for (const id of ready.closed_gap_ids)
