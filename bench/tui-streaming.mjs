@@ -198,8 +198,8 @@ console.log(
   `  peak heap ${mb(store.peak.heap)}, peak RSS ${mb(store.peak.rss)}; heap after GC with the store alive ${mb(store.retained)}`,
 );
 
-// What a user sees: the running phase's spinner (80 ms a frame) redraws on its own between the
-// store's flushes. The same stream with the spinner off leaves the frames the output drives.
+// What a user sees: the spinners (one shared clock, 100 ms a frame) redraw on their own between
+// the store's flushes. The same stream with the spinner off leaves the frames the output drives.
 const app = await renderedApp(true);
 const quiet = await renderedApp(false);
 const cadence = await flushCadence();

@@ -116,7 +116,15 @@ export async function withEngine<T>(
   interrupts.beforeForceQuit(app.restore);
   try {
     const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
-    const result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
+    let result: T;
+    try {
+      result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
+    } catch (error) {
+      // The work failed unexpectedly: leave at once, with what the run logged so far on the normal
+      // screen, before the caller prints the error itself.
+      await app.finish(summary.lines(), { waitForQuit: false });
+      throw error;
+    }
     const lines = summary.lines();
     // After Ctrl-C or a signal the human asked to stop: leave at once, also when the signal comes
     // while the final screen shows (a SIGTERM then has no work left to abort). Otherwise the

@@ -1,6 +1,7 @@
 import { type Instance, render } from 'ink';
 import type { EngineBus } from '../engine/events.js';
 import { denyAll, type GatePort } from '../engine/gates.js';
+import { killAllChildrenNow } from '../engine/supervise/run-process.js';
 import { App } from './components/App.js';
 import { captureConsole } from './console-capture.js';
 import { createUiController } from './keys/controller.js';
@@ -76,7 +77,12 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   const onResize = () => safeWrite(stdout, CLEAR_SCREEN);
   const clock = setInterval(() => store.tick(), 1000);
   clock.unref();
-  const onCrash = () => restore();
+  // A crash ends the process with no graceful stop: the agents run in their own process groups
+  // and would outlive it (DESIGN style rule 3: restore the terminal, kill the children).
+  const onCrash = () => {
+    restore();
+    killAllChildrenNow();
+  };
   // A closed terminal (a hang-up) fails every write with EIO, asynchronously: unheard, that error
   // would crash the process before the engine has stopped its agents and released the lock.
   // Nothing can be drawn any more, so the app goes. These stay after `restore`: Ink's last write

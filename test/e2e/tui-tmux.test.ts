@@ -20,9 +20,10 @@ afterEach(() => {
 
 const PANELS = ['Phases', 'Circuit breaker', 'Tasks', 'Output', 'Verifications', 'Blast radius'];
 
-/** The environment of an interactive user: CI unset, a real TERM. */
+/** The environment of an interactive user: CI unset (both names Ink reads), a real TERM. */
 const interactive = (extra: Record<string, string | undefined> = {}) => ({
   CI: undefined,
+  CONTINUOUS_INTEGRATION: undefined,
   TERM: 'xterm-256color',
   ...extra,
 });
@@ -89,7 +90,8 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(after).toContain('Workflow COMPLETED');
     expect(after).toContain('Workflow:  "Slugify titles" COMPLETED (completed)');
     expect(after).not.toContain('╭─ Phases');
-  });
+    expect(tmux.cursorVisible()).toBe(true);
+  }, 180_000);
 
   it('a SIGTERM while the final screen shows: it leaves at once, the summary on the normal screen', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
@@ -107,6 +109,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
     expect(after).toContain('START_EXIT=0');
     expect(tmux.alternateScreen()).toBe(false);
+    expect(tmux.cursorVisible()).toBe(true);
     expect(after).toContain('Workflow COMPLETED');
     expect(after).not.toContain('╭─ Phases');
   });
@@ -187,8 +190,75 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
     expect(after).toContain('START_EXIT=1');
     expect(tmux.alternateScreen()).toBe(false);
+    expect(tmux.cursorVisible()).toBe(true);
     expect(after).toContain('Workflow FAILED (reason: aborted)');
     expect(project.status()).toBe('');
+  });
+
+  it('Ctrl-C during implementation: the agent gone, the workflow interrupted (resumable), the terminal restored', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    const project: TestProject = workflowProject();
+    cleanup.push(() => project.dispose());
+    const scenario = happyScenario();
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
+    ];
+    project.scenario(scenario);
+    tmux = new TmuxSession('ctrl-c', 120, 40);
+    const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1' });
+    tmux.start(`cd ${project.root} && node ${CLI} start --yes; echo "START_EXIT=$?"; read -r _`, env);
+
+    const working = await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
+    expect(working).toContain('IMPLEMENTATION');
+    expect(tmux.cursorVisible()).toBe(false);
+    const builder = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+    cleanup.push(() => isAlive(builder) && process.kill(-builder, 'SIGKILL'));
+    // The terminal is in raw mode: Ctrl-C reaches the app as a key, not as a signal from the tty.
+    tmux.keys('C-c');
+
+    // Asked to stop, the app leaves at once: no q needed.
+    const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
+    expect(after).toContain('START_EXIT=130');
+    expect(tmux.alternateScreen()).toBe(false);
+    expect(tmux.cursorVisible()).toBe(true);
+    expect(after).not.toContain('╭─ Phases');
+    // The summary on the normal screen: where it stopped and how to go on.
+    expect(after).toContain('Workflow IMPLEMENTATION');
+    expect(after).toContain('it asks to resume at IMPLEMENTATION');
+    expect(isAlive(builder)).toBe(false);
+    expect(project.exists('relais/lock.json')).toBe(false);
+    expect(project.status()).toBe('');
+    // Interrupted, not failed: the next ralphy start offers to resume it.
+    expect(workflowFile(project)).toMatchObject({ state: 'IMPLEMENTATION', status: 'interrupted' });
+  });
+
+  it('stdout redirected to a file from a real terminal: plain lines, no escape code, no alternate screen', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    const project: TestProject = workflowProject();
+    cleanup.push(() => project.dispose());
+    project.scenario(happyScenario());
+    const out = join(project.base, 'start.out');
+    tmux = new TmuxSession('redirect', 120, 40);
+    const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1' });
+    tmux.start(
+      `cd ${project.root} && node ${CLI} start --yes > ${out}; echo "START_EXIT=$?"; read -r _`,
+      env,
+    );
+
+    // Sampled at every write to the terminal: the alternate screen is never entered.
+    let alternate = false;
+    const after = await tmux.waitFor((s) => {
+      alternate ||= tmux?.alternateScreen() ?? false;
+      return s.includes('START_EXIT=');
+    }, 'the end of ralphy start');
+    expect(after).toContain('START_EXIT=0');
+    expect(alternate).toBe(false);
+    expect(tmux.written()).not.toContain('\u001b[?1049h');
+    expect(tmux.cursorVisible()).toBe(true);
+    const file = readFileSync(out, 'utf8');
+    expect(file).not.toContain('\u001b');
+    expect(file).toMatch(/^\[\d\d:\d\d:\d\d\] /m);
+    expect(file).toContain('Workflow COMPLETED');
   });
 });
 

@@ -64,6 +64,16 @@ export class TmuxSession {
     return this.tmux('display-message', '-p', '-t', 'main', '#{alternate_on}').trim() === '1';
   }
 
+  /** Whether the terminal shows its cursor right now (the app hides it while it draws). */
+  cursorVisible(): boolean {
+    return this.tmux('display-message', '-p', '-t', 'main', '#{cursor_flag}').trim() === '1';
+  }
+
+  /** Everything the programs in the pane wrote to the terminal so far, escape codes included. */
+  written(): string {
+    return readFileSync(this.log, 'utf8');
+  }
+
   /**
    * The pid of the program the pane's shell runs (its one child), for a test that signals it as a
    * `kill` from another shell would.

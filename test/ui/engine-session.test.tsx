@@ -65,6 +65,22 @@ describe('the engine session with the full-screen app', () => {
     expect(terminal.stdin.rawMode).toBe(false);
   });
 
+  test('work that throws: the app leaves, the summary is printed on the normal screen, the error goes on', async () => {
+    const terminal = new FakeTerminal();
+    const failure = new Error('internal failure');
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
+      bus.emit({ type: 'workflow.changed', state: 'QA', status: 'running', reason: null, detail: null });
+      bus.emit({ type: 'log', level: 'error', message: 'QA agent failed' });
+      bus.emit({ type: 'log', level: 'info', message: 'Fix: read relais/history' });
+      await terminal.stdout.waitFor((out) => out.includes('QA agent failed'), 'the app at work');
+      throw failure;
+    });
+    await expect(session).rejects.toBe(failure);
+    expect(terminal.stdout.output.split(LEAVE_ALTERNATE_SCREEN)).toHaveLength(2);
+    expect(afterLeaving(terminal)).toMatch(/QA agent failed\n.*Fix: read relais\/history\n$/);
+    expect(terminal.stdin.rawMode).toBe(false);
+  });
+
   test('a second SIGTERM while the app is up restores the terminal before the forced exit', async () => {
     const terminal = new FakeTerminal();
     const atExit: Array<{ code: unknown; restored: boolean; rawMode: boolean }> = [];

@@ -5,6 +5,7 @@ vi.hoisted(() => {
 });
 
 import { EngineBus } from '../../source/engine/events.js';
+import { runProcess } from '../../source/engine/supervise/run-process.js';
 import { type InkFrontEnd, startInkFrontEnd } from '../../source/ui/index.js';
 import { CLEAR_SCREEN, ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN } from '../../source/ui/terminal.js';
 import { FakeTerminal, plain } from './helpers.js';
@@ -42,6 +43,13 @@ function lastFrame(terminal: FakeTerminal): string[] {
 }
 
 const count = (text: string, part: string) => text.split(part).length - 1;
+
+/** Rejects after `ms`: a wait that failed ends the test instead of hanging it. */
+function deadline(ms: number, what: string): Promise<never> {
+  return new Promise((_, reject) => {
+    setTimeout(() => reject(new Error(`never saw ${what} within ${ms} ms`)), ms).unref();
+  });
+}
 
 describe('the Ink front end owns the terminal', () => {
   test('enters the alternate screen before drawing and shows the bus events', async () => {
@@ -157,6 +165,38 @@ describe('the Ink front end owns the terminal', () => {
     onCrash?.(new Error('boom'), 'uncaughtException');
     expect(terminal.stdout.output.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
     expect(terminal.stdin.rawMode).toBe(false);
+  });
+
+  test('a crash also kills the agents still running (their own process groups outlive the process)', async () => {
+    const crashBefore = process.listeners('uncaughtExceptionMonitor');
+    const terminal = new FakeTerminal();
+    start(terminal);
+    let group = 0;
+    // An agent that would run for ever, in its own process group like every child of runProcess.
+    const agent = runProcess({
+      cmd: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000)'],
+      cwd: process.cwd(),
+      env: {},
+      onSpawn: (pid) => {
+        group = pid;
+      },
+    });
+    try {
+      expect(group).toBeGreaterThan(0);
+      const onCrash = process.listeners('uncaughtExceptionMonitor').find((l) => !crashBefore.includes(l));
+      onCrash?.(new Error('boom'), 'uncaughtException');
+      expect(terminal.stdout.output.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+      // Killed by the crash hook, not by a timeout or an abort (runProcess has neither here).
+      const ended = await Promise.race([agent, deadline(10_000, 'the agent killed')]);
+      expect(ended).toMatchObject({ signal: 'SIGKILL', aborted: false, timedOut: false });
+    } finally {
+      try {
+        process.kill(-group, 'SIGKILL'); // the test failed: leave no process behind
+      } catch {
+        // Already gone.
+      }
+    }
   });
 
   test('a closed terminal (writes fail with EIO) restores the app instead of crashing the process', async () => {

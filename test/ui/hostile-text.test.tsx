@@ -5,6 +5,7 @@ vi.hoisted(() => {
 });
 
 import type { EngineEvent } from '../../source/engine/events.js';
+import { createUiStore } from '../../source/ui/store/create-store.js';
 import { renderApp, Script } from './helpers.js';
 
 // Text the app shows comes from models (TASKS.md titles written by the spec agent, what an agent
@@ -101,6 +102,19 @@ describe('hostile text from models', () => {
     ] as EngineEvent[]);
     for (const text of strings(s.state)) expect(text).not.toMatch(CONTROL);
     expect(s.state.proposed).toMatchObject({ taskId: 'T1', milestone: 'M1', intent: 'Change a' });
+  });
+
+  test('the project name the store starts with (a directory name) is made safe too', async () => {
+    // engine-session passes basename(cwd): a directory may be named with any byte but `/`.
+    const store = createUiStore({ view: 'workflow', project: `evil${OSC52}${CLEAR}dir${BELL}\nname` });
+    const { state } = store.getSnapshot();
+    expect(state.header.project).not.toMatch(CONTROL);
+    expect(state.header.project).toBe('evildir ⏎ name');
+    const app = renderApp(store, { columns: 120, rows: 40 });
+    await app.waitFor('evildir');
+    expect(app.rawFrame()).not.toMatch(FOREIGN);
+    app.unmount();
+    store.dispose();
   });
 
   test('never reaches the terminal through the panels', async () => {

@@ -2,6 +2,9 @@ import { describe, expect, test, vi } from 'vitest';
 
 vi.hoisted(() => {
   delete process.env.CI;
+  // Chalk decides its colour level when imported: without this, a piped test run has none and a
+  // colour assertion could not fail. Panels rendered without colours use the NO_COLOR palette.
+  process.env.FORCE_COLOR = '1';
 });
 
 import type { EngineEvent } from '../../source/engine/events.js';
@@ -39,6 +42,10 @@ const workflowStarted: EngineEvent = {
     { number: 3, title: 'Persist items', status: 'pending' },
   ],
 };
+
+/** An error line in red (SGR 31) from its marker to its text, with no colour reset between. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching escape sequences is the point
+const RED_ERROR = /\u001b\[31m(?:(?!\u001b\[39m).)*✗(?:(?!\u001b\[39m).)*boom/;
 
 /** Lines of a frame that mention `text`. */
 const lineWith = (frame: string, text: string) => frame.split('\n').find((l) => l.includes(text)) ?? '';
@@ -403,8 +410,18 @@ describe('AgentOutput', () => {
       true,
     );
     const line = lineWith(view.rawFrame(), 'boom');
-    // Red when chalk has colours; at least the marker when it has none (NO_COLOR tests cover the rest).
-    expect(line).toContain('✗');
+    // The error line, marker and text, is red (SGR 31, not reset before the text), and nothing
+    // else on the panel is.
+    expect(line).toMatch(RED_ERROR);
+    expect(
+      view
+        .rawFrame()
+        .split('\n')
+        .filter((l) => l.includes('\u001b[31m')),
+    ).toEqual([line]);
+    // Off, the same line has no colour at all.
+    const off = renderPanel(<AgentOutput output={s.snapshot.output} agent={null} width={40} height={4} />);
+    expect(lineWith(off.rawFrame(), 'boom')).not.toContain('\u001b[31m');
   });
 
   test('scrolled back, the top border says where the view is', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { EngineEvent } from '../../source/engine/events.js';
-import { finalResult, phaseLabel } from '../../source/ui/store/selectors.js';
+import { outputLinesOf } from '../../source/ui/store/output-lines.js';
+import { elapsedMs, finalResult, phaseLabel } from '../../source/ui/store/selectors.js';
 import { Script, T0 } from './helpers.js';
 
 const started: EngineEvent = {
@@ -110,6 +111,126 @@ describe('workflow timeline', () => {
     s.emit({ type: 'gate.resolved', gate: 'input', decision: 'answer', by: 'human', answer: 'SQLite' });
     expect(s.state.gate).toBeNull();
     expect(s.state.phases[2]?.gates[0]).toMatchObject({ decision: 'answer', answer: 'SQLite' });
+  });
+
+  test('the resume question, answered before the workflow starts, shows under the first phase entered', () => {
+    const s = new Script()
+      .emit({
+        type: 'gate.requested',
+        gate: 'resume',
+        title: 'Resume the interrupted workflow?',
+        lines: ['y: resume at QA'],
+        answer: 'yes_no',
+      })
+      .emit({ type: 'gate.resolved', gate: 'resume', decision: 'approve', by: 'human', answer: null });
+    expect(s.state.gate).toBeNull();
+    s.emit({ ...started, resumed_from: 'QA' }).emit(enter('QA'));
+    const qa = s.state.phases.find((p) => p.state === 'QA');
+    expect(qa?.gates).toEqual([{ gate: 'resume', decision: 'approve', by: 'human', answer: null }]);
+    expect(s.state.earlyGates).toEqual([]);
+    // Kept once: entering the next phase does not carry it again.
+    s.emit(enter('AWAITING_QA_VALIDATION', 'waiting'));
+    expect(s.state.phases.flatMap((p) => p.gates)).toHaveLength(1);
+  });
+});
+
+describe('header elapsed time', () => {
+  const tickFinished: EngineEvent = {
+    type: 'tick.finished',
+    run_id: 'r1',
+    verdict: 'success',
+    code: 'SUCCESS',
+    remediation: 'Nothing to do.',
+    detail: null,
+    blast_radius_line: '1 file',
+    commit: 'abc1234',
+    report_path: null,
+  };
+
+  test("a workflow's implementation tick ends the tick, not the run: elapsed keeps running in QA", () => {
+    const s = new Script()
+      .emit([started, enter('IMPLEMENTATION')])
+      .emit({ type: 'run.started', run_id: 'r1', command: 'tick', project: '/tmp/demo' }, 10_000)
+      .emit(tickFinished)
+      .emit(enter('QA'), 50_000);
+    s.wait(0);
+    expect(s.state.header.endedAtMs).toBeNull();
+    expect(elapsedMs(s.state)).toBe(60_000);
+    s.wait(30_000);
+    expect(elapsedMs(s.state)).toBe(90_000);
+    s.emit({
+      type: 'run.finished',
+      state: 'COMPLETED',
+      status: 'completed',
+      reason: null,
+      detail: null,
+      pr_url: null,
+      next_steps: [],
+    });
+    s.wait(30_000);
+    expect(elapsedMs(s.state)).toBe(90_000);
+  });
+
+  test('in a loop, a tick ends a tick; loop.finished ends the work', () => {
+    const s = new Script('loop')
+      .emit({ type: 'run.started', run_id: 'r1', command: 'loop', project: '/tmp/demo' }, 10_000)
+      .emit(tickFinished, 5_000);
+    s.wait(0);
+    expect(elapsedMs(s.state)).toBe(15_000);
+    s.emit({
+      type: 'loop.finished',
+      mode: 'milestone',
+      ticks: 1,
+      verdicts: { SUCCESS: 1 },
+      cost_usd: 0,
+      calls: 2,
+      reason: 'milestone done',
+      exit: 'success',
+    });
+    s.wait(20_000);
+    expect(elapsedMs(s.state)).toBe(15_000);
+  });
+
+  test('a lone tick (relais run) in the loop view: its end is the end of the work', () => {
+    const s = new Script('loop')
+      .emit({ type: 'run.started', run_id: 'r1', command: 'run', project: '/tmp/demo' }, 10_000)
+      .emit(tickFinished);
+    s.wait(20_000);
+    expect(elapsedMs(s.state)).toBe(10_000);
+  });
+});
+
+describe('output lines', () => {
+  test("a failed cycle's line keeps its code and remediation, as the plain reporter prints them", () => {
+    const at = new Date(T0).toISOString();
+    const lines = outputLinesOf({
+      type: 'cycle.finished',
+      cycle_id: 'c1',
+      action: 'implement',
+      reply: 'CYCLE_FAIL',
+      phase: 'execute',
+      details: 'verification failed',
+      code: 'STOP_VERIFY_FAILED_FAST',
+      remediation: 'Read the verify log and fix the failing check.',
+      at,
+    });
+    expect(lines.map((l) => l.text)).toEqual([
+      'CYCLE_FAIL: verification failed',
+      'STOP_VERIFY_FAILED_FAST · Fix: Read the verify log and fix the failing check.',
+    ]);
+    expect(lines[1]?.kind).toBe('warn');
+    const ok = outputLinesOf({
+      type: 'cycle.finished',
+      cycle_id: 'c1',
+      action: 'implement',
+      reply: 'CYCLE_OK',
+      phase: 'execute',
+      details: 'task done',
+      code: 'SUCCESS',
+      remediation: 'Nothing to do.',
+      at,
+    });
+    expect(ok.map((l) => l.text)).toEqual(['CYCLE_OK: task done']);
   });
 });
 

@@ -1,8 +1,13 @@
 import { Text } from 'ink';
-import Spinner from 'ink-spinner';
 import { GLYPH } from '../theme.js';
 import { useUiOptions } from '../ui-context.js';
 import type { Row } from './row.js';
+import { useSpinnerFrame } from './spinner-clock.js';
+
+/** A spinner's current frame, from the one clock all spinners share. */
+function Spinner() {
+  return <Text>{useSpinnerFrame()}</Text>;
+}
 
 /** One row, exactly one terminal line: anything wider than the panel is cut, never wrapped. */
 export function RowLine({ row }: { readonly row: Row }) {
@@ -15,7 +20,7 @@ export function RowLine({ row }: { readonly row: Row }) {
           return (
             // biome-ignore lint/suspicious/noArrayIndexKey: segments are positional and never reordered
             <Text key={index} color={color}>
-              {animate ? <Spinner type="dots" /> : GLYPH.still}
+              {animate ? <Spinner /> : GLYPH.still}
             </Text>
           );
         }

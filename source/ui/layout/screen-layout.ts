@@ -60,6 +60,8 @@ export const MIN_ROWS = 10;
 export const TWO_COLUMNS_FROM = 100;
 /** Lines the timelines may take before the rest of the column gets its share. */
 const TIMELINE_CAP = 14;
+/** The output's smallest frame: its borders and one line. */
+const OUTPUT_FLOOR = 3;
 
 export function screenLayout(state: UiState, columns: number, rows: number): ScreenLayout {
   if (columns < MIN_COLUMNS || rows < MIN_ROWS) return { kind: 'too_small', columns, rows };
@@ -140,7 +142,10 @@ function panelWants(
   if (state.gate && !state.interaction.over) {
     const want = framed(gateWant(state.gate, state.interaction.draft, rightInner));
     const cap = Math.max(6, Math.floor(bodyHeight * 0.6));
-    slots.push({ id: 'gate', min: Math.min(want, 6), want: Math.min(want, cap), priority: 0 });
+    // On a small screen the question (the frame's title) and its keys are what must show: down to
+    // 4 rows, so a gate never disappears behind the output.
+    const min = Math.min(want, 6, Math.max(4, bodyHeight - OUTPUT_FLOOR));
+    slots.push({ id: 'gate', min, want: Math.min(want, cap), priority: 0 });
   }
   if (state.wait) slots.push({ id: 'wait', min: 3, want: 4, priority: 2 });
   if (state.view === 'loop') {
@@ -166,10 +171,16 @@ function panelWants(
       { id: 'tasks', min: 3, want: framed(taskRows(state, leftInner).length), priority: 5 },
     );
   }
+  // The output is what a human watches most: it keeps a third of the screen whatever else shows,
+  // except what a decision or the end of the work needs (a gate, the result) on a small screen.
+  const urgent = slots.reduce((sum, slot) => sum + (slot.priority === 0 ? slot.min : 0), 0);
+  const outputMin = Math.max(
+    OUTPUT_FLOOR,
+    Math.min(Math.max(5, Math.round(bodyHeight * 0.35)), bodyHeight - urgent),
+  );
   slots.push(
     { id: 'breaker', min: 3, want: framed(breakerRows(state).length), priority: 3 },
-    // The output is what a human watches most: it keeps a third of the screen whatever else shows.
-    { id: 'output', min: Math.max(5, Math.round(bodyHeight * 0.35)), want: 0, priority: 1, grow: true },
+    { id: 'output', min: outputMin, want: 0, priority: 1, grow: true },
     { id: 'verify', min: 3, want: Math.min(8, framed(verifyRows(state).length)), priority: 4 },
     { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state).length)), priority: 6 },
   );

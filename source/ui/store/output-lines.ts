@@ -110,8 +110,12 @@ const FORMATS: Formats = {
     ...e.failures.slice(0, 8).map((f) => line('error', `  ${f}`)),
   ],
   'cycle.notification': (e) => [line('warn', `notification ${e.event}: ${e.title}`)],
+  // The code and its remediation, as the plain reporter prints them: what to do next.
   'cycle.finished': (e) => [
     line(e.reply === 'CYCLE_FAIL' ? 'error' : 'info', `${e.reply}${e.details ? `: ${e.details}` : ''}`),
+    ...(e.code && e.reply !== 'CYCLE_OK'
+      ? [line('warn', `${e.code}${e.remediation ? ` · Fix: ${e.remediation}` : ''}`)]
+      : []),
   ],
   // The questions show in the gate panel; the log says what each planner answer changed.
   'planner.actions': (e) => [

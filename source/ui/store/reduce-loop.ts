@@ -51,10 +51,19 @@ export function taskProposed(state: UiState, e: Of<'task.proposed'>): UiState {
   };
 }
 
+/**
+ * A tick's end ends the work only for a lone tick (`relais run`) in the loop view. A loop goes on
+ * to its next tick (loop.finished ends it), and a workflow's implementation emits one per task
+ * before QA and the PR (run.finished ends it): the header's elapsed time must keep running.
+ */
+function tickEndsWork(state: UiState): boolean {
+  return state.view === 'loop' && state.header.command !== 'loop';
+}
+
 export function tickFinished(state: UiState, e: Of<'tick.finished'>, atMs: number): UiState {
   return {
     ...state,
-    header: { ...state.header, endedAtMs: atMs },
+    header: tickEndsWork(state) ? { ...state.header, endedAtMs: atMs } : state.header,
     lastTick: {
       verdict: e.verdict,
       code: e.code,

@@ -74,9 +74,10 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
   const phases = rows.map((row): PhaseRow => {
     if (row.state === target) {
       // Same phase again (running <-> waiting for a human): keep its start.
+      const gates = state.earlyGates.length > 0 ? [...state.earlyGates, ...row.gates] : row.gates;
       return isCurrent(row)
-        ? { ...row, status: entered }
-        : { ...row, status: entered, startedAtMs: atMs, endedAtMs: null };
+        ? { ...row, status: entered, gates }
+        : { ...row, status: entered, startedAtMs: atMs, endedAtMs: null, gates };
     }
     if (isCurrent(row)) return { ...row, status: closing, endedAtMs: atMs };
     // Entering a later phase means the earlier ones are behind us (a resume skips them).
@@ -88,6 +89,7 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
     ...state,
     workflowState: target,
     phases,
+    earlyGates: isTimelineState(target) ? [] : state.earlyGates,
     end: ended
       ? { state: target as EndState, reason: e.reason, detail: flattenOrNull(e.detail), atMs }
       : state.end,
@@ -104,13 +106,16 @@ export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
   const note: GateNote = { gate: e.gate, decision: e.decision, by: e.by, answer: flattenOrNull(e.answer) };
   let index = state.phases.findIndex(isCurrent);
   if (index < 0) index = state.phases.findLastIndex((row) => row.status !== 'pending');
-  const phases =
-    index < 0
-      ? state.phases
-      : state.phases.map((row, i) => (i === index ? { ...row, gates: [...row.gates, note] } : row));
+  // No phase began yet (the resume question): the note waits for the first phase entered.
+  if (index < 0) return gateClosed({ ...state, earlyGates: [...state.earlyGates, note] }, e);
+  const phases = state.phases.map((row, i) => (i === index ? { ...row, gates: [...row.gates, note] } : row));
+  return gateClosed({ ...state, phases }, e);
+}
+
+/** The gate panel closes and the typed draft goes once its gate is answered. */
+function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
   return {
     ...state,
-    phases,
     gate: state.gate?.gate === e.gate ? null : state.gate,
     interaction: { ...state.interaction, draft: '' },
   };

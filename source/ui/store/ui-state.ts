@@ -1,6 +1,7 @@
 import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import type { BreakerSnapshot, WorkflowStateName } from '../../engine/protocol/workflow.js';
+import { flatten } from '../format/text.js';
 
 /**
  * Everything the panels show, derived from engine events only. Plain immutable data: the reducer
@@ -209,6 +210,11 @@ export interface UiState {
   readonly header: HeaderModel;
   readonly workflowState: WorkflowStateName | null;
   readonly phases: readonly PhaseRow[];
+  /**
+   * Gate decisions taken before any phase began (the resume question, asked before the workflow
+   * starts): they join the first phase entered.
+   */
+  readonly earlyGates: readonly GateNote[];
   readonly end: WorkflowEnd | null;
   readonly tickPhase: TickPhase | null;
   readonly breaker: BreakerModel | null;
@@ -239,7 +245,8 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
     view,
     nowMs,
     header: {
-      project,
+      // A directory name can hold any byte but `/`: escapes included. Made safe like all text.
+      project: flatten(project, 200),
       title: null,
       branch: null,
       command: null,
@@ -258,6 +265,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       endedAtMs: null,
       gates: [],
     })),
+    earlyGates: [],
     end: null,
     tickPhase: null,
     breaker: null,
