@@ -30,7 +30,12 @@ async function setup(name: string) {
   project = p;
   model = await startScriptedModel(relaisScript(plannerModelPlan(p.root)));
   tmux = new TmuxSession(name, 120, 44);
-  return { p, model, tmux, env: { ...p.env, ...claudeEnv(model.url), CI: undefined } };
+  return {
+    p,
+    model,
+    tmux,
+    env: { ...p.env, ...claudeEnv(model.url), CI: undefined, CONTINUOUS_INTEGRATION: undefined },
+  };
 }
 
 /** Types into the app's answer box and waits until the screen shows it. */
