@@ -29,13 +29,17 @@ export interface AgentRequest {
   /** The agent's process group id, as soon as it runs (crash recovery records it). */
   readonly onSpawn?: (pgid: number) => void;
   /**
-   * What the agent says, as readable lines (its text, one line per tool call, tool errors), with
-   * their size: the circuit breaker reads repeated errors and the output-size cap from these, not
-   * from the protocol's JSON envelopes (which echo whole files back and would trip the cap).
+   * What the agent says, as readable lines (its text, one line per tool call, tool errors): the
+   * circuit breaker reads repeated errors and the test command from these.
    */
   readonly onOutputLine?: (line: string) => void;
+  /**
+   * Every chunk the process writes on stdout or stderr, by size: the output-size cap counts what
+   * the agent really prints (JSON envelopes, tool results, junk, lines too long to read), not
+   * only what could be read as lines.
+   */
   readonly onOutputBytes?: (bytes: number) => void;
-  /** Any sign of life on stdout or stderr (an API retry line too): liveness, not output. */
+  /** Any sign of life on stdout or stderr (an API retry line too): liveness, not progress. */
   readonly onActivity?: () => void;
 }
 
@@ -58,4 +62,10 @@ export interface AgentOutcome {
 
 export interface AgentRunner {
   run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome>;
+}
+
+/** What an adapter tells its supervisor of each raw chunk the agent process writes. */
+export function rawOutput(request: AgentRequest, data: Buffer): void {
+  request.onActivity?.();
+  request.onOutputBytes?.(data.length);
 }

@@ -5,9 +5,11 @@ import { readUsageLimit, type UsageLimit } from './claude-code/usage-limit.js';
 
 /**
  * Wraps any agent runner so the circuit breaker watches each run (seed 002 §6.1: "the circuit
- * breaker watches continuously"): the agent's readable output feeds the breaker, a timer checks
- * the time-based triggers, a slower timer looks for evidence of work, and OPEN kills the run. The
- * tick engine's orchestrator and builder get the same supervision inside a workflow.
+ * breaker watches continuously"): the agent's readable lines feed the repeated-error trigger, every
+ * byte it writes feeds the output-size cap, a timer checks the time-based triggers, a slower timer
+ * looks for evidence of work, and OPEN kills the run. Evidence is also taken when a run starts (the
+ * baseline) and when it ends, so a short run that changed files counts as progress too. The tick
+ * engine's orchestrator and builder get the same supervision inside a workflow.
  */
 
 export interface Supervision {
@@ -16,9 +18,11 @@ export interface Supervision {
   readonly onBreaker: (event: BreakerEvent) => void;
   /**
    * Looks for evidence of work the output does not show (files changed, commits, a tool process
-   * using CPU) and tells the breaker; called every EVIDENCE_EVERY_MS with the agent's process group.
+   * using CPU) and tells the breaker; called every EVIDENCE_EVERY_MS with the agent's process group,
+   * and at the end of the run. With `baseline`, it only records where the run starts from: what the
+   * runner itself changed between two runs (a commit, a rollback) is not the agent's progress.
    */
-  readonly watch?: (pgid: number | null) => Promise<void>;
+  readonly watch?: (pgid: number | null, options?: { readonly baseline?: boolean }) => Promise<void>;
   /** A usage or rate limit in the run's answer: the caller waits for the reset, then runs it again. */
   readonly onLimit?: (limit: UsageLimit) => void;
 }
@@ -39,22 +43,21 @@ export function supervisedRunner(inner: AgentRunner, supervision: Supervision): 
         supervision.onBreaker(event);
         if (event.kind === 'open') controller.abort();
       };
+      const look = (group: number | null, baseline = false): Promise<void> =>
+        supervision.watch?.(group, { baseline }).catch(() => undefined) ?? Promise.resolve();
+      if (!controller.signal.aborted) await look(null, true);
       breaker?.startRun();
       let pgid: number | null = null;
       let sinceEvidence = 0;
-      let watching = false;
+      let watching: Promise<void> | null = null;
       const stopTimer = clock.every(CHECK_EVERY_MS, () => {
         handle(breaker?.check());
         sinceEvidence += CHECK_EVERY_MS;
         if (!supervision.watch || watching || sinceEvidence < EVIDENCE_EVERY_MS) return;
         sinceEvidence = 0;
-        watching = true;
-        void supervision
-          .watch(pgid)
-          .catch(() => undefined)
-          .finally(() => {
-            watching = false;
-          });
+        watching = look(pgid).finally(() => {
+          watching = null;
+        });
       });
       try {
         const outcome = await inner.run(
@@ -75,14 +78,21 @@ export function supervisedRunner(inner: AgentRunner, supervision: Supervision): 
             },
             onActivity: () => {
               request.onActivity?.();
-              breaker?.onProgress();
+              breaker?.onAlive();
             },
           },
           bus,
         );
+        stopTimer();
+        // The run's last evidence: progress it made since the last look closes a half-open breaker.
+        await watching;
+        if (!controller.signal.aborted) await look(null);
         const limit = usageLimitOf(outcome, new Date(clock.now()));
         if (limit) supervision.onLimit?.(limit);
-        else if (outcome.failure === null) breaker?.runSucceeded();
+        // Where nothing watches for evidence, a normal answer is the only progress there is. Where
+        // something does, a run that merely answered leaves the attempts standing (seed §6.1: they
+        // add up until OPEN), so an agent that stalls once in every run is stopped all the same.
+        else if (outcome.failure === null && !supervision.watch) breaker?.runSucceeded();
         return outcome;
       } finally {
         stopTimer();

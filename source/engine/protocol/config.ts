@@ -293,6 +293,7 @@ export const configSchema = z
         stack: z
           .strictObject({
             language: z.string().default(''),
+            /** Null: the breaker takes the `test` verification template's command (breaker-settings.ts). */
             test_command: z.string().nullable().default(null),
           })
           .prefault({}),

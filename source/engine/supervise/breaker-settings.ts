@@ -7,8 +7,10 @@ export type BreakerPlace = 'SPECIFICATION' | 'PLANNING' | 'IMPLEMENTATION' | 'QA
 
 /**
  * A circuit breaker (seed 002 §6.1) from the `circuit_breaker` config, or null when it is turned
- * off. Special case 2: git and gh in the PR phase may be slow and quiet. Stagnation (no task
- * reaching `completed`) is watched where tasks are completed: the implementation phase.
+ * off. Special cases: git and gh in the PR phase may be slow and quiet; the project's test command
+ * (`workflow.stack.test_command`, else the one its verification templates run) may be quiet for
+ * long. Stagnation (no task reaching `completed`) is watched where tasks are completed: the
+ * implementation phase.
  */
 export function breakerFrom(
   config: RelaisConfig,
@@ -25,7 +27,7 @@ export function breakerFrom(
       stagnationMs: place === 'IMPLEMENTATION' ? cb.task_stagnation_timeout * 1000 : null,
       maxOutputBytes: cb.max_output_size,
       maxAttempts: cb.max_attempts,
-      testCommand: config.workflow.stack.test_command,
+      testCommand: testCommandOf(config),
       testInactivityMs: cb.test_inactivity_timeout * 1000,
     },
     now,
@@ -47,4 +49,26 @@ export function reportBreakerOnBus(
       log: breakerLogLines(event),
     });
   };
+}
+
+/**
+ * The project's test command as it shows in an agent's output: `workflow.stack.test_command` when
+ * set, else the command line of the verification template with id `test` (then one whose id names
+ * tests, then the first), up to its first `{{placeholder}}`. Null when there is none: without it
+ * the longer inactivity threshold of seed §6.1's "long tests" case could never apply.
+ */
+export function testCommandOf(config: RelaisConfig): string | null {
+  const own = config.workflow.stack.test_command?.trim();
+  if (own) return own;
+  const templates = config.verification.templates;
+  const template =
+    templates.find((t) => t.id === 'test') ?? templates.find((t) => /test/i.test(t.id)) ?? templates[0];
+  if (!template) return null;
+  const fixed = template.args.slice(0, firstPlaceholder(template.args));
+  return [template.cmd, ...fixed].join(' ');
+}
+
+function firstPlaceholder(args: readonly string[]): number {
+  const at = args.findIndex((a) => /\{\{[A-Za-z0-9_]+\}\}/.test(a));
+  return at < 0 ? args.length : at;
 }

@@ -11,6 +11,12 @@ import type { BreakerSnapshot } from '../protocol/workflow.js';
  * stagnation (no task reached `completed`; the dev phase only), and the output-size cap. Special
  * cases: paused while a human gate waits, a longer inactivity threshold in the PR phase (set by the
  * caller) and while the project's test command runs.
+ *
+ * Attempts add up (seed §6.1: attempt += 1 until OPEN) across the runs of a phase for as long as
+ * nothing shows progress: a run that merely answers does not wipe them, or an agent that stalls
+ * once per run would never be stopped. Evidence of progress (a changed tree, a commit, a tool at
+ * work, a task completed) closes a half-open breaker again; after a stagnation warning only a
+ * completed task does, since stagnation is exactly work that completes nothing.
  */
 
 export type BreakerTrigger = 'inactivity' | 'repeated_error' | 'stagnation' | 'output_size';
@@ -36,7 +42,29 @@ export interface BreakerEvent {
   readonly maxAttempts: number;
 }
 
-const ERROR_LINE = /\b(error|exception|fatal|failed|failure|traceback|cannot|unable to)\b/i;
+/**
+ * What makes a line an error line, for the repeated-error trigger. Whole words are not enough:
+ * `TypeError:`, `AssertionError`, `npm ERR!`, `ENOENT`, `ERR_MODULE_NOT_FOUND` and jest's
+ * `FAIL src/x.test.ts` are the loops agents really get stuck in.
+ */
+const ERROR_WORDS =
+  /(error|exception)s?\b|\b(fatal|fail|fails|failed|failure|failures|failing|panic|traceback|cannot|can't|unable to|not found|no such file|denied|segmentation fault)\b|\bERR!/i;
+/** Error codes are upper case: `ENOENT` is an error, "enough" is not. */
+const ERROR_CODES =
+  /\b(ENOENT|EACCES|EPERM|EEXIST|ENOTDIR|EISDIR|ENOTEMPTY|EADDRINUSE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EMFILE|ENOSPC|EROFS|EBUSY|ENOTFOUND|EAI_AGAIN|EINVAL|ELOOP|ENOMEM|ERR_[A-Z0-9_]+)\b/;
+/**
+ * Reports that nothing failed ("0 errors", "no failures", "Tests: 0 failed, 3 passed", "without
+ * errors") are success lines, not errors: they are removed before the line is judged.
+ */
+const NOTHING_FAILED =
+  /\b(0|no|zero|without)\s+(\w+\s+)?(errors?|exceptions?|fail(s|ed|ures?|ing)?|problems?)\b/gi;
+
+export function isErrorLine(line: string): boolean {
+  const rest = line.replace(NOTHING_FAILED, ' ');
+  return ERROR_WORDS.test(rest) || ERROR_CODES.test(rest);
+}
+
+/** Seed §6.1: the repeats must lie within the last 10 lines of output. */
 const WINDOW = 10;
 
 export class CircuitBreaker {
@@ -48,10 +76,12 @@ export class CircuitBreaker {
   private outputBytes = 0;
   private outputLimit: number;
   private testsRunning = false;
+  /** A stagnation warning stands among the attempts: only a completed task answers it. */
+  private stagnating = false;
   private lineCount = 0;
-  private lastErrorLine = -1;
   private repeatHash: string | null = null;
-  private repeatCount = 0;
+  /** Line numbers of the consecutive copies of the current error. */
+  private repeatLines: number[] = [];
 
   constructor(
     private readonly config: BreakerConfig,
@@ -83,7 +113,10 @@ export class CircuitBreaker {
     return this.checkRepeat(line);
   }
 
-  /** Raw output, counted in bytes whatever its lines look like: the output-size cap. */
+  /**
+   * Raw output, counted in bytes whatever its lines look like (JSON or not, cut or whole, stdout
+   * or stderr): the output-size cap.
+   */
   onBytes(bytes: number): BreakerEvent | null {
     if (this.state === 'open' || this.state === 'paused') return null;
     this.lastActivity = this.now();
@@ -108,21 +141,37 @@ export class CircuitBreaker {
     this.outputLimit = this.config.maxOutputBytes;
   }
 
-  /** A run that answered normally closes a half-open breaker again: its warnings are behind it. */
+  /**
+   * Closes a half-open breaker unconditionally: for runs nothing watches for evidence (a planner
+   * that only reads), where a normal answer is the only sign of progress there is. Supervised runs
+   * with an evidence watcher do not call it: their progress closes the breaker (`onProgress`).
+   */
   runSucceeded(): void {
     if (this.state !== 'half_open') return;
-    this.state = 'closed';
-    this.attempts = 0;
+    this.close();
   }
 
-  /** Evidence of work without output (files changed, a commit): not stuck. */
-  onProgress(): void {
+  /** Any sign of life (bytes on stdout or stderr, an API retry line): liveness, not progress. */
+  onAlive(): void {
+    if (this.state === 'open' || this.state === 'paused') return;
     this.lastActivity = this.now();
+  }
+
+  /**
+   * Evidence of work the output may not show (files changed, a commit, a tool process at work):
+   * not stuck, and a half-open breaker closes again, unless a stagnation warning stands.
+   */
+  onProgress(): void {
+    if (this.state === 'open' || this.state === 'paused') return;
+    this.lastActivity = this.now();
+    if (this.state === 'half_open' && !this.stagnating) this.close();
   }
 
   onTaskCompleted(): void {
+    if (this.state === 'open' || this.state === 'paused') return;
     this.lastCompletion = this.now();
     this.lastActivity = this.now();
+    if (this.state === 'half_open') this.close();
   }
 
   /** Called on a timer: the time-based triggers. */
@@ -160,20 +209,24 @@ export class CircuitBreaker {
     this.lastCompletion = this.now();
   }
 
-  /** Lines compared without what changes between two identical failures: times, numbers, hex ids. */
+  /**
+   * Lines compared without what changes between two identical failures: times, numbers, hex ids.
+   * Consecutive: the same error again with no other error between, and all the copies that count
+   * within the last WINDOW lines of output (a copy WINDOW lines before the current one is out).
+   */
   private checkRepeat(line: string): BreakerEvent | null {
     const normalized = normalize(line);
     if (!normalized) return null;
     this.lineCount++;
-    if (!ERROR_LINE.test(normalized)) return null;
+    // Judged on the line as written: normalizing first would turn "0 errors" into "# errors".
+    if (!isErrorLine(line)) return null;
     const hash = createHash('sha1').update(normalized).digest('hex');
-    // Consecutive: the same error again, no other error between, within the last WINDOW lines.
-    const inWindow = this.lineCount - this.lastErrorLine <= WINDOW;
-    this.repeatCount = hash === this.repeatHash && inWindow ? this.repeatCount + 1 : 1;
+    if (hash !== this.repeatHash) this.repeatLines = [];
     this.repeatHash = hash;
-    this.lastErrorLine = this.lineCount;
-    if (this.repeatCount < this.config.maxRepeatedErrors) return null;
-    this.repeatCount = 0;
+    const oldest = this.lineCount - WINDOW + 1;
+    this.repeatLines = [...this.repeatLines.filter((n) => n >= oldest), this.lineCount];
+    if (this.repeatLines.length < this.config.maxRepeatedErrors) return null;
+    this.repeatLines = [];
     this.repeatHash = null;
     return this.trigger(
       'repeated_error',
@@ -181,8 +234,15 @@ export class CircuitBreaker {
     );
   }
 
+  private close(): void {
+    this.state = 'closed';
+    this.attempts = 0;
+    this.stagnating = false;
+  }
+
   private trigger(trigger: BreakerTrigger, detail: string): BreakerEvent {
     this.attempts++;
+    if (trigger === 'stagnation') this.stagnating = true;
     this.lastTrigger = `${trigger}: ${detail}`;
     const open = this.attempts >= this.config.maxAttempts;
     this.state = open ? 'open' : 'half_open';

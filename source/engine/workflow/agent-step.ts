@@ -5,7 +5,7 @@ import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { AgentRole, EngineBus } from '../events.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
-import { readExitSignal } from './exit-signal.js';
+import { copiesPrompt, readExitSignal } from './exit-signal.js';
 
 /**
  * One workflow agent step (seed 002 §3, §5, §6, §6.1): the agent runs under the circuit breaker;
@@ -81,7 +81,11 @@ export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> 
       if (input.signal.aborted) return { kind: 'aborted', costUsd };
       continue;
     }
-    const verdict = await judgeAnswer(outcome, input.verifyDone);
+    const verdict = await judgeAnswer(
+      outcome,
+      `${request.systemPrompt}\n${request.userPrompt}`,
+      input.verifyDone,
+    );
     if (verdict.kind === 'done') return { kind: 'done', text: verdict.text, costUsd };
     const stop = input.stopIf?.() ?? null;
     if (stop !== null) return { kind: 'over_budget', detail: stop, costUsd };
@@ -104,6 +108,7 @@ type Verdict =
 
 async function judgeAnswer(
   outcome: AgentOutcome,
+  prompt: string,
   verifyDone: AgentStepInput['verifyDone'],
 ): Promise<Verdict> {
   if (outcome.failure !== null || outcome.text === null) {
@@ -115,6 +120,14 @@ async function judgeAnswer(
     };
   }
   const signal = readExitSignal(outcome.text);
+  // An answer that ends on the prompt's own words (an echo of the prompt) reported nothing.
+  if (signal === 'true' && copiesPrompt(outcome.text, prompt))
+    return {
+      kind: 'retry',
+      detail: 'its final answer copies the prompt instead of reporting',
+      retryNote:
+        'Your last answer repeated the prompt instead of reporting on your work, so it does not count. Do the task, then say in your own words what you did, and end your answer with the status line the prompt asks for.',
+    };
   if (signal === 'true') {
     // The claim is checked against evidence before it counts.
     const problem = (await verifyDone?.(outcome.text)) ?? null;

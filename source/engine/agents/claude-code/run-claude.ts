@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { EngineBus, OutputKind } from '../../events.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
+import { type AgentOutcome, type AgentRequest, type AgentRunner, rawOutput } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { type ResultWrapper, readStreamLine } from './stream.js';
 
@@ -44,7 +44,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         signal: request.signal,
         onSpawn: request.onSpawn,
         maxLineBytes: MAX_RESULT_LINE,
-        onOutput: () => request.onActivity?.(),
+        onOutput: (_stream, data) => rawOutput(request, data),
         onStdoutLine: (line, truncated) => {
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readStreamLine(line)) {
@@ -92,7 +92,6 @@ function emitText(bus: EngineBus, request: AgentRequest, text: string, kind: Out
 
 /** Every readable line goes to the supervisor, whatever the bus shows of it. */
 function said(request: AgentRequest, line: string): void {
-  request.onOutputBytes?.(Buffer.byteLength(line) + 1);
   request.onOutputLine?.(line);
 }
 

@@ -1,7 +1,7 @@
 import type { EngineBus, OutputKind } from '../../events.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
+import { type AgentOutcome, type AgentRequest, type AgentRunner, rawOutput } from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
 import { codexArgs, codexPrompt } from './args.js';
 import { type CodexItem, readCodexLine } from './stream.js';
@@ -52,7 +52,7 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
         signal: request.signal,
         onSpawn: request.onSpawn,
         maxLineBytes: MAX_LINE,
-        onOutput: () => request.onActivity?.(),
+        onOutput: (_stream, data) => rawOutput(request, data),
         onStdoutLine: (line, truncated) => {
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readCodexLine(line)) show(item, seen, bus, request);
@@ -134,7 +134,6 @@ function emitText(bus: EngineBus, request: AgentRequest, text: string, kind: Out
 }
 
 function said(request: AgentRequest, line: string): void {
-  request.onOutputBytes?.(Buffer.byteLength(line) + 1);
   request.onOutputLine?.(line);
 }
 
