@@ -193,7 +193,8 @@ describe('e2e: relais cycle --loop with the real codex and claude binaries', () 
     // Codex ran its shell tool for real: the files are on disk and were committed by the runner.
     expect(log).toContain('builder tool exec_command');
     expect(repo.read('src/farewell.js')).toBe("module.exports = (name) => 'Goodbye, ' + name;\n");
-    expect(repo.subjects().slice(0, 4)).toEqual([
+    expect(repo.subjects().slice(0, 5)).toEqual([
+      'relais(roadmap): P1 complete',
       'relais(greet-02): Add farewell',
       'relais(greet-02): task packet',
       'relais(greet-01): Exclaim the greeting',

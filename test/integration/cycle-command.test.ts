@@ -106,6 +106,39 @@ describe('relais cycle: reply token as the last line, distinct exit codes', () =
   });
 });
 
+describe('relais cycle: a failure to retry (1) is told apart from a pause for a human (3)', () => {
+  it('a plain CYCLE_FAIL (the planner answers no block twice) exits 1; the next cycle retries', async () => {
+    repo = await CycleRepo.create();
+    const { runners } = scripted({ planner: [() => 'prose', () => 'more prose', track()] });
+    expect(await cycleCommand(io(repo.root).io, undefined, flags, sections(repo), runners)).toBe(0);
+    const a = io(repo.root);
+    expect(await cycleCommand(a.io, undefined, flags, sections(repo), runners)).toBe(CYCLE_EXIT.CYCLE_FAIL);
+    expect(CYCLE_EXIT.CYCLE_FAIL).toBe(1);
+    expect(a.lines().at(-1)).toBe('CYCLE_FAIL');
+    expect(a.lines().join('\n')).toContain('CYCLE_PLANNER_OUTPUT_INVALID');
+    expect(repo.state().phase).toBe('select-track');
+    expect(await cycleCommand(io(repo.root).io, undefined, flags, sections(repo), runners)).toBe(0);
+  });
+
+  it('an unparseable STATE.json is a pause: exit 3, for one cycle and for --loop, the file untouched', async () => {
+    repo = await CycleRepo.create();
+    const { runners } = scripted({});
+    expect(await cycleCommand(io(repo.root).io, undefined, flags, sections(repo), runners)).toBe(0);
+    repo.write('relais/cycle/STATE.json', '{"phase": ');
+    const a = io(repo.root);
+    expect(await cycleCommand(a.io, undefined, flags, sections(repo), runners)).toBe(CYCLE_EXIT.NEEDS_HUMAN);
+    expect(CYCLE_EXIT.NEEDS_HUMAN).toBe(3);
+    expect(a.lines().join('\n')).toContain('CYCLE_STATE_INVALID');
+    expect(a.lines().at(-1)).toBe('CYCLE_FAIL');
+    const b = io(repo.root);
+    expect(await cycleCommand(b.io, undefined, { ...flags, loop: true }, sections(repo), runners)).toBe(
+      CYCLE_EXIT.NEEDS_HUMAN,
+    );
+    expect(b.lines().join('\n')).toContain('Cycle loop ended after 1 cycle(s): a human is needed');
+    expect(repo.read('relais/cycle/STATE.json')).toBe('{"phase": ');
+  });
+});
+
 describe('relais cycle: flags that cannot mean anything are refused before anything runs', () => {
   it.each([
     [{ loop: true, cycleId: 'abc123' }, '--cycle-id names one cycle and cannot be used with --loop'],

@@ -243,6 +243,60 @@ describe('three failures -> rescue branch and reset', () => {
   });
 });
 
+describe('three failures of a later task -> reset to the task before it', () => {
+  it("task 2 of two fails three times: HEAD goes back to task 1's last_good.commit, task 2's commits stay on the rescue branch", async () => {
+    const lintFail = (n: number) =>
+      writes({ 'src/greet.js': `module.exports = (name) => 'Hello, ' + name; // TODO ${n}\n` });
+    const { runners } = await atImplement([{ id: 'T1' }, { id: 'T2' }], {
+      implementer: [writes({ 'src/greet.js': GOOD }), lintFail(1), lintFail(2), lintFail(3)],
+      verifier: verdict('YES'),
+    });
+    const planBase = repo.state().track.plan_base_commit as string;
+    const outcomes = await repo.cycles(runners, (o) => o.phase === 'needs_human', 20);
+    expect(outcomes.map((o) => o.action)).toEqual([
+      'implement_task',
+      'verify_task',
+      'reflect',
+      'generate_task',
+      'implement_task',
+      'verify_task',
+      'retry_task',
+      'implement_task',
+      'verify_task',
+      'retry_task',
+      'implement_task',
+      'verify_task',
+      'rollback_and_escalate',
+    ]);
+    const s = repo.state();
+    const good = s.last_good.commit as string;
+    expect(s.last_good.task_id).toBe('T1');
+    expect(good).not.toBe(planBase);
+    expect(repo.git('log', '-1', '--format=%s', good).trim()).toBe('relais(T1): Task T1');
+    // Reset to task 1's commit, not to the plan's base: task 1's work stays on the branch.
+    expect(repo.head()).toBe(good);
+    expect(repo.read('src/greet.js')).toBe(GOOD);
+    expect(repo.git('rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
+    expect(repo.status()).toBe('');
+    // Everything task 2 committed after it is on the rescue branch, and nothing else.
+    const rescue = `rescue-${s.run_id}-T2`;
+    expect(repo.git('log', '--format=%s', `${good}..${rescue}`).trim().split('\n')).toEqual([
+      'relais(T2): Task T2',
+      'relais(T2): Task T2',
+      'relais(T2): Task T2',
+      'relais(T2): task packet',
+    ]);
+    expect(repo.git('show', `${rescue}:src/greet.js`)).toContain('// TODO 3');
+    expect(s).toMatchObject({
+      phase: 'needs_human',
+      track: { task_current: 2 },
+      task: { id: 'T2', retry_count: 0, sub_step: 'generate' },
+      needs_human: { code: 'CYCLE_ROLLED_BACK', resume_phase: 'execute' },
+    });
+    expect(s.last_result?.details).toContain(`Rescue: ${rescue}; reset to ${good.slice(0, 12)}`);
+  });
+});
+
 describe('rescue branch names', () => {
   it('a task id git refuses in a branch name still gets a rescue branch (never CYCLE_INTERNAL)', async () => {
     await atImplement([{ id: 'T1' }], {});
@@ -274,14 +328,24 @@ describe('verify_task stage 2 and 3: verdicts, format repair', () => {
       {},
     );
     await repo.cycle(scripted({ implementer: [fine] }).runners);
+    // In parallel: no verifier answers before both have started (run one after the other, the
+    // first would wait forever and the test time out).
+    const started = new Set<string>();
+    let bothStarted!: () => void;
+    const together = new Promise<void>((resolve) => {
+      bothStarted = resolve;
+    });
     const { runners, calls } = scripted({
-      verifier: (id, r) => verdict(id === 'AC2' ? 'NO' : 'YES', `${id} judged`)(id, r),
+      verifier: async (id, r) => {
+        started.add(id);
+        if (started.size === 2) bothStarted();
+        await together;
+        return verdict(id === 'AC2' ? 'NO' : 'YES', `${id} judged`)(id, r);
+      },
     });
     expect(await repo.cycle(runners)).toMatchObject({ action: 'verify_task', reply: 'CYCLE_FAIL' });
-    expect(calls.map((c) => /Criterion (AC\d)/.exec(c.request.userPrompt)?.[1]).sort()).toEqual([
-      'AC1',
-      'AC2',
-    ]);
+    expect([...started].sort()).toEqual(['AC1', 'AC2']);
+    expect(calls).toHaveLength(2);
     expect(verdicts().at(-1)?.criteria).toEqual([
       { id: 'AC1', kind: 'LLM', answer: 'YES', reason: 'AC1 judged' },
       { id: 'AC2', kind: 'LLM', answer: 'NO', reason: 'AC2 judged' },
@@ -623,14 +687,26 @@ describe('planner output and generate_task hard stops', () => {
 });
 
 describe('VALIDATE: invalid state, a dead running cycle, the lock, the time budget', () => {
-  it('an unparseable state is never reset: CYCLE_FAIL, the file untouched, status tells why', async () => {
+  it('an unparseable state is never reset: a needs_human CYCLE_FAIL, the file untouched, status tells why', async () => {
     repo = await CycleRepo.create();
     await repo.cycle(scripted({}).runners);
     const valid = repo.state();
     repo.write('relais/cycle/STATE.json', '{"phase": "execute",');
     const out = await repo.cycle(scripted({}).runners);
-    expect(out).toMatchObject({ reply: 'CYCLE_FAIL', refused: true, code: 'CYCLE_STATE_INVALID' });
+    // A pause for a human (exit 3), not a failure the next cycle retries.
+    expect(out).toMatchObject({
+      reply: 'CYCLE_FAIL',
+      refused: true,
+      code: 'CYCLE_STATE_INVALID',
+      phase: 'needs_human',
+    });
     expect(repo.read('relais/cycle/STATE.json')).toBe('{"phase": "execute",');
+    const { runCycleLoop } = await import('../../source/engine/cycle/loop.js');
+    expect(await runCycleLoop(repo.options(scripted({}).runners))).toMatchObject({
+      end: 'needs_human',
+      cycles: 1,
+      last: { code: 'CYCLE_STATE_INVALID' },
+    });
     expect(repo.notifications().some((f) => f.startsWith('escalation-'))).toBe(true);
     const { cycleStatusLines } = await import('../../source/engine/cycle/status.js');
     expect((await cycleStatusLines(repo.root, 'relais'))[0]).toContain(

@@ -78,9 +78,12 @@ describe('the cycle from research to DONE', () => {
       roadmap: { phases_completed: ['P1'], current_phase: null },
       last_good: { task_id: 'greet-02' },
     });
-    expect(state.last_good.commit).toBe(repo.head());
+    // The last commit is the roadmap's status (PHASE_COMPLETE), right after the last good task.
+    expect(state.last_good.commit).toBe(repo.git('rev-parse', 'HEAD~1').trim());
+    expect(repo.read('specs/ROADMAP.md')).toContain('## Phase status\n\n- P1: complete\n- Roadmap complete.');
     // Results read from git: one runner commit per implementation, track docs committed too.
-    expect(repo.subjects().slice(0, 7)).toEqual([
+    expect(repo.subjects().slice(0, 8)).toEqual([
+      'relais(roadmap): P1 complete',
       'relais(greet-02): Add farewell',
       'relais(greet-02): task packet',
       'relais(greet-01): Exclaim the greeting',
@@ -258,5 +261,105 @@ describe('the cycle from research to DONE', () => {
     ]);
     const packet = repo.read('specs/tracks/greet/tasks/TASK_001.md');
     expect(packet).toContain('- not loaded (over the cap): tests/greet-big.test.js');
+  });
+});
+
+describe('roadmap phases (seed 003 pick_track 5): PHASE_BLOCKED and PHASE_COMPLETE', () => {
+  const signal = (fields: string) => (r: Parameters<typeof nonceOf>[0]) =>
+    `<<<TRACK:V1:NONCE=${nonceOf(r)}>>>\n${fields}\n<<<END_TRACK:NONCE=${nonceOf(r)}>>>`;
+
+  it('PHASE_BLOCKED: needs_human with the reasons (notification, status), --resume asks the planner again', async () => {
+    repo = await CycleRepo.create();
+    const { runners, calls } = scripted({
+      planner: [signal('PHASE_BLOCKED=true\nREASONS="the payment sandbox is down"'), track()],
+    });
+    await repo.cycle(runners); // seed_docs
+    const blocked = await repo.cycle(runners);
+    expect(blocked).toMatchObject({
+      action: 'pick_track',
+      reply: 'CYCLE_FAIL',
+      phase: 'needs_human',
+      code: 'CYCLE_PHASE_BLOCKED',
+      details: 'phase blocked: the payment sandbox is down',
+    });
+    expect(repo.state()).toMatchObject({
+      track: { id: null, status: 'none' },
+      needs_human: {
+        code: 'CYCLE_PHASE_BLOCKED',
+        reason: 'phase blocked: the payment sandbox is down',
+        resume_phase: 'select-track',
+      },
+    });
+    // The notification pauses, says why and what to do.
+    expect(repo.events).toContainEqual(
+      expect.objectContaining({
+        type: 'cycle.notification',
+        event: 'escalation',
+        action: 'pause',
+        title: 'Roadmap phase blocked',
+        lines: ['the payment sandbox is down'],
+      }),
+    );
+    const [file] = repo.notifications().filter((f) => f.startsWith('escalation-'));
+    const note = repo.read(`relais/notifications/${file}`);
+    expect(note).toContain('# Roadmap phase blocked');
+    expect(note).toContain('- the payment sandbox is down');
+    expect(note).toContain('## Human action\n\nThe planner reported the roadmap phase blocked');
+    const lines = (await cycleStatusLines(repo.root, 'relais')).join('\n');
+    expect(lines).toContain(
+      'Needs a human (CYCLE_PHASE_BLOCKED): phase blocked: the payment sandbox is down',
+    );
+    expect(lines).toContain('Fix: The planner reported the roadmap phase blocked (see reasons)');
+    // Paused: nothing runs until --resume, which goes back to pick_track.
+    expect(await repo.cycle(runners)).toMatchObject({ refused: true, code: 'CYCLE_NEEDS_HUMAN' });
+    expect(calls).toHaveLength(1);
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'select-track' });
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'pick_track', reply: 'CYCLE_OK' });
+    expect(repo.state().track).toMatchObject({ id: 'greet', status: 'in-progress' });
+  });
+
+  it("PHASE_COMPLETE updates ROADMAP.md's phase status (one runner block, the humans' text kept), committed", async () => {
+    repo = await CycleRepo.create();
+    const { runners } = scripted({
+      planner: [
+        track(),
+        spec(),
+        plan([{ id: 'T1' }]),
+        signal('PHASE_COMPLETE=true\nNEXT_PHASE=P2'),
+        signal('PHASE_COMPLETE=true\nNEXT_PHASE=none'),
+      ],
+      implementer: [writes({ 'src/greet.js': "module.exports = (name) => 'Hello, ' + name;\n// v2\n" })],
+      verifier: verdict('YES'),
+    });
+    const human = SEED['specs/ROADMAP.md'];
+    const first = await repo.cycles(runners, (o) => o.details.startsWith('phase P1 complete'), 12);
+    expect(first.at(-1)).toMatchObject({ action: 'pick_track', reply: 'CYCLE_OK' });
+    expect(first.at(-1)?.details).toBe('phase P1 complete; next phase P2; specs/ROADMAP.md updated');
+    const roadmap = repo.read('specs/ROADMAP.md');
+    expect(roadmap.startsWith(human)).toBe(true);
+    expect(roadmap).toContain('## Phase status\n\n- P1: complete\n- P2: in progress\n');
+    expect(repo.subjects()[0]).toBe('relais(roadmap): P1 complete');
+    expect(repo.git('show', '--name-only', '--format=', 'HEAD').trim()).toBe('specs/ROADMAP.md');
+    expect(repo.status()).toBe('');
+    expect(repo.state().roadmap).toMatchObject({ current_phase: 'P2', phases_completed: ['P1'] });
+
+    // A P2 track done: the next PHASE_COMPLETE replaces the block, it never adds a second one.
+    repo.setState((s) => {
+      s.tracks_completed.push({
+        id: 'later',
+        name: 'Later',
+        phase: 'P2',
+        completed_at: new Date().toISOString(),
+        tasks: 1,
+      });
+    });
+    const last = await repo.cycle(runners);
+    expect(last).toMatchObject({ action: 'pick_track', phase: 'complete' });
+    expect(last.details).toBe('phase P2 complete; the roadmap is done; specs/ROADMAP.md updated');
+    const after = repo.read('specs/ROADMAP.md');
+    expect(after.startsWith(human)).toBe(true);
+    expect(after).toContain('## Phase status\n\n- P1: complete\n- P2: complete\n- Roadmap complete.\n');
+    expect(after.split('## Phase status')).toHaveLength(2);
+    expect(repo.subjects()[0]).toBe('relais(roadmap): P2 complete');
   });
 });

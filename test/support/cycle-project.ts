@@ -191,8 +191,8 @@ export type Handler = (request: AgentRequest, cwd: string) => Answer | Promise<A
 export interface Script {
   planner?: Handler[];
   implementer?: Handler[];
-  /** Called once per verifier call, with the criterion id it is asked about. */
-  verifier?: (criterion: string, request: AgentRequest) => Answer;
+  /** Called once per verifier call, with the criterion id it is asked about (it may wait). */
+  verifier?: (criterion: string, request: AgentRequest) => Answer | Promise<Answer>;
 }
 
 export interface Recorded {
@@ -216,7 +216,9 @@ export function scripted(script: Script): { runners: CycleRunners; calls: Record
     run: async (request) => {
       calls.push({ role: 'verifier', request });
       const id = /Criterion (AC\d+):/.exec(request.userPrompt)?.[1] ?? '?';
-      return outcome(script.verifier ? script.verifier(id, request) : { failure: 'no verifier scripted' });
+      return outcome(
+        script.verifier ? await script.verifier(id, request) : { failure: 'no verifier scripted' },
+      );
     },
   };
   return {

@@ -5,7 +5,14 @@ import {
   parseTrackBlock,
   parseVerdictBlock,
 } from '../../source/engine/cycle/blocks.js';
-import { describeSentinelError } from '../../source/engine/cycle/sentinel.js';
+import {
+  pickTrackPrompt,
+  planPrompt,
+  specPrompt,
+  verifierPrompt,
+} from '../../source/engine/cycle/prompts.js';
+import { describeSentinelError, type SentinelResult } from '../../source/engine/cycle/sentinel.js';
+import { type CycleState, freshState } from '../../source/engine/cycle/state.js';
 
 // Seed 003 "Sentinel Parsing": the corpus of valid and hostile model answers.
 
@@ -289,5 +296,74 @@ describe('hostile and broken answers', () => {
   it('errors render with their line and kind', () => {
     const e = errorOf(parseVerdictBlock(verdict('FFFFFF', 'AC1', 'ANSWER=YES\nREASON="x"'), N, 'AC1'));
     expect(describeSentinelError(e as never)).toMatch(/^line 1: .*\[wrong_nonce\]$/);
+  });
+});
+
+describe("echoes of the real prompts' block skeletons (prompts.ts output, not the seed's {nonce})", () => {
+  const base = freshState(new Date('2026-01-01T00:00:00Z'), 'hybrid');
+  const state: CycleState = {
+    ...base,
+    track: { ...base.track, id: 'auth', name: 'Auth', phase: 'P1', status: 'in-progress' },
+  };
+  const criterion = { id: 'AC1', text: 'LLM: login() exists', kind: 'LLM' as const };
+  const valid = {
+    TRACK: `<<<TRACK:V1:NONCE=${N}>>>\nPHASE_COMPLETE=true\nNEXT_PHASE=none\n<<<END_TRACK:NONCE=${N}>>>`,
+    SPEC: `<<<SPEC:V1:NONCE=${N}>>>\nTRACK_ID=auth\nTITLE="Auth"\nOVERVIEW=\n  Login.\nREQUIREMENTS:\n- id=R1 text="login"\n<<<END_SPEC:NONCE=${N}>>>`,
+    PLAN: PLAN,
+    VERDICT: verdict(N, 'AC1', 'ANSWER=NO\nREASON="no test covers it"'),
+  };
+  const cases: Array<[keyof typeof valid, string, (text: string) => SentinelResult<unknown>]> = [
+    ['TRACK', pickTrackPrompt(N, state, {}).user, (t) => parseTrackBlock(t, N)],
+    ['SPEC', specPrompt(N, state, {}).user, (t) => parseSpecBlock(t, N)],
+    ['PLAN', planPrompt(N, state, {}).user, (t) => parsePlanBlock(t, N)],
+    ['VERDICT', verifierPrompt(N, criterion, 'evidence').user, (t) => parseVerdictBlock(t, N, 'AC1')],
+  ];
+  /** The skeleton as the prompt prints it, opener to closer. */
+  function skeleton(prompt: string, kind: string): string {
+    const lines = prompt.split('\n');
+    const from = lines.findIndex((l) => l.startsWith(`<<<${kind}:V1:`));
+    const to = lines.findIndex((l) => l.startsWith(`<<<END_${kind}:`));
+    expect(from).toBeGreaterThanOrEqual(0);
+    expect(to).toBeGreaterThan(from);
+    return lines.slice(from, to + 1).join('\n');
+  }
+
+  it.each(cases)(
+    '%s: the skeleton echoed alone is an example block (with the hint), never "missing"',
+    (kind, prompt, parse) => {
+      const e = errorOf(parse(`The format is:\n${skeleton(prompt, kind)}`));
+      expect(e).toMatchObject({ kind: 'malformed', line: 2 });
+      expect(e.message).toContain('is not 6 hex digits (an example block?)');
+      expect(e.message).toContain(`NONCE=${N}>>>`);
+    },
+  );
+
+  it.each(cases)('%s: the skeleton echoed before the real block is ignored', (kind, prompt, parse) => {
+    expect(parse(`The format is:\n${skeleton(prompt, kind)}\nMy answer:\n${valid[kind]}`).ok).toBe(true);
+  });
+
+  it.each(cases)(
+    '%s: writing the nonce in place of the placeholder gives a valid opener and closer',
+    (kind, prompt) => {
+      const [opener, ...rest] = skeleton(prompt, kind).replaceAll('{NONCE}', N).split('\n');
+      const crit = kind === 'VERDICT' ? 'AC1:' : '';
+      expect(opener).toBe(`<<<${kind}:V1:${crit}NONCE=${N}>>>`);
+      expect(rest.at(-1)).toBe(`<<<END_${kind}:${crit}NONCE=${N}>>>`);
+    },
+  );
+
+  it('an angle-bracket placeholder sharing the >>> of its line (NONCE=<NONCE>>>) is named as an example too', () => {
+    const echo =
+      '<<<VERDICT:V1:AC1:NONCE=<NONCE>>>\nANSWER=YES\nREASON="x"\n<<<END_VERDICT:AC1:NONCE=<NONCE>>>';
+    const e = errorOf(parseVerdictBlock(echo, N, 'AC1'));
+    expect(e).toMatchObject({ kind: 'malformed', line: 1 });
+    expect(e.message).toContain('nonce "<NONCE>" is not 6 hex digits (an example block?)');
+    expect(parseVerdictBlock(`${echo}\n${valid.VERDICT}`, N, 'AC1')).toMatchObject({
+      ok: true,
+      value: { answer: 'NO' },
+    });
+    expect(
+      errorOf(parseTrackBlock('<<<TRACK:V1:NONCE=<nonce>>>>\n<<<END_TRACK:NONCE=<nonce>>>>', N)).message,
+    ).toContain('nonce "<nonce>" is not 6 hex digits (an example block?)');
   });
 });

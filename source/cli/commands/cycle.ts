@@ -129,10 +129,10 @@ export async function cycleCommand(
         if (!flags.loop) {
           const outcome = await runCycle({ ...options, cycleId: flags.cycleId });
           if (signal.aborted) return EXIT.INTERRUPTED;
-          return exitFor(
-            outcome.reply,
-            outcome.phase === 'needs_human' || outcome.code === 'CYCLE_NEEDS_HUMAN',
-          );
+          // The reply token alone is the last line (seed 003 REPLY), whatever the reporter stamps.
+          if (!flags.json) println(io.stdout, outcome.reply);
+          // A pause (needs_human, an unreadable STATE.json included) is 3, not a failure to retry (1).
+          return exitFor(outcome.reply, outcome.phase === 'needs_human');
         }
         const result = await runCycleLoop(options);
         bus.emit({

@@ -4,7 +4,7 @@
  */
 const CYCLE_CODES = {
   CYCLE_STATE_INVALID:
-    'relais/cycle/STATE.json does not validate (see detail); fix the named field or restore it from git history of your backups. It is never reset silently.',
+    'relais/cycle/STATE.json does not validate (see detail); the cycle waits for you. Fix the named field or restore the file from a backup (relais/ is not in git), then run `relais cycle`. It is never reset silently.',
   CYCLE_LOCK_HELD: 'Another `relais cycle` holds relais/cycle/lock.json; wait for it to finish.',
   CYCLE_ALREADY_RUNNING:
     'The previous cycle never finished (the process died); it is now marked timed_out. Run `relais cycle` again.',
@@ -41,13 +41,13 @@ const CYCLE_CODES = {
   CYCLE_VERIFY_NEEDS_HUMAN:
     'A verifier asked for a human judgement; decide the task\'s LLM: criteria and record it with `relais cycle --resume --verdict yes|no --reason "..."` (a plain `--resume` asks the verifier again).',
   CYCLE_REPLAN_REQUIRED:
-    'A planned file to modify or delete is missing at HEAD; re-plan the track (edit or delete its plan), then run `relais cycle --resume`.',
+    "A file the task must modify or delete is missing at HEAD, or the track's plan file is missing or invalid (see reason). Run `relais cycle --resume`: the track goes back to create_plan and the planner plans its remaining tasks again, told this reason (verified tasks stay done). A track without a spec (its tasks given by `ralphy start`) resumes the same task instead: restore the file first.",
   CYCLE_REQUEST_SPLIT:
-    'The task needs more than 3x its ESTIMATED_DIFF; split it in the plan, then run `relais cycle --resume`.',
+    'The task needs more than 3x its ESTIMATED_DIFF (see reason). Run `relais cycle --resume`: the track goes back to create_plan and the planner plans its remaining tasks again in smaller ones, told this reason (verified tasks stay done). A track without a spec (its tasks given by `ralphy start`) resumes the same task instead.',
   CYCLE_STUCK:
     'No progress after a re-plan (same commit, same test count); look at the task and its failures, then run `relais cycle --resume`.',
   CYCLE_ROLLED_BACK:
-    'The task failed max_retries times; its work is kept on the rescue branch and the branch was reset to the last good commit. Fix or split the task, then run `relais cycle --resume`.',
+    'The task failed max_retries times; its work is kept on the rescue branch and the branch was reset to the last good commit. Look at its failures (commit a fix of your own if that helps), then run `relais cycle --resume`: the task starts again from a fresh packet.',
   CYCLE_GATE_DECLINED: 'A human declined the approval; adjust the plan, then run `relais cycle --resume`.',
   CYCLE_NO_DECIDE_ROW:
     'No row of the decide table matches this state; correct phase / task.sub_step in STATE.json, then run `relais cycle --resume`.',

@@ -84,7 +84,9 @@ export async function existsAt(git: Git, commit: string, path: string): Promise<
 /** Keeps a failed attempt's leftovers out of the way (seed 003 rollback step 1: stash if dirty). */
 export async function stashIfDirty(git: Git, workspaceDir: string, message: string): Promise<boolean> {
   if ((await dirtyPaths(git, workspaceDir)).length === 0) return false;
-  await git.ok(['stash', 'push', '--include-untracked', '-q', '-m', message], {
+  // The pathspec `.` is needed: under --literal-pathspecs (the hardened Git) a bare `stash push
+  // --include-untracked` stashes new files but leaves them in the tree (git 2.39).
+  await git.ok(['stash', 'push', '--include-untracked', '-q', '-m', message, '--', '.'], {
     env: await identityEnv(git),
   });
   return true;

@@ -31,8 +31,7 @@ export async function runCycleLoop(
     if (options.signal.aborted) return { cycles, last, end: 'interrupted' };
     if (last.reply === 'DONE' || (until?.(last) && !last.refused && last.phase !== 'needs_human'))
       return { cycles, last, end: 'done' };
-    if (last.refused)
-      return { cycles, last, end: last.code === 'CYCLE_NEEDS_HUMAN' ? 'needs_human' : 'refused' };
+    if (last.refused) return { cycles, last, end: last.phase === 'needs_human' ? 'needs_human' : 'refused' };
     if (last.phase === 'needs_human') return { cycles, last, end: 'needs_human' };
     failuresInARow = last.reply === 'CYCLE_FAIL' ? failuresInARow + 1 : 0;
     if (failuresInARow >= options.policy.max_consecutive_failures) return { cycles, last, end: 'failures' };

@@ -4,13 +4,14 @@ import type { CycleState } from './state.js';
 
 /**
  * The cycle's prompts (seed 003 P3 pick track, P4 spec, P5 plan, P6 task adaptation, P7
- * implement, the per-criterion verifier). Block skeletons carry the placeholder <NONCE> and the
+ * implement, the per-criterion verifier). Block skeletons carry the placeholder {NONCE} (the seed's
+ * `NONCE={nonce}`; an angle-bracket one would share its `>` with the `>>>` of the line) and the
  * real nonce is named once, so an echoed skeleton is never a block of this cycle.
  */
 
 const SENTINEL_RULES = (nonce: string) =>
   [
-    `This cycle's nonce is ${nonce}: write it in place of <NONCE>.`,
+    `This cycle's nonce is ${nonce}: write it in place of {NONCE}.`,
     'Output exactly one block. The opener and the closer stand alone on their own lines.',
     'Fields: KEY=bare_token, KEY="quoted string" (escape \\" \\\\ \\n \\t), KEY= followed by lines indented by two spaces, KEY: followed by "- " items.',
   ].join('\n');
@@ -45,14 +46,14 @@ export function pickTrackPrompt(nonce: string, state: CycleState, docs: Docs): P
       docSection(docs),
       '',
       'Answer with one TRACK block:',
-      '<<<TRACK:V1:NONCE=<NONCE>>>',
+      '<<<TRACK:V1:NONCE={NONCE}>>>',
       'TRACK_ID=<bare id>',
       'TRACK_NAME="<name>"',
       'PHASE=<bare roadmap phase id>',
       'REQUIREMENTS=<comma-separated requirement ids>',
       'GOAL="<one sentence>"',
       'ESTIMATED_TASKS=<positive integer>',
-      '<<<END_TRACK:NONCE=<NONCE>>>',
+      '<<<END_TRACK:NONCE={NONCE}>>>',
       'If every track of the current phase is done, answer instead with PHASE_COMPLETE=true and NEXT_PHASE=<next phase id, or none when the roadmap is finished>.',
       'If the phase cannot proceed, answer with PHASE_BLOCKED=true and REASONS="<why>".',
       SENTINEL_RULES(nonce),
@@ -71,14 +72,14 @@ export function specPrompt(nonce: string, state: CycleState, docs: Docs): Prompt
       docSection(docs),
       '',
       'Answer with one SPEC block:',
-      '<<<SPEC:V1:NONCE=<NONCE>>>',
+      '<<<SPEC:V1:NONCE={NONCE}>>>',
       `TRACK_ID=${state.track.id}`,
       'TITLE="<title>"',
       'OVERVIEW=',
       '  <what the track delivers, indented two spaces>',
       'REQUIREMENTS:',
       '- id=<bare id> text="<testable requirement>"',
-      '<<<END_SPEC:NONCE=<NONCE>>>',
+      '<<<END_SPEC:NONCE={NONCE}>>>',
       SENTINEL_RULES(nonce),
     ].join('\n'),
   };
@@ -99,21 +100,52 @@ const TASK_SKELETON = [
   'DEPENDS_ON=<none or comma-separated task ids>',
 ];
 
-export function planPrompt(nonce: string, state: CycleState, docs: Docs): Prompt {
+/** Why the track is planned again, and what of it is already done (create_plan after REPLAN_REQUIRED / REQUEST_SPLIT). */
+export interface Replan {
+  readonly reason: string;
+  /** The track's tasks already verified, numbered: they stay done and out of the new plan. */
+  readonly done: readonly string[];
+  readonly doneCount: number;
+  readonly doneIds: readonly string[];
+  /** The old plan's tasks from the one it stopped at. */
+  readonly previous: readonly string[];
+}
+
+function replanLines(replan: Replan | null): string[] {
+  if (!replan) return [];
+  return [
+    `RE-PLAN: the previous plan of this track stopped: ${replan.reason}`,
+    replan.doneCount > 0
+      ? `Done and verified, keep them out of this plan: ${replan.done.join('; ')}.`
+      : 'No task of this track is done yet.',
+    ...(replan.previous.length
+      ? [`The previous plan's remaining tasks were: ${replan.previous.join(', ')}.`]
+      : []),
+    'Plan only the remaining work, from the current tree; split any task whose change would exceed 3x its ESTIMATED_DIFF.',
+  ];
+}
+
+export function planPrompt(
+  nonce: string,
+  state: CycleState,
+  docs: Docs,
+  replan: Replan | null = null,
+): Prompt {
   return {
     system: PLANNER_SYSTEM,
     user: [
       `P5 CREATE PLAN for track ${state.track.id}: small tasks, each one commit.`,
+      ...replanLines(replan),
       'Criteria prefixed DET: are checked by the deterministic verifier only; anything about file contents is LLM:.',
       '',
       docSection(docs),
       '',
       'Answer with one PLAN block:',
-      '<<<PLAN:V1:NONCE=<NONCE>>>',
+      '<<<PLAN:V1:NONCE={NONCE}>>>',
       `TRACK_ID=${state.track.id}`,
       'TASK_COUNT=<number of TASK: sections>',
       ...TASK_SKELETON,
-      '<<<END_PLAN:NONCE=<NONCE>>>',
+      '<<<END_PLAN:NONCE={NONCE}>>>',
       SENTINEL_RULES(nonce),
     ].join('\n'),
   };
@@ -141,11 +173,11 @@ export function adaptTaskPrompt(
       docSection(docs),
       '',
       'Answer with one PLAN block holding this one task:',
-      '<<<PLAN:V1:NONCE=<NONCE>>>',
+      '<<<PLAN:V1:NONCE={NONCE}>>>',
       `TRACK_ID=${state.track.id}`,
       'TASK_COUNT=1',
       ...TASK_SKELETON,
-      '<<<END_PLAN:NONCE=<NONCE>>>',
+      '<<<END_PLAN:NONCE={NONCE}>>>',
       SENTINEL_RULES(nonce),
     ].join('\n'),
   };
@@ -221,10 +253,10 @@ export function verifierPrompt(nonce: string, criterion: Criterion, evidence: st
       '',
       "If required evidence is missing, answer NO with reason 'insufficient evidence'. Never guess.",
       'Answer NEEDS_HUMAN only when the criterion is a matter of human judgement the evidence cannot settle.',
-      `<<<VERDICT:V1:${criterion.id}:NONCE=<NONCE>>>`,
+      `<<<VERDICT:V1:${criterion.id}:NONCE={NONCE}>>>`,
       'ANSWER=<YES|NO|NEEDS_HUMAN>',
       'REASON="<single sentence>"',
-      `<<<END_VERDICT:${criterion.id}:NONCE=<NONCE>>>`,
+      `<<<END_VERDICT:${criterion.id}:NONCE={NONCE}>>>`,
       SENTINEL_RULES(nonce),
     ].join('\n'),
   };

@@ -41,7 +41,10 @@ export interface CycleOutcome {
   readonly phase: Phase | null;
   readonly details: string;
   readonly code: CycleCode | null;
-  /** The cycle did not run an action (lock held, state invalid, paused, a dead cycle found). */
+  /**
+   * The cycle did not run an action (lock held, state invalid, paused, a dead cycle found). A
+   * refusal that waits for a human (paused, state invalid) has phase needs_human.
+   */
   readonly refused: boolean;
 }
 
@@ -77,8 +80,14 @@ async function protocol(base: Unvalidated): Promise<CycleOutcome> {
   const read = await readCycleState(base.paths);
   if (read.kind === 'invalid') {
     const reason = `relais/cycle/STATE.json: ${read.reason}`;
-    await notify(base, null, 'escalation', { title: 'Cycle state invalid', lines: [reason] }, 'pause');
-    return refuse(base, null, 'CYCLE_STATE_INVALID', reason);
+    const notice = {
+      title: 'Cycle state invalid',
+      lines: [reason],
+      action: cycleRemediation('CYCLE_STATE_INVALID'),
+    };
+    await notify(base, null, 'escalation', notice, 'pause');
+    // A pause, not a failure to retry: nothing runs until a human fixes the file (exit 3, end of --loop).
+    return refuse(base, 'needs_human', 'CYCLE_STATE_INVALID', reason);
   }
   let state = read.kind === 'ok' ? read.value : freshState(base.now(), base.policy.mode);
   state = {

@@ -31,8 +31,10 @@ export function describeSentinelError(error: SentinelError): string {
 // Block extraction
 
 const SENTINEL_LINE = /^<<<.*>>>$/;
-const OPENER = /^<<<(TRACK|SPEC|PLAN|VERDICT):V1:(?:([^:<>]+):)?NONCE=([^<>]*)>>>$/;
-const CLOSER = /^<<<END_(TRACK|SPEC|PLAN|VERDICT):(?:([^:<>]+):)?NONCE=([^<>]*)>>>$/;
+// The nonce part also takes an angle-bracket placeholder (`NONCE=<NONCE>>>`, `NONCE=<nonce>>>>`), so
+// an echoed skeleton in that style is found and named as an example block, never reported missing.
+const OPENER = /^<<<(TRACK|SPEC|PLAN|VERDICT):V1:(?:([^:<>]+):)?NONCE=(<?[^<>]*>?)>>>$/;
+const CLOSER = /^<<<END_(TRACK|SPEC|PLAN|VERDICT):(?:([^:<>]+):)?NONCE=(<?[^<>]*>?)>>>$/;
 
 interface Found {
   readonly line: number;
@@ -108,7 +110,7 @@ function noBlockOfOurs(
     return fail(
       'malformed',
       first.line,
-      `the ${kind} opener's nonce "${first.nonce}" is not 6 hex digits (an example block?); write <<<${kind}:V1:${criterion ? `${criterion}:` : ''}NONCE=${nonce}>>>`,
+      `the ${kind} opener's nonce "${placeholder(first.nonce)}" is not 6 hex digits (an example block?); write <<<${kind}:V1:${criterion ? `${criterion}:` : ''}NONCE=${nonce}>>>`,
     );
   }
   return fail(
@@ -116,6 +118,11 @@ function noBlockOfOurs(
     null,
     `no ${wanted} block: expected a line <<<${kind}:V1:${criterion ? `${criterion}:` : ''}NONCE=${nonce}>>>`,
   );
+}
+
+/** `<NONCE>>>` ends the placeholder with the line's own `>`: show it whole. */
+function placeholder(nonce: string): string {
+  return nonce.startsWith('<') && !nonce.endsWith('>') ? `${nonce}>` : nonce;
 }
 
 function closeBlock(lines: readonly string[], opener: Found, kind: BlockKind): SentinelResult<Body> {

@@ -60,9 +60,15 @@ const trackSchema = z.strictObject({
   spec_path: z.string().max(300).nullable().default(null),
   plan_path: z.string().max(300).nullable().default(null),
   plan_base_commit: sha.nullable().default(null),
+  /** The plan file's task count (plan.json is what generate_task and reflect read it from). */
   task_count: z.int().min(0).default(0),
   /** 1-based. */
   task_current: z.int().min(0).default(0),
+  /**
+   * Why the track's plan stopped (REPLAN_REQUIRED, REQUEST_SPLIT): set by `relais cycle --resume`,
+   * which sends the track back to create_plan; told to the planner, cleared by the new plan.
+   */
+  replan_reason: z.string().max(4000).nullable().default(null),
 });
 
 const taskSchema = z.strictObject({
@@ -260,6 +266,24 @@ export function pause(
         state.phase === 'needs_human' ? (state.needs_human?.resume_phase ?? 'research') : state.phase,
       at: now.toISOString(),
     },
+  };
+}
+
+/** The task part of STATE before a task's packet is generated (a new task, or one started afresh). */
+export function freshTask(state: CycleState): CycleState['task'] {
+  return {
+    ...state.task,
+    id: null,
+    description: null,
+    sub_step: 'generate',
+    retry_count: 0,
+    replan_attempted: false,
+    files_to_load: [],
+    files: null,
+    human_verdict: null,
+    packet_path: null,
+    base_commit: null,
+    failure_context: [],
   };
 }
 

@@ -3,7 +3,14 @@ import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
 import { acquireLock } from '../workspace/lock.js';
 import { cycleRemediation } from './codes.js';
-import { type CyclePaths, type CycleState, cyclePaths, readCycleState, writeCycleState } from './state.js';
+import {
+  type CyclePaths,
+  type CycleState,
+  cyclePaths,
+  freshTask,
+  readCycleState,
+  writeCycleState,
+} from './state.js';
 
 /**
  * What `relais status` shows of the cycle: phase, track, task, counters, and the reason of a
@@ -37,6 +44,8 @@ export async function cycleStatusLines(root: string, workspaceDir: string): Prom
     lines.push(
       `  Human verdict: ${s.task.human_verdict.answer} (${s.task.human_verdict.reason.slice(0, 200)}) for commit ${s.task.human_verdict.commit.slice(0, 12)}`,
     );
+  if (s.track.replan_reason && s.track.plan_path === null)
+    lines.push(`  Re-plan of track ${s.track.id} pending: ${s.track.replan_reason.slice(0, 300)}`);
   if (s.phase === 'needs_human' && s.needs_human) {
     lines.push(`  Needs a human (${s.needs_human.code}): ${s.needs_human.reason.slice(0, 400)}`);
     lines.push(`  Fix: ${s.needs_human.remediation}`);
@@ -60,8 +69,8 @@ const VERDICT_PAUSES = new Set(['CYCLE_VERIFY_NEEDS_HUMAN', 'CYCLE_VERIFIER_OUTP
 
 /**
  * Ends a pause: back to the phase the cycle paused in, with what that pause needs reset (a stuck
- * task starts afresh, the no-progress count restarts after a human looked), and a human verdict
- * recorded when one is given. A running or invalid state is refused, and so is a resume while a
+ * task starts afresh, the no-progress count restarts after a human looked, a REPLAN_REQUIRED or
+ * REQUEST_SPLIT track goes back to create_plan), and a human verdict recorded when one is given. A running or invalid state is refused, and so is a resume while a
  * cycle holds relais/cycle/lock.json (STATE.json has one writer at a time).
  */
 export async function resumeCycle(
@@ -117,8 +126,29 @@ async function resumeLocked(root: string, paths: CyclePaths, options: ResumeOpti
       ...next,
       task: { ...next.task, sub_step: 'generate', retry_count: 0, replan_attempted: false },
     };
+  if (REPLAN_PAUSES.has(code) && next.track.id !== null && next.track.spec_path !== null)
+    next = replanTrack(next, `${code}: ${s.needs_human.reason}`);
   await writeCycleState(paths, next);
-  return { ok: true, phase };
+  return { ok: true, phase: next.phase };
+}
+
+/** The pauses whose way out is a new plan for the rest of the track (seed 003 generate_task hard stops). */
+const REPLAN_PAUSES = new Set(['CYCLE_REPLAN_REQUIRED', 'CYCLE_REQUEST_SPLIT']);
+
+/**
+ * Back to create_plan (select-track with no plan): the planner plans the track's remaining tasks
+ * from its spec, told why the plan stopped; verified tasks (before task_current) stay done. A
+ * track with no spec (another workflow gave its tasks) has nothing to re-plan from: it resumes
+ * its task as any pause does.
+ */
+function replanTrack(state: CycleState, reason: string): CycleState {
+  return {
+    ...state,
+    phase: 'select-track',
+    track: { ...state.track, plan_path: null, replan_reason: reason.slice(0, 4000) },
+    task: { ...freshTask(state), sub_step: null },
+    loop: { ...state.loop, stuck_count: 0, progress_mark: null },
+  };
 }
 
 async function headCommit(

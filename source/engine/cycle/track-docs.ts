@@ -34,8 +34,25 @@ const plannedTaskSchema = z.strictObject({
 });
 export const planFileSchema = z.strictObject({
   trackId: z.string(),
+  /**
+   * The track's number of the first task in `tasks`: a re-plan (REPLAN_REQUIRED, REQUEST_SPLIT)
+   * plans only the tasks after the verified ones, which keep their numbers (and TASK_NNN.md files).
+   */
+  firstTask: z.int().min(1).default(1),
   tasks: z.array(plannedTaskSchema).min(1),
 });
+
+export type PlanFile = z.infer<typeof planFileSchema>;
+
+/** The plan's task number `n` of the track (1-based), if the plan holds it. */
+export function plannedTaskAt(plan: PlanFile, n: number): PlannedTask | undefined {
+  return n >= plan.firstTask ? plan.tasks[n - plan.firstTask] : undefined;
+}
+
+/** How many tasks the track has by its plan file, the ones done under an earlier plan included. */
+export function planTaskCount(plan: PlanFile): number {
+  return plan.firstTask - 1 + plan.tasks.length;
+}
 
 /** Where track documents and plans live: all a writer of them needs of the cycle. */
 export type DocsPlace = Pick<CycleContext, 'root' | 'docsDir' | 'paths'>;
@@ -72,17 +89,24 @@ export async function writeSpec(ctx: DocsPlace, spec: SpecBlock): Promise<string
   return writeDoc(ctx, join(trackDir(ctx, spec.trackId), 'SPEC.md'), text);
 }
 
-export async function writePlan(ctx: DocsPlace, plan: PlanBlock): Promise<string> {
+export async function writePlan(ctx: DocsPlace, block: PlanBlock, firstTask = 1): Promise<string> {
+  const plan: PlanFile = { trackId: block.trackId, firstTask, tasks: block.tasks };
   const dataDir = join(ctx.paths.tracksData, plan.trackId);
   await mkdir(dataDir, { recursive: true });
   await writeJsonAtomic(join(dataDir, 'plan.json'), planFileSchema, plan);
   const text = [
     `# PLAN — ${plan.trackId}`,
     '',
-    `TASK_COUNT=${plan.tasks.length}`,
+    `TASK_COUNT=${planTaskCount(plan)}`,
+    ...(firstTask > 1
+      ? [
+          '',
+          `${firstTask === 2 ? 'Task 1 was' : `Tasks 1 to ${firstTask - 1} were`} done under an earlier plan (see this file's git history).`,
+        ]
+      : []),
     '',
     ...plan.tasks.flatMap((t, i) => [
-      `## Task ${i + 1}: ${t.taskId} — ${t.title}`,
+      `## Task ${firstTask + i}: ${t.taskId} — ${t.title}`,
       '',
       '```',
       renderTaskFields(t),
@@ -93,13 +117,15 @@ export async function writePlan(ctx: DocsPlace, plan: PlanBlock): Promise<string
   return writeDoc(ctx, join(trackDir(ctx, plan.trackId), 'PLAN.md'), text);
 }
 
-export async function readPlan(ctx: DocsPlace, trackId: string): Promise<PlanBlock> {
+/** The plan the runner works from, or why it cannot be read (a human may have deleted or edited it). */
+export async function readPlan(
+  ctx: DocsPlace,
+  trackId: string,
+): Promise<{ ok: true; plan: PlanFile } | { ok: false; detail: string }> {
   const read = await readJsonValidated(join(ctx.paths.tracksData, trackId, 'plan.json'), planFileSchema);
-  if (read.kind !== 'ok')
-    throw new Error(
-      `relais/cycle/tracks/${trackId}/plan.json is ${read.kind === 'missing' ? 'missing' : `invalid: ${read.reason}`}`,
-    );
-  return read.value;
+  if (read.kind === 'ok') return { ok: true, plan: read.value };
+  const what = read.kind === 'missing' ? 'missing' : `invalid: ${read.reason}`;
+  return { ok: false, detail: `${rel(ctx, ctx.paths.tracksData)}/${trackId}/plan.json is ${what}` };
 }
 
 export interface LoadEntry {
@@ -188,4 +214,41 @@ export async function readDoc(root: string, relPath: string, maxChars = 12_000):
   const text = await readRepoFile(root, relPath);
   if (text === null) return null;
   return text.length > maxChars ? `${text.slice(0, maxChars)}\n[... cut at ${maxChars} characters]` : text;
+}
+
+const STATUS_OPEN =
+  '<!-- relais:phase-status (written by `relais cycle`; replaced when a phase completes) -->';
+const STATUS_CLOSE = '<!-- /relais:phase-status -->';
+
+export interface RoadmapProgress {
+  readonly phases_completed: readonly string[];
+  /** null when the roadmap is finished. */
+  readonly current_phase: string | null;
+}
+
+/**
+ * Seed 003 pick_track 5, PHASE_COMPLETE: "update ROADMAP status". ROADMAP.md is the humans'
+ * document, so the runner writes one marked block at its end (replaced on every update, created
+ * when absent) and never touches the rest. Returns the repository path written, or null when
+ * ROADMAP.md cannot be read as a regular file inside the repository.
+ */
+export async function writeRoadmapStatus(ctx: DocsPlace, progress: RoadmapProgress): Promise<string | null> {
+  const path = rel(ctx, join(ctx.docsDir, 'ROADMAP.md'));
+  const text = await readRepoFile(ctx.root, path);
+  if (text === null) return null;
+  const block = [
+    STATUS_OPEN,
+    '## Phase status',
+    '',
+    ...progress.phases_completed.map((p) => `- ${p}: complete`),
+    progress.current_phase === null ? '- Roadmap complete.' : `- ${progress.current_phase}: in progress`,
+    STATUS_CLOSE,
+  ].join('\n');
+  const start = text.indexOf(STATUS_OPEN);
+  const end = start === -1 ? -1 : text.indexOf(STATUS_CLOSE, start);
+  const next =
+    end === -1
+      ? `${text}${text.endsWith('\n') ? '' : '\n'}\n${block}\n`
+      : `${text.slice(0, start)}${block}${text.slice(end + STATUS_CLOSE.length)}`;
+  return writeDoc(ctx, join(ctx.docsDir, 'ROADMAP.md'), next);
 }

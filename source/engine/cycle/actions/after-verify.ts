@@ -1,29 +1,16 @@
 import type { ActionResult, CycleContext } from '../context.js';
 import { headOf } from '../git-ops.js';
 import { notify } from '../notifications.js';
-import type { CycleState } from '../state.js';
+import { type CycleState, freshTask } from '../state.js';
+import { planTaskCount, readPlan } from '../track-docs.js';
 import { okResult, pauseResult } from './common.js';
 
 /** Seed 003 reflect, retry_task and replan_task. */
 
-const freshTask = (state: CycleState): CycleState['task'] => ({
-  ...state.task,
-  id: null,
-  description: null,
-  sub_step: 'generate',
-  retry_count: 0,
-  replan_attempted: false,
-  files_to_load: [],
-  files: null,
-  human_verdict: null,
-  packet_path: null,
-  base_commit: null,
-  failure_context: [],
-});
-
-export async function reflect(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
+export async function reflect(ctx: CycleContext, recorded: CycleState): Promise<ActionResult> {
   const now = ctx.now().toISOString();
   const head = await headOf(ctx.git);
+  const state = await withPlanCount(ctx, recorded);
   const taskId = state.task.id as string;
   const gate = await notify(ctx, state, 'task_complete', {
     title: `Task complete: ${taskId} — ${state.task.description ?? ''}`,
@@ -71,6 +58,13 @@ export async function reflect(ctx: CycleContext, state: CycleState): Promise<Act
     lines: [`${state.track.task_count} task(s)`, `last good commit ${head.slice(0, 12)}`],
   });
   return okResult(done, `${taskId} done; track ${trackId} complete`);
+}
+
+/** The task count as the plan file has it now (a human may have added or removed tasks meanwhile). */
+async function withPlanCount(ctx: CycleContext, state: CycleState): Promise<CycleState> {
+  const read = await readPlan(ctx, state.track.id as string);
+  if (!read.ok) return state;
+  return { ...state, track: { ...state.track, task_count: planTaskCount(read.plan) } };
 }
 
 /** verify_task already counted the failure; this only re-enters implementation with its context. */

@@ -10,7 +10,15 @@ import { commitPaths, existsAt, headOf } from '../git-ops.js';
 import { adaptTaskPrompt } from '../prompts.js';
 import type { SentinelResult } from '../sentinel.js';
 import type { CycleState } from '../state.js';
-import { type LoadEntry, readDoc, readPlan, renderPacket, writePacket } from '../track-docs.js';
+import {
+  type LoadEntry,
+  plannedTaskAt,
+  planTaskCount,
+  readDoc,
+  readPlan,
+  renderPacket,
+  writePacket,
+} from '../track-docs.js';
 import { failResult, okResult, pauseResult, projectDocs } from './common.js';
 
 /**
@@ -24,8 +32,11 @@ const CONFIG_FILES = ['package.json', 'tsconfig.json', 'pyproject.toml', 'Cargo.
 
 export async function generateTask(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
   const trackId = state.track.id as string;
-  const plan = await readPlan(ctx, trackId);
-  const planned = plan.tasks[state.track.task_current - 1];
+  const read = await readPlan(ctx, trackId);
+  // Deleted or broken by hand: `--resume` has the planner write the track's plan again.
+  if (!read.ok) return pauseResult(ctx, state, 'CYCLE_REPLAN_REQUIRED', read.detail);
+  const { plan } = read;
+  const planned = plannedTaskAt(plan, state.track.task_current);
   if (!planned)
     return pauseResult(
       ctx,
@@ -33,6 +44,8 @@ export async function generateTask(ctx: CycleContext, state: CycleState): Promis
       'CYCLE_STATE_INCONSISTENT',
       `the plan has no task ${state.track.task_current}`,
     );
+  // The plan file is the truth: a human may have edited it (reflect reads the count again).
+  const track = { ...state.track, task_count: planTaskCount(plan) };
   const head = await headOf(ctx.git);
   const sameTask = state.task.id === planned.taskId;
   let task = planned;
@@ -71,6 +84,7 @@ export async function generateTask(ctx: CycleContext, state: CycleState): Promis
   return okResult(
     {
       ...state,
+      track,
       task: {
         ...state.task,
         id: task.taskId,

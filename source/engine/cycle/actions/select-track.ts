@@ -1,14 +1,30 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { askForBlock } from '../agent-call.js';
-import { parsePlanBlock, parseSpecBlock, parseTrackBlock } from '../blocks.js';
+import {
+  type PlanBlock,
+  type PlannedTask,
+  parsePlanBlock,
+  parseSpecBlock,
+  parseTrackBlock,
+} from '../blocks.js';
+import { cycleRemediation } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf } from '../git-ops.js';
 import { notify } from '../notifications.js';
-import { pickTrackPrompt, planPrompt, specPrompt } from '../prompts.js';
+import { pickTrackPrompt, planPrompt, type Replan, specPrompt } from '../prompts.js';
 import type { SentinelResult } from '../sentinel.js';
-import type { CycleState } from '../state.js';
-import { readDoc, readRepoFile, writePlan, writeSpec } from '../track-docs.js';
+import { type CycleState, freshTask } from '../state.js';
+import {
+  plannedTaskAt,
+  planTaskCount,
+  readDoc,
+  readPlan,
+  readRepoFile,
+  writePlan,
+  writeRoadmapStatus,
+  writeSpec,
+} from '../track-docs.js';
 import { failResult, okResult, pauseResult, projectDocs, SEED_DOCS } from './common.js';
 
 /** Seed 003 research and select-track actions: seed_docs, pick_track, create_spec, create_plan. */
@@ -58,7 +74,11 @@ export async function pickTrack(ctx: CycleContext, state: CycleState): Promise<A
       ctx,
       state,
       'escalation',
-      { title: 'Roadmap phase blocked', lines: [block.reasons] },
+      {
+        title: 'Roadmap phase blocked',
+        lines: [block.reasons],
+        action: cycleRemediation('CYCLE_PHASE_BLOCKED'),
+      },
       'pause',
     );
     return pauseResult(ctx, state, 'CYCLE_PHASE_BLOCKED', `phase blocked: ${block.reasons}`);
@@ -129,9 +149,26 @@ async function phaseComplete(
     unmet: null,
     declined: null,
   };
+  const status = await updateRoadmap(ctx, roadmap);
   if (nextPhase === null)
-    return okResult({ ...state, roadmap, phase: 'complete' }, `phase ${phase} complete; the roadmap is done`);
-  return okResult({ ...state, roadmap }, `phase ${phase} complete; next phase ${nextPhase}`);
+    return okResult(
+      { ...state, roadmap, phase: 'complete' },
+      `phase ${phase} complete; the roadmap is done${status}`,
+    );
+  return okResult({ ...state, roadmap }, `phase ${phase} complete; next phase ${nextPhase}${status}`);
+}
+
+/** Seed 003 "update ROADMAP status": the status block of ROADMAP.md, committed by the runner. */
+async function updateRoadmap(ctx: CycleContext, roadmap: CycleState['roadmap']): Promise<string> {
+  const path = await writeRoadmapStatus(ctx, roadmap);
+  if (path === null) {
+    const message = `${ctx.policy.docs_dir}/ROADMAP.md is not a regular file inside the repository; its phase status is not updated`;
+    ctx.bus.emit({ type: 'log', level: 'warn', message });
+    return '; ROADMAP.md not updated';
+  }
+  const done = roadmap.phases_completed.at(-1) ?? 'phase';
+  await commitPaths(ctx.git, [path], `relais(roadmap): ${done} complete`);
+  return `; ${path} updated`;
 }
 
 function forTrack<T extends { trackId: string }>(
@@ -169,12 +206,15 @@ export async function createPlan(ctx: CycleContext, state: CycleState): Promise<
   const docs = await projectDocs(ctx, ['PROJECT.md']);
   const spec = await readDoc(ctx.root, state.track.spec_path as string);
   if (spec) docs[state.track.spec_path as string] = spec;
-  const answer = await askForBlock(ctx, 'planner', planPrompt(ctx.nonce, state, docs), (t) =>
-    forTrack(trackId, parsePlanBlock(t, ctx.nonce)),
+  const replan = state.track.replan_reason === null ? null : await replanContext(ctx, state);
+  const answer = await askForBlock(ctx, 'planner', planPrompt(ctx.nonce, state, docs, replan), (t) =>
+    keepsDoneTasks(replan, forTrack(trackId, parsePlanBlock(t, ctx.nonce))),
   );
   if (!answer.ok) return plannerFailed(state, answer);
-  const path = await writePlan(ctx, answer.value);
-  await commitPaths(ctx.git, [path], `relais(${trackId}): plan`);
+  // A re-plan plans what is left: the verified tasks keep their numbers (and TASK_NNN.md files).
+  const firstTask = (replan?.doneCount ?? 0) + 1;
+  const path = await writePlan(ctx, answer.value, firstTask);
+  await commitPaths(ctx.git, [path], `relais(${trackId}): ${replan ? 're-plan' : 'plan'}`);
   const next: CycleState = {
     ...state,
     phase: 'execute',
@@ -182,20 +222,52 @@ export async function createPlan(ctx: CycleContext, state: CycleState): Promise<
       ...state.track,
       plan_path: path,
       plan_base_commit: await headOf(ctx.git),
-      task_count: answer.value.tasks.length,
-      task_current: 1,
+      task_count: firstTask - 1 + answer.value.tasks.length,
+      task_current: firstTask,
       status: 'in-progress',
+      replan_reason: null,
     },
-    task: {
-      ...state.task,
-      sub_step: 'generate',
-      id: null,
-      files: null,
-      human_verdict: null,
-      retry_count: 0,
-      replan_attempted: false,
-      failure_context: [],
+    task: freshTask(state),
+  };
+  const count = `${answer.value.tasks.length} task(s)${replan ? `, after the ${replan.doneCount} done` : ''}`;
+  return okResult(next, `${replan ? 're-plan' : 'plan'} written: ${path} (${count})`);
+}
+
+/**
+ * What the planner is told when the track's plan stopped (REPLAN_REQUIRED, REQUEST_SPLIT; set by
+ * `--resume`): why, the tasks already verified (numbers before task_current), and the old plan's
+ * tasks from the one it stopped at. The plan file may be gone: then only the count of done tasks.
+ */
+async function replanContext(ctx: CycleContext, state: CycleState): Promise<Replan> {
+  const doneCount = Math.max(0, state.track.task_current - 1);
+  const read = await readPlan(ctx, state.track.id as string);
+  const old = read.ok ? read.plan : null;
+  const at = (n: number) => (old ? plannedTaskAt(old, n) : undefined);
+  const done = Array.from({ length: doneCount }, (_, i) => ({ n: i + 1, task: at(i + 1) }));
+  const left = old
+    ? Array.from({ length: planTaskCount(old) - doneCount }, (_, i) => at(doneCount + 1 + i))
+    : [];
+  const name = (t: PlannedTask) => `${t.taskId} "${t.title}"`;
+  return {
+    reason: state.track.replan_reason as string,
+    doneCount,
+    done: done.map(({ n, task }) => `task ${n}: ${task ? name(task) : 'not in the plan file any more'}`),
+    doneIds: done.flatMap(({ task }) => (task ? [task.taskId] : [])),
+    previous: left.flatMap((t) => (t ? [name(t)] : [])),
+  };
+}
+
+/** A re-plan never plans a verified task again under its id (its commits and packet carry it). */
+function keepsDoneTasks(replan: Replan | null, parsed: SentinelResult<PlanBlock>): SentinelResult<PlanBlock> {
+  if (!parsed.ok || !replan) return parsed;
+  const again = parsed.value.tasks.filter((t) => replan.doneIds.includes(t.taskId)).map((t) => t.taskId);
+  if (again.length === 0) return parsed;
+  return {
+    ok: false,
+    error: {
+      kind: 'malformed',
+      line: null,
+      message: `task(s) ${again.join(', ')} are already done: plan only the remaining work, under new TASK_IDs`,
     },
   };
-  return okResult(next, `plan written: ${path} (${answer.value.tasks.length} task(s))`);
 }

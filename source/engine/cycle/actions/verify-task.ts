@@ -20,8 +20,9 @@ import { afterAttempt } from './progress.js';
  */
 export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<ActionResult> {
   const taskId = state.task.id as string;
-  const plan = await readPlan(ctx, state.track.id as string);
-  const planned = plan.tasks.find((t) => t.taskId === taskId);
+  const read = await readPlan(ctx, state.track.id as string);
+  if (!read.ok) return pauseResult(ctx, state, 'CYCLE_REPLAN_REQUIRED', read.detail);
+  const planned = read.plan.tasks.find((t) => t.taskId === taskId);
   if (!planned)
     return pauseResult(ctx, state, 'CYCLE_STATE_INCONSISTENT', `task ${taskId} is not in the plan`);
   // The files generate_task bound (adapted on drift), not the plan's: that is the planned scope now.
