@@ -5,6 +5,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { findExecutable } from '../engine/agents/find-executable.js';
 import { PACKAGE_ROOT } from '../engine/workspace/package-assets.js';
 import { demoPlan } from './demo-plan.js';
+import { DEMO_PR_URL, installGhStandIn, readGhCalls } from './gh-stand-in.js';
 import { relaisScript } from './relais-script.js';
 import { startScriptedModel } from './scripted-model-server.js';
 
@@ -12,8 +13,9 @@ import { startScriptedModel } from './scripted-model-server.js';
  * `npm run demo`: `ralphy start` on a bundled example project, the whole workflow (spec, gate,
  * judged implementation, QA, gate, pull request) through the real Claude Code binary, offline.
  * Only the model is scripted (a local server on 127.0.0.1); no API key and no network. A local
- * bare repository stands in for GitHub. On a terminal the gates ask you; elsewhere `--yes`.
- * The project is left in a temp folder to look around in.
+ * bare repository stands in for GitHub, and a recording `gh` stand-in (first on PATH, so the
+ * run never depends on your own gh) answers `gh pr create`. On a terminal the gates ask you;
+ * elsewhere `--yes`. The project is left in a temp folder to look around in.
  */
 
 const CLI = join(PACKAGE_ROOT, 'dist/cli/main.js');
@@ -49,6 +51,10 @@ async function main(): Promise<number> {
   const remote = join(base, 'github-stand-in.git');
   const home = join(base, 'home');
   mkdirSync(home);
+  const bin = join(base, 'bin');
+  mkdirSync(bin);
+  const ghLog = join(base, 'gh-calls.jsonl');
+  installGhStandIn(bin, ghLog);
   cpSync(join(PACKAGE_ROOT, 'examples/demo-project'), repo, { recursive: true });
   const gitEnv = {
     ...process.env,
@@ -69,8 +75,9 @@ async function main(): Promise<number> {
   const model = await startScriptedModel(relaisScript(demoPlan(repo)));
   const env: NodeJS.ProcessEnv = {
     ...gitEnv,
-    // `claude` is found on PATH, as on a user's machine: here, the copy relais installed.
-    PATH: `${dirname(claude)}${delimiter}${process.env.PATH ?? ''}`,
+    // `claude` and `gh` are found on PATH, as on a user's machine: here, the copy relais
+    // installed and the demo's stand-in (before any gh of yours).
+    PATH: [bin, dirname(claude), process.env.PATH ?? ''].join(delimiter),
     HOME: home, // Claude Code keeps its files in this throwaway home, not yours
     ANTHROPIC_BASE_URL: model.url,
     ANTHROPIC_API_KEY: 'offline-demo-key',
@@ -93,15 +100,26 @@ async function main(): Promise<number> {
     const pushed = spawnSync('git', ['ls-remote', '--heads', remote], { encoding: 'utf8' }).stdout.includes(
       'refs/heads/ralphy/',
     );
+    const pr = readGhCalls(ghLog).find((c) => c.args[0] === 'pr' && c.args[1] === 'create');
     say(
-      code === 0 && pushed
-        ? `Done: PRD -> spec -> judged ticks (one cheating tick stopped and rolled back) -> QA -> branch pushed.\n   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`
-        : `The workflow did not complete (exit ${code}${pushed ? '' : ', no branch on the remote'}); see the output above and ${repo}/relais/`,
+      code === 0 && pushed && pr
+        ? [
+            'Done: PRD -> spec -> judged ticks (one cheating tick stopped and rolled back) -> QA -> branch pushed.',
+            `   The pull request: the demo's gh stand-in (no GitHub, offline) was asked for it and answered ${DEMO_PR_URL}:`,
+            `     gh ${pr.args.map(shellWord).join(' ')}`,
+            `   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`,
+          ].join('\n')
+        : `The workflow did not complete (exit ${code}${pushed ? '' : ', no branch on the remote'}${pr ? '' : ', gh pr create was not called'}); see the output above and ${repo}/relais/`,
     );
-    return code === 0 && !pushed ? 1 : code;
+    return code === 0 && !(pushed && pr) ? 1 : code;
   } finally {
     await model.close();
   }
+}
+
+/** An argument as a human would paste it into a shell. */
+function shellWord(value: string): string {
+  return /^[A-Za-z0-9._/:@=-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 main().then(

@@ -1,7 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/project.js';
 
@@ -11,8 +19,18 @@ import { REPO_ROOT } from '../support/project.js';
 describe('npm run demo', () => {
   it('runs the whole workflow offline to COMPLETED, stopping and rolling back a cheating tick on the way', async () => {
     const demoDir = mkdtempSync(join(tmpdir(), 'relais-demo-test-'));
+    // A user's own gh, first on PATH: the demo must never run it (its answer differs per machine).
+    const userBin = mkdtempSync(join(tmpdir(), 'relais-demo-user-gh-'));
+    const userGhRan = join(userBin, 'ran');
+    writeFileSync(join(userBin, 'gh'), `#!/bin/sh\ntouch '${userGhRan}'\nexit 1\n`);
+    chmodSync(join(userBin, 'gh'), 0o755);
     const child = spawn(process.execPath, [join(REPO_ROOT, 'dist/demo/run-demo.js')], {
-      env: { ...process.env, CI: 'true', RELAIS_DEMO_DIR: demoDir },
+      env: {
+        ...process.env,
+        CI: 'true',
+        RELAIS_DEMO_DIR: demoDir,
+        PATH: `${userBin}${delimiter}${process.env.PATH}`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -32,8 +50,28 @@ describe('npm run demo', () => {
         encoding: 'utf8',
       },
     ).stdout;
+    // The demo's gh stand-in recorded the one call the PR phase makes, with the body it read.
+    const ghCalls = readFileSync(join(demoDir, demo ?? '', 'gh-calls.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const userGh = existsSync(userGhRan);
     rmSync(demoDir, { recursive: true, force: true });
+    rmSync(userBin, { recursive: true, force: true });
     expect(remote).toContain('refs/heads/ralphy/slugify-titles');
+    expect(userGh).toBe(false);
+    expect(ghCalls).toHaveLength(1);
+    expect(ghCalls[0].args.slice(0, 8)).toEqual([
+      'pr',
+      'create',
+      '--base',
+      'main',
+      '--head',
+      'ralphy/slugify-titles',
+      '--title',
+      'Slugify titles',
+    ]);
+    expect(ghCalls[0].body).toContain('## Human gates');
     expect(code, out).toBe(0);
     // Seed 004: the planner asks its one question; with --yes nobody answers, so the runner
     // proceeds and the planner closes it as an assumption it states before the spec starts.
@@ -57,7 +95,15 @@ describe('npm run demo', () => {
     );
     expect(out).toContain('Agent: qa-agent started');
     expect(out).toContain('Gate qa: approve (auto)');
-    expect(out).toContain('Workflow COMPLETED');
+    expect(out).toContain('Pull request: https://github.invalid/relais-demo/demo-project/pull/1');
+    expect(out).toContain('Workflow COMPLETED https://github.invalid/relais-demo/demo-project/pull/1');
+    // The demo says what happened to the pull request: a stand-in, offline, and the exact call.
+    expect(out).toContain(
+      "The pull request: the demo's gh stand-in (no GitHub, offline) was asked for it and answered https://github.invalid/relais-demo/demo-project/pull/1:",
+    );
+    expect(out).toMatch(
+      /^ {5}gh pr create --base main --head ralphy\/slugify-titles --title 'Slugify titles' --body-file \S+\/relais\/PR_BODY\.md$/m,
+    );
     expect(out).toContain('Workflow:  "Slugify titles" COMPLETED (completed) on ralphy/slugify-titles');
     expect(out).toContain('Tasks:     2/2');
   });

@@ -35,6 +35,7 @@ describe('ralphy start (CLI)', () => {
     for (const line of [
       'Phase: SPECIFICATION',
       'Agent: spec-agent started',
+      'Agent: spec-agent completed',
       '=== VALIDATION REQUIRED: Approve the specification and tasks? ===',
       '  - specs/TASKS.md (2 tasks)',
       'Gate spec: approve (auto)',
@@ -42,13 +43,40 @@ describe('ralphy start (CLI)', () => {
       'Task 1 Greet by name: completed (verified: SUCCESS',
       'Phase: QA',
       'Agent: qa-agent started',
+      'Agent: qa-agent completed',
       'Phase: PR',
       'Pull request: https://github.com/example/greeting/pull/7',
       'Workflow COMPLETED https://github.com/example/greeting/pull/7',
     ])
       expect(out).toContain(line);
     expect(out).toMatch(/^\[\d{2}:\d{2}:\d{2}\] Phase: SPECIFICATION$/m);
-    expect(ghCalls(p)).toHaveLength(1);
+    // Seed 002 §9: every line is stamped, the lines of a multi-line event too.
+    expect(out).toMatch(/^\[\d{2}:\d{2}:\d{2}\] {5}- specs\/TASKS\.md \(2 tasks\)$/m);
+    for (const line of out.split('\n').filter(Boolean)) expect(line).toMatch(/^\[\d{2}:\d{2}:\d{2}\]( |$)/);
+
+    // gh on PATH was asked for exactly this pull request, with the body built from evidence.
+    const calls = ghCalls(p);
+    expect(calls).toHaveLength(1);
+    const args = calls[0] ?? [];
+    expect(args.slice(0, 8)).toEqual([
+      'pr',
+      'create',
+      '--base',
+      'main',
+      '--head',
+      'ralphy/greeting-service',
+      '--title',
+      'Greeting service', // the PRD's title
+    ]);
+    expect(args[8]).toBe('--body-file');
+    expect(args).toHaveLength(10);
+    const body = readFileSync(args[9] as string, 'utf8');
+    expect(args[9]).toMatch(/\/relais\/PR_BODY\.md$/);
+    expect(body).toBe(p.read('relais/PR_BODY.md'));
+    expect(body).toContain('## Summary\nGreet people by name, politely.');
+    expect(body).toContain('## Tasks (2/2 completed)');
+    expect(body).toMatch(/## Verification \(run by the runner, not the agent\)\nOn [0-9a-f]{12}: ok ✓/);
+    expect(body).toMatch(/## Human gates\n- spec: approve \(auto, [^)]+\)\n- qa: approve \(auto, [^)]+\)\n/);
 
     const status = p.cliSync(['status'], p.env2);
     expect(status.code).toBe(0);
@@ -56,9 +84,19 @@ describe('ralphy start (CLI)', () => {
       'Workflow:  "Greeting service" COMPLETED (completed) on ralphy/greeting-service',
     );
     expect(status.stdout).toContain('Tasks:     2/2');
+    // Elapsed from WORKFLOW.json, and the spend (six agent calls at $0.01 each) against the cap.
+    expect(status.stdout).toMatch(/^Elapsed: {3}(\d+s|\d+m\d{2}s), cost \$0\.06 of \$50\.00$/m);
     expect(status.stdout).toContain('PR:        https://github.com/example/greeting/pull/7');
     const json = JSON.parse(p.cliSync(['status', '--json'], p.env2).stdout);
-    expect(json.workflow).toMatchObject({ state: 'COMPLETED', tasks: '2/2', breaker: 'closed (0/3)' });
+    expect(json.workflow).toMatchObject({
+      state: 'COMPLETED',
+      tasks: '2/2',
+      breaker: 'closed (0/3)',
+      cost_usd: 0.06,
+    });
+    const workflow = workflowFile(p);
+    const took = Math.round((Date.parse(workflow.updated_at) - Date.parse(workflow.started_at)) / 1000);
+    expect(json.workflow.elapsed_s).toBe(took);
   });
 
   it('piped to a file (not a terminal), even with CI unset, it prints plain lines with no escape codes', async () => {
@@ -100,7 +138,9 @@ describe('ralphy start (CLI)', () => {
     p.scenario(happyScenario());
     const run = await p.cli(['start'], { env: p.env2 }).done;
     expect(run.code).toBe(1);
-    expect(run.stdout).toContain('Gate spec: reject (nobody)');
+    // Nobody decided anything: the gate waits, it was not rejected.
+    expect(run.stdout).toMatch(/^\[\d{2}:\d{2}:\d{2}\] Gate spec: nobody could answer: the gate waits$/m);
+    expect(run.stdout).not.toContain('reject');
     expect(run.stdout).toContain('Next: ralphy start');
     const status = p.cliSync(['status'], p.env2);
     expect(status.stdout).toContain('AWAITING_SPEC_VALIDATION (interrupted)');
@@ -121,6 +161,24 @@ describe('ralphy start (CLI)', () => {
       "Next: gh pr create --base main --head ralphy/greeting-service --title 'Greeting service' --body-file relais/PR_BODY.md",
     );
     expect(workflowFile(p)).toMatchObject({ state: 'COMPLETED', pr_url: null });
+  });
+
+  it('a breaker-killed run prints the seed §9 breaker lines and the FAILED reason line, exit 1', async () => {
+    const p = cliProject((config) => {
+      config.circuit_breaker = { ...config.circuit_breaker, inactivity_timeout: 1, max_attempts: 1 };
+    });
+    project = p;
+    p.scenario({ spec: [{ say: 'Thinking.', hang: true }] });
+    const run = await p.cli(['start', '--yes'], { env: p.env2 }).done;
+    expect(run.code, run.stdout).toBe(1);
+    const stamp = '\\[\\d{2}:\\d{2}:\\d{2}\\]';
+    for (const line of [
+      '⚠ Circuit breaker: inactivity detected \\(1s without output\\)',
+      '✗ Circuit breaker: OPEN - agent stopped after 1 attempts',
+      'State: FAILED \\(reason: circuit_breaker_triggered\\)( .*)?',
+      'Workflow FAILED \\(reason: circuit_breaker_triggered\\)',
+    ])
+      expect(run.stdout).toMatch(new RegExp(`^${stamp} ${line}$`, 'm'));
   });
 
   it('ralphy abort from a second process during implementation: the agent is gone, FAILED (aborted), exit 1', async () => {

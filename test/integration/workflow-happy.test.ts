@@ -103,7 +103,16 @@ describe('ralphy workflow: the happy path', () => {
     expect(body).toContain('Greet people by name, politely.');
     expect(body).toContain('- [x] 1. Greet by name — verified: SUCCESS');
     expect(body).toContain('5 file(s)');
-    expect(body).toContain('ok ✓');
+    // The runner's own run on the final tree, with the commit it ran on (not a task's line).
+    const verification = body
+      .split('## Verification (run by the runner, not the agent)\n')[1]
+      ?.split('\n\n')[0];
+    expect(verification).toMatch(/^On [0-9a-f]{12}: ok ✓ \d+\.\ds$/);
+    expect(verification?.slice(3, 15)).toBe(project.head().slice(0, 12));
+    expect(workflow.verification).toMatchObject({
+      commit: project.head(),
+      runs: [{ template_id: 'ok', exit_code: 0 }],
+    });
     expect(body).toContain('No blocking issue');
     expect(body).toContain('- qa: approve (human');
 

@@ -196,6 +196,12 @@ describe('resume after an interruption, in each phase', () => {
       'The previous tick for this task was stopped and rolled back: STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED',
     );
     expect(project.read('src/b.ts')).toBe('export const b = 1;\n');
-    expect(workflowFile(project).tasks[0]).toMatchObject({ status: 'in_progress', ticks: 2, verified: null });
+    // Not completed, and the row says why: the builder's claim next to the runner's stop code.
+    expect(workflowFile(project).tasks[0]).toMatchObject({
+      status: 'in_progress',
+      ticks: 2,
+      claimed: 'done',
+      verified: expect.stringMatching(/^STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED/),
+    });
   });
 });

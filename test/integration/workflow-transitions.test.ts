@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { requestAbort } from '../../source/engine/workflow/abort-request.js';
 import { allTransitions } from '../../source/engine/workflow/transitions.js';
 import { workspacePaths } from '../../source/engine/workspace/paths.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { answer, ask, plannerProject, proceedGate, ready } from '../support/planner.js';
 import { isAlive, type TestProject } from '../support/project.js';
 import {
@@ -55,15 +56,23 @@ describe('seed 002 §8 transitions', () => {
     const run = await runInProcess(project, { gates: scriptedGates({}) });
     expect(run.outcome).toMatchObject({ status: 'needs_input', state: 'AWAITING_SPEC_VALIDATION' });
     expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'AWAITING_SPEC_VALIDATION']);
+    // Nobody decided anything: recorded as unanswered, never as a reject.
     expect(workflowFile(project)).toMatchObject({
       state: 'AWAITING_SPEC_VALIDATION',
       status: 'interrupted',
       failure_reason: null,
-      gate_decisions: [{ gate: 'spec', decision: 'reject', by: 'nobody' }],
+      gate_decisions: [{ gate: 'spec', decision: 'unanswered', by: 'nobody' }],
     });
     const later = await runInProcess(project, { gates: scriptedGates({ resume: YES, spec: YES, qa: YES }) });
     expect(later.outcome.state).toBe('COMPLETED');
     expect(project.calls().filter((c) => c.role === 'spec')).toHaveLength(1);
+    // The PR body lists the decisions humans took, not the gate that waited for one.
+    const gates = project.read('relais/PR_BODY.md').split('## Human gates\n')[1]?.split('\n\n')[0];
+    expect(gates?.split('\n').map((l) => l.replace(/, [^,]*\)$/, ')'))).toEqual([
+      '- resume: approve (human)',
+      '- spec: approve (human)',
+      '- qa: approve (human)',
+    ]);
   });
 
   it('reject at the second gate: AWAITING_QA_VALIDATION → FAILED (rejected_at_qa), no pull request', async () => {
@@ -126,6 +135,35 @@ describe('seed 002 §8 transitions', () => {
     expect(run.outcome.detail).toContain('workflow.timeouts.specification: 1s');
   });
 
+  it('IMPLEMENTATION → FAILED on the phase timeout (fake clock): the hung builder is killed, the tick rolled back', async () => {
+    project = workflowProject((config) => {
+      config.circuit_breaker.enabled = false;
+      config.workflow.timeouts.implementation = 600;
+    });
+    const scenario = happyScenario();
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'half done\n' }], say: 'Working on it.', hang: true },
+    ];
+    project.scenario(scenario);
+    const clock = new FakeClock();
+    const run = await runInProcess(project, {
+      clock,
+      gates: scriptedGates({ spec: YES }),
+      onEvent: (event) => {
+        // The builder is running (it spoke): ten minutes pass on the phase's clock.
+        if (event.type === 'agent.output' && event.role === 'builder') clock.advance(600_000);
+      },
+    });
+    expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'IMPLEMENTATION', 'FAILED']);
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'phase_timeout' });
+    expect(run.outcome.detail).toContain('the IMPLEMENTATION phase ran past its timeout');
+    expect(run.outcome.detail).toContain('workflow.timeouts.implementation: 600s');
+    const pid = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+    expect(isAlive(pid)).toBe(false);
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+    expect(project.status()).toBe('');
+  });
+
   it('IMPLEMENTATION → FAILED on the circuit breaker: the same error three times kills the builder and the tick rolls back', async () => {
     project = workflowProject((config) => {
       config.circuit_breaker.max_attempts = 1;
@@ -186,6 +224,37 @@ describe('seed 002 §8 transitions', () => {
     expect(run.outcome.detail).toContain('output size above 1 KB');
     expect(project.exists('specs/QA_REPORT.md')).toBe(false);
     covers('QA-fail');
+  });
+
+  it('QA → FAILED on the phase timeout (fake clock): the hung qa-agent is killed, no report is kept', async () => {
+    project = workflowProject((config) => {
+      config.circuit_breaker.enabled = false;
+      config.workflow.timeouts.qa = 1800;
+    });
+    const scenario = happyScenario();
+    scenario.qa = [
+      {
+        actions: [{ write: 'specs/QA_REPORT.md', content: '# QA (draft)\n' }],
+        say: 'Reviewing.',
+        hang: true,
+      },
+    ];
+    project.scenario(scenario);
+    const clock = new FakeClock();
+    const run = await runInProcess(project, {
+      clock,
+      gates: scriptedGates({ spec: YES }),
+      onEvent: (event) => {
+        if (event.type === 'agent.output' && event.role === 'qa') clock.advance(1_800_000);
+      },
+    });
+    expect(run.states.slice(-2)).toEqual(['QA', 'FAILED']);
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'phase_timeout' });
+    expect(run.outcome.detail).toContain('the QA phase ran past its timeout (workflow.timeouts.qa: 1800s)');
+    const pid = Number(readFileSync(`${project.scenarioPath}.qa.pid`, 'utf8'));
+    expect(isAlive(pid)).toBe(false);
+    expect(project.exists('specs/QA_REPORT.md')).toBe(false);
+    expect(project.status()).toBe('');
   });
 
   it('PR → FAILED on the phase timeout (gh hangs), and PR → COMPLETED when it answers', async () => {

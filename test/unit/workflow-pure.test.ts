@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readUsageLimit } from '../../source/engine/agents/claude-code/usage-limit.js';
+import { workflowFileSchema } from '../../source/engine/protocol/workflow.js';
 import {
   type BreakerConfig,
   breakerLogLines,
@@ -7,8 +8,10 @@ import {
   normalize,
 } from '../../source/engine/supervise/circuit-breaker.js';
 import { readExitSignal } from '../../source/engine/workflow/exit-signal.js';
+import { renderPrBody } from '../../source/engine/workflow/pr-body.js';
 import { parseTasks, withStatus } from '../../source/engine/workflow/tasks-file.js';
 import { allTransitions, nextState } from '../../source/engine/workflow/transitions.js';
+import { freshWorkflow } from '../../source/engine/workflow/workflow-store.js';
 
 describe('TASKS.md (seed 002 §7)', () => {
   const text = [
@@ -274,5 +277,43 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
     open.breaker.runSucceeded();
     open.breaker.startRun();
     expect(open.breaker.snapshot().state).toBe('open');
+  });
+});
+
+describe('gate decisions nobody took', () => {
+  const at = '2026-11-22T10:00:00.000Z';
+  const workflow = {
+    ...freshWorkflow({
+      prdTitle: 'Greeting service',
+      now: new Date(at),
+      maxAttempts: 3,
+      engine: 'ticks',
+      maxCostUsd: null,
+    }),
+    gate_decisions: [
+      // As written before `unanswered` existed: nobody's "no" recorded as a reject.
+      { gate: 'spec' as const, decision: 'reject' as const, at, by: 'nobody' as const },
+      { gate: 'spec' as const, decision: 'unanswered' as const, at, by: 'nobody' as const },
+      { gate: 'spec' as const, decision: 'approve' as const, at, by: 'human' as const },
+      { gate: 'qa' as const, decision: 'approve' as const, at, by: 'auto' as const },
+    ],
+  };
+
+  it('WORKFLOW.json accepts unanswered, and older files with a reject by nobody still load', () => {
+    expect(workflowFileSchema.safeParse(workflow).success).toBe(true);
+    expect(workflowFileSchema.safeParse(JSON.parse(JSON.stringify(workflow))).success).toBe(true);
+  });
+
+  it('the PR body lists only the decisions someone took', () => {
+    const body = renderPrBody({
+      workflow,
+      objective: 'Greet people.',
+      blast: { files_touched: 0, lines_added: 0, lines_deleted: 0, new_files: 0 },
+      files: [],
+      qaSummary: [],
+    });
+    const gates = body.split('## Human gates\n')[1]?.split('\n\n')[0];
+    expect(gates).toBe(`- spec: approve (human, ${at})\n- qa: approve (auto, ${at})`);
+    expect(body).not.toContain('nobody');
   });
 });

@@ -1,17 +1,64 @@
 import type { StampedEvent } from '../../engine/events.js';
 import { remediationOfFailure } from '../../engine/protocol/workflow.js';
+import { type Clock, realClock } from '../../engine/supervise/clock.js';
 import { oneLine, stripControls } from '../../engine/workspace/printable.js';
 import { type CommandIo, println } from '../io.js';
 
 /**
- * The plain front end: one timestamped line per meaningful event (seed 002 §9 style,
- * `[14:30:01] Phase: BUILD`), no escape codes, safe for logs and CI.
+ * The plain front end: timestamped lines per meaningful event (seed 002 §9 style,
+ * `[14:30:01] Phase: BUILD`, every line of a multi-line event stamped too), no escape codes, safe
+ * for logs and CI. A usage-limit wait counts down on `timer` (injected, so tests move it by hand).
  */
-export function plainReporter(io: CommandIo): (event: StampedEvent) => void {
-  return (event) => {
-    const line = formatPlain(event);
-    if (line !== null) println(io.stdout, `[${clock(event.at)}] ${line}`);
+export function plainReporter(io: CommandIo, timer: Clock = realClock): (event: StampedEvent) => void {
+  const print = (at: string, text: string) => {
+    for (const line of text.split('\n'))
+      println(io.stdout, line ? `[${clock(at)}] ${line}` : `[${clock(at)}]`);
   };
+  const countdown = limitCountdown(timer, (text) => print(new Date(timer.now()).toISOString(), text));
+  return (event) => {
+    // Nothing else happens while a limit is waited for: any other event means the wait is over.
+    if (event.type !== 'log') countdown.stop();
+    const text = formatPlain(event);
+    if (text !== null) print(event.at, text);
+    if (event.type === 'workflow.waiting') countdown.start(Date.parse(event.until));
+  };
+}
+
+/** A line every whole minute left, and one at 10 s, until the limit resets (issue 4: "a visible countdown"). */
+function limitCountdown(timer: Clock, say: (text: string) => void) {
+  let stopTimer: (() => void) | null = null;
+  const stop = () => {
+    stopTimer?.();
+    stopTimer = null;
+  };
+  const start = (until: number) => {
+    stop();
+    if (Number.isNaN(until)) return;
+    let mark = markBelow(until - timer.now());
+    stopTimer = timer.every(1000, () => {
+      const left = until - timer.now();
+      if (left <= 0 || mark === null) return stop();
+      if (left > mark) return;
+      say(
+        `Waiting for the usage limit: ${remaining(left)} left (resets at ${clock(new Date(until).toISOString())})`,
+      );
+      mark = markBelow(left);
+    });
+  };
+  return { start, stop };
+}
+
+/** The next countdown line's time left: the whole minute below `leftMs`, then 10 s, then none. */
+function markBelow(leftMs: number): number | null {
+  if (leftMs > 60_000) return Math.floor((leftMs - 1) / 60_000) * 60_000;
+  return leftMs > 10_000 ? 10_000 : null;
+}
+
+function remaining(ms: number): string {
+  const total = Math.ceil(ms / 1000);
+  const [h, m, s] = [Math.floor(total / 3600), Math.floor((total % 3600) / 60), total % 60];
+  const two = (n: number) => String(n).padStart(2, '0');
+  return h > 0 ? `${h}h${two(m)}m${two(s)}s` : m > 0 ? `${m}m${two(s)}s` : `${s}s`;
 }
 
 /**
@@ -30,6 +77,12 @@ export function formatPlain(event: StampedEvent): string | null {
 function field(text: string, max: number): string {
   return oneLine(stripControls(text), max);
 }
+
+/**
+ * Yes/no gates that nobody could answer decide nothing: the workflow waits there for the next
+ * `ralphy start` (the port's "no" from nobody is never a human's reject).
+ */
+const WAITING_GATES = new Set(['spec', 'qa']);
 
 /** Seed 002 §9 names the workflow's agents `spec-agent`, `dev-agent`, `qa-agent`. */
 const WORKFLOW_AGENTS = new Set(['spec', 'dev', 'qa']);
@@ -90,7 +143,11 @@ const FORMATS: Formats = {
         : `=== VALIDATION REQUIRED: ${field(e.title, 300)} ===`,
       ...e.lines.map((l) => `  ${field(l, 300)}`),
     ].join('\n'),
-  'gate.resolved': (e) => `Gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`,
+  // The planner reads nobody's "no" itself (it proceeds under stated assumptions): its line stays.
+  'gate.resolved': (e) =>
+    e.by === 'nobody' && e.gate !== 'plan'
+      ? `Gate ${e.gate}: nobody could answer${WAITING_GATES.has(e.gate) ? ': the gate waits' : ''}`
+      : `Gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`,
   'workflow.waiting': (e) =>
     `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
   'task.updated': (e) =>

@@ -98,9 +98,14 @@ export const breakerSnapshotSchema = z.strictObject({
   last_trigger: z.string().nullable(),
 });
 
+/**
+ * One gate and what became of it. `unanswered`: nobody could answer (no terminal, no --yes), so
+ * nothing was decided and the gate waits. Files written before it existed recorded that case as
+ * `reject` by `nobody`; they still load, and are read the same way (see isUnanswered).
+ */
 export const gateDecisionSchema = z.strictObject({
   gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
-  decision: z.enum(['approve', 'reject', 'answer']),
+  decision: z.enum(['approve', 'reject', 'answer', 'unanswered']),
   at: z.iso.datetime(),
   by: z.enum(['human', 'auto', 'nobody']),
 });
@@ -176,3 +181,8 @@ export type WorkflowFile = z.infer<typeof workflowFileSchema>;
 export type BreakerSnapshot = z.infer<typeof breakerSnapshotSchema>;
 export type GateDecision = z.infer<typeof gateDecisionSchema>;
 export type TaskRecord = z.infer<typeof taskRecordSchema>;
+
+/** A gate nobody answered: no decision at all (older files recorded it as a reject by nobody). */
+export function isUnanswered(g: GateDecision): boolean {
+  return g.decision === 'unanswered' || g.by === 'nobody';
+}

@@ -101,6 +101,8 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
       const violation = judgedFailure(run, spec.role);
       if (violation) return end(violation);
       await ctx.update({ pending_answer: null });
+      // Seed 002 §9's line, said only now: EXIT_SIGNAL was read and git agrees with the work.
+      ctx.bus.emit({ type: 'log', level: 'info', message: `Agent: ${spec.role}-agent completed` });
       return { kind: 'done', run };
     }
     if (overBudget !== null) return end({ kind: 'fail', reason: 'budget_exhausted', detail: overBudget });

@@ -5,6 +5,7 @@ import { remediationOf } from '../protocol/codes.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { runTick, type TickResult } from '../tick/run-tick.js';
+import { oneLine } from '../workspace/printable.js';
 import { MAX_LIMIT_WAITS } from './agent-step.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
@@ -101,6 +102,7 @@ async function implementTask(
     await ctx.updateTask(task.number, { ticks: task.ticks + ticks });
     const over = ctx.overBudget();
     if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
+    if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
     if (tick.verdict === 'blocked')
       return {
         kind: 'fail',
@@ -245,6 +247,23 @@ async function completeTask(
   await ctx.update({ pending_answer: null });
   // Seed 002 §6.1 stagnation counts tasks that reach `completed`.
   breaker?.onTaskCompleted();
+}
+
+/**
+ * A stopped or blocked tick leaves its task pending, but the task row shows what the builder
+ * claimed next to why the runner did not believe it (the stop code, a failed verification).
+ */
+async function showStopped(ctx: WorkflowContext, task: TaskRecord, tick: TickResult): Promise<void> {
+  const report = tick.report;
+  const runs = report?.verification.runs ?? [];
+  const verified = [
+    `${tick.code}${tick.detail ? `: ${oneLine(tick.detail, 300)}` : ''}`,
+    ...(runs.length > 0 ? [`verification: ${describeRuns(runs)}`] : []),
+  ];
+  await ctx.updateTask(task.number, {
+    claimed: report?.agents.builder.summary?.slice(0, 500) ?? null,
+    verified: verified.join('; ').slice(0, 500),
+  });
 }
 
 /** The orchestrator's goal for this tick: the one task, with what the last tick taught. */

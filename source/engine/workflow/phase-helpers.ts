@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateKind } from '../events.js';
+import type { GateDecision } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { StepOutcome } from './agent-step.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
@@ -142,12 +143,15 @@ export async function askGate(
       : reply.decision === 'approve'
         ? 'approve'
         : 'reject';
+  // The port's "no" from nobody (no terminal, no --yes) decided nothing: the callers wait or stop
+  // on `by`, and the record says `unanswered`, never a reject a PR body would show as a human's.
+  const recorded: GateDecision['decision'] = reply.by === 'nobody' ? 'unanswered' : decision;
   ctx.bus.emit({ type: 'gate.resolved', gate, decision, by: reply.by, answer: text });
   await ctx.update({
     status: previous === 'waiting' ? 'running' : previous,
     gate_decisions: [
       ...ctx.workflow.gate_decisions,
-      { gate, decision, at: ctx.now().toISOString(), by: reply.by },
+      { gate, decision: recorded, at: ctx.now().toISOString(), by: reply.by },
     ].slice(-100),
   });
   breaker?.resume();

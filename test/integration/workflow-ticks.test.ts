@@ -1,0 +1,195 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { plainReporter } from '../../source/cli/front-end/plain-reporter.js';
+import type { StampedEvent } from '../../source/engine/events.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { BUILDER_OK, type TestProject, task } from '../support/project.js';
+import {
+  happyScenario,
+  NO,
+  runInProcess,
+  scriptedGates,
+  workflowFile,
+  workflowProject,
+  YES,
+} from '../support/workflow.js';
+
+// The default `ticks` engine of IMPLEMENTATION, end to end in process (real fake-claude children):
+// a usage limit waits and runs the same task again, the orchestrator's question reaches the
+// human and their answer the next tick, and a stopped tick shows claimed next to verified.
+
+let project: (TestProject & { ghLog: string; remote: string }) | null = null;
+afterEach(() => {
+  project?.dispose();
+  project = null;
+});
+
+const orchestratorCalls = () => (project as TestProject).calls().filter((c) => c.role === 'orchestrator');
+
+function taskEvents(events: StampedEvent[]) {
+  return events.flatMap((e) => (e.type === 'task.updated' ? [e] : []));
+}
+
+describe('ticks engine', () => {
+  it('a usage limit in a tick waits for the reset (countdown on the plain lines), then runs the same task again, no tick counted', async () => {
+    project = workflowProject((config) => {
+      config.workflow.max_ticks_per_task = 1; // a counted tick for the limit would end the workflow
+      config.workflow.timeouts.implementation = 600; // the hour-long wait is not the phase's
+    });
+    const scenario = happyScenario();
+    scenario.orchestrator = [
+      { is_error: true, result: "You've hit your limit · resets 11am (UTC)", exit_code: 1 },
+      ...(scenario.orchestrator ?? []),
+    ];
+    project.scenario(scenario);
+    const clock = new FakeClock(Date.parse('2026-11-22T10:00:00Z'));
+    let out = '';
+    const plain = plainReporter(
+      { cwd: '/', env: {}, stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true } },
+      clock,
+    );
+    let waitStarted = false;
+    let seenWaiting: any = null;
+    clock.onSleep = (ms) => {
+      if (!waitStarted) return;
+      waitStarted = false;
+      seenWaiting = workflowFile(project as TestProject);
+      // An hour later the limit has reset.
+      setImmediate(() => clock.advance(ms));
+    };
+    const run = await runInProcess(project, {
+      clock,
+      gates: scriptedGates({ spec: YES, qa: NO }),
+      onEvent: (event) => {
+        plain(event);
+        if (event.type === 'workflow.waiting') waitStarted = true;
+      },
+    });
+    expect(run.events.find((e) => e.type === 'workflow.waiting')).toMatchObject({
+      until: '2026-11-22T11:00:00.000Z',
+      reason: "You've hit your limit · resets 11am (UTC)",
+    });
+    expect(seenWaiting).toMatchObject({
+      state: 'IMPLEMENTATION',
+      status: 'waiting',
+      waiting_until: '2026-11-22T11:00:00.000Z',
+    });
+    // Past IMPLEMENTATION: both tasks done, each in one counted tick; the limit was no failure.
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'rejected_at_qa' });
+    expect(orchestratorCalls()).toHaveLength(3);
+    const workflow = workflowFile(project);
+    expect(workflow.tasks.map((t: any) => [t.status, t.ticks])).toEqual([
+      ['completed', 1],
+      ['completed', 1],
+    ]);
+    expect(workflow.waiting_until).toBeNull();
+    // The same task's goal again, after the wait.
+    expect(orchestratorCalls()[1]?.prompt).toContain('implement task 1 of specs/TASKS.md');
+    // The countdown, on the injected clock: every whole minute left, then 10 s.
+    const countdown = out.split('\n').filter((l) => l.includes('Waiting for the usage limit:'));
+    expect(countdown).toHaveLength(60);
+    expect(countdown[0]).toMatch(
+      /^\[\d{2}:\d{2}:\d{2}\] Waiting for the usage limit: 59m00s left \(resets at /,
+    );
+    expect(countdown.at(-2)).toContain('Waiting for the usage limit: 1m00s left');
+    expect(countdown.at(-1)).toContain('Waiting for the usage limit: 10s left');
+  });
+
+  it("the orchestrator's question goes to the human at a needs-input gate, and the answer into the next tick's prompt", async () => {
+    project = workflowProject();
+    const scenario = happyScenario();
+    const question = task({
+      task_id: 'Q1',
+      task_kind: 'question',
+      intent: 'Ask how to greet',
+      question: { prompt: 'Formal or casual greeting?', choices: ['formal', 'casual'] },
+      scope: {
+        allowed_globs: ['src/a.ts'],
+        forbidden_globs: [],
+        allow_new_files: false,
+        allow_lockfile_changes: false,
+      },
+    });
+    scenario.orchestrator = [{ result_json: question }, ...(scenario.orchestrator ?? [])];
+    scenario.builder = [
+      { result_json: { ...BUILDER_OK, summary: 'asked', files_intended: [] } },
+      ...(scenario.builder ?? []),
+    ];
+    project.scenario(scenario);
+    const gates = scriptedGates({
+      spec: YES,
+      input: { decision: 'answer', by: 'human', text: 'Formal, please.' },
+      qa: NO,
+    });
+    const run = await runInProcess(project, { gates });
+    const asked = gates.asked.find((g) => g.gate === 'input');
+    expect(asked).toMatchObject({
+      title: 'The orchestrator asks about task 1',
+      lines: ['Formal or casual greeting?', '  - formal', '  - casual'],
+      answer: 'text',
+    });
+    expect(run.events).toContainEqual(
+      expect.objectContaining({ type: 'gate.resolved', gate: 'input', decision: 'answer', by: 'human' }),
+    );
+    // The next tick for the same task carries the question and the human's answer.
+    const next = orchestratorCalls()[1];
+    expect(next?.prompt).toContain('implement task 1 of specs/TASKS.md');
+    expect(next?.prompt).toContain(
+      'You asked: Formal or casual greeting?\nThe human answered: Formal, please.',
+    );
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'rejected_at_qa' });
+    const workflow = workflowFile(project);
+    expect(workflow.tasks.map((t: any) => t.status)).toEqual(['completed', 'completed']);
+    // Consumed by the task it was for.
+    expect(workflow.pending_answer).toBeNull();
+    expect(workflow.gate_decisions.map((g: any) => `${g.gate}:${g.decision}:${g.by}`)).toContain(
+      'input:answer:human',
+    );
+  });
+
+  it('a stopped tick shows on its task: what the builder claimed next to the stop code or the failed verification', async () => {
+    project = workflowProject((config) => {
+      config.verification.templates.push({ id: 'fail', cmd: 'node', args: ['-e', 'process.exit(3)'] });
+    });
+    const scenario = happyScenario();
+    const [t1, t2] = scenario.orchestrator ?? [];
+    const failing = {
+      result_json: { ...(t1 as any).result_json, verification: { fast: ['fail'], slow: [] } },
+    };
+    scenario.orchestrator = [t1, failing, t1, t2];
+    const [goodA, goodB] = scenario.builder ?? [];
+    scenario.builder = [
+      {
+        // Out of task 1's scope (src/a.ts only): stopped by the judge, rolled back.
+        actions: [{ write: 'src/b.ts', content: 'export const b = 2;\n' }],
+        result_json: { ...BUILDER_OK, summary: 'all done, I promise' },
+      },
+      {
+        actions: [{ write: 'src/a.ts', content: 'export const greet = 1;\n' }],
+        result_json: { ...BUILDER_OK, summary: 'tests pass' },
+      },
+      goodA,
+      goodB,
+    ];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: NO }) });
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'rejected_at_qa' });
+    const task1 = taskEvents(run.events).filter((e) => e.number === 1);
+    expect(task1.map((e) => e.status)).toEqual([
+      'pending',
+      'in_progress',
+      'in_progress',
+      'in_progress',
+      'completed',
+    ]);
+    expect(task1[2]).toMatchObject({ claimed: 'all done, I promise' });
+    expect(task1[2]?.verified).toMatch(/^STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED/);
+    expect(task1[2]?.verified).toContain('src/b.ts');
+    expect(task1[3]).toMatchObject({ claimed: 'tests pass' });
+    expect(task1[3]?.verified).toMatch(/^STOP_VERIFY_FAILED_FAST/);
+    expect(task1[3]?.verified).toContain('verification: fail ✗ exit 3');
+    // The verified tick replaces both.
+    expect(task1[4]).toMatchObject({ claimed: 'did it' });
+    expect(task1[4]?.verified).toMatch(/^SUCCESS, committed/);
+    expect(project.read('src/b.ts')).toContain('bye');
+  });
+});

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { plainReporter } from '../../source/cli/front-end/plain-reporter.js';
+import type { EngineEvent, StampedEvent } from '../../source/engine/events.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+// The plain front end's lines (seed 002 §9): every line stamped, a gate nobody answered said as
+// such, and a usage-limit wait counting down on the injected clock.
+
+function reporter(clock = new FakeClock()) {
+  let out = '';
+  const report = plainReporter(
+    { cwd: '/', env: {}, stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true } },
+    clock,
+  );
+  const emit = (event: EngineEvent) =>
+    report({ ...event, at: new Date(clock.now()).toISOString() } as StampedEvent);
+  return { emit, clock, lines: () => out.split('\n').filter(Boolean) };
+}
+
+const STAMP = /^\[\d{2}:\d{2}:\d{2}\]/;
+
+describe('plain lines', () => {
+  it('stamps every line of a multi-line event, the empty ones too', () => {
+    const { emit, lines } = reporter();
+    emit({
+      type: 'gate.requested',
+      gate: 'spec',
+      title: 'Approve?',
+      lines: ['Files generated:', '  - specs/SPEC.md', ''],
+      answer: 'yes_no',
+    });
+    expect(lines()).toHaveLength(4);
+    for (const line of lines()) expect(line).toMatch(STAMP);
+    expect(lines()[2]).toMatch(/^\[\d{2}:\d{2}:\d{2}\] {5}- specs\/SPEC\.md$/);
+  });
+
+  it('a yes/no gate nobody could answer waits; it is never shown as a reject', () => {
+    const { emit, lines } = reporter();
+    emit({ type: 'gate.resolved', gate: 'spec', decision: 'reject', by: 'nobody', answer: null });
+    emit({ type: 'gate.resolved', gate: 'qa', decision: 'reject', by: 'nobody', answer: null });
+    emit({ type: 'gate.resolved', gate: 'input', decision: 'reject', by: 'nobody', answer: null });
+    emit({ type: 'gate.resolved', gate: 'qa', decision: 'reject', by: 'human', answer: null });
+    expect(lines().map((l) => l.replace(STAMP, ''))).toEqual([
+      ' Gate spec: nobody could answer: the gate waits',
+      ' Gate qa: nobody could answer: the gate waits',
+      ' Gate input: nobody could answer',
+      ' Gate qa: reject',
+    ]);
+  });
+
+  it('a usage-limit wait counts down every whole minute and at 10 s, on the injected clock', () => {
+    const { emit, clock, lines } = reporter(new FakeClock(Date.parse('2026-11-22T10:00:00Z')));
+    emit({ type: 'workflow.waiting', until: '2026-11-22T10:02:30.000Z', reason: 'usage limit' });
+    expect(lines()).toHaveLength(1);
+    clock.advance(29_000);
+    expect(lines()).toHaveLength(1);
+    clock.advance(1_000); // 2m00s left
+    clock.advance(60_000); // 1m00s left
+    clock.advance(50_000); // 10s left
+    clock.advance(60_000); // past the reset: nothing more
+    const countdown = lines().slice(1);
+    expect(countdown.map((l) => l.replace(/^\[[^\]]*\] /, ''))).toEqual([
+      expect.stringMatching(/^Waiting for the usage limit: 2m00s left \(resets at \d{2}:\d{2}:\d{2}\)$/),
+      expect.stringMatching(/^Waiting for the usage limit: 1m00s left/),
+      expect.stringMatching(/^Waiting for the usage limit: 10s left/),
+    ]);
+    // Stamped with the injected clock's time, not the wall clock's.
+    const at = (ms: number) => {
+      const d = new Date(ms);
+      return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+    };
+    expect(countdown[0]).toContain(`[${at(Date.parse('2026-11-22T10:00:30Z'))}]`);
+  });
+
+  it('the countdown stops as soon as the run goes on', () => {
+    const { emit, clock, lines } = reporter();
+    emit({ type: 'workflow.waiting', until: new Date(clock.now() + 600_000).toISOString(), reason: 'limit' });
+    clock.advance(60_000);
+    expect(lines()).toHaveLength(2);
+    emit({ type: 'agent.started', role: 'spec', attempt: 1, command: 'claude', model: 'opus' });
+    clock.advance(600_000);
+    expect(lines()).toHaveLength(3);
+    expect(lines()[2]).toContain('Agent: spec-agent started');
+  });
+});
