@@ -1,4 +1,5 @@
 import { describe, expect, test, vi } from 'vitest';
+import { outputLinesOf } from '../../source/ui/store/output-lines.js';
 
 vi.hoisted(() => {
   delete process.env.CI;
@@ -113,6 +114,26 @@ describe('PhaseTimeline', () => {
     view.rerender(<PhaseTimeline state={s.state} width={50} height={12} />);
     expect(lineWith(view.frame(), 'AWAITING_SPEC')).toContain('✗ AWAITING_SPEC_VALIDATION');
     expect(view.frame()).toContain('✗ FAILED · aborted');
+  });
+
+  test('a gate nobody could answer shows as unanswered, never as a rejection', () => {
+    const s = new Script().emit([
+      workflowStarted,
+      enter('SPECIFICATION'),
+      enter('AWAITING_SPEC_VALIDATION', 'waiting'),
+      { type: 'gate.resolved', gate: 'spec', decision: 'reject', by: 'nobody', answer: null },
+    ]);
+    const frame = renderPanel(<PhaseTimeline state={s.state} width={50} height={12} />).frame();
+    expect(frame).toContain('└ spec: nobody answered');
+    expect(frame).not.toContain('rejected');
+    const line = outputLinesOf({
+      type: 'gate.resolved',
+      gate: 'spec',
+      decision: 'reject',
+      by: 'nobody',
+      answer: null,
+    });
+    expect(line.map((l) => l.text)).toEqual(['gate spec: nobody could answer']);
   });
 
   test('many plan-gate notes: the phases and the end stay, the oldest notes go first', () => {

@@ -1,3 +1,4 @@
+import { testCommandOf } from '../supervise/breaker-settings.js';
 import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { fill, readProjectFile, readTasksFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
@@ -34,7 +35,7 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
         SPEC_FILE,
         SPEC: await readProjectFile(ctx, SPEC_FILE, 30_000),
         TASKS: await readProjectFile(ctx, TASKS_FILE, 30_000),
-        TEST_COMMAND: workflow.stack.test_command ?? 'the project tests',
+        TEST_COMMAND: testCommandOf(ctx.setup.config) ?? 'the project tests',
         NOTE: note ?? '',
       }),
     verifyDone: () => implementationProblem(ctx),

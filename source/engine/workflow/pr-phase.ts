@@ -140,6 +140,8 @@ async function supervised(
   args: string[],
 ): Promise<ProcessResult> {
   const killed = new AbortController();
+  // The runner's own checks before this command are not git's or gh's silence.
+  breaker?.startRun();
   const stopTimer = ctx.options.clock.every(1000, () => {
     const event = breaker?.check();
     if (!event || !breaker) return;

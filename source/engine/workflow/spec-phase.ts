@@ -1,5 +1,6 @@
 import { prdHandoff } from '../planner/prd-session.js';
 import type { TaskRecord } from '../protocol/workflow.js';
+import { testCommandOf } from '../supervise/breaker-settings.js';
 import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { fill, readProjectFile, readTasksFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
@@ -19,7 +20,7 @@ export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
     planning && !template.includes('{{PLANNING}}') ? `${ctx.prd.text}\n\n${planning}` : ctx.prd.text;
   const stack = [
     workflow.stack.language,
-    workflow.stack.test_command ? `tests: ${workflow.stack.test_command}` : '',
+    testCommandOf(ctx.setup.config) ? `tests: ${testCommandOf(ctx.setup.config)}` : '',
   ]
     .filter(Boolean)
     .join('; ');

@@ -92,6 +92,8 @@ function phaseDuration(phase: PhaseRow, nowMs: number): string {
 }
 
 function gateNote(note: GateNote): Segment[] {
+  // Nobody could answer (the terminal went away): no decision was taken, so none is shown.
+  if (note.by === 'nobody') return [text(`${note.gate}: nobody answered`, { tone: 'warn' })];
   const by = note.by === 'human' ? '' : ` (${note.by})`;
   if (note.decision === 'approve') return [text(`${note.gate} approved${by}`, { tone: 'ok' })];
   if (note.decision === 'reject') return [text(`${note.gate} rejected${by}`, { tone: 'error' })];

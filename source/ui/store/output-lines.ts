@@ -81,7 +81,9 @@ const FORMATS: Formats = {
   ],
   'workflow.waiting': (e) => [line('warn', `usage limit: waiting until ${e.until} (${e.reason})`)],
   'gate.resolved': (e) => [
-    line('info', `gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`),
+    e.by === 'nobody'
+      ? line('warn', `gate ${e.gate}: nobody could answer`)
+      : line('info', `gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`),
   ],
   'task.proposed': (e) => [line('info', `task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${e.intent}`)],
   'judge.finished': (e) => [
