@@ -132,6 +132,7 @@ describe('PhaseTimeline', () => {
       decision: 'reject',
       by: 'nobody',
       answer: null,
+      at: new Date(0).toISOString(),
     });
     expect(line.map((l) => l.text)).toEqual(['gate spec: nobody could answer']);
   });
