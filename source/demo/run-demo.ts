@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { isCi } from '../cli/front-end/is-ci.js';
 import { findExecutable } from '../engine/agents/find-executable.js';
 import { PACKAGE_ROOT } from '../engine/workspace/package-assets.js';
 import { demoPlan } from './demo-plan.js';
@@ -85,7 +86,7 @@ async function main(): Promise<number> {
     // The demo repository is a throwaway folder: a sandbox, so bypassPermissions may run as root.
     IS_SANDBOX: '1',
   };
-  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !process.env.CI;
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !isCi(process.env);
   try {
     say(`ralphy start ${repo}${interactive ? '' : ' --yes'}`);
     const code = await run(
