@@ -122,7 +122,8 @@ export async function withEngine<T>(
     } catch (error) {
       // The work failed unexpectedly: leave at once, with what the run logged so far on the normal
       // screen, before the caller prints the error itself.
-      await app.finish(summary.lines(), { waitForQuit: false });
+      // A failure to leave must not hide the work's own error.
+      await app.finish(summary.lines(), { waitForQuit: false }).catch(() => undefined);
       throw error;
     }
     const lines = summary.lines();

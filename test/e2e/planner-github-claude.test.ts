@@ -51,7 +51,15 @@ describe('e2e: relais plan --issue with the real claude binary', () => {
     gh.comment('pm', 'proceed');
     expect(await pass()).toContain('Issue #12: ready for the spec.');
 
-    expect(gh.thread().comments.map((c) => c.author.login)).toEqual(['dev', 'pm', 'dev', 'dev', 'dev', 'pm', 'dev']);
+    expect(gh.thread().comments.map((c) => c.author.login)).toEqual([
+      'dev',
+      'pm',
+      'dev',
+      'dev',
+      'dev',
+      'pm',
+      'dev',
+    ]);
     expect(p.json('relais/planner/sessions/issue-12.json').gaps.map((g: any) => g.closed_note)).toEqual([
       'only the first name',
       'English only',

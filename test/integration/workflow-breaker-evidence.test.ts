@@ -108,12 +108,12 @@ describe('evidence: what the changed files hold', () => {
   });
 });
 
-describe('the output-size cap counts every byte the agent process writes', () => {
+describe('the output-size cap counts what the agent process writes, not the tool results it reads', () => {
   /** A dev-agent run of the real Claude adapter on the scripted fake CLI, under a 64 KB cap. */
-  async function capped(step: Record<string, unknown>) {
+  async function capped(step: Record<string, unknown>, hang = true) {
     scratch = mkdtempSync(join(tmpdir(), 'relais-cap-'));
     const scenarioPath = join(scratch, 'scenario.json');
-    writeFileSync(scenarioPath, JSON.stringify({ dev: [{ ...step, hang: true }] }));
+    writeFileSync(scenarioPath, JSON.stringify({ dev: [{ ...step, hang }] }));
     const clock = new FakeClock();
     const breaker = new CircuitBreaker({ ...BREAKER, maxOutputBytes: 64 * 1024, maxAttempts: 1 }, () =>
       clock.now(),
@@ -135,10 +135,6 @@ describe('the output-size cap counts every byte the agent process writes', () =>
     ['lines that are not JSON', { print_bytes: 200_000 }],
     ['one line too long to read (cut, never parsed)', { print_line_bytes: 3_000_000 }],
     ['stderr', { stderr: `${'e'.repeat(199)}\n`.repeat(1000) }],
-    [
-      'a successful tool result',
-      { tools: [{ name: 'Bash', input: { command: 'cat big' } }], tool_result: 'y'.repeat(200_000) },
-    ],
   ])('the cap counts %s: OPEN, and the agent is killed', async (_name, step) => {
     const { outcome, events, breaker, scenarioPath } = await capped(step);
     expect(events).toEqual([
@@ -147,6 +143,19 @@ describe('the output-size cap counts every byte the agent process writes', () =>
     expect(breaker.isOpen).toBe(true);
     expect(outcome.process.aborted).toBe(true);
     expect(isAlive(Number(readFileSync(`${scenarioPath}.dev.pid`, 'utf8')))).toBe(false);
+  });
+
+  it('tool results the agent reads (200 KB, over a 64 KB cap) are not its output: the run ends normally', async () => {
+    const big = {
+      tools: [{ name: 'Bash', input: { command: 'cat big' } }],
+      tool_result: 'y'.repeat(200_000),
+      result: 'Read it.\nEXIT_SIGNAL: true',
+    };
+    const { outcome, events, breaker } = await capped(big, false);
+    expect(events.filter((e) => e.trigger === 'output_size')).toEqual([]);
+    expect(breaker.isOpen).toBe(false);
+    expect(outcome.process.aborted).toBe(false);
+    expect(outcome.failure).toBeNull();
   });
 });
 

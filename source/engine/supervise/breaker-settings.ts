@@ -54,15 +54,15 @@ export function reportBreakerOnBus(
 /**
  * The project's test command as it shows in an agent's output: `workflow.stack.test_command` when
  * set, else the command line of the verification template with id `test` (then one whose id names
- * tests, then the first), up to its first `{{placeholder}}`. Null when there is none: without it
+ * tests), up to its first `{{placeholder}}`. Null when there is none: without it
  * the longer inactivity threshold of seed §6.1's "long tests" case could never apply.
  */
 export function testCommandOf(config: RelaisConfig): string | null {
   const own = config.workflow.stack.test_command?.trim();
   if (own) return own;
   const templates = config.verification.templates;
-  const template =
-    templates.find((t) => t.id === 'test') ?? templates.find((t) => /test/i.test(t.id)) ?? templates[0];
+  // Never another template: a lint command named as "the tests" would mislead the agents' prompts.
+  const template = templates.find((t) => t.id === 'test') ?? templates.find((t) => /test/i.test(t.id));
   if (!template) return null;
   const fixed = template.args.slice(0, firstPlaceholder(template.args));
   return [template.cmd, ...fixed].join(' ');

@@ -48,7 +48,13 @@ export interface BreakerEvent {
  * `FAIL src/x.test.ts` are the loops agents really get stuck in.
  */
 const ERROR_WORDS =
-  /(error|exception)s?\b|\b(fatal|fail|fails|failed|failure|failures|failing|panic|traceback|cannot|can't|unable to|not found|no such file|denied|segmentation fault)\b|\bERR!/i;
+  /\b(error|exception)s?\b(?!\.\w)|\b(fatal|fail|fails|failed|failure|failures|failing|panic|traceback|cannot|can't|unable to|not found|no such file|denied|segmentation fault)\b(?!\.\w)|\bERR!/i;
+/**
+ * `TypeError:`, `AssertionError`: the case-sensitive suffix of a class name. The `(?!\.\w)` here
+ * and above keeps file names out (`src/errors.ts`, `handleError.ts`, `fail.test.ts` in a tool
+ * call line are not errors).
+ */
+const ERROR_CLASS = /[a-z](Error|Exception)\b(?!\.\w)/;
 /** Error codes are upper case: `ENOENT` is an error, "enough" is not. */
 const ERROR_CODES =
   /\b(ENOENT|EACCES|EPERM|EEXIST|ENOTDIR|EISDIR|ENOTEMPTY|EADDRINUSE|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EMFILE|ENOSPC|EROFS|EBUSY|ENOTFOUND|EAI_AGAIN|EINVAL|ELOOP|ENOMEM|ERR_[A-Z0-9_]+)\b/;
@@ -59,9 +65,16 @@ const ERROR_CODES =
 const NOTHING_FAILED =
   /\b(0|no|zero|without)\s+(\w+\s+)?(errors?|exceptions?|fail(s|ed|ures?|ing)?|problems?)\b/gi;
 
+/** `npm run test` is also typed `npm test` (likewise pnpm, yarn): either form means the tests run. */
+function mentionsCommand(line: string, command: string): boolean {
+  if (line.includes(command)) return true;
+  const short = command.replace(/^(npm|pnpm|yarn) run (test|start)\b/, '$1 $2');
+  return short !== command && line.includes(short);
+}
+
 export function isErrorLine(line: string): boolean {
   const rest = line.replace(NOTHING_FAILED, ' ');
-  return ERROR_WORDS.test(rest) || ERROR_CODES.test(rest);
+  return ERROR_WORDS.test(rest) || ERROR_CLASS.test(rest) || ERROR_CODES.test(rest);
 }
 
 /** Seed §6.1: the repeats must lie within the last 10 lines of output. */
@@ -109,7 +122,7 @@ export class CircuitBreaker {
   onOutput(line: string): BreakerEvent | null {
     if (this.state === 'open' || this.state === 'paused') return null;
     this.lastActivity = this.now();
-    if (this.config.testCommand) this.testsRunning = line.includes(this.config.testCommand);
+    if (this.config.testCommand) this.testsRunning = mentionsCommand(line, this.config.testCommand);
     return this.checkRepeat(line);
   }
 

@@ -2,8 +2,9 @@ import { isAbsolute, resolve } from 'node:path';
 import type { EngineBus, OutputKind } from '../../events.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import { type AgentOutcome, type AgentRequest, type AgentRunner, rawOutput } from '../agent-run.js';
+import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
 import { claudeArgs } from './args.js';
+import { StreamJsonOutputBytes } from './output-bytes.js';
 import { type ResultWrapper, readStreamLine } from './stream.js';
 
 /** The Claude Code adapter: real `claude` binary, argv only, output parsed line by line. */
@@ -34,6 +35,9 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         model: request.model,
       });
       let wrapper: ResultWrapper | null = null;
+      const outputBytes = new StreamJsonOutputBytes(MAX_RESULT_LINE, (bytes) =>
+        request.onOutputBytes?.(bytes),
+      );
       const process = await runProcess({
         cmd: command,
         args: claudeArgs(request),
@@ -44,8 +48,13 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         signal: request.signal,
         onSpawn: request.onSpawn,
         maxLineBytes: MAX_RESULT_LINE,
-        onOutput: (_stream, data) => rawOutput(request, data),
+        onOutput: (stream, data) => {
+          request.onActivity?.();
+          if (stream === 'stderr') outputBytes.stderr(data);
+          else outputBytes.stdoutChunk(data);
+        },
         onStdoutLine: (line, truncated) => {
+          outputBytes.stdoutLine(line, truncated);
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readStreamLine(line)) {
             if (item.kind === 'result') wrapper = item.wrapper;
