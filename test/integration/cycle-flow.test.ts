@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { updateRoadmapStatus } from '../../source/engine/cycle/roadmap-status.js';
 import { cycleStatusLines, resumeCycle } from '../../source/engine/cycle/status.js';
+import { Git } from '../../source/engine/judge/git.js';
 import {
   BASE_FILES,
   CycleRepo,
@@ -332,6 +334,7 @@ describe('roadmap phases (seed 003 pick_track 5): PHASE_BLOCKED and PHASE_COMPLE
       verifier: verdict('YES'),
     });
     const human = SEED['specs/ROADMAP.md'];
+    const inode = statSync(join(repo.root, 'specs/ROADMAP.md')).ino;
     const first = await repo.cycles(runners, (o) => o.details.startsWith('phase P1 complete'), 12);
     expect(first.at(-1)).toMatchObject({ action: 'pick_track', reply: 'CYCLE_OK' });
     expect(first.at(-1)?.details).toBe('phase P1 complete; next phase P2; specs/ROADMAP.md updated');
@@ -339,6 +342,8 @@ describe('roadmap phases (seed 003 pick_track 5): PHASE_BLOCKED and PHASE_COMPLE
     expect(roadmap.startsWith(human)).toBe(true);
     expect(roadmap).toContain('## Phase status\n\n- P1: complete\n- P2: in progress\n');
     expect(repo.subjects()[0]).toBe('relais(roadmap): P1 complete');
+    // Written to a temp file renamed over it (a new inode), never rewritten in place.
+    expect(statSync(join(repo.root, 'specs/ROADMAP.md')).ino).not.toBe(inode);
     expect(repo.git('show', '--name-only', '--format=', 'HEAD').trim()).toBe('specs/ROADMAP.md');
     expect(repo.status()).toBe('');
     expect(repo.state().roadmap).toMatchObject({ current_phase: 'P2', phases_completed: ['P1'] });
@@ -361,5 +366,138 @@ describe('roadmap phases (seed 003 pick_track 5): PHASE_BLOCKED and PHASE_COMPLE
     expect(after).toContain('## Phase status\n\n- P1: complete\n- P2: complete\n- Roadmap complete.\n');
     expect(after.split('## Phase status')).toHaveLength(2);
     expect(repo.subjects()[0]).toBe('relais(roadmap): P2 complete');
+  });
+
+  it('broken phase-status markers (an opening one alone, or out of order): ROADMAP.md is left as the humans wrote it, with a warning; the phase still completes', async () => {
+    const open = '<!-- relais:phase-status (written by `relais cycle`; replaced when a phase completes) -->';
+    const close = '<!-- /relais:phase-status -->';
+    const alone = `# Roadmap\n## P1: basics\nR1, R2\n\n${open}\n## Phase status\n\n- P0: complete\n\n## Notes written after the end marker was deleted\nkeep me\n`;
+    repo = await CycleRepo.create({ ...BASE_FILES, ...SEED, 'specs/ROADMAP.md': alone });
+    const { runners } = scripted({
+      planner: [
+        track(),
+        spec(),
+        plan([{ id: 'T1' }]),
+        signal('PHASE_COMPLETE=true\nNEXT_PHASE=P2'),
+        signal('PHASE_COMPLETE=true\nNEXT_PHASE=none'),
+      ],
+      implementer: [writes({ 'src/greet.js': "module.exports = (name) => 'Hello, ' + name;\n// v2\n" })],
+      verifier: verdict('YES'),
+    });
+    const first = await repo.cycles(runners, (o) => o.details.startsWith('phase P1 complete'), 12);
+    expect(first.at(-1)).toMatchObject({ action: 'pick_track', reply: 'CYCLE_OK' });
+    expect(first.at(-1)?.details).toContain(
+      'phase P1 complete; next phase P2; specs/ROADMAP.md not updated: its phase-status markers are broken (1 opening, 0 closing)',
+    );
+    expect(repo.read('specs/ROADMAP.md')).toBe(alone);
+    expect(repo.subjects().filter((s) => s.startsWith('relais(roadmap)'))).toEqual([]);
+    expect(repo.status()).toBe('');
+    expect(repo.state().roadmap).toMatchObject({ current_phase: 'P2', phases_completed: ['P1'] });
+    expect(repo.events).toContainEqual(
+      expect.objectContaining({
+        type: 'log',
+        level: 'warn',
+        message: expect.stringContaining(
+          "specs/ROADMAP.md's phase status is not updated: its phase-status markers are broken",
+        ),
+      }),
+    );
+    expect(repo.events).toContainEqual(
+      expect.objectContaining({ type: 'cycle.notification', event: 'roadmap', action: 'warn' }),
+    );
+    const [note] = repo.notifications().filter((f) => f.startsWith('roadmap-'));
+    expect(repo.read(`relais/notifications/${note}`)).toContain('# specs/ROADMAP.md not updated');
+
+    // The end marker before the opening one: nothing tells where the runner's block ends either.
+    const swapped = `# Roadmap\n${close}\n## Human notes\nkeep me too\n${open}\n`;
+    repo.write('specs/ROADMAP.md', swapped);
+    repo.git('commit', '-q', '-am', 'roadmap edited by hand');
+    repo.setState((s) => {
+      s.tracks_completed.push({
+        id: 'later',
+        name: 'Later',
+        phase: 'P2',
+        completed_at: new Date().toISOString(),
+        tasks: 1,
+      });
+    });
+    const last = await repo.cycle(runners);
+    expect(last).toMatchObject({ action: 'pick_track', phase: 'complete' });
+    expect(last.details).toContain(
+      'specs/ROADMAP.md not updated: its phase-status markers are broken (1 opening, 1 closing, out of order)',
+    );
+    expect(repo.read('specs/ROADMAP.md')).toBe(swapped);
+    expect(repo.subjects()[0]).toBe('roadmap edited by hand');
+  });
+});
+
+describe("ROADMAP.md's status update never takes the humans' pending edits, nor goes through a link", () => {
+  const progress = { phases_completed: ['P1'], current_phase: 'P2' };
+  const message = 'relais(roadmap): P1 complete';
+  const place = (docs = 'specs') => ({
+    root: repo.root,
+    docsDir: join(repo.root, docs),
+    git: new Git(repo.root, process.env),
+  });
+
+  it('uncommitted edits (unstaged, then staged) skip the update and commit nothing; once the human commits them, the block is added', async () => {
+    repo = await CycleRepo.create();
+    const edited = `${SEED['specs/ROADMAP.md']}## P2: later\nR3\n`;
+    repo.write('specs/ROADMAP.md', edited);
+    const head = repo.head();
+    const skipped = {
+      ok: false,
+      path: 'specs/ROADMAP.md',
+      reason: 'it has uncommitted changes (commit or discard them first)',
+    };
+    expect(await updateRoadmapStatus(place(), progress, message)).toEqual(skipped);
+    expect(repo.read('specs/ROADMAP.md')).toBe(edited);
+    expect(repo.head()).toBe(head);
+    repo.git('add', 'specs/ROADMAP.md');
+    expect(await updateRoadmapStatus(place(), progress, message)).toEqual(skipped);
+    expect(repo.read('specs/ROADMAP.md')).toBe(edited);
+    expect(repo.head()).toBe(head);
+    expect(repo.status()).toBe('M  specs/ROADMAP.md\n');
+
+    repo.git('commit', '-q', '-m', 'roadmap: P2');
+    expect(await updateRoadmapStatus(place(), progress, message)).toEqual({
+      ok: true,
+      path: 'specs/ROADMAP.md',
+      changed: true,
+    });
+    expect(repo.read('specs/ROADMAP.md').startsWith(edited)).toBe(true);
+    expect(repo.subjects().slice(0, 2)).toEqual([message, 'roadmap: P2']);
+    expect(repo.status()).toBe('');
+  });
+
+  it("an untracked ROADMAP.md is not committed under the runner's message", async () => {
+    repo = await CycleRepo.create({ ...BASE_FILES });
+    repo.write('specs/ROADMAP.md', '# Roadmap\n');
+    expect(await updateRoadmapStatus(place(), progress, message)).toMatchObject({
+      ok: false,
+      reason: 'it is not tracked by git (commit it first)',
+    });
+    expect(repo.read('specs/ROADMAP.md')).toBe('# Roadmap\n');
+    expect(repo.subjects()).not.toContain(message);
+  });
+
+  it('a ROADMAP.md that is a symlink, or a docs folder that is one, is never written through', async () => {
+    repo = await CycleRepo.create({ ...BASE_FILES, ...SEED, 'notes/ROADMAP.md': '# Real roadmap\n' });
+    rmSync(join(repo.root, 'specs/ROADMAP.md'));
+    symlinkSync('../notes/ROADMAP.md', join(repo.root, 'specs/ROADMAP.md'));
+    symlinkSync('notes', join(repo.root, 'linked-docs'));
+    repo.git('add', '-A');
+    repo.git('commit', '-q', '-m', 'links');
+    expect(await updateRoadmapStatus(place(), progress, message)).toMatchObject({
+      ok: false,
+      reason: 'specs/ROADMAP.md is a symlink',
+    });
+    expect(await updateRoadmapStatus(place('linked-docs'), progress, message)).toMatchObject({
+      ok: false,
+      reason: 'linked-docs is a symlink',
+    });
+    expect(repo.read('notes/ROADMAP.md')).toBe('# Real roadmap\n');
+    expect(repo.subjects()[0]).toBe('links');
+    expect(repo.status()).toBe('');
   });
 });

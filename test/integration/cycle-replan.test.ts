@@ -26,7 +26,11 @@ const GOOD = "module.exports = (name) => 'Hello, ' + name;\n// greeted\n";
 const PLAN_JSON = 'relais/cycle/tracks/greet/plan.json';
 const add = (path: string) => `- path=${path} action=add rationale="new module"`;
 
-function planFile(): { firstTask: number; tasks: Array<{ taskId: string }> } {
+function planFile(): {
+  firstTask: number;
+  done?: Array<{ n: number; taskId: string; title: string }>;
+  tasks: Array<{ taskId: string }>;
+} {
   return JSON.parse(repo.read(PLAN_JSON));
 }
 
@@ -131,6 +135,103 @@ describe('REQUEST_SPLIT, then --resume: the track is re-planned and goes on', ()
     expect(repo.subjects()).toContain('relais(greet): re-plan');
     expect(repo.git('stash', 'list')).toContain('T2 stopped with REQUEST_SPLIT');
     expect(repo.status()).toBe('');
+  });
+});
+
+describe('a second re-plan still knows the tasks done before the first one', () => {
+  it('split twice: the second planner is told task 1 and task 2 are done, and a plan reusing T1 is refused', async () => {
+    repo = await CycleRepo.create();
+    const { runners, calls } = scripted({
+      planner: [
+        track(),
+        spec(),
+        plan([{ id: 'T1' }, { id: 'T2', files: add('src/farewell.js') }]),
+        plan([
+          { id: 'T2a', files: add('src/farewell.js') },
+          { id: 'T2b', files: add('src/bye.js') },
+        ]),
+        plan([{ id: 'T1', files: add('src/bye.js') }]),
+        plan([{ id: 'T2c', files: add('src/bye.js') }]),
+      ],
+      implementer: [
+        writes({ 'src/greet.js': GOOD }),
+        writes({ 'src/farewell.js': 'half\n' }, 'REQUEST_SPLIT=true farewell is too big'),
+        writes({ 'src/farewell.js': "module.exports = () => 'Goodbye';\n" }),
+        writes({ 'src/bye.js': 'half\n' }, 'REQUEST_SPLIT=true bye is too big'),
+        writes({ 'src/bye.js': "module.exports = () => 'bye';\n" }),
+      ],
+      verifier: verdict('YES'),
+    });
+    const split = (o: { code: string | null }) => o.code === 'CYCLE_REQUEST_SPLIT';
+    expect((await repo.cycles(runners, split, 12)).at(-1)).toMatchObject({ action: 'implement_task' });
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'select-track' });
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'create_plan', reply: 'CYCLE_OK' });
+    expect(planFile()).toMatchObject({ firstTask: 2, done: [{ n: 1, taskId: 'T1', title: 'Task T1' }] });
+
+    // T2a verified, T2b asks for a split: the second re-plan.
+    expect((await repo.cycles(runners, split, 12)).at(-1)).toMatchObject({ action: 'implement_task' });
+    expect(repo.state().track).toMatchObject({ task_current: 3, task_count: 3 });
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'select-track' });
+    const replanned = await repo.cycle(runners);
+    expect(replanned).toMatchObject({ action: 'create_plan', reply: 'CYCLE_OK' });
+    expect(replanned.details).toContain('(1 task(s), after the 2 done)');
+    const planner = calls.filter((c) => c.role === 'planner').map((c) => c.request.userPrompt);
+    expect(planner[4]).toContain(
+      'Done and verified, keep them out of this plan: task 1: T1 "Task T1"; task 2: T2a "Task T2a".',
+    );
+    expect(planner[4]).not.toContain('not in the plan file any more');
+    expect(planner[4]).toContain('The previous plan\'s remaining tasks were: T2b "Task T2b".');
+    // T1 was verified under the first plan: reusing its id is still refused (format repair).
+    expect(planner[5]).toContain('task(s) T1 are already done: plan only the remaining work');
+    expect(planFile()).toMatchObject({
+      firstTask: 3,
+      done: [
+        { n: 1, taskId: 'T1', title: 'Task T1' },
+        { n: 2, taskId: 'T2a', title: 'Task T2a' },
+      ],
+      tasks: [{ taskId: 'T2c' }],
+    });
+    const planMd = repo.read('specs/tracks/greet/PLAN.md');
+    expect(planMd).toContain('- Task 1: T1 — Task T1\n- Task 2: T2a — Task T2a');
+    expect(planMd).toContain('## Task 3: T2c');
+
+    const rest = await repo.cycles(runners, (o) => o.action === 'reflect', 6);
+    expect(rest.at(-1)?.details).toBe('T2c done; track greet complete');
+    expect(repo.state().tracks_completed).toMatchObject([{ id: 'greet', tasks: 3 }]);
+  });
+
+  it('a plan.json written before the done tasks were kept (no "done") still loads, and a re-plan says what it lacks', async () => {
+    repo = await CycleRepo.create();
+    const { runners, calls } = scripted({
+      planner: [
+        track(),
+        spec(),
+        plan([{ id: 'T1' }, { id: 'T2', files: add('src/farewell.js') }]),
+        plan([{ id: 'T2a', files: add('src/farewell.js') }]),
+      ],
+      implementer: [
+        writes({ 'src/greet.js': GOOD }),
+        writes({ 'src/farewell.js': 'half\n' }, 'REQUEST_SPLIT=true too big'),
+      ],
+      verifier: verdict('YES'),
+    });
+    await repo.cycles(runners, (o) => o.action === 'create_plan', 6);
+    // As an older relais wrote it: firstTask 2 after a re-plan, no list of the done tasks.
+    const legacy = JSON.parse(repo.read(PLAN_JSON));
+    delete legacy.done;
+    repo.write(PLAN_JSON, JSON.stringify(legacy));
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'generate_task', reply: 'CYCLE_OK' });
+    await repo.cycles(runners, (o) => o.code === 'CYCLE_REQUEST_SPLIT', 8);
+    legacy.firstTask = 2;
+    legacy.tasks = legacy.tasks.slice(1);
+    repo.write(PLAN_JSON, JSON.stringify(legacy));
+    expect(await resumeCycle(repo.root, 'relais')).toEqual({ ok: true, phase: 'select-track' });
+    expect(await repo.cycle(runners)).toMatchObject({ action: 'create_plan', reply: 'CYCLE_OK' });
+    const prompt = calls.filter((c) => c.role === 'planner')[3]?.request.userPrompt ?? '';
+    expect(prompt).toContain(
+      'Done and verified, keep them out of this plan: task 1: not in the plan file any more.',
+    );
+    expect(planFile()).toMatchObject({ firstTask: 2, done: [], tasks: [{ taskId: 'T2a' }] });
   });
 });
 

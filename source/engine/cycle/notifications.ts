@@ -14,7 +14,7 @@ import type { CycleState } from './state.js';
  * "pause" is the caller's: it sets needs_human with the reason.
  */
 
-export type NoticeEvent = NotifyEvent | 'escalation' | 'seed_docs' | 'replan';
+export type NoticeEvent = NotifyEvent | 'escalation' | 'seed_docs' | 'replan' | 'roadmap';
 
 export interface Notice {
   readonly title: string;

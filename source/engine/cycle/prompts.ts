@@ -1,6 +1,7 @@
 import type { Prompt } from './agent-call.js';
 import type { Criterion, PlannedTask } from './blocks.js';
 import type { CycleState } from './state.js';
+import type { DoneTask } from './track-docs.js';
 
 /**
  * The cycle's prompts (seed 003 P3 pick track, P4 spec, P5 plan, P6 task adaptation, P7
@@ -106,7 +107,8 @@ export interface Replan {
   /** The track's tasks already verified, numbered: they stay done and out of the new plan. */
   readonly done: readonly string[];
   readonly doneCount: number;
-  readonly doneIds: readonly string[];
+  /** The verified tasks the plan file still knows (ids and titles): their TASK_IDs are not reused. */
+  readonly verified: readonly DoneTask[];
   /** The old plan's tasks from the one it stopped at. */
   readonly previous: readonly string[];
 }

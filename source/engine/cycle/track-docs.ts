@@ -32,6 +32,11 @@ const plannedTaskSchema = z.strictObject({
   estimatedDiff: z.int().min(1),
   dependsOn: z.array(z.string()),
 });
+const doneTaskSchema = z.strictObject({
+  n: z.int().min(1),
+  taskId: z.string().min(1).max(64),
+  title: z.string().min(1).max(500),
+});
 export const planFileSchema = z.strictObject({
   trackId: z.string(),
   /**
@@ -39,14 +44,32 @@ export const planFileSchema = z.strictObject({
    * plans only the tasks after the verified ones, which keep their numbers (and TASK_NNN.md files).
    */
   firstTask: z.int().min(1).default(1),
+  /**
+   * The verified tasks before `firstTask`, carried from plan to plan so that every later re-plan
+   * still knows them (and refuses their TASK_IDs). Plans written before it was kept have none.
+   */
+  done: z.array(doneTaskSchema).default([]),
   tasks: z.array(plannedTaskSchema).min(1),
 });
 
 export type PlanFile = z.infer<typeof planFileSchema>;
+/** A task done under an earlier plan: its number in the track, id and title. */
+export type DoneTask = z.infer<typeof doneTaskSchema>;
 
 /** The plan's task number `n` of the track (1-based), if the plan holds it. */
 export function plannedTaskAt(plan: PlanFile, n: number): PlannedTask | undefined {
   return n >= plan.firstTask ? plan.tasks[n - plan.firstTask] : undefined;
+}
+
+/**
+ * Tasks 1 to `count` of the track as the plan file knows them: the done ones it carries, then its
+ * own. A number it does not know (a plan written before `done` was kept) is left out.
+ */
+export function tasksUpTo(plan: PlanFile, count: number): DoneTask[] {
+  return Array.from({ length: count }, (_, i) => i + 1).flatMap((n) => {
+    const task = n < plan.firstTask ? plan.done.find((d) => d.n === n) : plannedTaskAt(plan, n);
+    return task ? [{ n, taskId: task.taskId, title: task.title }] : [];
+  });
 }
 
 /** How many tasks the track has by its plan file, the ones done under an earlier plan included. */
@@ -89,8 +112,19 @@ export async function writeSpec(ctx: DocsPlace, spec: SpecBlock): Promise<string
   return writeDoc(ctx, join(trackDir(ctx, spec.trackId), 'SPEC.md'), text);
 }
 
-export async function writePlan(ctx: DocsPlace, block: PlanBlock, firstTask = 1): Promise<string> {
-  const plan: PlanFile = { trackId: block.trackId, firstTask, tasks: block.tasks };
+/** `done`: the verified tasks before `firstTask` (a re-plan), kept in plan.json and listed in PLAN.md. */
+export async function writePlan(
+  ctx: DocsPlace,
+  block: PlanBlock,
+  firstTask = 1,
+  done: readonly DoneTask[] = [],
+): Promise<string> {
+  const plan: PlanFile = {
+    trackId: block.trackId,
+    firstTask,
+    done: done.filter((d) => d.n < firstTask),
+    tasks: block.tasks,
+  };
   const dataDir = join(ctx.paths.tracksData, plan.trackId);
   await mkdir(dataDir, { recursive: true });
   await writeJsonAtomic(join(dataDir, 'plan.json'), planFileSchema, plan);
@@ -101,7 +135,11 @@ export async function writePlan(ctx: DocsPlace, block: PlanBlock, firstTask = 1)
     ...(firstTask > 1
       ? [
           '',
-          `${firstTask === 2 ? 'Task 1 was' : `Tasks 1 to ${firstTask - 1} were`} done under an earlier plan (see this file's git history).`,
+          `${firstTask === 2 ? 'Task 1 was' : `Tasks 1 to ${firstTask - 1} were`} done under an earlier plan (see this file's git history):`,
+          ...Array.from({ length: firstTask - 1 }, (_, i) => {
+            const d = plan.done.find((t) => t.n === i + 1);
+            return `- Task ${i + 1}: ${d ? `${d.taskId} — ${d.title}` : '(not recorded in plan.json)'}`;
+          }),
         ]
       : []),
     '',
@@ -214,41 +252,4 @@ export async function readDoc(root: string, relPath: string, maxChars = 12_000):
   const text = await readRepoFile(root, relPath);
   if (text === null) return null;
   return text.length > maxChars ? `${text.slice(0, maxChars)}\n[... cut at ${maxChars} characters]` : text;
-}
-
-const STATUS_OPEN =
-  '<!-- relais:phase-status (written by `relais cycle`; replaced when a phase completes) -->';
-const STATUS_CLOSE = '<!-- /relais:phase-status -->';
-
-export interface RoadmapProgress {
-  readonly phases_completed: readonly string[];
-  /** null when the roadmap is finished. */
-  readonly current_phase: string | null;
-}
-
-/**
- * Seed 003 pick_track 5, PHASE_COMPLETE: "update ROADMAP status". ROADMAP.md is the humans'
- * document, so the runner writes one marked block at its end (replaced on every update, created
- * when absent) and never touches the rest. Returns the repository path written, or null when
- * ROADMAP.md cannot be read as a regular file inside the repository.
- */
-export async function writeRoadmapStatus(ctx: DocsPlace, progress: RoadmapProgress): Promise<string | null> {
-  const path = rel(ctx, join(ctx.docsDir, 'ROADMAP.md'));
-  const text = await readRepoFile(ctx.root, path);
-  if (text === null) return null;
-  const block = [
-    STATUS_OPEN,
-    '## Phase status',
-    '',
-    ...progress.phases_completed.map((p) => `- ${p}: complete`),
-    progress.current_phase === null ? '- Roadmap complete.' : `- ${progress.current_phase}: in progress`,
-    STATUS_CLOSE,
-  ].join('\n');
-  const start = text.indexOf(STATUS_OPEN);
-  const end = start === -1 ? -1 : text.indexOf(STATUS_CLOSE, start);
-  const next =
-    end === -1
-      ? `${text}${text.endsWith('\n') ? '' : '\n'}\n${block}\n`
-      : `${text.slice(0, start)}${block}${text.slice(end + STATUS_CLOSE.length)}`;
-  return writeDoc(ctx, join(ctx.docsDir, 'ROADMAP.md'), next);
 }

@@ -1,18 +1,13 @@
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { askForBlock } from '../agent-call.js';
-import {
-  type PlanBlock,
-  type PlannedTask,
-  parsePlanBlock,
-  parseSpecBlock,
-  parseTrackBlock,
-} from '../blocks.js';
+import { type PlanBlock, parsePlanBlock, parseSpecBlock, parseTrackBlock } from '../blocks.js';
 import { cycleRemediation } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf } from '../git-ops.js';
 import { notify } from '../notifications.js';
 import { pickTrackPrompt, planPrompt, type Replan, specPrompt } from '../prompts.js';
+import { updateRoadmapStatus } from '../roadmap-status.js';
 import type { SentinelResult } from '../sentinel.js';
 import { type CycleState, freshTask } from '../state.js';
 import {
@@ -21,8 +16,8 @@ import {
   readDoc,
   readPlan,
   readRepoFile,
+  tasksUpTo,
   writePlan,
-  writeRoadmapStatus,
   writeSpec,
 } from '../track-docs.js';
 import { failResult, okResult, pauseResult, projectDocs, SEED_DOCS } from './common.js';
@@ -149,7 +144,7 @@ async function phaseComplete(
     unmet: null,
     declined: null,
   };
-  const status = await updateRoadmap(ctx, roadmap);
+  const status = await updateRoadmap(ctx, { ...state, roadmap });
   if (nextPhase === null)
     return okResult(
       { ...state, roadmap, phase: 'complete' },
@@ -158,17 +153,29 @@ async function phaseComplete(
   return okResult({ ...state, roadmap }, `phase ${phase} complete; next phase ${nextPhase}${status}`);
 }
 
-/** Seed 003 "update ROADMAP status": the status block of ROADMAP.md, committed by the runner. */
-async function updateRoadmap(ctx: CycleContext, roadmap: CycleState['roadmap']): Promise<string> {
-  const path = await writeRoadmapStatus(ctx, roadmap);
-  if (path === null) {
-    const message = `${ctx.policy.docs_dir}/ROADMAP.md is not a regular file inside the repository; its phase status is not updated`;
-    ctx.bus.emit({ type: 'log', level: 'warn', message });
-    return '; ROADMAP.md not updated';
-  }
-  const done = roadmap.phases_completed.at(-1) ?? 'phase';
-  await commitPaths(ctx.git, [path], `relais(roadmap): ${done} complete`);
-  return `; ${path} updated`;
+/**
+ * Seed 003 "update ROADMAP status": the status block of ROADMAP.md, committed by the runner. When
+ * the file cannot be updated safely (a human's pending edits, broken markers, a symlink), the phase
+ * still completes: the update is skipped with a warning, and the next one writes the whole block.
+ */
+async function updateRoadmap(ctx: CycleContext, state: CycleState): Promise<string> {
+  const done = state.roadmap.phases_completed.at(-1) ?? 'phase';
+  const update = await updateRoadmapStatus(ctx, state.roadmap, `relais(roadmap): ${done} complete`);
+  if (update.ok) return `; ${update.path} ${update.changed ? 'updated' : 'already up to date'}`;
+  const message = `${update.path}'s phase status is not updated: ${update.reason}`;
+  ctx.bus.emit({ type: 'log', level: 'warn', message });
+  await notify(
+    ctx,
+    state,
+    'roadmap',
+    {
+      title: `${update.path} not updated`,
+      lines: [message],
+      action: `Fix ${update.path} as said; the next phase completion writes the whole status block again (or add it by hand).`,
+    },
+    'warn',
+  );
+  return `; ${update.path} not updated: ${update.reason}`;
 }
 
 function forTrack<T extends { trackId: string }>(
@@ -213,7 +220,7 @@ export async function createPlan(ctx: CycleContext, state: CycleState): Promise<
   if (!answer.ok) return plannerFailed(state, answer);
   // A re-plan plans what is left: the verified tasks keep their numbers (and TASK_NNN.md files).
   const firstTask = (replan?.doneCount ?? 0) + 1;
-  const path = await writePlan(ctx, answer.value, firstTask);
+  const path = await writePlan(ctx, answer.value, firstTask, replan?.verified ?? []);
   await commitPaths(ctx.git, [path], `relais(${trackId}): ${replan ? 're-plan' : 'plan'}`);
   const next: CycleState = {
     ...state,
@@ -235,24 +242,28 @@ export async function createPlan(ctx: CycleContext, state: CycleState): Promise<
 
 /**
  * What the planner is told when the track's plan stopped (REPLAN_REQUIRED, REQUEST_SPLIT; set by
- * `--resume`): why, the tasks already verified (numbers before task_current), and the old plan's
- * tasks from the one it stopped at. The plan file may be gone: then only the count of done tasks.
+ * `--resume`): why, the tasks already verified (numbers before task_current, from the old plan,
+ * which carries those done under earlier plans too), and the old plan's tasks from the one it
+ * stopped at. The plan file may be gone: then only the count of done tasks.
  */
 async function replanContext(ctx: CycleContext, state: CycleState): Promise<Replan> {
   const doneCount = Math.max(0, state.track.task_current - 1);
   const read = await readPlan(ctx, state.track.id as string);
   const old = read.ok ? read.plan : null;
-  const at = (n: number) => (old ? plannedTaskAt(old, n) : undefined);
-  const done = Array.from({ length: doneCount }, (_, i) => ({ n: i + 1, task: at(i + 1) }));
+  const verified = old ? tasksUpTo(old, doneCount) : [];
   const left = old
-    ? Array.from({ length: planTaskCount(old) - doneCount }, (_, i) => at(doneCount + 1 + i))
+    ? Array.from({ length: planTaskCount(old) - doneCount }, (_, i) => plannedTaskAt(old, doneCount + 1 + i))
     : [];
-  const name = (t: PlannedTask) => `${t.taskId} "${t.title}"`;
+  const name = (t: { taskId: string; title: string }) => `${t.taskId} "${t.title}"`;
+  const doneLine = (n: number) => {
+    const task = verified.find((v) => v.n === n);
+    return `task ${n}: ${task ? name(task) : 'not in the plan file any more'}`;
+  };
   return {
     reason: state.track.replan_reason as string,
     doneCount,
-    done: done.map(({ n, task }) => `task ${n}: ${task ? name(task) : 'not in the plan file any more'}`),
-    doneIds: done.flatMap(({ task }) => (task ? [task.taskId] : [])),
+    done: Array.from({ length: doneCount }, (_, i) => doneLine(i + 1)),
+    verified,
     previous: left.flatMap((t) => (t ? [name(t)] : [])),
   };
 }
@@ -260,7 +271,8 @@ async function replanContext(ctx: CycleContext, state: CycleState): Promise<Repl
 /** A re-plan never plans a verified task again under its id (its commits and packet carry it). */
 function keepsDoneTasks(replan: Replan | null, parsed: SentinelResult<PlanBlock>): SentinelResult<PlanBlock> {
   if (!parsed.ok || !replan) return parsed;
-  const again = parsed.value.tasks.filter((t) => replan.doneIds.includes(t.taskId)).map((t) => t.taskId);
+  const done = new Set(replan.verified.map((v) => v.taskId));
+  const again = parsed.value.tasks.filter((t) => done.has(t.taskId)).map((t) => t.taskId);
   if (again.length === 0) return parsed;
   return {
     ok: false,
