@@ -4,6 +4,7 @@ import type { ReactElement } from 'react';
 import type { EngineEvent, StampedEvent } from '../../source/engine/events.js';
 import { App } from '../../source/ui/components/App.js';
 import { createUiController, type UiController } from '../../source/ui/keys/controller.js';
+import type { KeyInfo } from '../../source/ui/keys/key-map.js';
 import { createUiStore, type StoreTimers, type UiStore } from '../../source/ui/store/create-store.js';
 import type { UiView } from '../../source/ui/store/ui-state.js';
 import { COLOR_PALETTE, NO_COLOR_PALETTE } from '../../source/ui/theme.js';
@@ -204,6 +205,29 @@ export function renderApp(
     unmount: view.unmount,
   };
 }
+
+/** No modifier or special key: spread it and set the one a test presses. */
+export const NO_KEY: KeyInfo = {
+  upArrow: false,
+  downArrow: false,
+  pageUp: false,
+  pageDown: false,
+  home: false,
+  end: false,
+  return: false,
+  escape: false,
+  ctrl: false,
+  meta: false,
+  backspace: false,
+  delete: false,
+  tab: false,
+};
+
+/** The engine entering a workflow state, as the reducer sees it. */
+export const enter = (
+  state: Extract<EngineEvent, { type: 'workflow.changed' }>['state'],
+  status: 'running' | 'waiting' = 'running',
+): EngineEvent => ({ type: 'workflow.changed', state, status, reason: null, detail: null });
 
 export const KEY = {
   enter: '\r',

@@ -5,25 +5,9 @@ vi.hoisted(() => {
 });
 
 import type { GateRequest } from '../../source/engine/gates.js';
-import { type KeyInfo, keyAction } from '../../source/ui/keys/key-map.js';
+import { keyAction } from '../../source/ui/keys/key-map.js';
 import { initialUiState, type UiState } from '../../source/ui/store/ui-state.js';
-import { KEY, renderApp, Script, settle, T0 } from './helpers.js';
-
-const NO_KEY: KeyInfo = {
-  upArrow: false,
-  downArrow: false,
-  pageUp: false,
-  pageDown: false,
-  home: false,
-  end: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  meta: false,
-  backspace: false,
-  delete: false,
-  tab: false,
-};
+import { KEY, NO_KEY, renderApp, Script, settle, T0 } from './helpers.js';
 
 const specGate: GateRequest = {
   gate: 'spec',

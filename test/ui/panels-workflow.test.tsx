@@ -21,12 +21,7 @@ import { ResultPanel } from '../../source/ui/panels/ResultPanel.js';
 import { Tasks } from '../../source/ui/panels/Tasks.js';
 import { Verifications } from '../../source/ui/panels/Verifications.js';
 import { WaitCountdown } from '../../source/ui/panels/WaitCountdown.js';
-import { renderPanel, Script, T0 } from './helpers.js';
-
-const enter = (
-  state: Extract<EngineEvent, { type: 'workflow.changed' }>['state'],
-  status: 'running' | 'waiting' = 'running',
-): EngineEvent => ({ type: 'workflow.changed', state, status, reason: null, detail: null });
+import { enter, renderPanel, Script, T0 } from './helpers.js';
 
 const workflowStarted: EngineEvent = {
   type: 'workflow.started',

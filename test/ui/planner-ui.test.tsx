@@ -4,32 +4,16 @@ vi.hoisted(() => {
   delete process.env.CI;
 });
 
-import type { EngineEvent } from '../../source/engine/events.js';
 import type { GateRequest } from '../../source/engine/gates.js';
-import { type KeyInfo, keyAction } from '../../source/ui/keys/key-map.js';
+import { keyAction } from '../../source/ui/keys/key-map.js';
 import { footerKeys } from '../../source/ui/panels/Footer.js';
 import { outputLinesOf } from '../../source/ui/store/output-lines.js';
 import { initialUiState, type UiState } from '../../source/ui/store/ui-state.js';
-import { KEY, renderApp, Script, T0 } from './helpers.js';
+import { enter, KEY, NO_KEY, renderApp, Script, T0 } from './helpers.js';
 
 // Seed 004 in the app: the PLANNING row of the timeline, the plan gate's keys (Ctrl-P proceeds),
 // and what the planner's events add to the output.
 
-const NO_KEY: KeyInfo = {
-  upArrow: false,
-  downArrow: false,
-  pageUp: false,
-  pageDown: false,
-  home: false,
-  end: false,
-  return: false,
-  escape: false,
-  ctrl: false,
-  meta: false,
-  backspace: false,
-  delete: false,
-  tab: false,
-};
 const CTRL_P = '\u0010';
 
 const planGate: GateRequest = {
@@ -42,17 +26,6 @@ const planGate: GateRequest = {
   ],
   answer: 'text',
 };
-
-const enter = (
-  state: 'PLANNING' | 'SPECIFICATION',
-  status: 'running' | 'waiting' = 'running',
-): EngineEvent => ({
-  type: 'workflow.changed',
-  state,
-  status,
-  reason: null,
-  detail: null,
-});
 
 function withGate(gate: UiState['gate'], draft = ''): UiState {
   const base = initialUiState('workflow', 'demo', T0);

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import type { EngineEvent } from '../../source/engine/events.js';
 import { outputLinesOf } from '../../source/ui/store/output-lines.js';
 import { elapsedMs, finalResult, phaseLabel } from '../../source/ui/store/selectors.js';
-import { Script, T0 } from './helpers.js';
+import { enter, Script, T0 } from './helpers.js';
 
 const started: EngineEvent = {
   type: 'workflow.started',
@@ -18,11 +18,6 @@ const started: EngineEvent = {
     { number: 2, title: 'Render list', status: 'pending' },
   ],
 };
-
-const enter = (
-  state: Extract<EngineEvent, { type: 'workflow.changed' }>['state'],
-  status: 'running' | 'waiting' = 'running',
-): EngineEvent => ({ type: 'workflow.changed', state, status, reason: null, detail: null });
 
 describe('workflow timeline', () => {
   test('phases run in seed order with their durations; the header follows', () => {

@@ -3,6 +3,9 @@ import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
 import type { UsageLimit } from './claude-code/usage-limit.js';
 
+/** At most this many limit waits in one step: a limit that never lifts is a failure after all. */
+export const MAX_LIMIT_WAITS = 12;
+
 /**
  * A usage or rate limit is no failure and no stagnation (issue 4): the breaker is paused, the
  * front ends show a countdown to `until`, and the caller runs the same step again afterwards.

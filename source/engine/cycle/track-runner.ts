@@ -7,7 +7,7 @@ import type { PlannedTask } from './blocks.js';
 import type { CycleOptions } from './context.js';
 import { commitPaths, headOf } from './git-ops.js';
 import { type CycleLoopResult, runCycleLoop } from './loop.js';
-import { cyclePaths, freshState, readCycleState, writeCycleState } from './state.js';
+import { cyclePaths, freshState, freshTask, readCycleState, writeCycleState } from './state.js';
 import { writePlan } from './track-docs.js';
 
 /**
@@ -83,20 +83,7 @@ async function prepareTrack(
         task_count: input.tasks.length,
         task_current: 1,
       },
-      task: {
-        ...state.task,
-        id: null,
-        description: null,
-        sub_step: 'generate',
-        retry_count: 0,
-        replan_attempted: false,
-        files_to_load: [],
-        files: null,
-        human_verdict: null,
-        packet_path: null,
-        base_commit: null,
-        failure_context: [],
-      },
+      task: freshTask(state),
       loop: { ...state.loop, stuck_count: 0, progress_mark: null },
     });
     return { ok: true };

@@ -5,14 +5,13 @@ import { findExecutable } from '../agents/find-executable.js';
 import type { EngineBus } from '../events.js';
 import { secretsIn } from '../judge/secrets.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import { acquireLock } from '../workspace/lock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import type { Applied } from './apply.js';
 import { plannerHasNews } from './batch.js';
 import { commentOnIssue, type GhRun, ghLogin, viewIssue } from './github.js';
-import { plannerPass } from './pass.js';
+import { plannerPass, standaloneCall } from './pass.js';
 import type { Session } from './schemas.js';
 import {
   issueSessionId,
@@ -117,7 +116,6 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
       detail: `the planner failed ${failures.tries} times on the thread as it is (last: ${failures.last_problem}); it is not called again until somebody comments`,
       fix: 'Check relais/prompts/planner.system.txt, agents.planner and the agent CLI (relais doctor); a new comment on the issue lets it try again.',
     };
-  const breaker = breakerFrom(input.config, 'PLANNING', () => input.clock.now());
   const pass = await plannerPass({
     pp,
     session,
@@ -127,15 +125,7 @@ async function underLock(input: IssuePassInput, pp: PlannerPaths, run: GhRun): P
     bus: input.bus,
     now: input.now,
     outbox: true,
-    call: {
-      runner: input.runner,
-      cwd: input.root,
-      signal: input.signal,
-      clock: input.clock,
-      breaker,
-      onBreaker: reportBreakerOnBus(input.bus, breaker),
-      onCost: async () => undefined,
-    },
+    call: standaloneCall(input),
   });
   switch (pass.kind) {
     case 'aborted':

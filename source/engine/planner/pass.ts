@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import { PACKAGE_ROOT } from '../workspace/package-assets.js';
 import { type Applied, applyBatch } from './apply.js';
 import { contextDump, type Finding, openGaps, type SubjectView } from './context-dump.js';
@@ -29,6 +30,27 @@ export interface PassInput {
   /** GitHub: comments wait in the outbox until they are posted. */
   readonly outbox: boolean;
   readonly call: Omit<PlannerCallInput, 'systemPrompt' | 'userPrompt' | 'validate' | 'config' | 'bus'>;
+}
+
+/** A standalone planner run's call settings: its own PLANNING breaker, reported on the bus, no spend record. */
+export function standaloneCall(input: {
+  readonly runner: PlannerCallInput['runner'];
+  readonly root: string;
+  readonly signal: AbortSignal;
+  readonly clock: PlannerCallInput['clock'];
+  readonly config: RelaisConfig;
+  readonly bus: EngineBus;
+}): PassInput['call'] {
+  const breaker = breakerFrom(input.config, 'PLANNING', () => input.clock.now());
+  return {
+    runner: input.runner,
+    cwd: input.root,
+    signal: input.signal,
+    clock: input.clock,
+    breaker,
+    onBreaker: reportBreakerOnBus(input.bus, breaker),
+    onCost: async () => undefined,
+  };
 }
 
 export type PassOutcome =

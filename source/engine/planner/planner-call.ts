@@ -1,6 +1,6 @@
 import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
-import { waitForReset } from '../agents/limit-wait.js';
+import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
@@ -43,7 +43,6 @@ export type PlannerCallOutcome =
 
 /** Seed 004 via the issue: "Invalid actions get one repair retry, then a clear stop". */
 const REPAIRS = 1;
-const MAX_LIMIT_WAITS = 12;
 
 export async function callPlanner(input: PlannerCallInput): Promise<PlannerCallOutcome> {
   const { config } = input;

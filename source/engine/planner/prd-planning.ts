@@ -2,10 +2,9 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { Clock } from '../supervise/clock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
-import { plannerPass } from './pass.js';
+import { plannerPass, standaloneCall } from './pass.js';
 import { openPrdSession, type PrdLike, prdSubject } from './prd-session.js';
 import { plannerPaths } from './store.js';
 import { type GateReplyLike, planAtTerminal, type TerminalOutcome } from './terminal-session.js';
@@ -35,7 +34,6 @@ export async function planPrd(
   const pp = plannerPaths(input.paths);
   const opened = await openPrdSession(pp, input.prd, input.now());
   if (!opened.ok) return { kind: 'unreadable', detail: opened.problem };
-  const breaker = breakerFrom(input.config, 'PLANNING', () => input.clock.now());
   return planAtTerminal({
     pp,
     session: opened.session,
@@ -52,15 +50,7 @@ export async function planPrd(
         bus: input.bus,
         now: input.now,
         outbox: false,
-        call: {
-          runner: input.runner,
-          cwd: input.root,
-          signal: input.signal,
-          clock: input.clock,
-          breaker,
-          onBreaker: reportBreakerOnBus(input.bus, breaker),
-          onCost: async () => undefined,
-        },
+        call: standaloneCall(input),
       }),
   });
 }

@@ -24,6 +24,17 @@ export const WORKFLOW_STATES = [
 
 export type WorkflowStateName = (typeof WORKFLOW_STATES)[number];
 
+/** The running phases, in the order a workflow goes (seed 002 §8, seed 004's PLANNING first). */
+export const PHASE_ORDER = [
+  'PLANNING',
+  'SPECIFICATION',
+  'AWAITING_SPEC_VALIDATION',
+  'IMPLEMENTATION',
+  'QA',
+  'AWAITING_QA_VALIDATION',
+  'PR',
+] as const satisfies readonly WorkflowStateName[];
+
 export const FAILURE_REASONS = [
   'circuit_breaker_triggered',
   'phase_timeout',

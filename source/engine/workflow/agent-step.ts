@@ -1,6 +1,6 @@
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
-import { waitForReset } from '../agents/limit-wait.js';
+import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { AgentRole, EngineBus } from '../events.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
@@ -47,9 +47,6 @@ export interface AgentStepInput {
   /** Checked before any further run: a reason to stop (the spend cap), or null. */
   readonly stopIf?: () => string | null;
 }
-
-/** At most this many limit waits in one step: a limit that never lifts is a failure after all. */
-export const MAX_LIMIT_WAITS = 12;
 
 export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> {
   let costUsd = 0;

@@ -1,12 +1,11 @@
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
-import { waitForReset } from '../agents/limit-wait.js';
+import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import { remediationOf } from '../protocol/codes.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { runTick, type TickResult } from '../tick/run-tick.js';
 import { oneLine } from '../workspace/printable.js';
-import { MAX_LIMIT_WAITS } from './agent-step.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';

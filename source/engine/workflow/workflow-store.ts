@@ -1,4 +1,4 @@
-import { type WorkflowFile, workflowFileSchema } from '../protocol/workflow.js';
+import { PHASE_ORDER, type WorkflowFile, workflowFileSchema } from '../protocol/workflow.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 
@@ -62,16 +62,6 @@ export function freshWorkflow({
 }
 
 /** Where a resume starts: after the last phase completed for good (seed 002 §8 order). */
-export const PHASE_ORDER = [
-  'PLANNING',
-  'SPECIFICATION',
-  'AWAITING_SPEC_VALIDATION',
-  'IMPLEMENTATION',
-  'QA',
-  'AWAITING_QA_VALIDATION',
-  'PR',
-] as const;
-
 export function resumePhase(workflow: WorkflowFile): (typeof PHASE_ORDER)[number] {
   // After the last completed one, not the first one missing: a workflow that skipped planning
   // records PLANNING as completed, and nothing behind the last completed phase runs again.

@@ -1,6 +1,6 @@
 import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
-import type { BreakerSnapshot, WorkflowStateName } from '../../engine/protocol/workflow.js';
+import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
 import { flatten } from '../format/text.js';
 
 /**
@@ -10,16 +10,8 @@ import { flatten } from '../format/text.js';
 
 export type UiView = 'workflow' | 'loop';
 
-/** The running phases of seed 002 §8 (seed 004's PLANNING first), in the order a workflow goes. */
-export const TIMELINE_STATES = [
-  'PLANNING',
-  'SPECIFICATION',
-  'AWAITING_SPEC_VALIDATION',
-  'IMPLEMENTATION',
-  'QA',
-  'AWAITING_QA_VALIDATION',
-  'PR',
-] as const satisfies readonly WorkflowStateName[];
+/** The timeline's rows: the workflow's running phases, in their order. */
+export const TIMELINE_STATES = PHASE_ORDER;
 
 export type TimelineState = (typeof TIMELINE_STATES)[number];
 export type EndState = 'COMPLETED' | 'FAILED' | 'REJECTED';
