@@ -120,14 +120,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
   ])(
     'closing the terminal during implementation (%s): the agent gone, rolled back, the lock released',
     async (_, extra) => {
-      expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
-      const project: TestProject = workflowProject();
-      cleanup.push(() => project.dispose());
-      const scenario = happyScenario();
-      scenario.builder = [
-        { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
-      ];
-      project.scenario(scenario);
+      const project = hangingBuilderProject();
       // The shell outlives the hang-up (a trap, which the program does not inherit) to record how
       // the program ended: nothing else can be seen once the terminal is gone. With that trap it
       // does not pass the SIGHUP on as a login shell would: the test does.
@@ -155,14 +148,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
   );
 
   it('a, then y, during implementation: the agent is gone, FAILED (aborted), the terminal restored', async () => {
-    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
-    const project: TestProject = workflowProject();
-    cleanup.push(() => project.dispose());
-    const scenario = happyScenario();
-    scenario.builder = [
-      { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
-    ];
-    project.scenario(scenario);
+    const project = hangingBuilderProject();
     tmux = new TmuxSession('abort', 120, 40);
     const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1' });
     tmux.start(`cd ${project.root} && node ${CLI} start; echo "START_EXIT=$?"; read -r _`, env);
@@ -196,14 +182,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
   });
 
   it('Ctrl-C during implementation: the agent gone, the workflow interrupted (resumable), the terminal restored', async () => {
-    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
-    const project: TestProject = workflowProject();
-    cleanup.push(() => project.dispose());
-    const scenario = happyScenario();
-    scenario.builder = [
-      { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
-    ];
-    project.scenario(scenario);
+    const project = hangingBuilderProject();
     tmux = new TmuxSession('ctrl-c', 120, 40);
     const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1' });
     tmux.start(`cd ${project.root} && node ${CLI} start --yes; echo "START_EXIT=$?"; read -r _`, env);
@@ -263,6 +242,19 @@ describe('the full-screen app in a real terminal (tmux)', () => {
 });
 
 /** Resolves once `path` exists and is not empty (a watch on its directory, not a timer). */
+/** The happy demo project whose builder writes half a file, says so, then hangs until killed. */
+function hangingBuilderProject(): TestProject {
+  expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+  const project = workflowProject();
+  cleanup.push(() => project.dispose());
+  const scenario = happyScenario();
+  scenario.builder = [
+    { actions: [{ write: 'src/a.ts', content: 'half\n' }], say: 'Working on it.', hang: true },
+  ];
+  project.scenario(scenario);
+  return project;
+}
+
 function fileWritten(path: string, what: string, timeoutMs = 60_000): Promise<void> {
   const written = () => existsSync(path) && readFileSync(path, 'utf8') !== '';
   if (written()) return Promise.resolve();

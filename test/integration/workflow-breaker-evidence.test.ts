@@ -11,6 +11,7 @@ import { type BreakerEvent, CircuitBreaker } from '../../source/engine/supervise
 import type { WorkflowContext } from '../../source/engine/workflow/context.js';
 import { evidenceWatcher } from '../../source/engine/workflow/evidence.js';
 import { runWorkflow } from '../../source/engine/workflow/run-workflow.js';
+import { TEST_BREAKER } from '../support/agent-fakes.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { FAKE_CLAUDE, isAlive, TestProject } from '../support/project.js';
 import {
@@ -38,15 +39,7 @@ afterEach(() => {
   scratch = null;
 });
 
-const BREAKER = {
-  inactivityMs: 60_000,
-  maxRepeatedErrors: 3,
-  stagnationMs: null,
-  maxOutputBytes: 1 << 20,
-  maxAttempts: 3,
-  testCommand: null,
-  testInactivityMs: 300_000,
-};
+const BREAKER = TEST_BREAKER;
 
 describe('evidence: what the changed files hold', () => {
   function setup() {

@@ -19,6 +19,7 @@ import { approveAll, type GatePort } from '../../source/engine/gates.js';
 import { configSchema, type RelaisConfig } from '../../source/engine/protocol/config.js';
 import { type CyclePolicy, defaultAgents, defaultPolicy } from '../../source/engine/protocol/cycle-policy.js';
 import { initWorkspace } from '../../source/engine/workspace/init-workspace.js';
+import { endedProcess } from './agent-fakes.js';
 
 /**
  * A real git repository in a temp folder for cycle tests, initialised by the real `relais init`
@@ -242,18 +243,7 @@ function outcome(answer: Answer): AgentOutcome {
     apiErrorStatus: null,
     permissionDenials: [],
     numTurns: 1,
-    process: {
-      exitCode: failure ? 1 : 0,
-      signal: null,
-      spawnError: null,
-      timedOut: false,
-      aborted: false,
-      stdoutTail: '',
-      stderrTail: '',
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      durationMs: 1,
-    },
+    process: endedProcess(failure ? 1 : 0),
   };
 }
 

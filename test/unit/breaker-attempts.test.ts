@@ -3,34 +3,16 @@ import type { AgentOutcome, AgentRequest, AgentRunner } from '../../source/engin
 import { type Supervision, supervisedRunner } from '../../source/engine/agents/supervised-runner.js';
 import { EngineBus } from '../../source/engine/events.js';
 import { type BreakerEvent, CircuitBreaker } from '../../source/engine/supervise/circuit-breaker.js';
+import { endedProcess, TEST_BREAKER } from '../support/agent-fakes.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 // Seed 002 §6.1: attempt += 1 on each trigger, OPEN at max_attempts. Attempts add up across the
 // runs of a phase while nothing shows progress (a run that merely answers does not wipe them);
 // evidence of progress closes a half-open breaker. A fake clock and in-process agents: no sleeps.
 
-const BREAKER = {
-  inactivityMs: 60_000,
-  maxRepeatedErrors: 3,
-  stagnationMs: null,
-  maxOutputBytes: 1 << 20,
-  maxAttempts: 3,
-  testCommand: null,
-  testInactivityMs: 300_000,
-};
+const BREAKER = TEST_BREAKER;
 
-const PROCESS = {
-  exitCode: 0,
-  signal: null,
-  spawnError: null,
-  timedOut: false,
-  aborted: false,
-  stdoutTail: '',
-  stderrTail: '',
-  stdoutBytes: 0,
-  stderrBytes: 0,
-  durationMs: 1,
-};
+const PROCESS = endedProcess();
 
 function answered(text: string): AgentOutcome {
   return {

@@ -6,21 +6,14 @@ import {
   CircuitBreaker,
   isErrorLine,
 } from '../../source/engine/supervise/circuit-breaker.js';
+import { TEST_BREAKER } from '../support/agent-fakes.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 // Seed 002 §6.1, the triggers' edges: which lines are errors, the 10-line window of the
 // repeated-error hash, the hash ignoring timestamps and line numbers, the special cases' thresholds
 // (PR phase, the test command taken from the verification templates).
 
-const CONFIG: BreakerConfig = {
-  inactivityMs: 60_000,
-  maxRepeatedErrors: 3,
-  stagnationMs: null,
-  maxOutputBytes: 1 << 20,
-  maxAttempts: 3,
-  testCommand: null,
-  testInactivityMs: 300_000,
-};
+const CONFIG = TEST_BREAKER;
 
 function breaker(overrides: Partial<BreakerConfig> = {}) {
   const clock = new FakeClock();

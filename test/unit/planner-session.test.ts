@@ -22,6 +22,7 @@ import { newSession } from '../../source/engine/planner/store.js';
 import { importThread, RELAY_MARKER } from '../../source/engine/planner/thread.js';
 import { validateBatch } from '../../source/engine/planner/validate.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
+import { endedProcess } from '../support/agent-fakes.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { answer, ask, close, comment, proceedGate, ready } from '../support/planner.js';
 
@@ -603,17 +604,6 @@ function outcomeOf(text: string): AgentOutcome {
     apiErrorStatus: null,
     permissionDenials: [],
     numTurns: 1,
-    process: {
-      exitCode: 0,
-      signal: null,
-      spawnError: null,
-      timedOut: false,
-      aborted: false,
-      stdoutTail: '',
-      stderrTail: '',
-      stdoutBytes: 0,
-      stderrBytes: 0,
-      durationMs: 1,
-    },
+    process: endedProcess(),
   };
 }
