@@ -31,8 +31,9 @@ export function evidenceWatcher(
   onTasks?: (tasks: PlanTask[]) => Promise<void>,
 ): (pgid: number | null, options?: { readonly baseline?: boolean }) => Promise<void> {
   let last: Snapshot | null = null;
+  const hashes: ContentHashes = new Map();
   return async (pgid, options) => {
-    const { snapshot, tasks } = await takeSnapshot(ctx, pgid);
+    const { snapshot, tasks } = await takeSnapshot(ctx, pgid, hashes);
     if (last !== null && !options?.baseline) {
       const cpuMoved =
         snapshot.pgid !== null && snapshot.pgid === last.pgid && snapshot.toolCpuTicks > last.toolCpuTicks;
@@ -47,6 +48,7 @@ export function evidenceWatcher(
 async function takeSnapshot(
   ctx: WorkflowContext,
   pgid: number | null,
+  hashes: ContentHashes,
 ): Promise<{ snapshot: Snapshot; tasks: PlanTask[] | null }> {
   const git = ctx.setup.git;
   const root = ctx.setup.facts.root;
@@ -58,7 +60,7 @@ async function takeSnapshot(
   const parsed = parseTasks(text);
   const tasks = parsed.ok ? parsed.tasks : null;
   const fingerprint = createHash('sha1').update(head.stdout).update(status.stdout).update(text);
-  await fingerprintContents(fingerprint, root, changedPaths(status.stdout.toString('utf8')));
+  await fingerprintContents(fingerprint, root, changedPaths(status.stdout.toString('utf8')), hashes);
   return {
     snapshot: {
       fingerprint: fingerprint.digest('hex'),
@@ -94,14 +96,24 @@ const MAX_HASHED_FILE = 8 * 1024 * 1024;
 const MAX_HASHED_TOTAL = 64 * 1024 * 1024;
 const CHUNK = 64 * 1024;
 
+/**
+ * The last content hash of each path with the stat it was taken under: a file whose inode, size,
+ * mtime and ctime have not moved is not read again every few seconds.
+ */
+type ContentHashes = Map<string, { readonly stamp: string; readonly hash: string }>;
+
 async function fingerprintContents(
   into: ReturnType<typeof createHash>,
   root: string,
   paths: string[],
+  hashes: ContentHashes,
 ): Promise<void> {
   let budget = MAX_HASHED_TOTAL;
   const chunk = Buffer.alloc(CHUNK);
-  for (const path of paths.slice(0, MAX_FILES)) {
+  const current = new Set(paths.slice(0, MAX_FILES));
+  // Only the paths still changed are remembered: the map stays as small as the dirty tree.
+  for (const path of hashes.keys()) if (!current.has(path)) hashes.delete(path);
+  for (const path of current) {
     const full = join(root, path);
     const stat = await lstat(full, { bigint: true }).catch(() => null);
     let mark = 'missing';
@@ -109,8 +121,16 @@ async function fingerprintContents(
     else if (stat && !stat.isFile()) mark = `other ${stat.mode}`;
     else if (stat) {
       const size = Number(stat.size);
-      const hashed = size <= MAX_HASHED_FILE && size <= budget ? await contentHash(full, size, chunk) : null;
-      if (hashed !== null) budget -= size;
+      const stamp = `${stat.ino} ${size} ${stat.mtimeNs} ${stat.ctimeNs}`;
+      const known = hashes.get(path);
+      let hashed = known?.stamp === stamp ? known.hash : null;
+      if (hashed === null && size <= MAX_HASHED_FILE && size <= budget) {
+        hashed = await contentHash(full, size, chunk);
+        if (hashed !== null) {
+          budget -= size;
+          hashes.set(path, { stamp, hash: hashed });
+        }
+      }
       mark = `${stat.mode} ${size} ${hashed ?? `mtime ${stat.mtimeNs}`}`;
     }
     into.update(`${path}\0${mark}\0`);
