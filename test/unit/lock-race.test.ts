@@ -1,4 +1,4 @@
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ const CONTENDERS = 8;
 const ROUNDS = 40;
 
 let dir: string;
-const children: ChildProcessWithoutNullStreams[] = [];
+const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { commitJudgedTree } from '../judge/commit.js';
 import { keepAside } from '../judge/keep-aside.js';
 import { rollback } from '../judge/rollback.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
+import { undoBeyondGit } from '../judge/stop-cleanup.js';
 import type { BlastRadius } from '../protocol/report.js';
 import { type BuildGuards, judgeChanges, takeBuildGuards } from '../tick/judge-phase.js';
 import { agentFile, clearInflight, markInflight, recordCommitInFlight } from '../tick/recover.js';
@@ -135,6 +136,8 @@ function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {
 
 async function undo(ctx: WorkflowContext, guards: BuildGuards): Promise<void> {
   const { setup } = ctx;
+  // Unsafe files and refs first (issue 14): restored refs let the rollback's git read them.
+  await undoBeyondGit(setup.facts, setup.paths, guards);
   const result = await rollback({
     git: setup.git,
     facts: setup.facts,
