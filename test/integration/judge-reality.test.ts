@@ -216,7 +216,7 @@ describe('judge: the touched set from git reality', () => {
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(1);
     expect(project.report()).toMatchObject({ verdict: 'stop', code: 'STOP_TREE_CHANGED_DURING_VERIFY' });
-    expect(project.report().detail).toContain('after verification');
+    expect(project.report().detail).toContain('src/a.ts');
     expect(project.head()).toBe(base);
     expect(project.read('src/a.ts')).toBe('a\n');
     expect(project.status()).toBe('');

@@ -1,7 +1,7 @@
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Git } from './git.js';
+import { type Git, splitNul } from './git.js';
 import type { JudgeIndex } from './touched-set.js';
 
 /**
@@ -28,6 +28,27 @@ export async function treeOnDisk(git: Git, index: JudgeIndex): Promise<string> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A file rewritten during verification and put back before it ended has the judged content again,
+ * yet the checks ran on other bytes. Its inode change time gives it away (no builder can set a
+ * change time back): every path the commit records is stamped before and after.
+ */
+export async function fileStamps(git: Git, index: JudgeIndex): Promise<Map<string, string>> {
+  const stamps = new Map<string, string>();
+  for (const path of splitNul(await git.ok(['ls-files', '-z'], { env: index.env }))) {
+    const stat = await lstat(join(git.root, path), { bigint: true }).catch(() => null);
+    stamps.set(path, stat ? `${stat.ino}:${stat.ctimeNs}:${stat.size}` : 'missing');
+  }
+  return stamps;
+}
+
+export function rewrittenPaths(
+  before: ReadonlyMap<string, string>,
+  after: ReadonlyMap<string, string>,
+): string[] {
+  return [...before].filter(([path, stamp]) => after.get(path) !== stamp).map(([path]) => path);
 }
 
 /** Thrown by the commit when the judge index no longer writes the tree that was verified. */

@@ -1,6 +1,6 @@
 import { damagedObjects } from '../judge/object-guard.js';
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
-import { judgedTree, treeOnDisk } from '../judge/verified-tree.js';
+import { fileStamps, judgedTree, rewrittenPaths, treeOnDisk } from '../judge/verified-tree.js';
 import type { Code } from '../protocol/codes.js';
 import type { BuildGuards } from './judge-phase.js';
 import type { TickContext } from './tick-context.js';
@@ -15,13 +15,18 @@ import type { TickContext } from './tick-context.js';
 export interface TreeBeforeVerify {
   readonly judged: string;
   readonly onDisk: string;
+  readonly stamps: ReadonlyMap<string, string>;
 }
 
 export async function treeBeforeVerify(ctx: TickContext): Promise<TreeBeforeVerify | null> {
   const index = ctx.record.judge?.touched.index;
   if (!index || index.file === '') return null;
   const git = ctx.setup.git;
-  return { judged: await judgedTree(git, index), onDisk: await treeOnDisk(git, index) };
+  return {
+    judged: await judgedTree(git, index),
+    onDisk: await treeOnDisk(git, index),
+    stamps: await fileStamps(git, index),
+  };
 }
 
 /** The STOP that verification's run earned on the integrity side, or null when all held. */
@@ -40,6 +45,12 @@ export async function checkIntegrityAfterVerify(
       return {
         code: 'STOP_TREE_CHANGED_DURING_VERIFY',
         detail: `before verification the tree on disk was ${short(before.onDisk)}, not the judged tree ${short(before.judged)}`,
+      };
+    const rewritten = rewrittenPaths(before.stamps, await fileStamps(git, index));
+    if (rewritten.length > 0)
+      return {
+        code: 'STOP_TREE_CHANGED_DURING_VERIFY',
+        detail: `rewritten during verification: ${rewritten.slice(0, 5).join(', ')}`,
       };
     const after = await treeOnDisk(git, index);
     if (after !== before.judged)
