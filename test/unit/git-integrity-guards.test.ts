@@ -122,6 +122,18 @@ describe('refs guard', () => {
     expect(await changedRefs(snapshot, facts)).toEqual([]);
     expect(await restoreRefs(snapshot, facts)).toEqual([]);
   });
+
+  it("keeps the ref the runner itself set aside for the run's commits", async () => {
+    const { root, git, sh } = repo();
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotRefs(facts);
+    sh('update-ref', 'refs/relais/recovered/run-1', 'HEAD');
+    sh('update-ref', 'refs/relais/recovered/run-2', 'HEAD');
+    expect(await restoreRefs(snapshot, facts, ['refs/relais/recovered/run-1'])).toEqual([
+      'removed ref refs/relais/recovered/run-2 created by the tick',
+    ]);
+    expect(sh('for-each-ref', '--format=%(refname)', 'refs/relais/')).toBe('refs/relais/recovered/run-1');
+  });
 });
 
 describe('unsafe files', () => {

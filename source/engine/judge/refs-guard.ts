@@ -43,11 +43,16 @@ export async function changedRefs(snapshot: RefsSnapshot, facts: RepoFacts): Pro
 }
 
 /** Puts every ref storage file back as it was; returns one note per file it had to fix. */
-export async function restoreRefs(snapshot: RefsSnapshot, facts: RepoFacts): Promise<string[]> {
+export async function restoreRefs(
+  snapshot: RefsSnapshot,
+  facts: RepoFacts,
+  /** Refs the runner itself made since the snapshot (keep-aside.ts), e.g. `refs/relais/recovered/<run>`. */
+  keep: readonly string[] = [],
+): Promise<string[]> {
   const notes: string[] = [];
   const now = await listFiles(snapshot.roots);
   for (const path of now) {
-    if (snapshot.files.has(path)) continue;
+    if (snapshot.files.has(path) || keep.includes(display(path, facts))) continue;
     await rm(path, { force: true });
     notes.push(`removed ref ${display(path, facts)} created by the tick`);
   }

@@ -12,7 +12,12 @@ export async function undoBeyondGit(
   facts: RepoFacts,
   paths: WorkspacePaths,
   guards: { readonly refsBefore: RefsSnapshot; readonly startedAtMs: number },
+  /** Refs the runner made on purpose since the snapshot (a keep-aside of the run's commits). */
+  keepRefs: readonly string[] = [],
 ): Promise<string[]> {
   const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs);
-  return [...(await removeUnsafeFiles(facts.root, unsafe)), ...(await restoreRefs(guards.refsBefore, facts))];
+  return [
+    ...(await removeUnsafeFiles(facts.root, unsafe)),
+    ...(await restoreRefs(guards.refsBefore, facts, keepRefs)),
+  ];
 }
