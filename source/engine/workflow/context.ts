@@ -149,6 +149,7 @@ export class WorkflowContext {
       status: task.status,
       claimed: task.claimed,
       verified: task.verified,
+      verdict: task.verdict,
     });
   }
 
@@ -184,7 +185,13 @@ export class WorkflowContext {
 }
 
 function sameView(a: TaskRecord, b: TaskRecord): boolean {
-  return a.status === b.status && a.claimed === b.claimed && a.verified === b.verified && a.title === b.title;
+  return (
+    a.status === b.status &&
+    a.claimed === b.claimed &&
+    a.verified === b.verified &&
+    a.verdict === b.verdict &&
+    a.title === b.title
+  );
 }
 
 /** Dollars as a human reads them: cents, or more digits for amounts under a dollar. */

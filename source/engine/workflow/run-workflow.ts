@@ -193,7 +193,15 @@ function announceStart(
     engine: w.engine,
     resumed_from: resumedFrom,
     max_cost_usd: w.max_cost_usd,
-    tasks: w.tasks.map((t) => ({ number: t.number, title: t.title, status: t.status })),
+    cost_usd: w.cost_usd,
+    tasks: w.tasks.map((t) => ({
+      number: t.number,
+      title: t.title,
+      status: t.status,
+      claimed: t.claimed,
+      verified: t.verified,
+      verdict: t.verdict,
+    })),
   });
 }
 

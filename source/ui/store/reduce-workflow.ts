@@ -50,6 +50,8 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       branch: flattenOrNull(e.feature_branch ?? e.base_branch, 200),
       startedAtMs: state.header.startedAtMs ?? atMs,
       budgetUsd: e.max_cost_usd ?? state.header.budgetUsd,
+      // A resume goes on from what the workflow already spent (WORKFLOW.json), never from $0.
+      costUsd: Math.max(state.header.costUsd, e.cost_usd ?? 0),
     },
     // A resume starts after phases finished by an earlier run: they are done, with no times.
     phases: state.phases.map((row) =>
@@ -59,8 +61,9 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       number: t.number,
       title: flatten(t.title, 300),
       status: t.status,
-      claimed: null,
-      verified: null,
+      claimed: flattenOrNull(t.claimed ?? null, 300),
+      verified: flattenOrNull(t.verified ?? null, 300),
+      verdict: verdictOf(t.verdict),
     })),
   };
 }
@@ -121,6 +124,11 @@ function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
   };
 }
 
+/** Only the runner's two verdicts pass; anything else (absent, unknown) is no verdict. */
+function verdictOf(value: unknown): TaskRow['verdict'] {
+  return value === 'verified' || value === 'rejected' ? value : null;
+}
+
 export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
   const row: TaskRow = {
     number: e.number,
@@ -128,6 +136,7 @@ export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
     status: e.status,
     claimed: flattenOrNull(e.claimed, 300),
     verified: flattenOrNull(e.verified, 300),
+    verdict: verdictOf(e.verdict),
   };
   const others = state.tasks.filter((t) => t.number !== e.number);
   return { ...state, tasks: [...others, row].sort((a, b) => a.number - b.number) };

@@ -106,8 +106,10 @@ export interface TaskRow {
   readonly status: 'pending' | 'in_progress' | 'completed';
   /** What the agent said about it: never proof of anything. */
   readonly claimed: string | null;
-  /** What the runner checked (judge verdict, verification): the only "done" that counts. */
+  /** What the runner checked, or why it did not accept the task: words, never a verdict. */
   readonly verified: string | null;
+  /** The runner's verdict: the only "done" that counts (no verdict is never shown as done). */
+  readonly verdict: 'verified' | 'rejected' | null;
 }
 
 export interface GateModel {
