@@ -41,6 +41,8 @@ export type EngineEvent =
       feature_branch: string | null;
       engine: 'ticks' | 'single' | 'cycle';
       resumed_from: WorkflowStateName | null;
+      /** Phases an earlier run finished for good (a resume shows them done, PLANNING included). */
+      completed_phases?: WorkflowStateName[];
       max_cost_usd: number | null;
       /** What the workflow already spent (a resume goes on from there, not from $0). */
       cost_usd?: number;

@@ -62,7 +62,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'The phase ran past workflow.timeouts. Raise that timeout if the work is legitimately long, then ralphy start resumes the phase.',
   agent_failed:
     'The agent did not finish after its retries (CLI error, timeout, or no EXIT_SIGNAL: true). Read its last lines, fix the cause (login, model, prompt), then ralphy start resumes.',
-  aborted: 'Stopped by ralphy abort. ralphy start resumes from the last completed phase.',
+  aborted:
+    "Stopped on request (the app's a key, or ralphy abort). ralphy start resumes from the last completed phase.",
   rejected_at_qa:
     'The QA report was rejected at the second gate. Fix the findings on the feature branch, commit, then ralphy start (answer n to start over, or move WORKFLOW.json aside).',
   needs_input:

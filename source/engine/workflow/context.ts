@@ -31,6 +31,11 @@ export interface WorkflowOptions {
    * fired. runWorkflow sets it from the abort requests it watches; a caller may add its own.
    */
   readonly abortRequested?: () => boolean;
+  /**
+   * Who asked for the abort, in words for the failure detail ("the abort key (a) in the app"):
+   * issue 16 item 6, an `a` in the app must not read "aborted by ralphy abort".
+   */
+  readonly abortedBy?: () => string;
 }
 
 export type PhaseResult =

@@ -2,6 +2,7 @@ import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
 import { fitTo } from '../format/text.js';
+import { workIsOver } from '../store/selectors.js';
 import type { TaskRow, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -12,12 +13,14 @@ import { GLYPH } from '../theme.js';
  */
 export function taskRows(state: UiState, width: number): Row[] {
   if (state.tasks.length === 0) return [[text('no task list yet', { dim: true })]];
-  if (width < COMPACT_BELOW) return state.tasks.map((task) => compactRow(task, width));
+  // Once the work is over nothing runs: an in-progress task stops spinning.
+  const over = workIsOver(state);
+  if (width < COMPACT_BELOW) return state.tasks.map((task) => compactRow(task, width, over));
   // The runner's verdict is what matters most: it gets the room the title and the claim leave.
   const titleWidth = Math.max(8, Math.floor((width - 22) * 0.45));
   const claimWidth = Math.max(6, Math.floor((width - 22) * 0.2));
   return state.tasks.map((task) => [
-    taskGlyph(task),
+    taskGlyph(task, over),
     text(` ${String(task.number).padStart(2)} `, { dim: true }),
     text(fitTo(task.title, titleWidth), { bold: task.status === 'in_progress' }),
     text(' agent: ', { dim: true }),
@@ -46,9 +49,9 @@ export function verifiedCount(tasks: readonly TaskRow[]): number {
 /** Under this width a task shows marks instead of the claim and verification texts. */
 const COMPACT_BELOW = 64;
 
-function compactRow(task: TaskRow, width: number): Row {
+function compactRow(task: TaskRow, width: number, over: boolean): Row {
   return [
-    taskGlyph(task),
+    taskGlyph(task, over),
     text(` ${String(task.number).padStart(2)} `, { dim: true }),
     text(fitTo(task.title, Math.max(4, width - 23)), { bold: task.status === 'in_progress' }),
     text(' agent ', { dim: true }),
@@ -65,12 +68,12 @@ function compactRow(task: TaskRow, width: number): Row {
   ];
 }
 
-export function taskGlyph(task: TaskRow): Segment {
+export function taskGlyph(task: TaskRow, over = false): Segment {
   if (task.verdict === 'verified') return text(GLYPH.done, { tone: 'ok' });
   if (task.verdict === 'rejected' && task.status !== 'in_progress')
     return text(GLYPH.failed, { tone: 'error' });
   if (task.claimed || task.status === 'completed') return text(GLYPH.claimed, { tone: 'warn' });
-  if (task.status === 'in_progress') return spinner('accent');
+  if (task.status === 'in_progress') return over ? text(GLYPH.stopped, { dim: true }) : spinner('accent');
   return text(GLYPH.pending, { dim: true });
 }
 

@@ -53,10 +53,14 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       // A resume goes on from what the workflow already spent (WORKFLOW.json), never from $0.
       costUsd: Math.max(state.header.costUsd, e.cost_usd ?? 0),
     },
-    // A resume starts after phases finished by an earlier run: they are done, with no times.
-    phases: state.phases.map((row) =>
-      orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
-    ),
+    // A resume starts after phases finished by an earlier run: they are done, with no times. An
+    // optional phase the earlier run went through (PLANNING) keeps its row.
+    phases: (e.completed_phases ?? [])
+      .filter(isTimelineState)
+      .reduce(withRow, state.phases)
+      .map((row) =>
+        orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
+      ),
     tasks: e.tasks.map((t) => ({
       number: t.number,
       title: flatten(t.title, 300),
@@ -72,12 +76,15 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
   const target = e.state;
   const targetIndex = isTimelineState(target) ? TIMELINE_STATES.indexOf(target) : -1;
   const closing: PhaseStatus = target === 'FAILED' ? 'failed' : target === 'REJECTED' ? 'rejected' : 'done';
-  const entered: PhaseStatus = e.status === 'waiting' ? 'waiting' : 'running';
+  const entered: PhaseStatus =
+    e.status === 'waiting' ? 'waiting' : e.status === 'interrupted' ? 'interrupted' : 'running';
   const rows = isTimelineState(target) ? withRow(state.phases, target) : state.phases;
   const phases = rows.map((row): PhaseRow => {
     if (row.state === target) {
       // Same phase again (running <-> waiting for a human): keep its start.
       const gates = state.earlyGates.length > 0 ? [...state.earlyGates, ...row.gates] : row.gates;
+      // Interrupted: the phase stops here (its time too) until `ralphy start` resumes it.
+      if (entered === 'interrupted') return { ...row, status: entered, endedAtMs: atMs, gates };
       return isCurrent(row)
         ? { ...row, status: entered, gates }
         : { ...row, status: entered, startedAtMs: atMs, endedAtMs: null, gates };
