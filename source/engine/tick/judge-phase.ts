@@ -204,9 +204,12 @@ export function blastRadius(files: readonly TouchedFile[]): BlastRadius {
   };
 }
 
-/** Seed 000 §10: "<files_touched> files, +<lines_added>/-<lines_deleted>, <new_files> new". */
+/**
+ * Seed 000 §10: "<files_touched> files, +<lines_added>/-<lines_deleted>, <new_files> new", with
+ * "1 file" in the singular (issue 16 item 8: "1 files" read as a bug).
+ */
 export function blastRadiusLine(b: BlastRadius): string {
-  return `${b.files_touched} files, +${b.lines_added}/-${b.lines_deleted}, ${b.new_files} new`;
+  return `${b.files_touched} ${b.files_touched === 1 ? 'file' : 'files'}, +${b.lines_added}/-${b.lines_deleted}, ${b.new_files} new`;
 }
 
 export async function writeDiffPatch(
