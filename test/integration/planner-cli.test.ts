@@ -54,7 +54,9 @@ describe('relais plan (PRD.md)', () => {
     p.scenario({ planner: [answer(ask('reporter', [{ q: Q }]))] });
     const plan = p.cliSync(['plan']);
     expect(plan.code).toBe(1);
-    expect(plan.stdout).toContain("Gate plan: the planner's questions are not answered (nobody at a terminal");
+    expect(plan.stdout).toContain(
+      "Gate plan: the planner's questions are not answered (nobody at a terminal",
+    );
     expect(plan.stdout).toContain(
       'nobody can answer them here. Run relais plan in a terminal, or with --yes',
     );

@@ -153,7 +153,7 @@ const FORMATS: Formats = {
   'workflow.waiting': (e) =>
     `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
   'task.updated': (e) =>
-    `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (verified: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
+    `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (${e.verdict === 'verified' ? 'verified' : e.verdict === 'rejected' ? 'not accepted' : 'runner'}: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
   'run.finished': (e) =>
     [
       `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
