@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
+import { snapshotIgnored } from '../judge/ignored-files.js';
 import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
@@ -15,7 +16,7 @@ import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
-import { agentFile, clearInflight, markInflight, recoverInterruptedRun } from './recover.js';
+import { agentFile, clearInflight, markInflight, recordTickHead, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { ledgerEvent, TickLedger } from './tick-ledger.js';
@@ -110,6 +111,7 @@ async function lockedTick(
         : options.signal.aborted
           ? 'interrupted by signal'
           : null,
+    verifyIgnored: null,
   };
   try {
     return await startedTick(ctx);
@@ -137,6 +139,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     phase('BUILD');
     guards = await prepareBuild(ctx, task);
     await buildAndJudge(ctx, task, guards);
+    // The builder has ended: commits on top of this HEAD can only be someone else's (issue 21).
+    await recordTickHead(setup.paths, await currentHead(setup));
     const stop = firstStop(ctx);
     if (stop) {
       record.code = stop.code;
@@ -145,6 +149,10 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       phase('VERIFY');
       // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
       const workspaceGuard = await guardWorkspace(setup.paths, [setup.paths.state, setup.paths.historyDir]);
+      ctx.verifyIgnored = {
+        before: await snapshotIgnored(setup.git, setup.paths.relDir),
+        builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
+      };
       await verify(ctx, task);
       const after = await checkAfterVerify(ctx, guards, workspaceGuard, task);
       if (after && record.code === 'SUCCESS') {
@@ -177,6 +185,11 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   }
 }
 
+async function currentHead(setup: TickSetup): Promise<string | null> {
+  const head = await setup.git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+  return head.code === 0 ? head.stdout.toString('utf8').trim() : null;
+}
+
 /** The marker goes once the tick committed or rolled back cleanly; otherwise the next run recovers. */
 async function settleInflight(ctx: TickContext): Promise<void> {
   const { rollback } = ctx.record;
@@ -194,10 +207,11 @@ async function recover(
 ): Promise<{ ok: true; setup: TickSetup } | { ok: false; block: Block }> {
   const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
   if (recovery.kind === 'none') return { ok: true, setup };
+  // Whatever recovery moved aside is said, whether or not it finished (issue 21 item 2).
+  record.notes.push(...recovery.notes);
+  for (const note of recovery.notes) options.bus.emit({ type: 'log', level: 'warn', message: note });
   if (recovery.kind === 'failed')
     return { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail } };
-  record.notes.push(recovery.note);
-  options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
   const facts = await readRepoFacts(setup.git, setup.facts.root);
   if (!facts.ok)
     return {
