@@ -28,6 +28,8 @@ const HELP = `
     --stats       plan: questions, rounds, gaps closed by reason, spec acceptance rate
     --preflight   status: run the preflight checks without side effects
     --force       init: replace existing files (the old ones are kept as .bak)
+    --allow       init: the scope fence as comma-separated globs, instead of the one derived
+                  from the repository (on a terminal, init shows the derived one and asks)
     --loop        cycle: cycles until DONE, a human is needed, or too many failures
     --resume      cycle: go back to the phase a pause (needs_human) stopped in
     --cycle-id    cycle: a given cycle id (its nonce is derived from it; never reused)
@@ -61,6 +63,7 @@ async function main(): Promise<number> {
       loop: { type: 'boolean', default: false },
       resume: { type: 'boolean', default: false },
       cycleId: { type: 'string' },
+      allow: { type: 'string' },
       verdict: { type: 'string' },
       reason: { type: 'string' },
     },

@@ -5,15 +5,15 @@ import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
-import { inflightSchema } from '../protocol/inflight.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { inflightSchema } from '../protocol/inflight.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
   removeStaleTmpFiles,
 } from '../workspace/crash-recovery.js';
-import { readJsonValidated } from '../workspace/atomic-write.js';
 import { folderSizeBytes } from '../workspace/history.js';
 import {
   capsReached,
@@ -112,7 +112,11 @@ export async function checkStartConditions(
   // `relais status --preflight` and `relais run` reach the same verdict (issue 21 item 3).
   const recovery = sideEffects ? null : await planRecovery(setup.git, setup.paths);
   if (recovery?.kind === 'blocked')
-    return { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail }, state: null };
+    return {
+      ok: false,
+      block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail },
+      state: null,
+    };
   const needs = await startNeeds(setup, env);
   if (!needs.ok) return { ok: false, block: needs.block, state: null };
   const early = (await dirtyRow(setup, sideEffects)) ?? (await historyRow(setup));

@@ -256,7 +256,10 @@ async function settleIgnored(
   const changes = await diffIgnored(git, paths.relDir, before);
   const created = changes.filter((c) => c.change === 'created').map((c) => c.path);
   await moveAside(facts.root, created, keep);
-  return { moved: created.length, unresolved: changes.filter((c) => c.change !== 'created').map((c) => c.path) };
+  return {
+    moved: created.length,
+    unresolved: changes.filter((c) => c.change !== 'created').map((c) => c.path),
+  };
 }
 
 async function moveAside(root: string, relPaths: readonly string[], into: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
 import { type Inflight, inflightSchema } from '../protocol/inflight.js';
@@ -60,7 +61,8 @@ export async function planRecovery(git: Git, paths: WorkspacePaths): Promise<Rec
     userCommits,
   });
   if (head === base) return stay([]);
-  if ((await commitOf(git, keepRef(inflight.run_id))) === head) return stay(await listCommits(git, base, head));
+  if ((await commitOf(git, keepRef(inflight.run_id))) === head)
+    return stay(await listCommits(git, base, head));
   const tickPoints = [inflight.committed, inflight.tick_head].filter((c): c is string => c !== null);
   if (tickPoints.includes(head))
     return { kind: 'recover', inflight, branchTo: base, tickCommitsAt: head, userCommits: [] };
@@ -142,4 +144,33 @@ async function listCommits(git: Git, from: string, to: string): Promise<string[]
     .toString('utf8')
     .split('\n')
     .filter((line) => line.length > 0 && !line.startsWith('commit '));
+}
+
+/**
+ * For `relais status`: what the next run will do about an interrupted one, and everything earlier
+ * recoveries moved aside, read from the repository itself (refs and folders), so it is always said.
+ */
+export async function recoveryStatusLines(git: Git, paths: WorkspacePaths): Promise<string[]> {
+  const lines: string[] = [];
+  const plan = await planRecovery(git, paths);
+  if (plan.kind === 'blocked') lines.push(`an interrupted run needs you first: ${plan.detail}`);
+  if (plan.kind === 'recover') {
+    const { inflight } = plan;
+    lines.push(
+      plan.tickCommitsAt
+        ? `run ${inflight.run_id} was interrupted; the next run takes its commits off the branch (kept at ${recoveredRef(inflight.run_id)}) and puts the branch back on ${inflight.base_commit.slice(0, 12)}`
+        : `run ${inflight.run_id} was interrupted; the next run leaves the branch at ${plan.branchTo.slice(0, 12)}${plan.userCommits.length > 0 ? ` with your ${plan.userCommits.length} commit(s)` : ''} and moves uncommitted leftovers to ${paths.relDir}/recovered/${inflight.run_id}/`,
+    );
+  }
+  const refs = await git.run([
+    'for-each-ref',
+    '--format=%(refname) %(objectname:short)',
+    'refs/relais/recovered/',
+  ]);
+  for (const line of refs.stdout.toString('utf8').split('\n').filter(Boolean))
+    lines.push(`kept aside by a recovery: commits at ${line}`);
+  const folders = await readdir(paths.recoveredDir).catch(() => [] as string[]);
+  for (const name of folders)
+    lines.push(`kept aside by a recovery: files in ${paths.relDir}/recovered/${name}/`);
+  return lines;
 }

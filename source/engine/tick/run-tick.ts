@@ -3,11 +3,12 @@ import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
+import { effectiveFenceLine } from '../judge/config-fence.js';
 import { snapshotIgnored } from '../judge/ignored-files.js';
 import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
-import type { BuildTask } from '../protocol/task.js';
+import { type BuildTask, isBuildTask } from '../protocol/task.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { acquireLock } from '../workspace/lock.js';
 import { readState } from '../workspace/state-store.js';
@@ -310,6 +311,17 @@ function firstStop(ctx: TickContext): { code: Code; detail: string } | null {
   if (built?.invalidReason)
     record.warnings.push('builder output invalid (strict_builder_json=false): judged from git alone');
   const judged = record.judge?.verdict;
+  if (judged?.code === 'STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED' && record.task && isBuildTask(record.task)) {
+    // The report shows what the builder could really touch (issue 21 item 4).
+    const fence = effectiveFenceLine(
+      record.task.scope.allowed_globs,
+      setup.config.scope.default_allowed_globs,
+    );
+    return {
+      code: judged.code,
+      detail: `${judged.violations.slice(0, 5).join('; ')}; effective fence: ${fence}`,
+    };
+  }
   if (judged?.code) return { code: judged.code, detail: judged.violations.slice(0, 5).join('; ') };
   return null;
 }

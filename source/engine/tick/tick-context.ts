@@ -1,6 +1,6 @@
 import type { AgentRunner } from '../agents/agent-run.js';
-import type { VerificationIgnored } from '../judge/rollback.js';
 import type { EngineBus } from '../events.js';
+import type { VerificationIgnored } from '../judge/rollback.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { Control } from '../protocol/task.js';
