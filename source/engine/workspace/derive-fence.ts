@@ -58,7 +58,11 @@ export function deriveFence(root: string, tracked: readonly string[]): DerivedFe
   // Globs already covered by a folder glob are dropped (package.json main inside src/, say).
   const all = Object.keys(reasons);
   const folders = all.filter((g) => g.endsWith('/**'));
-  let globs = all.filter((g) => g.endsWith('/**') || !micromatch.isMatch(g, folders, { dot: true }));
+  const bases = folders.map((g) => g.slice(0, -3));
+  const nested = (g: string) => bases.some((b) => g !== `${b}/**` && g.startsWith(`${b}/`));
+  let globs = all.filter((g) =>
+    g.endsWith('/**') ? !nested(g) : !micromatch.isMatch(g, folders, { dot: true }),
+  );
   if (globs.length > MAX_GLOBS) globs = collapseTopLevel(globs);
   globs.sort();
   return { globs, reasons: Object.fromEntries(globs.map((g) => [g, reasons[g] ?? 'top-level files'])) };

@@ -4,6 +4,7 @@ import { worktreeStatus } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
 import type { DoctorCheck } from './doctor-checks.js';
+import { CONFIG_FILE_NAME } from './paths.js';
 
 /**
  * Doctor checks about the project rather than the machine (issue 21 item 4): does the fence
@@ -62,7 +63,9 @@ export async function checkVerification(
         fix: 'Add your test command to verification.templates (e.g. {"id": "test", "cmd": "npm", "args": ["test"]}).',
       },
     ];
-  if ((await worktreeStatus(git)).length > 0)
+  // Right after `relais init` the new config is the one untracked file; it does not make the tree dirty.
+  const changes = async () => (await worktreeStatus(git)).filter((e) => e !== `?? ${CONFIG_FILE_NAME}`);
+  if ((await changes()).length > 0)
     return [
       {
         name: 'verify',
@@ -84,7 +87,7 @@ export async function checkVerification(
       signal: new AbortController().signal,
       keepTailBytes: 2000,
     });
-    const dirtied = await worktreeStatus(git);
+    const dirtied = await changes();
     const seconds = (result.durationMs / 1000).toFixed(1);
     const argv = [t.cmd, ...t.args].join(' ');
     if (dirtied.length > 0)
