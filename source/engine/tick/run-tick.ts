@@ -14,6 +14,7 @@ import { acquireLock } from '../workspace/lock.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
+import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
@@ -126,6 +127,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   const phase = (p: TickPhase) => options.bus.emit({ type: 'phase.changed', phase: p });
   const finish = () => finishTick(setup, record, ledger.state, options, ctx.now);
   let guards: BuildGuards | null = null;
+  let verifiedTree: TreeBeforeVerify | null = null;
   try {
     phase('ORCHESTRATE');
     await ledger.add({ ticks: 1 });
@@ -154,14 +156,17 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
         before: await snapshotIgnored(setup.git, setup.paths.relDir),
         builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
       };
+      verifiedTree = await treeBeforeVerify(ctx);
       await verify(ctx, task);
-      const after = await checkAfterVerify(ctx, guards, workspaceGuard, task);
+      const after =
+        (await checkAfterVerify(ctx, guards, workspaceGuard, task)) ??
+        (await checkIntegrityAfterVerify(ctx, guards, verifiedTree));
       if (after && record.code === 'SUCCESS') {
         record.code = after.code;
         record.detail = after.detail;
       }
     }
-    await settle(ctx, task, guards);
+    await settle(ctx, task, guards, verifiedTree?.judged);
     await settleInflight(ctx);
     return await finish();
   } catch (error) {
