@@ -116,7 +116,7 @@ export async function cycleCommand(
           runners:
             runners ??
             supervisedCycleRunners(
-              cycleRunners(agents, loaded.config, codexCli, io.env),
+              cycleRunners(agents, loaded.config, codexCli, io.env, root),
               loaded.config,
               bus,
               realClock,

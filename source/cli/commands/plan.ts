@@ -1,5 +1,4 @@
 import { join, resolve } from 'node:path';
-import { claudeRunner } from '../../engine/agents/claude-code/run-claude.js';
 import { findExecutable } from '../../engine/agents/find-executable.js';
 import type { EngineBus } from '../../engine/events.js';
 import {
@@ -13,6 +12,7 @@ import {
   type TerminalOutcome,
 } from '../../engine/planner/index.js';
 import { readLearnings } from '../../engine/planner/store.js';
+import { agentRunnerFor } from '../../engine/session/index.js';
 import { realClock } from '../../engine/supervise/clock.js';
 import { loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
 import { readPrd } from '../../engine/workflow/prd.js';
@@ -80,7 +80,7 @@ async function issueMode(io: CommandIo, setup: TickSetup, { bus, signal }: Engin
     bus,
     signal,
     clock: realClock,
-    runner: claudeRunner({ command: claude, extraEnv: setup.config.claude_code_cli.extra_env, env: io.env }),
+    runner: agentRunnerFor(setup.config, 'planner', { env: io.env, root: setup.facts.root }),
     now: () => new Date(),
   });
   return reportIssue(bus, issue, outcome);
@@ -152,11 +152,7 @@ async function prdMode(io: CommandIo, setup: TickSetup, { bus, signal }: EngineS
       gates,
       signal,
       clock: realClock,
-      runner: claudeRunner({
-        command: claude,
-        extraEnv: setup.config.claude_code_cli.extra_env,
-        env: io.env,
-      }),
+      runner: agentRunnerFor(setup.config, 'planner', { env: io.env, root: setup.facts.root }),
       now: () => new Date(),
     });
     return await reportPrd(bus, setup, outcome);

@@ -5,7 +5,7 @@ import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
-import type { RelaisConfig } from '../protocol/config.js';
+import type { AgentProvider, RelaisConfig } from '../protocol/config.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import {
   findCorruptRunnerFiles,
@@ -82,7 +82,7 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
 }
 
 export type StartCheck =
-  | { ok: true; state: WorkspaceState; removedTmp: string[]; agentCommand: string }
+  | { ok: true; state: WorkspaceState; removedTmp: string[] }
   | { ok: false; block: Block; state: WorkspaceState | null };
 
 /**
@@ -103,7 +103,7 @@ export async function checkStartConditions(
   if (!crash.ok) return { ok: false, block: crash.block, state: null };
   const budget = budgetRow(setup, crash.state, runCaps);
   if (budget) return { ok: false, block: budget, state: crash.state };
-  return { ok: true, state: crash.state, removedTmp: crash.removedTmp, agentCommand: needs.agentCommand };
+  return { ok: true, state: crash.state, removedTmp: crash.removedTmp };
 }
 
 /**
@@ -184,7 +184,7 @@ function budgetRow(
 async function startNeeds(
   setup: TickSetup,
   env: NodeJS.ProcessEnv,
-): Promise<{ ok: true; agentCommand: string } | { ok: false; block: Block }> {
+): Promise<{ ok: true } | { ok: false; block: Block }> {
   const { config, paths } = setup;
   const root = setup.facts.root;
   const missingPrompts = TICK_PROMPT_FILE_NAMES.filter((name) => !existsSync(join(paths.promptsDir, name)));
@@ -197,17 +197,32 @@ async function startNeeds(
       },
     };
   }
-  const agentCommand = await findExecutable(config.claude_code_cli.command, env, root);
-  if (!agentCommand) {
-    return {
-      ok: false,
-      block: {
-        code: 'BLOCKED_AGENT_CLI_MISSING',
-        detail: `claude_code_cli.command "${config.claude_code_cli.command}" was not found (PATH or path)`,
-      },
-    };
+  // The agent CLI of each role a tick runs (agents.orchestrator and agents.builder).
+  for (const role of ['orchestrator', 'builder'] as const) {
+    const { provider } = config.agents[role];
+    const where = agentCommandSetting(config, provider);
+    if (where && !(await findExecutable(where.command, env, root)))
+      return {
+        ok: false,
+        block: {
+          code: 'BLOCKED_AGENT_CLI_MISSING',
+          detail: `${where.setting} "${where.command}" (agents.${role}.provider "${provider}") was not found (PATH or path)`,
+        },
+      };
   }
-  return { ok: true, agentCommand };
+  return { ok: true };
+}
+
+function agentCommandSetting(
+  config: RelaisConfig,
+  provider: AgentProvider,
+): { setting: string; command: string } | null {
+  if (provider === 'claude')
+    return { setting: 'claude_code_cli.command', command: config.claude_code_cli.command };
+  if (provider === 'codex') return { setting: 'codex_cli.command', command: config.codex_cli.command };
+  return config.builder.cursor
+    ? { setting: 'builder.cursor.command', command: config.builder.cursor.command }
+    : null;
 }
 
 async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Promise<string | null> {
