@@ -2,6 +2,9 @@ import type { Code, Verdict } from './protocol/codes.js';
 import type { BlastRadius, VerificationRun } from './protocol/report.js';
 import type { BreakerSnapshot, FailureReason, WorkflowFile, WorkflowStateName } from './protocol/workflow.js';
 
+/** Event text is model and process output: front ends print it through these, never raw. */
+export { oneLine, printable, stripControls } from './workspace/printable.js';
+
 /**
  * The one typed event union of the engine (DESIGN.md "Flow of a run"). Events are plain JSON, so
  * the NDJSON reporter prints them as they are; front ends only ever see the engine through them.

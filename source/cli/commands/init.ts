@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { initWorkspace } from '../../engine/workspace/init-workspace.js';
+import { initWorkspace } from '../../engine/index.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';
 

@@ -1,4 +1,4 @@
-import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
+import { approveAll, denyAll, type GatePort } from '../../engine/index.js';
 import type { CommandIo } from '../io.js';
 import { isCi } from './is-ci.js';
 import { promptGates } from './prompt-gates.js';

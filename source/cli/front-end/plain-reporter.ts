@@ -1,7 +1,11 @@
-import type { StampedEvent } from '../../engine/events.js';
-import { remediationOfFailure } from '../../engine/protocol/workflow.js';
-import { type Clock, realClock } from '../../engine/supervise/clock.js';
-import { oneLine, stripControls } from '../../engine/workspace/printable.js';
+import {
+  type Clock,
+  oneLine,
+  realClock,
+  remediationOfFailure,
+  type StampedEvent,
+  stripControls,
+} from '../../engine/index.js';
 import { type CommandIo, println } from '../io.js';
 
 /**

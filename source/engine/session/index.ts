@@ -9,6 +9,7 @@ export { type Block, loadSetup, type SetupResult, type TickSetup } from '../tick
 export { recoverInterruptedRun } from '../tick/recover.js';
 export { loadConfig } from '../workspace/load-config.js';
 export { acquireLock, type HeldLock, inspectLock } from '../workspace/lock.js';
+export { agentCommandSetting, missingAgentCommand } from './agent-check.js';
 export {
   agentRunnerFor,
   type RunnerEnvironment,

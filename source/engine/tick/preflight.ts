@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
-import type { AgentProvider, RelaisConfig } from '../protocol/config.js';
+import type { RelaisConfig } from '../protocol/config.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import { missingAgentCommand } from '../session/agent-check.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
@@ -199,30 +199,10 @@ async function startNeeds(
   }
   // The agent CLI of each role a tick runs (agents.orchestrator and agents.builder).
   for (const role of ['orchestrator', 'builder'] as const) {
-    const { provider } = config.agents[role];
-    const where = agentCommandSetting(config, provider);
-    if (where && !(await findExecutable(where.command, env, root)))
-      return {
-        ok: false,
-        block: {
-          code: 'BLOCKED_AGENT_CLI_MISSING',
-          detail: `${where.setting} "${where.command}" (agents.${role}.provider "${provider}") was not found (PATH or path)`,
-        },
-      };
+    const missing = await missingAgentCommand(config, role, env, root);
+    if (missing) return { ok: false, block: { code: 'BLOCKED_AGENT_CLI_MISSING', detail: missing } };
   }
   return { ok: true };
-}
-
-function agentCommandSetting(
-  config: RelaisConfig,
-  provider: AgentProvider,
-): { setting: string; command: string } | null {
-  if (provider === 'claude')
-    return { setting: 'claude_code_cli.command', command: config.claude_code_cli.command };
-  if (provider === 'codex') return { setting: 'codex_cli.command', command: config.codex_cli.command };
-  return config.builder.cursor
-    ? { setting: 'builder.cursor.command', command: config.builder.cursor.command }
-    : null;
 }
 
 async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Promise<string | null> {
