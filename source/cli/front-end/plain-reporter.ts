@@ -1,6 +1,8 @@
 import {
   type Clock,
+  type EventHandlers,
   oneLine,
+  type PlannerActionsEvent,
   realClock,
   remediationOfFailure,
   type StampedEvent,
@@ -91,7 +93,7 @@ const WAITING_GATES = new Set(['spec', 'qa']);
 /** Seed 002 §9 names the workflow's agents `spec-agent`, `dev-agent`, `qa-agent`. */
 const WORKFLOW_AGENTS = new Set(['spec', 'dev', 'qa']);
 
-type Formats = { [K in StampedEvent['type']]: (event: Extract<StampedEvent, { type: K }>) => string | null };
+type Formats = EventHandlers<string | null>;
 
 const FORMATS: Formats = {
   'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
@@ -211,7 +213,7 @@ const FORMATS: Formats = {
     ].join('\n'),
 };
 
-function plannerSummary(e: Extract<StampedEvent, { type: 'planner.actions' }>): string {
+function plannerSummary(e: PlannerActionsEvent): string {
   const parts = [
     ...(e.gaps_added.length > 0 ? [`${e.gaps_added.length} question(s) asked (round ${e.round})`] : []),
     ...(e.gaps_closed.length > 0 ? [`${e.gaps_closed.length} gap(s) closed`] : []),
