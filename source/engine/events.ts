@@ -6,7 +6,7 @@ import type { BreakerSnapshot, FailureReason, WorkflowFile, WorkflowStateName } 
 export { oneLine, printable, stripControls } from './workspace/printable.js';
 
 /**
- * The one typed event union of the engine (DESIGN.md "Flow of a run"). Events are plain JSON, so
+ * The one typed event union of the engine (docs/ARCHITECTURE.md "Flow of a run"). Events are plain JSON, so
  * the NDJSON reporter prints them as they are; front ends only ever see the engine through them.
  */
 

@@ -8,7 +8,7 @@ import {
 } from '../../source/demo/scripted-responses-server.js';
 import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 
-// DESIGN.md: any role can use any provider, in any engine, from config alone
+// docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
 // (`agents.<role>.provider`). Here the builder of a real `relais run` tick is the REAL codex
 // binary (against a scripted Responses API on 127.0.0.1), then the external driver; the
 // orchestrator stays the fake Claude Code.

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
 /**
- * The layers of DESIGN.md, enforced over the import graph (every static import, re-export and
+ * The layers of docs/ARCHITECTURE.md, enforced over the import graph (every static import, re-export and
  * dynamic import of every source file): the engine never imports the UI or the CLI (nor React or
  * Ink); the UI reaches the engine only through its public surface (events, gates, protocol
  * types); the CLI only through the engine's front door (engine/index.ts) and the UI's (ui/index.ts).

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { boundaryViolations, sourceFiles, specifiersOf } from '../support/import-graph.js';
 import { REPO_ROOT } from '../support/project.js';
 
-// DESIGN.md "Layers (imports point down only)", enforced: this test is the rule, not a comment.
+// docs/ARCHITECTURE.md "Layers (imports point down only)", enforced: this test is the rule, not a comment.
 
 describe('layer boundaries over the import graph', () => {
   const files = sourceFiles(REPO_ROOT);

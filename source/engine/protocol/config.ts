@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { codexCliSchema, cycleSectionSchema } from './cycle-policy.js';
 
 /**
- * relais.config.json (seed 000 §2, with DESIGN.md's per-role `agents`). Every object is strict so a
+ * relais.config.json (seed 000 §2, with docs/ARCHITECTURE.md's per-role `agents`). Every object is strict so a
  * typo is reported by name instead of being ignored; every section has defaults so a minimal file
  * works. `prefault` runs the defaults through the schema, so nested defaults apply too.
  */
@@ -22,7 +22,7 @@ const glob = z.string().min(1).max(200);
 const argvWord = z.string().max(4000);
 
 /**
- * Who plays a role (DESIGN.md: `agents.<role> = { provider, model }`): Claude Code, Codex
+ * Who plays a role (docs/ARCHITECTURE.md: `agents.<role> = { provider, model }`): Claude Code, Codex
  * (`codex_cli`) or the external driver (`builder.cursor`), for any role in any engine.
  */
 export const AGENT_PROVIDERS = ['claude', 'codex', 'external'] as const;

@@ -7,7 +7,7 @@ import type { AgentProvider, RelaisConfig } from '../protocol/config.js';
 import { workspacePaths } from '../workspace/paths.js';
 
 /**
- * The one place agent runners are built (DESIGN.md: any role can use any provider in any engine).
+ * The one place agent runners are built (docs/ARCHITECTURE.md: any role can use any provider in any engine).
  * A role's provider comes from `agents.<role>.provider`; the cycle's roles name theirs in
  * `cycle.agents` and call `runnerForProvider` directly. The task-carried patch of seed 001 PR4 is
  * not an agent: the tick applies it itself (tick/build.ts), so it has no runner here.
