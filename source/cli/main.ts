@@ -19,6 +19,8 @@ const HELP = `
               --resume ends a pause (needs_human)
     status    Show the workflow, the budget ledger, the lock and the last report
     doctor    Check claude, git, config, workspace, prompts and the ledger
+    config    User settings beneath every project's relais.config.json:
+              config get <key> | set <key> <value> | unset <key> | list | path
 
   Options
     --json        Machine-readable output (NDJSON events for start, run and loop)
@@ -42,7 +44,18 @@ const HELP = `
     4 DONE (0 with --loop)
 `;
 
-const COMMANDS = ['start', 'plan', 'abort', 'init', 'run', 'loop', 'cycle', 'status', 'doctor'] as const;
+const COMMANDS = [
+  'start',
+  'plan',
+  'abort',
+  'init',
+  'run',
+  'loop',
+  'cycle',
+  'status',
+  'doctor',
+  'config',
+] as const;
 type CommandName = (typeof COMMANDS)[number];
 
 async function main(): Promise<number> {
@@ -70,7 +83,8 @@ async function main(): Promise<number> {
     cli.showHelp(EXIT.USAGE);
     return EXIT.USAGE;
   }
-  if (!COMMANDS.includes(command as CommandName) || extra.length > 0) {
+  // `config` takes its own words (get <key>, set <key> <value>...).
+  if (!COMMANDS.includes(command as CommandName) || (extra.length > 0 && command !== 'config')) {
     process.stderr.write(
       extra.length > 0 ? `Too many arguments: ${extra.join(' ')}\n` : `Unknown command: ${command}\n`,
     );
@@ -104,6 +118,8 @@ async function main(): Promise<number> {
       return (await import('./commands/status.js')).statusCommand(io, project, cli.flags);
     case 'doctor':
       return (await import('./commands/doctor.js')).doctorCommand(io, project, cli.flags);
+    case 'config':
+      return (await import('./commands/config.js')).configCommand(io, cli.input.slice(1), cli.flags);
   }
 }
 

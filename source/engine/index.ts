@@ -30,6 +30,8 @@ export {
 } from './planner/plan-entry.js';
 export { statsLines } from './planner/stats.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
+// relais config (user-level settings, beneath every project's relais.config.json)
+export type { UserSettings } from './protocol/user-settings.js';
 export { type FailureReason, remediationOfFailure } from './protocol/workflow.js';
 export { loadSetup, type TickSetup } from './session/index.js';
 // relais status | init | doctor
@@ -51,3 +53,4 @@ export { type AbortOutcome, abortWorkflow } from './workflow/abort-workflow.js';
 export { runWorkflow, type WorkflowOutcome } from './workflow/run-workflow.js';
 export { type DoctorCheck, runDoctor } from './workspace/doctor-checks.js';
 export { initWorkspace } from './workspace/init-workspace.js';
+export { openUserSettings, type UserSettingsStore } from './workspace/user-settings.js';

@@ -50,7 +50,7 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
-  const loaded = await loadConfig(root);
+  const loaded = await loadConfig(root, env);
   if (!loaded.ok) {
     const hint = loaded.problem === 'missing' ? ' (run `relais init` at the repository root)' : '';
     return {
