@@ -52,5 +52,5 @@ export { runTick, type TickOptions, type TickResult } from './tick/run-tick.js';
 export { type AbortOutcome, abortWorkflow } from './workflow/abort-workflow.js';
 export { runWorkflow, type WorkflowOutcome } from './workflow/run-workflow.js';
 export { type DoctorCheck, runDoctor } from './workspace/doctor-checks.js';
-export { initWorkspace } from './workspace/init-workspace.js';
+export { type ConfirmFence, initWorkspace } from './workspace/init-workspace.js';
 export { openUserSettings, type UserSettingsStore } from './workspace/user-settings.js';

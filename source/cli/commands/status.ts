@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   type FailureReason,
@@ -19,11 +20,19 @@ export async function statusCommand(
   flags: { preflight: boolean; json: boolean },
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
+  // A typo in the folder is not a project to initialise: say so instead of advising `relais init`.
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    println(
+      io.stderr,
+      `relais status: no such folder: ${root}\nGive the project folder (a git repository), or run it inside one.`,
+    );
+    return EXIT.USAGE;
+  }
   const result = await projectStatus(root, io.env, { preflight: flags.preflight });
   if (result.kind === 'blocked') {
     const { code, detail, remediation } = result.preflight;
     if (flags.json) println(io.stdout, JSON.stringify({ root, preflight: result.preflight }));
-    else println(io.stdout, `BLOCKED ${code}: ${detail}\n  Fix: ${remediation}`);
+    else println(io.stdout, `${code}: ${detail}\n  Fix: ${remediation}`);
     return EXIT.BLOCKED;
   }
   const { status } = result;
@@ -49,24 +58,15 @@ function printStatus(io: CommandIo, s: StatusView): void {
       io.stdout,
       `All time:  ${s.totals.ticks} ticks, ${s.totals.orchestrator_calls + s.totals.builder_calls} agent calls, $${s.totals.estimated_cost_usd.toFixed(2)}`,
     );
-  if (s.interrupted_run)
-    println(
-      io.stdout,
-      `Recovery:  run ${s.interrupted_run} was interrupted mid-tick; the next run rolls it back (its changes are kept in relais/recovered/)`,
-    );
+  for (const line of s.recovery) println(io.stdout, `Recovery:  ${line}`);
   println(io.stdout, `Lock:      ${s.lock.held ? `held, ${s.lock.detail}` : 'free'}`);
   const last = s.last_report;
-  println(
-    io.stdout,
-    `Last run:  ${last ? `${last.run_id} ${last.verdict.toUpperCase()} ${last.code} (${last.blast_radius})` : '(none)'}`,
-  );
+  println(io.stdout, `Last run:  ${last ? `${last.run_id} ${last.code} (${last.blast_radius})` : '(none)'}`);
   if (s.preflight) {
     const p = s.preflight;
     println(
       io.stdout,
-      p.ok
-        ? 'Preflight: OK, a tick may start'
-        : `Preflight: BLOCKED ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
+      p.ok ? 'Preflight: OK, a tick may start' : `Preflight: ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
     );
   }
 }

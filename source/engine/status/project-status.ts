@@ -6,6 +6,7 @@ import { reportSchema } from '../protocol/report.js';
 import type { Ledger } from '../protocol/state.js';
 import { inspectLock, loadSetup, type TickSetup } from '../session/index.js';
 import { type Block, checkStartConditions } from '../tick/preflight.js';
+import { recoveryStatusLines } from '../tick/recovery-plan.js';
 import { readWorkflow } from '../workflow/workflow-store.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../workspace/ledger.js';
@@ -31,6 +32,8 @@ export interface StatusView {
   totals: Ledger | null;
   /** A run killed mid-tick, rolled back by the next `relais run`/`loop`. */
   interrupted_run: string | null;
+  /** What the next run does about an interrupted one, and what recoveries kept aside (and where). */
+  recovery: string[];
   /** The Ralphy workflow (`ralphy start`), when there is one. */
   workflow: WorkflowView | null;
   workflow_problem: string | null;
@@ -93,6 +96,7 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
         : null,
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
+    recovery: await recoveryStatusLines(setup.git, paths),
     workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
     cycle: await cycleStatusLines(root, config.workspace_dir),
