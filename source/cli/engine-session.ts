@@ -1,6 +1,5 @@
 import { basename } from 'node:path';
-import { EngineBus, type StampedEvent } from '../engine/events.js';
-import type { GatePort } from '../engine/gates.js';
+import { EngineBus, type GatePort, killAllChildrenNow, type StampedEvent } from '../engine/index.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
 import { formatPlain, plainReporter } from './front-end/plain-reporter.js';
@@ -112,6 +111,7 @@ export async function withEngine<T>(
     onInterrupt: () => interrupts.interrupt('SIGINT'),
     // A second Ctrl-C, the app's `a` then Ctrl-C: the same forced exit as a second signal.
     onForceQuit: () => interrupts.forceQuit(),
+    killChildren: killAllChildrenNow,
   });
   interrupts.beforeForceQuit(app.restore);
   try {
