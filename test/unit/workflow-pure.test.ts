@@ -66,7 +66,12 @@ describe('EXIT_SIGNAL (seed 002 §5)', () => {
     ['I am done.\nEXIT_SIGNAL: false', 'false'],
     ['EXIT_SIGNAL: true\n...on second thought, tests fail.\nEXIT_SIGNAL: false', 'false'],
     ['The prompt says to emit `EXIT_SIGNAL: true` when finished.', 'absent'],
-    ['Example:\n```\nEXIT_SIGNAL: true\n```\nNot yet.', 'absent'],
+    // Issue 15: a fenced status block counts; prose after it saying work remains makes it false.
+    ['Example:\n```\nEXIT_SIGNAL: true\n```\nNot yet.', 'false'],
+    ['Both tasks are done and tested.\n```\nEXIT_SIGNAL: true\n```', 'true'],
+    ['Use this format:\n````markdown\n```\nEXIT_SIGNAL: true\n```\n````', 'absent'],
+    ['EXIT_SIGNAL: true\n\nTask 2 still needs its tests; I will continue next loop.', 'false'],
+    ['All done.\nEXIT_SIGNAL: true\nNothing remains to do.', 'true'],
     ['> EXIT_SIGNAL: true\nquoted only', 'absent'],
   ])('%j → %s', (answer, expected) => {
     expect(readExitSignal(answer)).toBe(expected);

@@ -1,31 +1,90 @@
 /**
  * Completion is `EXIT_SIGNAL: true` in the agent's own final answer (seed 002 §5), read strictly:
  * only the final answer text is looked at (never the prompt, a tool output or a file on disk),
- * only a line of its own counts (not one inside a code fence, a quote or backticks), and the last
- * such line wins, so an explicit `EXIT_SIGNAL: false` beats words like "done" and an earlier true.
+ * only a line of its own counts (not one inside a quote or backticks), and the last such line
+ * wins, so an explicit `EXIT_SIGNAL: false` beats words like "done" and an earlier true.
+ *
+ * Issue 15: a status block inside one code fence counts (agents copy the template as the prompt
+ * showed it, fence and all), but a fenced example inside another fence does not; and the last
+ * status wins over a line too: `EXIT_SIGNAL: true` followed by prose saying work remains is not
+ * done (frankbria/ralph-claude-code reads the same).
  */
 export type ExitSignal = 'true' | 'false' | 'absent';
 
 const SIGNAL_LINE = /^\s*(?:[-*]\s*)?\**EXIT_SIGNAL\**\s*:\s*\**\s*(true|false)\s*\**\s*\.?\s*$/i;
 
 export function readExitSignal(finalAnswer: string): ExitSignal {
-  return lastSignalLine(finalAnswer)?.value ?? 'absent';
+  const last = lastSignalLine(finalAnswer);
+  if (!last) return 'absent';
+  if (last.value === 'true' && workRemainsAfter(finalAnswer, last.index)) return 'false';
+  return last.value;
+}
+
+/** How deep in code fences each line of an answer is (0: prose, 1: one fence, 2: a fence in a fence). */
+export function fenceDepths(answer: string): Array<{ line: string; depth: number; fence: boolean }> {
+  const open: Array<{ char: string; length: number }> = [];
+  return answer.split('\n').map((line) => {
+    const marker = /^\s*(`{3,}|~{3,})\s*(\S*)/.exec(line);
+    if (!marker) return { line, depth: open.length, fence: false };
+    const run = marker[1] as string;
+    const top = open.at(-1);
+    // A bare marker at least as long as the open one closes it; one with an info string, or a
+    // shorter one, opens a fence inside (how models nest a markdown example in a fence).
+    if (top && !marker[2] && run[0] === top.char && run.length >= top.length) open.pop();
+    else open.push({ char: run[0] as string, length: run.length });
+    return { line, depth: open.length, fence: true };
+  });
 }
 
 /** The last status line of an answer that counts, and where it is (its index among the lines). */
 function lastSignalLine(answer: string): { index: number; value: 'true' | 'false' } | null {
-  let inFence = false;
   let last: { index: number; value: 'true' | 'false' } | null = null;
-  for (const [index, line] of answer.split('\n').entries()) {
-    if (/^\s*(```|~~~)/.test(line)) {
-      inFence = !inFence;
-      continue;
-    }
-    if (inFence || /^\s*>/.test(line)) continue;
+  for (const [index, { line, depth, fence }] of fenceDepths(answer).entries()) {
+    if (fence || depth > 1 || /^\s*>/.test(line)) continue;
     const match = SIGNAL_LINE.exec(line);
     if (match) last = { index, value: (match[1] as string).toLowerCase() === 'true' ? 'true' : 'false' };
   }
   return last;
+}
+
+/**
+ * Prose after the last `EXIT_SIGNAL: true` that says the work is not finished. A sentence that
+ * negates it ("nothing remains", "no remaining tasks") is a report of completion, not of work left.
+ */
+const WORK_REMAINS =
+  /\b(work remains|remaining (work|tasks?|items?|steps?)|still (need|needs|have|has|to|left|pending|failing|broken)|not (yet )?(done|finished|complete|completed)|not yet|left to do|to be done|(is|are) left|TODO|I will (now )?(continue|proceed|next|finish)|next,? I('ll| will)|in the next (iteration|loop|run|session)|incomplete)\b/i;
+const NEGATED = /\b(no|nothing|none|zero|without|all)\b/i;
+
+function workRemainsAfter(answer: string, index: number): boolean {
+  const after = fenceDepths(answer)
+    .slice(index + 1)
+    .filter(({ depth, fence }) => depth === 0 && !fence)
+    .map(({ line }) => line)
+    .join(' ');
+  return after
+    .split(/(?<=[.!?;])\s+/)
+    .some((sentence) => WORK_REMAINS.test(sentence) && !NEGATED.test(sentence));
+}
+
+/**
+ * An answer that is nothing but a status block (key: value lines, markers, fences), however much
+ * it looks like the prompt's example: judged by the evidence (git and the checks), not called a
+ * copy (issue 15).
+ */
+export function isBareStatusBlock(answer: string): boolean {
+  const lines = answer
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+  return (
+    lines.length > 0 &&
+    lines.every(
+      (l) =>
+        /^(`{3,}|~{3,})\S*$/.test(l) ||
+        /^[-=#*_]{3,}\s*[A-Z_ ]*[-=#*_]*$/.test(l) ||
+        /^[-*]?\s*\**[A-Z][A-Z_]*\**\s*[:=]\s*\S.{0,80}$/.test(l),
+    )
+  );
 }
 
 /**
@@ -46,6 +105,7 @@ const COPY_MIN_CHARS = 80;
  * own, which the prompt cannot contain.
  */
 export function copiesPrompt(finalAnswer: string, prompt: string): boolean {
+  if (isBareStatusBlock(finalAnswer)) return false;
   const found = lastSignalLine(finalAnswer);
   if (!found) return false;
   const upToSignal = squeeze(
