@@ -25,8 +25,11 @@ export interface UsageLimit {
 
 /** Without a reset time the runner waits this long, then tries again. */
 const DEFAULT_WAIT_MS = 5 * 60 * 1000;
-/** A reset further away than this is read as a misparse: the wait is capped here. */
-const MAX_WAIT_MS = 8 * 60 * 60 * 1000;
+/**
+ * A reset further away than this is read as a misparse: the wait is capped here. A time of day
+ * ("resets 9pm") is at most a day away: an extra-usage or weekly limit can reset 20 hours on.
+ */
+const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
 /** A weekly limit names its day ("resets Sep 15, 3am") or a span in days: up to a week and a day. */
 const MAX_DATED_WAIT_MS = 8 * 24 * 60 * 60 * 1000;
 /** A reset time just passed (clock skew) still waits a little, so the retry is not immediate. */
@@ -37,6 +40,7 @@ const JUST_PASSED_MS = 15 * 60 * 1000;
 
 const LIMITED =
   /usage limit|limit reached|hit your (\w+[ -])?limit|(session|weekly|5-hour|daily|opus|sonnet) limit|out of (extra )?usage|extra usage|rate[ _-]?limit|too many requests|\b429\b|overloaded/i;
+const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 export function readUsageLimit(text: string, now: Date, apiStatus: number | null = null): UsageLimit | null {
@@ -47,6 +51,20 @@ export function readUsageLimit(text: string, now: Date, apiStatus: number | null
     /try again in\s+((?:\d+\s*(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?)[\s,and]*)+)/i.exec(text);
   if (relative)
     return capped(new Date(now.getTime() + durationMs(relative[1] as string)), now, text, MAX_DATED_WAIT_MS);
+  const weekday =
+    /resets?\s+(?:on\s+)?(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
+      text,
+    );
+  if (weekday) {
+    const resetAt = nextWeekday(
+      WEEKDAYS.indexOf((weekday[1] as string).toLowerCase()),
+      hour24(Number(weekday[2]), weekday[4]?.toLowerCase() ?? null),
+      Number(weekday[3] ?? 0),
+      validZone(weekday[5]),
+      now,
+    );
+    return capped(resetAt, now, text, MAX_DATED_WAIT_MS);
+  }
   const clock =
     /(?:resets?|try again at)\s+(?:(?:at|on)\s+)?(?:([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
       text,
@@ -116,6 +134,20 @@ function wallClockTime(wall: WallClock, zone: string | null, now: Date): Date | 
         : instantOf({ year: today.year + 1, month, day, hour: wall.hour, minute: wall.minute }, zone);
   }
   return Number.isNaN(at.getTime()) ? null : at;
+}
+
+/** "resets Mon 12:00am": the next such weekday at that time (a week on when it is today and passed). */
+function nextWeekday(target: number, hour: number, minute: number, zone: string | null, now: Date): Date {
+  const today = zonedParts(now, zone);
+  const todayWeekday = new Date(Date.UTC(today.year, today.month, today.day)).getUTCDay();
+  let ahead = (target - todayWeekday + 7) % 7;
+  let at = instantOf({ year: today.year, month: today.month, day: today.day + ahead, hour, minute }, zone);
+  if (at.getTime() <= now.getTime() && now.getTime() - at.getTime() <= JUST_PASSED_MS) return now;
+  if (at.getTime() <= now.getTime()) {
+    ahead += 7;
+    at = instantOf({ year: today.year, month: today.month, day: today.day + ahead, hour, minute }, zone);
+  }
+  return at;
 }
 
 interface Parts {
