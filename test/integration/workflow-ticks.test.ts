@@ -146,6 +146,35 @@ describe('ticks engine', () => {
     );
   });
 
+  // Issue 15: a builder that answers with a question instead of its result JSON raises the
+  // question gate; it is not STOP_BUILDER_OUTPUT_INVALID retried until max_ticks_per_task.
+  it("a builder's question goes to the human at the needs-input gate, and costs no tick", async () => {
+    project = workflowProject((config) => {
+      config.workflow.max_ticks_per_task = 1;
+    });
+    const scenario = happyScenario();
+    const [first, ...rest] = scenario.orchestrator ?? [];
+    scenario.orchestrator = [first, first, ...rest] as typeof rest;
+    scenario.builder = [
+      { result: 'Before I edit src/a.ts: should greet() say "Hello" or "Good day"?' },
+      ...(scenario.builder ?? []),
+    ];
+    project.scenario(scenario);
+    const gates = scriptedGates({
+      spec: YES,
+      input: { decision: 'answer', by: 'human', text: 'Hello.' },
+      qa: YES,
+    });
+    const run = await runInProcess(project, { gates });
+    const asked = gates.asked.find((g) => g.gate === 'input');
+    expect(asked).toMatchObject({ title: 'builder-agent needs input', answer: 'text' });
+    expect(asked?.lines[0]).toContain('should greet() say "Hello" or "Good day"?');
+    expect(orchestratorCalls()[1]?.prompt).toContain('The human answered:\nHello.');
+    expect(run.outcome, JSON.stringify(run.outcome)).toMatchObject({ state: 'COMPLETED' });
+    const workflow = workflowFile(project);
+    expect(workflow.tasks.map((t: any) => t.status)).toEqual(['completed', 'completed']);
+  }, 180_000);
+
   it('a stopped tick shows on its task: what the builder claimed next to the stop code or the failed verification', async () => {
     project = workflowProject((config) => {
       config.verification.templates.push({ id: 'fail', cmd: 'node', args: ['-e', 'process.exit(3)'] });

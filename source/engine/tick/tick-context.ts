@@ -49,6 +49,8 @@ export interface TickResult {
   readonly budgetWarning: boolean;
   /** What this tick spent, for run-wide caps. */
   readonly spent: RunTotals;
+  /** The builder's question for the human, when it asked one instead of answering (issue 15). */
+  readonly builderQuestion: string | null;
 }
 
 /** Shared by the phases of one tick that holds the lock and passed preflight. */

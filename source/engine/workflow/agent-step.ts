@@ -1,12 +1,12 @@
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
+import { questionOf } from '../agents/needs-input.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { AgentRole, EngineBus } from '../events.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
 import { copiesPrompt, readExitSignal } from './exit-signal.js';
-import { questionOf } from './needs-input.js';
 
 /**
  * One workflow agent step (seed 002 §3, §5, §6, §6.1): the agent runs under the circuit breaker;

@@ -10,7 +10,14 @@ import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
 import { workflowRunnerWrites } from './judged-run.js';
-import { askGate, type PhaseSignal, phaseSignal, readTasksFile, stopped } from './phase-helpers.js';
+import {
+  answerQuestion,
+  askGate,
+  type PhaseSignal,
+  phaseSignal,
+  readTasksFile,
+  stopped,
+} from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { commitTaskStatus } from './task-status.js';
 
@@ -85,16 +92,14 @@ async function implementTask(
     if (found && limitWaits < MAX_LIMIT_WAITS) {
       limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
-      await waitForReset({
-        limit: found,
-        bus: ctx.bus,
-        clock: ctx.options.clock,
-        breaker,
-        signal: phase.signal,
-        onWaiting: (until) => ctx.waiting(until),
-      });
-      const afterWait = interruptionOf(ctx, breaker, phase);
+      const afterWait = await waitOutLimit(ctx, found, breaker, phase);
       if (afterWait) return afterWait;
+      continue;
+    }
+    const asked = await builderQuestion(ctx, task, tick, breaker);
+    if (asked?.kind === 'end') return asked.result;
+    if (asked?.kind === 'answered') {
+      note = asked.note;
       continue;
     }
     ticks++;
@@ -121,6 +126,50 @@ async function implementTask(
     kind: 'fail',
     reason: 'tick_stopped',
     detail: `task ${task.number} "${task.title}": no verified tick after ${maxTicks} tick(s) (workflow.max_ticks_per_task)`,
+  };
+}
+
+/** A usage limit: the countdown, the breaker paused, then whatever interrupted the wait (or null). */
+async function waitOutLimit(
+  ctx: WorkflowContext,
+  limit: UsageLimit,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<PhaseResult | null> {
+  await waitForReset({
+    limit,
+    bus: ctx.bus,
+    clock: ctx.options.clock,
+    breaker,
+    signal: phase.signal,
+    onWaiting: (until) => ctx.waiting(until),
+  });
+  return interruptionOf(ctx, breaker, phase);
+}
+
+/**
+ * Issue 15: a builder that answers with a question instead of its result JSON needs the human,
+ * like the agents of the other engines: the question gate, not a STOP_BUILDER_OUTPUT_INVALID
+ * retry counted against max_ticks_per_task. Null when the tick asked nothing.
+ */
+async function builderQuestion(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  breaker: CircuitBreaker | null,
+): Promise<{ kind: 'answered'; note: string } | { kind: 'end'; result: PhaseResult } | null> {
+  const question = tick.verdict === 'stop' ? tick.builderQuestion : null;
+  if (!question) return null;
+  const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
+  const note = await answerQuestion(ctx, 'builder', step, breaker);
+  if (note !== null) return { kind: 'answered', note };
+  return {
+    kind: 'end',
+    result: {
+      kind: 'fail',
+      reason: 'needs_input',
+      detail: `task ${task.number}: the builder asked a question nobody answered: ${oneLine(question, 300)}`,
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { fenceDepths } from './exit-signal.js';
+import { fenceDepths } from './fences.js';
 
 /**
  * Whether an answer ends by asking the human for something (issue 15, "Questions"): it raises the
