@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { AgentRunner } from '../agents/agent-run.js';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
 import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
@@ -95,13 +96,14 @@ async function lockedTick(
     ledger: new TickLedger(setup.paths, start.state, now, (state) =>
       options.bus.emit(ledgerEvent(state, setup.config.budgets.per_milestone)),
     ),
-    runner:
+    runner: (options.wrapRunner ?? ((r: AgentRunner) => r))(
       options.agentRunner?.(setup) ??
-      claudeRunner({
-        command: start.agentCommand,
-        extraEnv: setup.config.claude_code_cli.extra_env,
-        env: options.env,
-      }),
+        claudeRunner({
+          command: start.agentCommand,
+          extraEnv: setup.config.claude_code_cli.extra_env,
+          env: options.env,
+        }),
+    ),
     signal: AbortSignal.any([options.signal, deadline.signal]),
     remainingMs: () => Math.max(1, deadlineAt - Date.now()),
     interruption: () =>

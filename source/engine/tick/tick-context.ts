@@ -3,6 +3,7 @@ import type { EngineBus } from '../events.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { Control } from '../protocol/task.js';
+import type { Clock } from '../supervise/clock.js';
 import type { RunTotals } from '../workspace/ledger.js';
 import type { TickSetup } from './preflight.js';
 import type { TickLedger } from './tick-ledger.js';
@@ -33,6 +34,10 @@ export interface TickOptions {
   readonly goal?: string;
   /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */
   readonly runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null };
+  /** Wraps whichever agent runner the tick uses (usage-limit watching for `relais run` and `loop`). */
+  readonly wrapRunner?: (runner: AgentRunner) => AgentRunner;
+  /** Time for usage-limit waits between ticks; the real clock unless a test moves a fake one. */
+  readonly clock?: Clock;
 }
 
 export interface TickResult {
