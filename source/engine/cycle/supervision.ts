@@ -1,4 +1,6 @@
 import type { AgentRunner } from '../agents/agent-run.js';
+import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
+import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
@@ -11,6 +13,9 @@ import type { CycleRunners } from './context.js';
  * in every engine): each agent run gets its own breaker from the `circuit_breaker` config, as seed
  * 002 §6.1 draws it around one agent run; OPEN kills the run, which the cycle records as failed.
  * Inside `ralphy start` the phase's breaker is used instead (implement-cycle.ts).
+ *
+ * A usage or rate limit is waited out here (issue 15): the countdown event, then the same call
+ * again, up to MAX_LIMIT_WAITS times; the cycle never sees the limit as the agent's failure.
  */
 export function supervisedCycleRunners(
   runners: CycleRunners,
@@ -19,13 +24,23 @@ export function supervisedCycleRunners(
   clock: Clock,
 ): CycleRunners {
   const wrap = (inner: AgentRunner): AgentRunner => ({
-    run(request, runBus) {
-      const breaker = breakerFrom(config, 'CYCLE', () => clock.now());
-      return supervisedRunner(inner, {
-        breaker,
-        clock,
-        onBreaker: reportBreakerOnBus(bus, breaker),
-      }).run(request, runBus);
+    async run(request, runBus) {
+      for (let waits = 0; ; waits++) {
+        const breaker = breakerFrom(config, 'CYCLE', () => clock.now());
+        let limit: UsageLimit | null = null;
+        const outcome = await supervisedRunner(inner, {
+          breaker,
+          clock,
+          onBreaker: reportBreakerOnBus(bus, breaker),
+          onLimit: (found) => {
+            limit = found;
+          },
+        }).run(request, runBus);
+        const found = limit as UsageLimit | null;
+        if (!found || waits >= MAX_LIMIT_WAITS || request.signal.aborted) return outcome;
+        await waitForReset({ limit: found, bus, clock, breaker: null, signal: request.signal });
+        if (request.signal.aborted) return outcome;
+      }
     },
   });
   return {
