@@ -125,7 +125,10 @@ describe('killAllChildrenNow', () => {
       cmd: process.execPath,
       args: ['-e', script],
       cwd: tmpdir(),
-      onStdoutLine: (line) => pids.push(...line.trim().split(' ').map(Number)),
+      env: process.env,
+      onStdoutLine: (line) => {
+        pids.push(...line.trim().split(' ').map(Number));
+      },
     });
     const started = new Promise<void>((resolve) => {
       const check = setInterval(() => {

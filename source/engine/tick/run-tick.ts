@@ -135,6 +135,12 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
     const task = await proposeTask(ctx);
     if (task === null) return await finish();
+    const refused = options.refusePlan?.(task) ?? null;
+    if (refused !== null) {
+      record.code = 'STOP_PLAN_REPEATED';
+      record.detail = refused;
+      return await finish();
+    }
 
     phase('BUILD');
     guards = await prepareBuild(ctx, task);

@@ -2,7 +2,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
-import type { Control } from '../protocol/task.js';
+import type { BuildTask, Control } from '../protocol/task.js';
 import type { Clock } from '../supervise/clock.js';
 import type { RunTotals } from '../workspace/ledger.js';
 import type { TickSetup } from './preflight.js';
@@ -34,6 +34,12 @@ export interface TickOptions {
   readonly goal?: string;
   /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */
   readonly runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null };
+  /**
+   * Checked on the orchestrator's task before anything is built: a reason to refuse it (a plan
+   * that already failed for this task, issue 15), or null. A refusal ends the tick
+   * STOP_PLAN_REPEATED.
+   */
+  readonly refusePlan?: (task: BuildTask) => string | null;
   /** Wraps whichever agent runner the tick uses (usage-limit watching for `relais run` and `loop`). */
   readonly wrapRunner?: (runner: AgentRunner) => AgentRunner;
   /** Time for usage-limit waits between ticks; the real clock unless a test moves a fake one. */

@@ -18,6 +18,7 @@ import {
   readTasksFile,
   stopped,
 } from './phase-helpers.js';
+import { PlanMemory } from './plan-memory.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { commitTaskStatus } from './task-status.js';
 
@@ -59,30 +60,13 @@ async function implementTask(
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
     : null;
   let ticks = 0;
+  const plans = new PlanMemory();
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
     let limit: UsageLimit | null = null;
-    const tick = await runTick({
-      root: ctx.setup.facts.root,
-      bus: ctx.bus,
-      signal: phase.signal,
-      env: ctx.options.env,
-      command: 'tick',
-      now: ctx.options.now,
-      lockHeld: true,
-      runnerWrites: workflowRunnerWrites(ctx.setup.paths),
-      goal: await taskGoal(ctx, task, note),
-      agentRunner: () =>
-        supervisedRunner(ctx.runner, {
-          breaker,
-          clock: ctx.options.clock,
-          onBreaker: ctx.breakerReporter(breaker),
-          watch: evidenceWatcher(ctx, breaker),
-          onLimit: (found) => {
-            limit = found;
-          },
-        }),
+    const tick = await runTaskTick(ctx, task, note, breaker, phase, plans, (found) => {
+      limit = found;
     });
     await ctx.addCost(tick.spent.costUsd);
     await ctx.refreshFacts();
@@ -104,20 +88,7 @@ async function implementTask(
     }
     ticks++;
     await ctx.updateTask(task.number, { ticks: task.ticks + ticks });
-    const over = ctx.overBudget();
-    if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
-    if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
-    if (tick.verdict === 'blocked')
-      return {
-        kind: 'fail',
-        reason: 'tick_stopped',
-        detail: `task ${task.number}: the tick was blocked (${tick.code}: ${tick.detail ?? ''}). ${remediationOf(tick.code)}`,
-      };
-    if (tick.verdict === 'stop') {
-      note = `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}`;
-      continue;
-    }
-    const next = await afterSuccess(ctx, task, tick, breaker, phase);
+    const next = await judgeTick(ctx, task, tick, plans, breaker, phase);
     if (next.kind === 'done') return null;
     if (next.kind === 'end') return next.result;
     note = next.note;
@@ -126,6 +97,98 @@ async function implementTask(
     kind: 'fail',
     reason: 'tick_stopped',
     detail: `task ${task.number} "${task.title}": no verified tick after ${maxTicks} tick(s) (workflow.max_ticks_per_task)`,
+  };
+}
+
+/** One tick aimed at `task`, every agent under the phase's breaker, limits reported to `onLimit`. */
+function runTaskTick(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  note: string | null,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+  plans: PlanMemory,
+  onLimit: (limit: UsageLimit) => void,
+): Promise<TickResult> {
+  return taskGoal(ctx, task, note).then((goal) =>
+    runTick({
+      root: ctx.setup.facts.root,
+      bus: ctx.bus,
+      signal: phase.signal,
+      env: ctx.options.env,
+      command: 'tick',
+      now: ctx.options.now,
+      lockHeld: true,
+      runnerWrites: workflowRunnerWrites(ctx.setup.paths),
+      goal,
+      refusePlan: plans.refuse,
+      agentRunner: () =>
+        supervisedRunner(ctx.runner, {
+          breaker,
+          clock: ctx.options.clock,
+          onBreaker: ctx.breakerReporter(breaker),
+          watch: evidenceWatcher(ctx, breaker),
+          onLimit,
+        }),
+    }),
+  );
+}
+
+/** A counted tick: over budget, blocked, stopped (re-plan), or a success to check against evidence. */
+async function judgeTick(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  plans: PlanMemory,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<AfterSuccess> {
+  const over = ctx.overBudget();
+  if (over) return { kind: 'end', result: { kind: 'fail', reason: 'budget_exhausted', detail: over } };
+  if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
+  if (tick.verdict === 'blocked')
+    return {
+      kind: 'end',
+      result: {
+        kind: 'fail',
+        reason: 'tick_stopped',
+        detail: `task ${task.number}: the tick was blocked (${tick.code}: ${tick.detail ?? ''}). ${remediationOf(tick.code)}`,
+      },
+    };
+  if (tick.verdict === 'stop') return afterStop(ctx, task, tick, plans, breaker);
+  return afterSuccess(ctx, task, tick, breaker, phase);
+}
+
+/**
+ * A stopped tick: its plan may not be tried again, and the orchestrator is told to re-plan. A
+ * plan the runner refused as a repeat is escalated to the human (issue 15: re-planning with a
+ * task fingerprint before escalating); unanswered, the task fails.
+ */
+async function afterStop(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  plans: PlanMemory,
+  breaker: CircuitBreaker | null,
+): Promise<{ kind: 'again'; note: string } | { kind: 'end'; result: PhaseResult }> {
+  if (tick.code !== 'STOP_PLAN_REPEATED') {
+    plans.recordStop(tick.code);
+    return {
+      kind: 'again',
+      note: `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}${plans.replanNote()}`,
+    };
+  }
+  const question = `Task ${task.number} "${task.title}": ${tick.detail ?? 'the same failed plan again'}. How should it be done differently?`;
+  const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
+  const answer = await answerQuestion(ctx, 'orchestrator', step, breaker);
+  if (answer !== null) return { kind: 'again', note: `${answer}${plans.replanNote()}` };
+  return {
+    kind: 'end',
+    result: {
+      kind: 'fail',
+      reason: 'tick_stopped',
+      detail: `task ${task.number}: ${tick.detail ?? 'the same failed plan again'}. ${remediationOf('STOP_PLAN_REPEATED')}`,
+    },
   };
 }
 
