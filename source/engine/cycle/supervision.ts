@@ -5,7 +5,9 @@ import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
+import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
+import { toolCpuTicks } from '../supervise/process-tree.js';
 import type { CycleRunners } from './context.js';
 
 /**
@@ -17,6 +19,20 @@ import type { CycleRunners } from './context.js';
  * A usage or rate limit is waited out here (issue 15): the countdown event, then the same call
  * again, up to MAX_LIMIT_WAITS times; the cycle never sees the limit as the agent's failure.
  */
+/**
+ * Silence while a tool call runs and the agent's process tree is busy (a long test run) is not
+ * inactivity (issue 15): CPU time spent by its child processes since the last look is progress.
+ */
+function toolsAtWork(breaker: CircuitBreaker | null): (pgid: number | null) => Promise<void> {
+  let last: { pgid: number; ticks: number } | null = null;
+  return async (pgid) => {
+    if (pgid === null) return;
+    const ticks = toolCpuTicks(pgid);
+    if (last?.pgid === pgid && ticks > last.ticks) breaker?.onProgress();
+    last = { pgid, ticks };
+  };
+}
+
 export function supervisedCycleRunners(
   runners: CycleRunners,
   config: RelaisConfig,
@@ -32,6 +48,7 @@ export function supervisedCycleRunners(
           breaker,
           clock,
           onBreaker: reportBreakerOnBus(bus, breaker),
+          watch: toolsAtWork(breaker),
           onLimit: (found) => {
             limit = found;
           },

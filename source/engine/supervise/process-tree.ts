@@ -135,3 +135,19 @@ export class TreeWatch {
     clearInterval(this.timer);
   }
 }
+
+/** CPU time (clock ticks) of the agent's child processes: its tools at work, on Linux. */
+export function toolCpuTicks(pgid: number): number {
+  let total = 0;
+  for (const pid of descendantsOf(pgid)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are fields 14 and 15 of /proc/<pid>/stat (11 and 12 after the name).
+      total += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
