@@ -85,6 +85,7 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
       status: claimOnly ? 'in_progress' : t.status,
       claimed: claimOnly ? (known.claimed ?? TASKS_CLAIM) : (known?.claimed ?? null),
       verified: known?.verified ?? null,
+      verdict: known?.verdict ?? null,
       commits: known?.commits ?? [],
       ticks: known?.ticks ?? 0,
     };
@@ -105,5 +106,6 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
       status: r.status,
       claimed: r.claimed,
       verified: r.verified,
+      verdict: r.verdict,
     });
 }
