@@ -47,6 +47,7 @@ export { type Clock, realClock } from './supervise/clock.js';
 export { killAllChildrenNow } from './supervise/run-process.js';
 // relais run | loop (seed 000, seed 001)
 export { type LoopExit, type LoopMode, type LoopResult, runLoop } from './tick/loop.js';
+export { runTickWaitingOutLimits } from './tick/limit-waits.js';
 export { runTick, type TickOptions, type TickResult } from './tick/run-tick.js';
 // ralphy start | abort (seed 002)
 export { type AbortOutcome, abortWorkflow } from './workflow/abort-workflow.js';

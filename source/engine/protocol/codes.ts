@@ -106,6 +106,11 @@ const codeTable = {
     remediation:
       'In milestone mode the orchestrator moved to another milestone, so the loop stopped before building anything. Review the milestone, then run `relais loop` again (or use --mode autonomous).',
   },
+  STOP_PLAN_REPEATED: {
+    verdict: 'stop',
+    remediation:
+      'The orchestrator proposed again a plan that already failed for this task (same task fingerprint); the runner refused it before building. Answer the question with a different approach, or change the task in specs/TASKS.md.',
+  },
   STOP_INTERRUPTED: {
     verdict: 'stop',
     remediation:

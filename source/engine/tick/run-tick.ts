@@ -1,5 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { AgentRunner } from '../agents/agent-run.js';
 import type { TickPhase } from '../events.js';
 import { effectiveFenceLine } from '../judge/config-fence.js';
 import { snapshotIgnored } from '../judge/ignored-files.js';
@@ -96,10 +97,12 @@ async function lockedTick(
     ledger: new TickLedger(setup.paths, start.state, now, (state) =>
       options.bus.emit(ledgerEvent(state, setup.config.budgets.per_milestone)),
     ),
-    // Orchestrator and builder each run on their own role's provider (agents.<role>.provider).
-    runner:
+    // Orchestrator and builder each run on their own role's provider (agents.<role>.provider);
+    // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
+    runner: (options.wrapRunner ?? ((r: AgentRunner) => r))(
       options.agentRunner?.(setup) ??
-      roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root }),
+        roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root }),
+    ),
     signal: AbortSignal.any([options.signal, deadline.signal]),
     remainingMs: () => Math.max(1, deadlineAt - Date.now()),
     interruption: () =>
@@ -133,6 +136,12 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
     const task = await proposeTask(ctx);
     if (task === null) return await finish();
+    const refused = options.refusePlan?.(task) ?? null;
+    if (refused !== null) {
+      record.code = 'STOP_PLAN_REPEATED';
+      record.detail = refused;
+      return await finish();
+    }
 
     phase('BUILD');
     guards = await prepareBuild(ctx, task);
