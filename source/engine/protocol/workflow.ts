@@ -81,9 +81,9 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
   pr_failed:
     'The PR phase could not run (no feature branch recorded). Push the branch and open the pull request by hand.',
   planning_failed:
-    "The planner's answer broke seed 004's rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
+    "The planner's answer broke its rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
   cycle_stopped:
-    'The deadf cycle stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
+    'The cycle (`relais cycle`) stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
 };
 
 export function remediationOfFailure(reason: FailureReason): string {
