@@ -135,6 +135,8 @@ export type EngineEvent =
     }
   | {
       type: 'judge.finished';
+      /** `branch`: the whole feature branch measured for the PR (no verdict); absent: one step's judgement. */
+      scope?: 'step' | 'branch';
       code: Code | null;
       blast_radius: BlastRadius;
       blast_radius_line: string;

@@ -45,9 +45,9 @@ export type { WorkflowView } from './status/workflow-view.js';
 export { type Clock, realClock } from './supervise/clock.js';
 /** A second Ctrl-C, or a crashed front end: no time to wait for the engine's own cleanup. */
 export { killAllChildrenNow } from './supervise/run-process.js';
+export { runTickWaitingOutLimits } from './tick/limit-waits.js';
 // relais run | loop (seed 000, seed 001)
 export { type LoopExit, type LoopMode, type LoopResult, runLoop } from './tick/loop.js';
-export { runTickWaitingOutLimits } from './tick/limit-waits.js';
 export { runTick, type TickOptions, type TickResult } from './tick/run-tick.js';
 // ralphy start | abort (seed 002)
 export { type AbortOutcome, abortWorkflow } from './workflow/abort-workflow.js';

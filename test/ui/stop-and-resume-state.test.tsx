@@ -160,3 +160,20 @@ describe('a resume', () => {
     expect(tasks).toContain('1/2 verified');
   });
 });
+
+describe('an idle gate (issue 16 item 10)', () => {
+  test('a task in progress does not spin while the run waits for a human answer', () => {
+    const s = running().emit({
+      type: 'gate.requested',
+      gate: 'input',
+      title: 'The orchestrator asks about task 1',
+      lines: ['Which port?'],
+      answer: 'text',
+    });
+    const tasks = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
+    expect(lineWith(tasks, 'Parse PRD')).not.toContain('⠿');
+    s.emit({ type: 'gate.resolved', gate: 'input', decision: 'answer', by: 'human', answer: '8080' });
+    const again = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
+    expect(lineWith(again, 'Parse PRD')).toContain('⠿');
+  });
+});

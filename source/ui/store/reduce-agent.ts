@@ -71,6 +71,7 @@ export function judgeFinished(state: UiState, e: Of<'judge.finished'>): UiState 
   return {
     ...state,
     blast: {
+      scope: e.scope === 'branch' ? 'branch' : 'step',
       filesTouched: e.blast_radius.files_touched,
       linesAdded: e.blast_radius.lines_added,
       linesDeleted: e.blast_radius.lines_deleted,

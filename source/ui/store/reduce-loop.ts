@@ -20,11 +20,12 @@ export function runStarted(state: UiState, e: Of<'run.started'>, atMs: number): 
       startedAtMs: state.header.startedAtMs ?? atMs,
       endedAtMs: null,
     },
-    // A new tick: what the previous one proposed, touched and verified is history now.
+    // A new tick: what the previous one proposed, touched and verified is history now. In a
+    // workflow the last tick's blast radius and verifications stay until the new tick's replace
+    // them (issue 16 item 3: between ticks the panels read "nothing judged yet" all along).
     runningTick: { tick: lastTick + 1, phase: null, startedAtMs: atMs, verdict: null },
     proposed: null,
-    blast: null,
-    verifications: [],
+    ...(state.view === 'workflow' ? {} : { blast: null, verifications: [] }),
   };
 }
 
