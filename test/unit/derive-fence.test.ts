@@ -36,7 +36,11 @@ describe('init derives the fence from the repository (issue 21 item 4)', () => {
 
   it('src/ + test/: folders become folder/**; files inside them are not listed again', () => {
     const tracked = repo({
-      'package.json': JSON.stringify({ name: 'x', main: './src/index.js', files: ['src', 'types/index.d.ts'] }),
+      'package.json': JSON.stringify({
+        name: 'x',
+        main: './src/index.js',
+        files: ['src', 'types/index.d.ts'],
+      }),
       'src/index.js': '',
       'src/util/a.ts': '',
       'test/a.test.js': '',
