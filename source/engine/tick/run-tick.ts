@@ -188,6 +188,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     return await finish();
   } finally {
     await record.judge?.touched.index.dispose();
+    await verifiedTree?.disk.dispose();
   }
 }
 
