@@ -26,6 +26,14 @@ const HARDENING = [
   'gc.auto=0',
   '-c',
   'maintenance.auto=false',
+  // Git's "unchanged" shortcut compares stat data; these keep every field in that comparison
+  // (a write always moves ctime), whatever the user's config says. See touched-set.ts.
+  '-c',
+  'core.trustctime=true',
+  '-c',
+  'core.checkStat=default',
+  '-c',
+  'core.ignoreStat=false',
   '--no-pager',
   '--literal-pathspecs',
   // Replace refs would let a builder swap the content git shows for base_commit.
