@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Git, splitNul } from './git.js';
-import type { IndexCopy } from './index-copy.js';
+import { type IndexCopy, indexFlags } from './index-copy.js';
 
 /**
  * Ways to hide an edit from `git diff` without touching a tracked file's visible status: index
@@ -26,6 +26,16 @@ export async function readGitSideState(git: Git): Promise<GitSideState> {
     if (tag === 'S') flagged.set(entry.slice(2), 'skip-worktree');
     else if (tag !== tag.toUpperCase()) flagged.set(entry.slice(2), 'assume-unchanged');
   }
+  return { flagged, replaceRefs: await readReplaceRefs(git) };
+}
+
+/**
+ * The state as the index bytes kept before BUILD show it (no git process, no line per entry);
+ * git's own listing when those bytes are not a plain version 2 or 3 index.
+ */
+export async function readGitSideStateOf(git: Git, index: IndexCopy | null): Promise<GitSideState> {
+  const flagged = index ? indexFlags(index.bytes) : null;
+  if (!flagged) return readGitSideState(git);
   return { flagged, replaceRefs: await readReplaceRefs(git) };
 }
 

@@ -41,3 +41,69 @@ export async function writeIndexCopy(copy: IndexCopy, path: string): Promise<voi
   const seconds = Math.floor(copy.mtimeMs) / 1000;
   await utimes(path, seconds, seconds);
 }
+
+export type IndexFlagName = 'assume-unchanged' | 'skip-worktree';
+
+const ENTRY_STAT_BYTES = 40;
+const ASSUME_VALID = 0x8000;
+const EXTENDED = 0x4000;
+const NAME_MASK = 0x0fff;
+const SKIP_WORKTREE = 0x4000;
+const DIRECTORY_MODE = 0o040000;
+
+/**
+ * The index flags (`ls-files -v` tags) read straight from the index bytes, without a git process
+ * or a line per entry: only flagged paths are decoded. Index versions 2 and 3 (git's default) with
+ * SHA-1 or SHA-256 object names; anything else (version 4's compressed paths, a sparse index's
+ * folder entries, bytes that do not parse exactly) returns null and the caller asks git.
+ */
+export function indexFlags(bytes: Buffer): Map<string, IndexFlagName> | null {
+  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'DIRC') return null;
+  const version = bytes.readUInt32BE(4);
+  if (version !== 2 && version !== 3) return null;
+  const count = bytes.readUInt32BE(8);
+  for (const hashBytes of [20, 32]) {
+    const flags = parseEntries(bytes, version, count, hashBytes);
+    if (flags) return flags;
+  }
+  return null;
+}
+
+function parseEntries(
+  bytes: Buffer,
+  version: number,
+  count: number,
+  hashBytes: number,
+): Map<string, IndexFlagName> | null {
+  const flagged = new Map<string, IndexFlagName>();
+  let at = 12;
+  for (let i = 0; i < count; i++) {
+    const start = at;
+    const flagsAt = start + ENTRY_STAT_BYTES + hashBytes;
+    if (flagsAt + 2 > bytes.length) return null;
+    if (bytes.readUInt32BE(start + 24) === DIRECTORY_MODE) return null;
+    const flags = bytes.readUInt16BE(flagsAt);
+    let nameAt = flagsAt + 2;
+    let extended = 0;
+    if (flags & EXTENDED) {
+      if (version < 3) return null;
+      extended = bytes.readUInt16BE(nameAt);
+      nameAt += 2;
+    }
+    const nul = bytes.indexOf(0, nameAt);
+    if (nul < 0) return null;
+    const nameLength = nul - nameAt;
+    if ((flags & NAME_MASK) !== Math.min(nameLength, NAME_MASK)) return null;
+    // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+    at = start + ((nameAt - start + nameLength + 8) & ~7);
+    if (at > bytes.length) return null;
+    for (let p = nul; p < at; p++) if (bytes[p] !== 0) return null;
+    if (flags & ASSUME_VALID) flagged.set(bytes.toString('utf8', nameAt, nul), 'assume-unchanged');
+    else if (extended & SKIP_WORKTREE) flagged.set(bytes.toString('utf8', nameAt, nul), 'skip-worktree');
+  }
+  // What follows the entries is extensions (a 4-letter signature each) and the trailing checksum.
+  const rest = bytes.length - at;
+  if (rest === hashBytes) return flagged;
+  if (rest < hashBytes + 8) return null;
+  return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4)) ? flagged : null;
+}

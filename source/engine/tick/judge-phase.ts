@@ -2,8 +2,8 @@ import { homedir } from 'node:os';
 import type { Git } from '../judge/git.js';
 import {
   type GitSideState,
-  readGitSideState,
   readGitSideStateAgain,
+  readGitSideStateOf,
   sideStateChange,
 } from '../judge/git-side-state.js';
 import {
@@ -56,11 +56,13 @@ export async function takeBuildGuards(
   historyRun: string | null = null,
 ): Promise<BuildGuards> {
   const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
+  const gitGuard = await guardGitControlFiles(setup.facts, origins, env);
+  const indexBefore = await keepIndexCopy(setup.facts.gitDir);
   const early = {
-    gitGuard: await guardGitControlFiles(setup.facts, origins, env),
-    sideBefore: await readGitSideState(setup.git),
+    gitGuard,
+    sideBefore: await readGitSideStateOf(setup.git, indexBefore),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
-    indexBefore: await keepIndexCopy(setup.facts.gitDir),
+    indexBefore,
   };
   await beforeWorkspace(early);
   return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip, historyRun) };
