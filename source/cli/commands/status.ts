@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { cycleStatusLines } from '../../engine/cycle/status.js';
 import { type Code, remediationOf } from '../../engine/protocol/codes.js';
@@ -27,6 +28,14 @@ export async function statusCommand(
   flags: { preflight: boolean; json: boolean },
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
+  // A typo in the folder is not a project to initialise: say so instead of advising `relais init`.
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    println(
+      io.stderr,
+      `relais status: no such folder: ${root}\nGive the project folder (a git repository), or run it inside one.`,
+    );
+    return EXIT.USAGE;
+  }
   const loaded = await loadSetup(root, io.env);
   if (!loaded.ok) return printBlocked(io, flags.json, root, loaded.block.code, loaded.block.detail);
   const status = await statusView(loaded.setup, root);
@@ -132,17 +141,12 @@ function printStatus(io: CommandIo, s: StatusView): void {
     );
   println(io.stdout, `Lock:      ${s.lock.held ? `held, ${s.lock.detail}` : 'free'}`);
   const last = s.last_report;
-  println(
-    io.stdout,
-    `Last run:  ${last ? `${last.run_id} ${last.verdict.toUpperCase()} ${last.code} (${last.blast_radius})` : '(none)'}`,
-  );
+  println(io.stdout, `Last run:  ${last ? `${last.run_id} ${last.code} (${last.blast_radius})` : '(none)'}`);
   if (s.preflight) {
     const p = s.preflight;
     println(
       io.stdout,
-      p.ok
-        ? 'Preflight: OK, a tick may start'
-        : `Preflight: BLOCKED ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
+      p.ok ? 'Preflight: OK, a tick may start' : `Preflight: ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
     );
   }
 }
@@ -153,6 +157,6 @@ function printBlocked(io: CommandIo, json: boolean, root: string, code: Code, de
       io.stdout,
       JSON.stringify({ root, preflight: { ok: false, code, detail, remediation: remediationOf(code) } }),
     );
-  else println(io.stdout, `BLOCKED ${code}: ${detail}\n  Fix: ${remediationOf(code)}`);
+  else println(io.stdout, `${code}: ${detail}\n  Fix: ${remediationOf(code)}`);
   return EXIT.BLOCKED;
 }

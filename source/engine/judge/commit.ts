@@ -5,6 +5,7 @@ import { type Git, splitNul } from './git.js';
 import { type RepoFacts, worktreeStatus } from './repo.js';
 import { removeCreated } from './rollback.js';
 import type { JudgeIndex } from './touched-set.js';
+import { TreeChangedError } from './verified-tree.js';
 
 /**
  * A successful execute tick commits exactly the tree the judge approved (DESIGN.md decision), as
@@ -25,6 +26,8 @@ export async function commitJudgedTree(
   message: string,
   /** Runs between creating the commit and moving the branch to it (the crash-recovery record). */
   beforeMove: (commit: string) => Promise<void>,
+  /** The tree verification ran on; anything else is refused before a commit exists (issue 14). */
+  expectedTree?: string,
   /**
    * The git-visible paths the judge staged, when nothing but the runner has run since the judge's
    * own full status pass (no verification command): the check for unjudged changes after the
@@ -37,6 +40,10 @@ export async function commitJudgedTree(
     git.text(['write-tree'], { env: index.env }),
     git.text(['rev-parse', `${facts.head}^{tree}`]),
   ]);
+  if (expectedTree !== undefined && tree !== expectedTree)
+    throw new TreeChangedError(
+      `the judge index now writes tree ${tree.slice(0, 12)}, not the verified tree ${expectedTree.slice(0, 12)}`,
+    );
   let commit: string | null = null;
   if (tree !== baseTree) {
     commit = await git.text(['commit-tree', tree, '-p', facts.head, '-F', '-'], {

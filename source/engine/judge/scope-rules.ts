@@ -32,6 +32,8 @@ export interface JudgeInput {
   readonly hiddenChanges: readonly string[];
   /** Set when HEAD or the branch moved in a way the builder diff does not explain (row 9). */
   readonly headMoved: string | null;
+  /** Hard links, FIFOs, sockets and device nodes the tick made (issue 14): refused like a forbidden path. */
+  readonly unsafeFiles?: readonly string[];
 }
 
 export interface JudgeVerdict {
@@ -108,6 +110,7 @@ function forbidden(input: JudgeInput): string[] {
   for (const f of input.files)
     if (f.gitlink) out.push(`nested repository recorded as a submodule: ${f.path}`);
   out.push(...input.hiddenChanges);
+  out.push(...(input.unsafeFiles ?? []));
   return out;
 }
 

@@ -71,6 +71,16 @@ const codeTable = {
     remediation:
       'The builder changed runner-owned files (relais/ workspace or relais.config.json); they were restored and the repo rolled back. Check the builder prompt and tools.',
   },
+  STOP_GIT_OBJECT_CORRUPTED: {
+    verdict: 'stop',
+    remediation:
+      'An object that existed before the tick was changed, replaced or removed in .git/objects; nothing was committed. Run `git fsck --full`, restore the damaged objects from a clone or backup, then run again.',
+  },
+  STOP_TREE_CHANGED_DURING_VERIFY: {
+    verdict: 'stop',
+    remediation:
+      'The files changed between judging and the end of verification, so what passed is not what would be committed; the repo was rolled back. Find what writes to the tree meanwhile (a background process, a watcher, a check that edits sources) and stop it.',
+  },
   STOP_BUILDER_OUTPUT_INVALID: {
     verdict: 'stop',
     remediation:

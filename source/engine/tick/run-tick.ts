@@ -12,6 +12,7 @@ import { acquireLock } from '../workspace/lock.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
+import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
@@ -129,6 +130,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   const phase = (p: TickPhase) => options.bus.emit({ type: 'phase.changed', phase: p });
   const finish = () => finishTick(setup, record, ledger.state, options, ctx.now);
   let guards: BuildGuards | null = null;
+  let verifiedTree: TreeBeforeVerify | null = null;
   try {
     phase('ORCHESTRATE');
     await ledger.add({ ticks: 1 });
@@ -151,14 +153,17 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       phase('VERIFY');
       // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
       const workspaceGuard = await guardWorkspace(setup.paths, [setup.paths.state, setup.paths.historyDir]);
+      verifiedTree = await treeBeforeVerify(ctx);
       await verify(ctx, task);
-      const after = await checkAfterVerify(ctx, guards, workspaceGuard, task);
+      const after =
+        (await checkAfterVerify(ctx, guards, workspaceGuard, task)) ??
+        (await checkIntegrityAfterVerify(ctx, guards, verifiedTree));
       if (after && record.code === 'SUCCESS') {
         record.code = after.code;
         record.detail = after.detail;
       }
     }
-    await settle(ctx, task, guards);
+    await settle(ctx, task, guards, verifiedTree?.judged);
     await settleInflight(ctx);
     return await finish();
   } catch (error) {

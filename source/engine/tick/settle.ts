@@ -1,5 +1,7 @@
 import { commitJudgedTree } from '../judge/commit.js';
 import { rollback } from '../judge/rollback.js';
+import { undoBeyondGit } from '../judge/stop-cleanup.js';
+import { TreeChangedError } from '../judge/verified-tree.js';
 import { verdictOf } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
 import { oneLine } from '../workspace/printable.js';
@@ -11,28 +13,41 @@ import type { TickContext } from './tick-context.js';
  * The end of a tick that ran its builder: commit the judged tree on success, otherwise roll back
  * (Appendix B). A rollback that cannot finish cleanly turns the outcome into STOP_INTERRUPTED.
  */
-export async function settle(ctx: TickContext, task: Task, guards: BuildGuards): Promise<void> {
+export async function settle(
+  ctx: TickContext,
+  task: Task,
+  guards: BuildGuards,
+  /** The tree verification ran on (verified-tree.ts): the commit must record exactly that tree. */
+  verifiedTree?: string,
+): Promise<void> {
   const { setup, record } = ctx;
   const judge = record.judge;
   if (verdictOf(record.code) === 'success' && judge) {
     if (task.task_kind === 'execute' && setup.config.runner.commit_on_success) {
-      const committed = await commitJudgedTree(
-        setup.git,
-        setup.facts,
-        judge.touched.index,
-        commitMessage(task, ctx),
-        (commit) => recordCommitInFlight(setup.paths, commit),
-        // No verification command ran since the judge's full-tree pass: only the runner wrote
-        // since, so only the staged paths can differ from the commit (a stray process writing
-        // elsewhere leaves a dirty tree that the next preflight's full status refuses).
-        record.runs.length === 0
-          ? judge.touched.files.filter((f) => f.source === 'git').map((f) => f.path)
-          : undefined,
-      );
-      record.commit = committed.commit;
-      record.notes.push(...committed.notes);
-    }
-    return;
+      try {
+        const committed = await commitJudgedTree(
+          setup.git,
+          setup.facts,
+          judge.touched.index,
+          commitMessage(task, ctx),
+          (commit) => recordCommitInFlight(setup.paths, commit),
+          verifiedTree,
+          // No verification command ran since the judge's full-tree pass: only the runner wrote
+          // since, so only the staged paths can differ from the commit (a stray process writing
+          // elsewhere leaves a dirty tree that the next preflight's full status refuses).
+          record.runs.length === 0
+            ? judge.touched.files.filter((f) => f.source === 'git').map((f) => f.path)
+            : undefined,
+        );
+        record.commit = committed.commit;
+        record.notes.push(...committed.notes);
+        return;
+      } catch (error) {
+        if (!(error instanceof TreeChangedError)) throw error;
+        record.code = 'STOP_TREE_CHANGED_DURING_VERIFY';
+        record.detail = error.message;
+      }
+    } else return;
   }
   await rollBack(ctx, guards);
 }
@@ -41,6 +56,7 @@ export async function rollBack(ctx: TickContext, guards: BuildGuards): Promise<v
   const { setup, record } = ctx;
   record.rollback.performed = true;
   try {
+    record.rollback.notes.push(...(await undoBeyondGit(setup.facts, setup.paths, guards)));
     const result = await rollback({
       git: setup.git,
       facts: setup.facts,

@@ -64,7 +64,7 @@ function blastSection(r: Report): string {
   return [
     '## Blast radius',
     '',
-    `${b.files_touched} files touched, +${b.lines_added}/-${b.lines_deleted} lines, ${b.new_files} new files.`,
+    `${count(b.files_touched, 'file')} touched, +${b.lines_added}/-${b.lines_deleted} lines, ${count(b.new_files, 'new file')}.`,
     r.diff.diff_patch_path ? `Diff: ${code(r.diff.diff_patch_path)}` : 'Diff: (not kept)',
   ].join('\n');
 }
@@ -160,4 +160,9 @@ function code(value: string): string {
 
 function cell(value: string): string {
   return text(value).replace(/\|/g, '\\|');
+}
+
+/** "1 file", "2 files": a count with its noun in the right number. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
