@@ -14,7 +14,10 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
-const SIZES = (process.env.BENCH_SIZES ?? '20000,100000').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 /** Repository size for the history, ignored-files and status comparisons. */
 const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
