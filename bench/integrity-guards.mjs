@@ -14,7 +14,7 @@ const { readRepoFacts } = await load('repo.js');
 const { snapshotObjects, damagedObjects } = await load('object-guard.js');
 const { snapshotRefs, changedRefs } = await load('refs-guard.js');
 const { findUnsafeFiles } = await load('unsafe-files.js');
-const { fileStamps, treeOnDisk } = await load('verified-tree.js');
+const { fileStamps, diskIndex } = await load('verified-tree.js');
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,20000').split(',').map(Number);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -65,13 +65,20 @@ try {
       const index = join(base, 'index');
       execFileSync('git', ['read-tree', 'HEAD'], { cwd: repo, env: { ...env, GIT_INDEX_FILE: index } });
       const judgeIndex = { file: index, env: { GIT_INDEX_FILE: index }, dispose: async () => undefined };
+      const reused = await diskIndex(g, judgeIndex);
+      await reused.tree();
       const row = {
         'objects snapshot': await time(() => snapshotObjects(g, facts.commonDir)),
         'objects check': await time(() => damagedObjects(g, objects)),
         'refs snapshot+check': await time(async () => changedRefs(await snapshotRefs(facts), facts)),
         'refs check': await time(() => changedRefs(refs, facts)),
         'unsafe-file walk': await time(() => findUnsafeFiles(repo, join(repo, 'relais'), 0)),
-        'tree on disk': await time(() => treeOnDisk(g, judgeIndex)),
+        'tree on disk, first': await time(async () => {
+          const disk = await diskIndex(g, judgeIndex);
+          await disk.tree();
+          await disk.dispose();
+        }),
+        'tree on disk, again': await time(() => reused.tree()),
         'file stamps': await time(() => fileStamps(g, judgeIndex)),
       };
       console.log(

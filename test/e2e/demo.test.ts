@@ -75,6 +75,8 @@ describe('npm run demo', () => {
     expect(code, out).toBe(0);
     // Seed 004: the planner asks its one question; with --yes nobody answers, so the runner
     // proceeds and the planner closes it as an assumption it states before the spec starts.
+    // Said before anything runs: the model is scripted, and a typed answer changes nothing it writes.
+    expect(out).toContain('This is a scripted demo.');
     expect(out).toContain('Phase: PLANNING');
     expect(out).toContain('=== Planner, round 1: 1 open question ===');
     expect(out).toContain("Gate plan: the planner's questions are not answered (nobody at a terminal");

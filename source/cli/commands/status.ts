@@ -7,6 +7,7 @@ import { inflightSchema } from '../../engine/protocol/inflight.js';
 import { reportSchema } from '../../engine/protocol/report.js';
 import type { Ledger } from '../../engine/protocol/state.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
+import { recoveryStatusLines } from '../../engine/tick/recovery-plan.js';
 import { readWorkflow } from '../../engine/workflow/workflow-store.js';
 import { readJsonValidated } from '../../engine/workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../../engine/workspace/ledger.js';
@@ -75,6 +76,7 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
         : null,
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
+    recovery: await recoveryStatusLines(setup.git, paths),
     workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
     cycle: await cycleStatusLines(root, config.workspace_dir),
@@ -109,6 +111,8 @@ interface StatusView {
   totals: Ledger | null;
   /** A run killed mid-tick, rolled back by the next `relais run`/`loop`. */
   interrupted_run: string | null;
+  /** What the next run does about an interrupted one, and what recoveries kept aside (and where). */
+  recovery: string[];
   /** The Ralphy workflow (`ralphy start`), when there is one. */
   workflow: WorkflowView | null;
   workflow_problem: string | null;
@@ -134,11 +138,7 @@ function printStatus(io: CommandIo, s: StatusView): void {
       io.stdout,
       `All time:  ${s.totals.ticks} ticks, ${s.totals.orchestrator_calls + s.totals.builder_calls} agent calls, $${s.totals.estimated_cost_usd.toFixed(2)}`,
     );
-  if (s.interrupted_run)
-    println(
-      io.stdout,
-      `Recovery:  run ${s.interrupted_run} was interrupted mid-tick; the next run rolls it back (its changes are kept in relais/recovered/)`,
-    );
+  for (const line of s.recovery) println(io.stdout, `Recovery:  ${line}`);
   println(io.stdout, `Lock:      ${s.lock.held ? `held, ${s.lock.detail}` : 'free'}`);
   const last = s.last_report;
   println(io.stdout, `Last run:  ${last ? `${last.run_id} ${last.code} (${last.blast_radius})` : '(none)'}`);

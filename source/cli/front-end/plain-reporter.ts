@@ -6,7 +6,7 @@ import { type CommandIo, println } from '../io.js';
 
 /**
  * The plain front end: timestamped lines per meaningful event (seed 002 §9 style,
- * `[14:30:01] Phase: BUILD`, every line of a multi-line event stamped too), no escape codes, safe
+ * `[14:30:01] Phase: SPECIFICATION`, a tick's `Step: BUILD`, every line of a multi-line event stamped too), no escape codes, safe
  * for logs and CI. A usage-limit wait counts down on `timer` (injected, so tests move it by hand).
  */
 export function plainReporter(io: CommandIo, timer: Clock = realClock): (event: StampedEvent) => void {

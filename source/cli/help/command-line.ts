@@ -29,6 +29,7 @@ export interface CliFlags {
   cycleId: string | undefined;
   verdict: string | undefined;
   reason: string | undefined;
+  allow: string | undefined;
 }
 
 const DEFAULT_FLAGS: CliFlags = {
@@ -45,6 +46,7 @@ const DEFAULT_FLAGS: CliFlags = {
   cycleId: undefined,
   verdict: undefined,
   reason: undefined,
+  allow: undefined,
 };
 
 export type CommandLine =

@@ -107,20 +107,33 @@ export const COMMAND_HELP = {
     examples: ['ralphy abort', 'ralphy abort ./my-project'],
   },
   init: {
-    usage: ['init [dir] [--force] [--json]'],
+    usage: ['init [dir] [--force] [--allow globs] [--json]'],
     summary: 'Set up a project: relais.config.json, the relais/ folder, the git exclude entry',
     details: [
       'Writes a default relais.config.json (checks taken from the lint, typecheck and test scripts',
       'of your package.json), the relais/ workspace Relais keeps its state in (ignored by git through',
       '.git/info/exclude) and its prompts. Safe to run twice: it never overwrites your files',
-      'unless --force, which keeps the old file as .bak.',
+      'unless --force, which keeps the old file as .bak. The scope fence (the paths the builder may',
+      'touch) is derived from your tracked source, test and doc files and package.json files, main',
+      'and workspaces; on a terminal init shows it and asks, --allow gives it outright. It also',
+      'leaves a PRD.md template in relais/PRD.template.md for ralphy start.',
       DIR_LINE,
     ],
     options: [
       { name: 'force', type: 'boolean', text: 'Replace existing files (the old ones are kept as .bak)' },
+      {
+        name: 'allow',
+        type: 'string',
+        value: '<globs>',
+        text: 'The scope fence as comma-separated globs, instead of the derived one',
+      },
       JSON_RESULT,
     ],
-    examples: ['relais init', 'relais init ./my-project --force'],
+    examples: [
+      'relais init',
+      'relais init ./my-project --force',
+      "relais init --allow 'index.js,test.js,readme.md'",
+    ],
   },
   run: {
     usage: ['run [dir] [--json]'],

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import type { Git } from './git.js';
+import { statOrNull } from './stat-or-null.js';
 
 /**
  * Issue 14 "Git integrity": objects the tick did not create must be unchanged before anything is
@@ -114,7 +115,7 @@ async function looseObjects(objectsDir: string): Promise<Map<string, string>> {
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
     for (const name of await readdir(join(objectsDir, dir)).catch(() => [] as string[])) {
       if (!/^[0-9a-f]{38}([0-9a-f]{24})?$/.test(name)) continue;
-      const identity = await identityOf(join(objectsDir, dir, name));
+      const identity = identityOf(join(objectsDir, dir, name));
       if (identity) found.set(dir + name, identity);
     }
   }
@@ -126,13 +127,14 @@ async function packFiles(objectsDir: string): Promise<Map<string, string>> {
   const dir = join(objectsDir, 'pack');
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     if (!name.endsWith('.pack') && !name.endsWith('.idx')) continue;
-    const identity = await identityOf(join(dir, name));
+    const identity = identityOf(join(dir, name));
     if (identity) found.set(name, identity);
   }
   return found;
 }
 
-async function identityOf(path: string): Promise<string | null> {
-  const stat = await lstat(path, { bigint: true }).catch(() => null);
+/** Synchronous on purpose: thousands of loose objects, one lstat each, nothing to overlap. */
+function identityOf(path: string): string | null {
+  const stat = statOrNull(path);
   return stat ? `${stat.ino}:${stat.size}:${stat.ctimeNs}:${stat.isFile() ? 'f' : 'x'}` : null;
 }

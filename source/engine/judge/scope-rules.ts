@@ -116,14 +116,22 @@ function forbidden(input: JudgeInput): string[] {
 
 function outsideAllowed(input: JudgeInput): string[] {
   const { taskAllowed, configAllowed } = input.scope;
-  return input.files
-    .filter((f) => f.source !== 'protected')
-    .filter(
-      (f) =>
-        !micromatch.isMatch(f.path, [...taskAllowed], MATCH) ||
-        !micromatch.isMatch(f.path, [...configAllowed], MATCH),
-    )
-    .map((f) => `outside allowed globs: ${f.path}`);
+  return (
+    input.files
+      .filter((f) => f.source !== 'protected')
+      .map((f) => ({
+        path: f.path,
+        task: micromatch.isMatch(f.path, [...taskAllowed], MATCH),
+        config: micromatch.isMatch(f.path, [...configAllowed], MATCH),
+      }))
+      .filter((f) => !f.task || !f.config)
+      // Which fence excluded it: the fix differs (issue 21 item 4: widen the config, not the task).
+      .map((f) =>
+        f.config
+          ? `outside the task's allowed_globs: ${f.path}`
+          : `outside the config's scope.default_allowed_globs${f.task ? ' (the task allowed it)' : ''}: ${f.path}`,
+      )
+  );
 }
 
 function isLockfile(path: string, lockfiles: readonly string[]): boolean {

@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { statOrNull } from './stat-or-null.js';
 
 /**
  * Files git cannot see or judge by content, refused when the tick made them (issue 14):
@@ -40,11 +41,12 @@ export async function findUnsafeFiles(
       }
       const kind = specialKind(entry);
       if (kind === null && !entry.isFile()) continue;
-      const stat = await lstat(path).catch(() => null);
-      if (!stat || stat.ctimeMs < sinceMs) continue;
-      if (kind !== null) found.push({ path: rel(root, path), kind, links: stat.nlink });
+      // Synchronous on purpose: one lstat per file of the tree, nothing to overlap.
+      const stat = statOrNull(path);
+      if (!stat || stat.ctimeMs < BigInt(Math.floor(sinceMs))) continue;
+      if (kind !== null) found.push({ path: rel(root, path), kind, links: Number(stat.nlink) });
       else if (stat.isFile() && stat.nlink > 1)
-        found.push({ path: rel(root, path), kind: 'hard link', links: stat.nlink });
+        found.push({ path: rel(root, path), kind: 'hard link', links: Number(stat.nlink) });
     }
   };
   await walk(root);

@@ -1,6 +1,6 @@
 import { damagedObjects } from '../judge/object-guard.js';
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
-import { fileStamps, judgedTree, rewrittenPaths, treeOnDisk } from '../judge/verified-tree.js';
+import { type DiskIndex, diskIndex, fileStamps, judgedTree, rewrittenPaths } from '../judge/verified-tree.js';
 import type { Code } from '../protocol/codes.js';
 import type { BuildGuards } from './judge-phase.js';
 import type { TickContext } from './tick-context.js';
@@ -16,16 +16,20 @@ export interface TreeBeforeVerify {
   readonly judged: string;
   readonly onDisk: string;
   readonly stamps: ReadonlyMap<string, string>;
+  /** Read again after verification, then disposed by the tick. */
+  readonly disk: DiskIndex;
 }
 
 export async function treeBeforeVerify(ctx: TickContext): Promise<TreeBeforeVerify | null> {
   const index = ctx.record.judge?.touched.index;
   if (!index || index.file === '') return null;
   const git = ctx.setup.git;
+  const disk = await diskIndex(git, index);
   return {
     judged: await judgedTree(git, index),
-    onDisk: await treeOnDisk(git, index),
+    onDisk: await disk.tree(),
     stamps: await fileStamps(git, index),
+    disk,
   };
 }
 
@@ -52,7 +56,7 @@ export async function checkIntegrityAfterVerify(
         code: 'STOP_TREE_CHANGED_DURING_VERIFY',
         detail: `rewritten during verification: ${rewritten.slice(0, 5).join(', ')}`,
       };
-    const after = await treeOnDisk(git, index);
+    const after = await before.disk.tree();
     if (after !== before.judged)
       return {
         code: 'STOP_TREE_CHANGED_DURING_VERIFY',

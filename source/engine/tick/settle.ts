@@ -6,12 +6,12 @@ import { verdictOf } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
 import { oneLine } from '../workspace/printable.js';
 import type { BuildGuards } from './judge-phase.js';
-import { recordCommitInFlight } from './recover.js';
+import { recordCommitInFlight, recordTickHead } from './recover.js';
 import type { TickContext } from './tick-context.js';
 
 /**
  * The end of a tick that ran its builder: commit the judged tree on success, otherwise roll back
- * (Appendix B). A rollback that cannot finish cleanly turns the outcome into STOP_INTERRUPTED.
+ * (Appendix B). A rollback that cannot finish cleanly turns the outcome into STOP_ROLLBACK_FAILED.
  */
 export async function settle(
   ctx: TickContext,
@@ -64,17 +64,20 @@ export async function rollBack(ctx: TickContext, guards: BuildGuards): Promise<v
       gitGuard: guards.gitGuard,
       ignoredBefore: guards.ignoredBefore,
       sideBefore: guards.sideBefore,
+      verification: ctx.verifyIgnored,
+      onBranchReset: () => recordTickHead(setup.paths, setup.facts.head),
     });
     record.rollback.clean = result.clean;
     record.rollback.notes.push(...result.notes);
     if (!result.clean) {
-      record.detail = `rollback left the tree unclean (original outcome ${record.code}: ${record.detail ?? ''})`;
-      record.code = 'STOP_INTERRUPTED';
+      // Issue 14: never "rolled back" when it was not; INFLIGHT.json stays for the next run.
+      record.detail = `rollback did not leave the tree clean (original outcome ${record.code}: ${record.detail ?? ''})`;
+      record.code = 'STOP_ROLLBACK_FAILED';
     }
   } catch (error) {
     record.rollback.clean = false;
     record.detail = `rollback failed: ${(error as Error).message} (original outcome ${record.code}: ${record.detail ?? ''})`;
-    record.code = 'STOP_INTERRUPTED';
+    record.code = 'STOP_ROLLBACK_FAILED';
   }
 }
 

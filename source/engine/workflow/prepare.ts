@@ -137,15 +137,11 @@ async function underLock(
 > {
   let setup = found;
   const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
+  if (recovery.kind !== 'none')
+    for (const note of recovery.notes) options.bus.emit({ type: 'log', level: 'warn', message: note });
   if (recovery.kind === 'failed')
-    return refuse(
-      recovery.detail,
-      'Look at relais/recovered/ and the detail, then remove relais/INFLIGHT.json once the tree is as it should be.',
-    );
-  if (recovery.kind === 'recovered') {
-    options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
-    setup = await withFreshFacts(setup);
-  }
+    return refuse(recovery.detail, 'Do what the detail says (it names the exact command), then run again.');
+  if (recovery.kind === 'recovered') setup = await withFreshFacts(setup);
   const existing = await readWorkflow(setup.paths);
   if (existing.kind === 'invalid')
     return refuse(

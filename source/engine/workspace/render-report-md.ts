@@ -139,8 +139,11 @@ function outcomeSection(r: Report): string {
     );
   if (r.commit) lines.push(`- Committed ${code(r.commit)}.`);
   if (r.rollback.performed) {
+    // Issue 14: a rollback that did not finish is never called "rolled back".
     lines.push(
-      `- Rolled back to ${r.base_commit ?? 'base'}; tree clean afterwards: ${r.rollback.clean === null ? 'unknown' : r.rollback.clean ? 'yes' : 'NO'}.`,
+      r.rollback.clean === false
+        ? `- Rollback to ${r.base_commit ?? 'base'} did NOT finish: the tree is not as it was (see below); the next run recovers or says what to do.`
+        : `- Rolled back to ${r.base_commit ?? 'base'}; tree clean afterwards: ${r.rollback.clean === null ? 'unknown' : 'yes'}.`,
     );
   }
   for (const n of r.rollback.notes) lines.push(`- ${text(n)}`);
