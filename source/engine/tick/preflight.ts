@@ -14,7 +14,7 @@ import {
   listStaleTmpFiles,
   removeStaleTmpFiles,
 } from '../workspace/crash-recovery.js';
-import { folderSizeBytes } from '../workspace/history.js';
+import { rotateHistory } from '../workspace/history.js';
 import {
   capsReached,
   describeShortfall,
@@ -95,7 +95,13 @@ async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promis
 }
 
 export type StartCheck =
-  | { ok: true; state: WorkspaceState; removedTmp: string[] }
+  | {
+      ok: true;
+      state: WorkspaceState;
+      removedTmp: string[];
+      /** History run folders deleted to stay under history.max_mb (oldest first). */
+      prunedHistory: string[];
+    }
   | { ok: false; block: Block; state: WorkspaceState | null };
 
 /**
@@ -119,13 +125,20 @@ export async function checkStartConditions(
     };
   const needs = await startNeeds(setup, env);
   if (!needs.ok) return { ok: false, block: needs.block, state: null };
-  const early = (await dirtyRow(setup, sideEffects)) ?? (await historyRow(setup));
-  if (early) return { ok: false, block: early, state: null };
+  const dirty = await dirtyRow(setup, sideEffects);
+  if (dirty) return { ok: false, block: dirty, state: null };
+  const history = await historyRow(setup, sideEffects);
+  if (history.block) return { ok: false, block: history.block, state: null };
   const crash = await crashRow(setup, sideEffects);
   if (!crash.ok) return { ok: false, block: crash.block, state: null };
   const budget = budgetRow(setup, crash.state, runCaps);
   if (budget) return { ok: false, block: budget, state: crash.state };
-  return { ok: true, state: crash.state, removedTmp: crash.removedTmp };
+  return {
+    ok: true,
+    state: crash.state,
+    removedTmp: crash.removedTmp,
+    prunedHistory: history.removed,
+  };
 }
 
 /**
@@ -139,15 +152,27 @@ async function dirtyRow(setup: TickSetup, sideEffects: boolean): Promise<Block |
   return dirty ? { code: 'BLOCKED_DIRTY_WORKTREE', detail: dirty } : null;
 }
 
-/** Row 5: history above its cap. */
-async function historyRow({ config, paths }: TickSetup): Promise<Block | null> {
-  if (!config.history.enabled) return null;
-  const bytes = await folderSizeBytes(paths.historyDir);
-  if (bytes <= config.history.max_mb * 1024 * 1024) return null;
-  const mb = (bytes / 1024 / 1024).toFixed(1);
+/**
+ * Row 5: history above its cap. The oldest runs are deleted until it fits (issue 17: history
+ * rotates, never blocking); only a folder that cannot be deleted still blocks. Without side
+ * effects nothing is deleted and nothing blocks: the next run would rotate.
+ */
+async function historyRow(
+  { config, paths }: TickSetup,
+  sideEffects: boolean,
+): Promise<{ block: Block | null; removed: string[] }> {
+  if (!config.history.enabled) return { block: null, removed: [] };
+  const cap = config.history.max_mb * 1024 * 1024;
+  const rotation = await rotateHistory(paths, cap, sideEffects);
+  if (rotation.bytes <= cap || rotation.failed.length === 0)
+    return { block: null, removed: rotation.removed };
+  const mb = (rotation.bytes / 1024 / 1024).toFixed(1);
   return {
-    code: 'BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED',
-    detail: `${paths.relDir}/history holds ${mb} MB > history.max_mb ${config.history.max_mb}`,
+    block: {
+      code: 'BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED',
+      detail: `${paths.relDir}/history holds ${mb} MB > history.max_mb ${config.history.max_mb} and ${rotation.failed.length} old run folder(s) could not be deleted: ${rotation.failed.slice(0, 3).join(', ')}`,
+    },
+    removed: rotation.removed,
   };
 }
 

@@ -83,6 +83,12 @@ async function lockedTick(
       level: 'info',
       message: `removed ${start.removedTmp.length} stale .tmp file(s)`,
     });
+  if (start.prunedHistory.length > 0)
+    options.bus.emit({
+      type: 'log',
+      level: 'info',
+      message: `history above history.max_mb: removed the ${start.prunedHistory.length} oldest run folder(s)`,
+    });
 
   const maxMs = setup.config.runner.max_tick_seconds * 1000;
   const deadline = new AbortController();
@@ -274,6 +280,7 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
       }),
     // Written by the runner during the build (the agent's process group), or by the driver.
     [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : []), ...(options.runnerWrites ?? [])],
+    record.historyDir,
   );
 }
 
