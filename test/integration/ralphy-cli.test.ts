@@ -74,7 +74,7 @@ describe('ralphy start (CLI)', () => {
     expect(args[9]).toMatch(/\/relais\/PR_BODY\.md$/);
     expect(body).toBe(p.read('relais/PR_BODY.md'));
     expect(body).toContain('## Summary\nGreet people by name, politely.');
-    expect(body).toContain('## Tasks (2/2 completed)');
+    expect(body).toContain('## Tasks (2/2 verified by the runner)');
     expect(body).toMatch(/## Verification \(run by the runner, not the agent\)\nOn [0-9a-f]{12}: ok ✓/);
     expect(body).toMatch(/## Human gates\n- spec: approve \(auto, [^)]+\)\n- qa: approve \(auto, [^)]+\)\n/);
 

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { runTickWaitingOutLimits } from '../../engine/tick/limit-waits.js';
+import { runTickWaitingOutLimits } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { exitCodeFor } from '../exit-codes.js';
 import type { CommandIo } from '../io.js';

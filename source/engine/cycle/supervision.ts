@@ -11,7 +11,7 @@ import { toolCpuTicks } from '../supervise/process-tree.js';
 import type { CycleRunners } from './context.js';
 
 /**
- * `relais cycle`'s agents under the circuit breaker (DESIGN.md: it supervises every agent process
+ * `relais cycle`'s agents under the circuit breaker (docs/ARCHITECTURE.md: it supervises every agent process
  * in every engine): each agent run gets its own breaker from the `circuit_breaker` config, as seed
  * 002 §6.1 draws it around one agent run; OPEN kills the run, which the cycle records as failed.
  * Inside `ralphy start` the phase's breaker is used instead (implement-cycle.ts).

@@ -1,5 +1,5 @@
 /**
- * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions DESIGN.md allows).
+ * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions docs/ARCHITECTURE.md allows).
  * Every code carries its verdict and a one-line remediation, used by REPORT.md, BLOCKED.json and
  * every front end, so a human always learns what to do next.
  */

@@ -23,7 +23,7 @@ import { describeRuns, runProjectChecks } from './project-checks.js';
 import { commitTaskStatus } from './task-status.js';
 
 /**
- * IMPLEMENTATION with the `ticks` engine (DESIGN.md, the default): a judged Relais loop over the
+ * IMPLEMENTATION with the `ticks` engine (docs/ARCHITECTURE.md, the default): a judged Relais loop over the
  * pending tasks of TASKS.md. For each task the orchestrator proposes ticks aimed at it; a task is
  * completed only when a tick for it was judged in scope, verified by the runner and committed (or,
  * when the orchestrator says there is nothing to change, when the project's own checks pass). A
