@@ -159,7 +159,7 @@ const codeTable = {
   BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED: {
     verdict: 'blocked',
     remediation:
-      'relais/history exceeds history.max_mb. Delete or archive old run folders under relais/history, or raise history.max_mb.',
+      'relais/history is above history.max_mb and an old run folder could not be deleted (see detail). Fix its permissions or remove it by hand, or raise history.max_mb.',
   },
   BLOCKED_MISSING_CONFIG: {
     verdict: 'blocked',
