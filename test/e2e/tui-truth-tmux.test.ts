@@ -32,7 +32,7 @@ describe('issue 16 in a real terminal', () => {
     cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
     tmux = new TmuxSession('not-a-repo', 80, 24);
     tmux.start(`cd ${dir} && node ${CLI} start; echo "START_EXIT=$?"; read -r _`, interactive());
-    const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
+    const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start', 100_000);
     expect(tmux.written()).not.toContain('\u001b[?1049h');
     expect(after).not.toContain('╭─');
     expect(after).not.toContain('START_EXIT=0');
@@ -80,5 +80,5 @@ describe('issue 16 in a real terminal', () => {
     expect(final).toContain('not accepted: STOP_SCOPE');
     tmux.keys('q');
     await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
-  }, 300_000);
+  }, 420_000);
 });
