@@ -71,6 +71,7 @@ describe('issue 16 in a real terminal', () => {
     const final = await tmux.waitFor(
       (s) => s.includes('q  quit') && s.includes('FAILED'),
       'the final screen',
+      280_000,
     );
     expect(workflowFile(project).tasks[0]).toMatchObject({ verdict: 'rejected' });
     const taskLines = final.split('\n').filter((l) => l.includes('Greet by name'));
