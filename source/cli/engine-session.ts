@@ -1,6 +1,11 @@
 import { basename } from 'node:path';
-import { EngineBus, type EngineEvent, type StampedEvent } from '../engine/events.js';
-import type { GatePort } from '../engine/gates.js';
+import {
+  EngineBus,
+  type EngineEvent,
+  type GatePort,
+  killAllChildrenNow,
+  type StampedEvent,
+} from '../engine/index.js';
 import type { InkFrontEnd } from '../ui/index.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
@@ -183,6 +188,7 @@ async function startApp(
     onInterrupt: () => interrupts.interrupt('SIGINT'),
     // A second Ctrl-C, the app's `a` then Ctrl-C: the same forced exit as a second signal.
     onForceQuit: () => interrupts.forceQuit(),
+    killChildren: killAllChildrenNow,
   });
   interrupts.beforeForceQuit(app.restore);
   return app;

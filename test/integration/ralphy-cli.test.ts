@@ -173,7 +173,7 @@ describe('ralphy start (CLI)', () => {
     expect(run.code, run.stdout).toBe(1);
     const stamp = '\\[\\d{2}:\\d{2}:\\d{2}\\]';
     for (const line of [
-      '⚠ Circuit breaker: inactivity detected \\(1s without output\\)',
+      '⚠ Circuit breaker: inactivity detected \\(\\ds without output; threshold 1s, inactivity_timeout\\)',
       '✗ Circuit breaker: OPEN - agent stopped after 1 attempts',
       'State: FAILED \\(reason: circuit_breaker_triggered\\)( .*)?',
       'Workflow FAILED \\(reason: circuit_breaker_triggered\\)',

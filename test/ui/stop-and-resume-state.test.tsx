@@ -5,7 +5,7 @@ vi.hoisted(() => {
 });
 
 import type { Key } from 'ink';
-import type { EngineEvent } from '../../source/engine/events.js';
+import type { EngineEvent, WorkflowStartedEvent } from '../../source/engine/events.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
 import { Header } from '../../source/ui/panels/Header.js';
@@ -16,7 +16,7 @@ import { enter, NO_KEY, renderPanel, Script } from './helpers.js';
 
 // Issue 16 item 6: what the app says after an abort, an interrupt and on a resume.
 
-const started = (extra: Partial<Extract<EngineEvent, { type: 'workflow.started' }>> = {}): EngineEvent => ({
+const started = (extra: Partial<WorkflowStartedEvent> = {}): EngineEvent => ({
   type: 'workflow.started',
   project: 'demo',
   prd_title: 'Todo app',

@@ -1,4 +1,4 @@
-import type { StampedEvent } from '../../engine/events.js';
+import type { EventType, StampedEventOf } from '../../engine/events.js';
 import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_TICKS, type UiState } from './ui-state.js';
 
@@ -7,7 +7,7 @@ import { KEPT_TICKS, type UiState } from './ui-state.js';
  * from the orchestrator's task and the runner's report is made safe for the terminal here.
  */
 
-type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
+type Of<K extends EventType> = StampedEventOf<K>;
 
 export function runStarted(state: UiState, e: Of<'run.started'>, atMs: number): UiState {
   const lastTick = state.ticks.at(-1)?.tick ?? 0;
