@@ -195,5 +195,5 @@ describe('with the real engine: a builder that writes outside its scope', () => 
     const start = resumed.events.find((e) => e.type === 'workflow.started');
     expect(start).toMatchObject({ resumed_from: 'IMPLEMENTATION' });
     expect(checkEveryFrame(resumed.events).frames).toBeGreaterThan(2);
-  }, 60_000);
+  }, 300_000);
 });
