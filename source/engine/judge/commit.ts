@@ -5,7 +5,7 @@ import type { JudgeIndex } from './touched-set.js';
 import { TreeChangedError } from './verified-tree.js';
 
 /**
- * A successful execute tick commits exactly the tree the judge approved (DESIGN.md decision), as
+ * A successful execute tick commits exactly the tree the judge approved (docs/ARCHITECTURE.md decision), as
  * one commit on base_commit: builder commits made during the tick are squashed into it. Plumbing
  * (write-tree, commit-tree, update-ref) runs no hooks. Anything verification changed afterwards
  * was not judged and is undone, so the next tick starts clean.

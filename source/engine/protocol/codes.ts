@@ -1,5 +1,5 @@
 /**
- * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions DESIGN.md allows).
+ * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions docs/ARCHITECTURE.md allows).
  * Every code carries its verdict and a one-line remediation, used by REPORT.md, BLOCKED.json and
  * every front end, so a human always learns what to do next.
  */
@@ -105,6 +105,11 @@ const codeTable = {
     verdict: 'stop',
     remediation:
       'In milestone mode the orchestrator moved to another milestone, so the loop stopped before building anything. Review the milestone, then run `relais loop` again (or use --mode autonomous).',
+  },
+  STOP_PLAN_REPEATED: {
+    verdict: 'stop',
+    remediation:
+      'The orchestrator proposed again a plan that already failed for this task (same task fingerprint); the runner refused it before building. Answer the question with a different approach, or change the task in specs/TASKS.md.',
   },
   STOP_INTERRUPTED: {
     verdict: 'stop',

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
-import { descendantsOf, groupHasMembers, signalTree, TreeWatch } from './process-tree.js';
+import { descendantsOf, groupHasMembers, signalTree, TreeWatch, waitUntilDeadSync } from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (DESIGN style rule 4): argv only (never a shell), its
@@ -46,9 +46,19 @@ export interface ProcessResult {
 /** Process groups of children still running, for a forced exit that cannot wait (second Ctrl-C). */
 const liveGroups = new Set<number>();
 
+/** Longest a forced exit waits for the killed processes to be dead. */
+const FORCED_KILL_WAIT_MS = 2000;
+
 export function killAllChildrenNow(): void {
-  for (const pgid of liveGroups) signalTree(pgid, descendantsOf(pgid), 'SIGKILL');
+  const killed: number[] = [];
+  for (const pgid of liveGroups) {
+    const tree = [pgid, ...descendantsOf(pgid)];
+    signalTree(pgid, tree, 'SIGKILL');
+    killed.push(...tree);
+  }
   liveGroups.clear();
+  // Deterministic: the forced exit returns only once the tree it killed is really dead.
+  waitUntilDeadSync(killed, FORCED_KILL_WAIT_MS);
 }
 
 const DEFAULT_MAX_LINE = 1024 * 1024;

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { inflightSchema } from '../protocol/inflight.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import { missingAgentCommand } from '../session/agent-check.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
   findCorruptRunnerFiles,
@@ -53,7 +53,7 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
-  const loaded = await loadConfig(root);
+  const loaded = await loadConfig(root, env);
   if (!loaded.ok) {
     const hint = loaded.problem === 'missing' ? ' (run `relais init` at the repository root)' : '';
     return {
@@ -95,7 +95,7 @@ async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promis
 }
 
 export type StartCheck =
-  | { ok: true; state: WorkspaceState; removedTmp: string[]; agentCommand: string }
+  | { ok: true; state: WorkspaceState; removedTmp: string[] }
   | { ok: false; block: Block; state: WorkspaceState | null };
 
 /**
@@ -125,7 +125,7 @@ export async function checkStartConditions(
   if (!crash.ok) return { ok: false, block: crash.block, state: null };
   const budget = budgetRow(setup, crash.state, runCaps);
   if (budget) return { ok: false, block: budget, state: crash.state };
-  return { ok: true, state: crash.state, removedTmp: crash.removedTmp, agentCommand: needs.agentCommand };
+  return { ok: true, state: crash.state, removedTmp: crash.removedTmp };
 }
 
 /**
@@ -206,7 +206,7 @@ function budgetRow(
 async function startNeeds(
   setup: TickSetup,
   env: NodeJS.ProcessEnv,
-): Promise<{ ok: true; agentCommand: string } | { ok: false; block: Block }> {
+): Promise<{ ok: true } | { ok: false; block: Block }> {
   const { config, paths } = setup;
   const root = setup.facts.root;
   const missingPrompts = TICK_PROMPT_FILE_NAMES.filter((name) => !existsSync(join(paths.promptsDir, name)));
@@ -219,17 +219,12 @@ async function startNeeds(
       },
     };
   }
-  const agentCommand = await findExecutable(config.claude_code_cli.command, env, root);
-  if (!agentCommand) {
-    return {
-      ok: false,
-      block: {
-        code: 'BLOCKED_AGENT_CLI_MISSING',
-        detail: `claude_code_cli.command "${config.claude_code_cli.command}" was not found (PATH or path)`,
-      },
-    };
+  // The agent CLI of each role a tick runs (agents.orchestrator and agents.builder).
+  for (const role of ['orchestrator', 'builder'] as const) {
+    const missing = await missingAgentCommand(config, role, env, root);
+    if (missing) return { ok: false, block: { code: 'BLOCKED_AGENT_CLI_MISSING', detail: missing } };
   }
-  return { ok: true, agentCommand };
+  return { ok: true };
 }
 
 async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Promise<string | null> {

@@ -1,4 +1,4 @@
-import type { EngineBus } from '../../events.js';
+import type { AgentRole, EngineBus } from '../../events.js';
 import type { RelaisConfig } from '../../protocol/config.js';
 import { describeEnd, type ProcessResult, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
@@ -35,7 +35,13 @@ export async function runDriver(input: {
   signal: AbortSignal;
   remainingMs: number;
   onSpawn?: (pgid: number) => void;
+  /** The role it plays (the builder unless a config names it for another role). */
+  role?: AgentRole;
+  /** Written to its stdin (an agent role's prompt); without it stdin is /dev/null. */
+  stdin?: string;
+  model?: string;
 }): Promise<DriverRun> {
+  const role = input.role ?? 'builder';
   const values: Record<string, string> = {
     TASK_FILE: input.taskFile,
     OUTPUT_FILE: input.outputFile,
@@ -47,10 +53,10 @@ export async function runDriver(input: {
   const ownTimeout = input.driver.timeout_seconds * 1000;
   input.bus.emit({
     type: 'agent.started',
-    role: 'builder',
+    role,
     attempt: 1,
     command: input.command,
-    model: 'external driver',
+    model: input.model ?? 'external driver',
   });
   const process = await runProcess({
     cmd: input.command,
@@ -61,19 +67,20 @@ export async function runDriver(input: {
       RELAIS_TASK_FILE: input.taskFile,
       RELAIS_OUTPUT_FILE: input.outputFile,
       RELAIS_REPO_ROOT: input.root,
+      RELAIS_AGENT_ROLE: role,
     },
+    ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
     timeoutMs: Math.min(ownTimeout, input.remainingMs),
     signal: input.signal,
     onSpawn: input.onSpawn,
     onStdoutLine: (line) => {
-      if (line.trim())
-        input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400), kind: 'text' });
+      if (line.trim()) input.bus.emit({ type: 'agent.output', role, text: oneLine(line, 400), kind: 'text' });
     },
   });
   const read = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
   input.bus.emit({
     type: 'agent.finished',
-    role: 'builder',
+    role,
     ok: process.exitCode === 0,
     exit_code: process.exitCode,
     cost_usd: 0,
