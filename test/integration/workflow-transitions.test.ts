@@ -184,7 +184,8 @@ describe('seed 002 §8 transitions', () => {
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'IMPLEMENTATION', 'FAILED']);
     expect(run.outcome.reason).toBe('circuit_breaker_triggered');
-    expect(run.outcome.detail).toContain("same error repeated 3 times: Error: Cannot find module 'foo'");
+    expect(run.outcome.detail).toContain('same error seen 3 times within 10 lines (threshold 3)');
+    expect(run.outcome.detail).toContain("Error: Cannot find module 'foo'");
     expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
     expect(project.status()).toBe('');
     covers('IMPLEMENTATION-fail');
