@@ -29,6 +29,11 @@ export {
   planPrdEntry,
 } from './planner/plan-entry.js';
 export { statsLines } from './planner/stats.js';
+export {
+  type WorktreeRow,
+  type WorktreesOutcome,
+  worktreesEntry,
+} from './parallel/worktrees-entry.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';

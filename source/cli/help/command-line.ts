@@ -30,6 +30,7 @@ export interface CliFlags {
   verdict: string | undefined;
   reason: string | undefined;
   allow: string | undefined;
+  parallel: number | undefined;
 }
 
 const DEFAULT_FLAGS: CliFlags = {
@@ -47,6 +48,7 @@ const DEFAULT_FLAGS: CliFlags = {
   verdict: undefined,
   reason: undefined,
   allow: undefined,
+  parallel: undefined,
 };
 
 export type CommandLine =
