@@ -11,7 +11,10 @@ export async function worktreesCommand(
 ): Promise<number> {
   const [action = 'list', projectArg] = words;
   if (action !== 'list' && action !== 'prune') {
-    println(io.stderr, `relais worktrees: "${action}" is not list or prune\nSee \`relais worktrees --help\`.`);
+    println(
+      io.stderr,
+      `relais worktrees: "${action}" is not list or prune\nSee \`relais worktrees --help\`.`,
+    );
     return EXIT.USAGE;
   }
   const outcome = await worktreesEntry(resolve(io.cwd, projectArg ?? '.'), io.env, action);

@@ -63,7 +63,8 @@ export async function worktreesEntry(
   try {
     const { records, invalid } = await manager.list();
     const removed: Array<{ name: string; kept: string }> = [];
-    for (const record of records) removed.push({ name: record.name, kept: await manager.preserveAndRemove(record) });
+    for (const record of records)
+      removed.push({ name: record.name, kept: await manager.preserveAndRemove(record) });
     await new Git(root, env).run(['worktree', 'prune']);
     return { ok: true, action, removed, problems: invalid };
   } finally {
