@@ -19,6 +19,12 @@ export { resumeCycle } from './cycle/status.js';
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
 export * from './gates.js';
+// relais worktrees (issue 19: the worktrees of parallel lanes)
+export {
+  type WorktreeRow,
+  type WorktreesOutcome,
+  worktreesEntry,
+} from './parallel/worktrees-entry.js';
 // relais plan (seed 004)
 export type { IssueOutcome } from './planner/issue-pass.js';
 export {
@@ -29,11 +35,6 @@ export {
   planPrdEntry,
 } from './planner/plan-entry.js';
 export { statsLines } from './planner/stats.js';
-export {
-  type WorktreeRow,
-  type WorktreesOutcome,
-  worktreesEntry,
-} from './parallel/worktrees-entry.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';
