@@ -33,7 +33,7 @@ it('kill -9 with 3 lanes running loses nothing and the next start recovers', asy
     ];
   });
   project.scenario(scenario);
-  const first = project.cli(['start', '--yes', '--json', '--parallel', '3']);
+  const first = project.cli(['start', '--yes', '--json', '--parallel', '3'], { env: { IS_SANDBOX: '1' } });
   for (const marker of MARKERS.slice(0, 3)) await first.waitFor(`working on ${marker}`);
   const hung = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
   first.signal('SIGKILL');
@@ -44,7 +44,7 @@ it('kill -9 with 3 lanes running loses nothing and the next start recovers', asy
     'task-3-1',
   ]);
 
-  const second = await project.cli(['start', '--yes', '--json', '--parallel', '3']).done;
+  const second = await project.cli(['start', '--yes', '--json', '--parallel', '3'], { env: { IS_SANDBOX: '1' } }).done;
   expect(second.code, second.stderr + second.stdout.slice(-3000)).toBe(0);
   for (const lane of ['task-1-1', 'task-2-1', 'task-3-1'])
     expect(second.stdout).toContain(`orphaned lane ${lane}`);
