@@ -117,6 +117,9 @@ if (step.print_line_bytes) printJunk(step.print_line_bytes, step.print_line_byte
 if (step.hang) {
   // Keep the process alive until it is killed.
   setInterval(() => undefined, 1000);
+} else if (step.delay_ms) {
+  // A model that takes a fixed time per call (bench/parallel.mjs).
+  setTimeout(finish, step.delay_ms);
 } else {
   finish();
 }
