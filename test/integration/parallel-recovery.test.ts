@@ -44,7 +44,9 @@ it('kill -9 with 3 lanes running loses nothing and the next start recovers', asy
     'task-3-1',
   ]);
 
-  const second = await project.cli(['start', '--yes', '--json', '--parallel', '3'], { env: { IS_SANDBOX: '1' } }).done;
+  const second = await project.cli(['start', '--yes', '--json', '--parallel', '3'], {
+    env: { IS_SANDBOX: '1' },
+  }).done;
   expect(second.code, second.stderr + second.stdout.slice(-3000)).toBe(0);
   for (const lane of ['task-1-1', 'task-2-1', 'task-3-1'])
     expect(second.stdout).toContain(`orphaned lane ${lane}`);
