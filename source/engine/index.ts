@@ -16,6 +16,10 @@ export {
 export type { LoopEnd } from './cycle/loop.js';
 export type { Reply } from './cycle/run-cycle.js';
 export { resumeCycle } from './cycle/status.js';
+export { type BrainstormAnswers, parseAnswers, QUESTIONS, type Question } from './cycle/brainstorm/answers.js';
+export type { SeedDocs } from './cycle/brainstorm/seed-docs.js';
+export { mapCodebase, seedDocsFrom, writeConfirmedSeedDocs } from './cycle/init-entry.js';
+export type { MapResult } from './cycle/mapper/run-mapper.js';
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
 export * from './gates.js';

@@ -6,7 +6,7 @@ import { isTestPath } from './facts.js';
  * Seed 003 P12 "detects greenfield/brownfield/returning via heuristics". Ours, in this order:
  * - returning: the P12_DONE marker or the P2_DONE marker is there (mapped or brainstormed before);
  * - brownfield: at least BROWNFIELD_MIN_FILES tracked files that are not boilerplate (a README,
- *   a licence, git and editor settings, relais' own config and docs folder);
+ *   a licence, git and editor settings, relais' own config, workspace and docs folder);
  * - greenfield: anything less (an empty repository, a README alone, no commit yet).
  */
 
@@ -40,9 +40,11 @@ export async function detectProject(
   root: string,
   docsDir: string,
   tracked: readonly string[],
+  workspaceDir = 'relais',
 ): Promise<Detection> {
+  const own = [docsDir, workspaceDir];
   const projectFiles = tracked.filter(
-    (p) => !BOILERPLATE.some((re) => re.test(p)) && p !== docsDir && !p.startsWith(`${docsDir}/`),
+    (p) => !BOILERPLATE.some((re) => re.test(p)) && !own.some((d) => p === d || p.startsWith(`${d}/`)),
   );
   const markers = [];
   for (const marker of [`${docsDir}/p12/P12_DONE`, `${docsDir}/P2_DONE`]) {

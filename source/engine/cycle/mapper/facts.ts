@@ -42,7 +42,9 @@ export async function surveyRepo(git: Git, root: string): Promise<RepoSurvey> {
   const sections: string[] = [];
   sections.push(`## Tracked files\n${tracked.length} files; ${commits} commits.`);
   sections.push(`## Top folders\n${topCounts(tracked.map(topFolder)).join('\n') || '(none)'}`);
-  sections.push(`## Extensions\n${topCounts(tracked.map((p) => extname(p) || basename(p))).join('\n') || '(none)'}`);
+  sections.push(
+    `## Extensions\n${topCounts(tracked.map((p) => extname(p) || basename(p))).join('\n') || '(none)'}`,
+  );
   const manifests = MANIFESTS.filter((m) => tracked.includes(m));
   for (const name of manifests) {
     const text = await readRepoFile(root, name, 200_000);
@@ -51,7 +53,14 @@ export async function surveyRepo(git: Git, root: string): Promise<RepoSurvey> {
   }
   const tests = tracked.filter(isTestPath);
   sections.push(
-    `## Test files\n${tests.length} test files${tests.length ? `, e.g.\n${tests.slice(0, 12).map((t) => `- ${t}`).join('\n')}` : ''}`,
+    `## Test files\n${tests.length} test files${
+      tests.length
+        ? `, e.g.\n${tests
+            .slice(0, 12)
+            .map((t) => `- ${t}`)
+            .join('\n')}`
+        : ''
+    }`,
   );
   const ci = tracked.filter((p) => p.startsWith('.github/workflows/') || p === '.gitlab-ci.yml').slice(0, 6);
   if (ci.length) sections.push(`## CI\n${ci.map((p) => `- ${p}`).join('\n')}`);
@@ -97,7 +106,9 @@ function packageSummary(text: string): string {
   const keys = (v: unknown) => (v && typeof v === 'object' ? Object.keys(v as object).join(', ') : '');
   const scripts =
     pkg.scripts && typeof pkg.scripts === 'object'
-      ? Object.entries(pkg.scripts as Record<string, unknown>).map(([k, v]) => `  - ${k}: ${clip(String(v), 160)}`)
+      ? Object.entries(pkg.scripts as Record<string, unknown>).map(
+          ([k, v]) => `  - ${k}: ${clip(String(v), 160)}`,
+        )
       : [];
   return [
     `name: ${String(pkg.name ?? '')}`,

@@ -17,6 +17,11 @@ export const LIVING_DOCS = [
 ] as const;
 export type LivingDocName = (typeof LIVING_DOCS)[number];
 
+/** `<docs_dir>/p12/`: the seed's `.deadf/p12/` (its `.deadf/seed/` docs live in `<docs_dir>/`). */
+export function livingDocsDir(docsDir: string): string {
+  return `${docsDir}/p12`;
+}
+
 /** Seed 003 P12: "<5000 tokens combined", so 4,999 at most. */
 export const LIVING_DOCS_TOKEN_CAP = 4999;
 
@@ -54,7 +59,9 @@ export type LoadingRow = z.infer<typeof loadingRowSchema>;
 
 /** The mapper agent's answer: one JSON object. */
 export const mapperAnswerSchema = z.strictObject({
-  docs: z.strictObject(Object.fromEntries(LIVING_DOCS.map((d) => [d, docText])) as Record<LivingDocName, typeof docText>),
+  docs: z.strictObject(
+    Object.fromEntries(LIVING_DOCS.map((d) => [d, docText])) as Record<LivingDocName, typeof docText>,
+  ),
   loading_map: z.array(loadingRowSchema).min(1).max(20),
 });
 export type MapperAnswer = z.infer<typeof mapperAnswerSchema>;
@@ -63,7 +70,8 @@ export type MapperAnswer = z.infer<typeof mapperAnswerSchema>;
 export function renderLivingDocs(answer: MapperAnswer): Record<LivingDocName, string> {
   const out = {} as Record<LivingDocName, string>;
   for (const name of LIVING_DOCS) out[name] = `${answer.docs[name].trim()}\n`;
-  out['WORKFLOW.md'] = `${withoutMapBlock(answer.docs['WORKFLOW.md']).trim()}\n\n${renderLoadingMap(answer.loading_map)}`;
+  out['WORKFLOW.md'] =
+    `${withoutMapBlock(answer.docs['WORKFLOW.md']).trim()}\n\n${renderLoadingMap(answer.loading_map)}`;
   return out;
 }
 

@@ -7,8 +7,8 @@ import type { Git } from '../../judge/git.js';
 import { parseModelJson } from '../../protocol/model-json.js';
 import { writeFileAtomic } from '../../workspace/atomic-write.js';
 import { PACKAGE_ROOT } from '../../workspace/package-assets.js';
-import { resolvesUnderRoot } from '../../workspace/safe-path.js';
 import { oneLine } from '../../workspace/printable.js';
+import { resolvesUnderRoot } from '../../workspace/safe-path.js';
 import { readRepoFile } from '../track-docs.js';
 import { BROWNFIELD_MIN_FILES, type Detection, detectProject } from './detect.js';
 import { surveyRepo } from './facts.js';
@@ -16,6 +16,7 @@ import {
   LIVING_DOCS,
   LIVING_DOCS_TOKEN_CAP,
   type LivingDocName,
+  livingDocsDir,
   mapperAnswerSchema,
   renderLivingDocs,
   totalTokens,
@@ -34,6 +35,8 @@ export interface MapperOptions {
   readonly root: string;
   /** `cycle.docs_dir`, relative to the root. */
   readonly docsDir: string;
+  /** The config's workspace_dir (runner-owned, never project code). */
+  readonly workspaceDir: string;
   readonly git: Git;
   readonly runner: AgentRunner;
   readonly bus: EngineBus;
@@ -65,20 +68,19 @@ export const markerSchema = z.strictObject({
   version: z.literal(1),
   kind: z.enum(['greenfield', 'brownfield']),
   at: z.iso.datetime({ offset: true }),
-  commit: z.string().regex(/^[0-9a-f]{40}$/).nullable(),
+  commit: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .nullable(),
   tokens: z.int().min(0),
   degraded: z.string().max(1000).nullable(),
 });
-
-export function livingDocsDir(docsDir: string): string {
-  return `${docsDir}/p12`;
-}
 
 export async function runMapper(o: MapperOptions): Promise<MapResult> {
   let detection: Detection = { kind: 'greenfield', why: 'not detected', projectFiles: 0 };
   try {
     const survey = await surveyRepo(o.git, o.root);
-    detection = await detectProject(o.root, o.docsDir, survey.tracked);
+    detection = await detectProject(o.root, o.docsDir, survey.tracked, o.workspaceDir);
     log(o.bus, 'info', `mapper: ${detection.kind} project (${detection.why})`);
     if (detection.kind === 'returning' && !o.remap) {
       const kept = await readLivingDocs(o.root, o.docsDir);
@@ -137,7 +139,8 @@ async function askMapper(o: MapperOptions, facts: string): Promise<Mapped> {
       return { ok: false, reason: `mapper agent: ${outcome.failure ?? 'no answer'}`, calls: attempt };
     const parsed = parseModelJson(outcome.text, mapperAnswerSchema);
     if (!parsed.ok) {
-      if (attempt === 2) return { ok: false, reason: `mapper answer invalid twice: ${parsed.reason}`, calls: 2 };
+      if (attempt === 2)
+        return { ok: false, reason: `mapper answer invalid twice: ${parsed.reason}`, calls: 2 };
       prompt = `${user}\n\nYour previous answer was rejected: ${parsed.reason}. Answer again with the one JSON object only.`;
       continue;
     }
@@ -195,7 +198,10 @@ async function readLivingDocs(root: string, docsDir: string): Promise<Record<str
   return docs;
 }
 
-async function writeLivingDocs(o: MapperOptions, files: Record<LivingDocName, string>): Promise<Record<string, string>> {
+async function writeLivingDocs(
+  o: MapperOptions,
+  files: Record<LivingDocName, string>,
+): Promise<Record<string, string>> {
   const written: Record<string, string> = {};
   for (const name of LIVING_DOCS) {
     const path = `${livingDocsDir(o.docsDir)}/${name}`;
@@ -232,7 +238,8 @@ export async function writeSafely(root: string, relPath: string, text: string): 
     if (info?.isSymbolicLink()) throw new Error(`${parts.slice(0, n).join('/')} is a symbolic link`);
     if (info && n === parts.length && !info.isFile()) throw new Error(`${relPath} is not a regular file`);
   }
-  if (!(await resolvesUnderRoot(root, relPath))) throw new Error(`${relPath} resolves outside the repository`);
+  if (!(await resolvesUnderRoot(root, relPath)))
+    throw new Error(`${relPath} resolves outside the repository`);
   await mkdir(join(root, ...parts.slice(0, -1)), { recursive: true });
   await writeFileAtomic(join(root, relPath), text);
 }
