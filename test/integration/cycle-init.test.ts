@@ -138,6 +138,7 @@ describe('relais cycle init', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toContain('Codebase: returning (specs/p12/P12_DONE and specs/P2_DONE found)');
     expect(again.stdout).toContain('kept from the last mapping');
+    expect(again.stdout).toContain('----- specs/VISION.md (replaces the current file) -----');
     expect(project.calls()).toHaveLength(1);
     const remap = project.cliSync([
       'cycle',

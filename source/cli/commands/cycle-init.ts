@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   type BrainstormAnswers,
   loadCycleSetup,
@@ -56,9 +57,16 @@ export async function cycleInitCommand(
     return EXIT.BLOCKED;
   }
   const setup = loaded.setup;
-  const map = await withEngine(io, { json: false, onInterrupt: 'stopping the mapper' }, ({ bus, signal }) =>
-    mapCodebase(setup, { bus, signal, env: io.env, remap: flags.remap }),
+  const { map, interrupted } = await withEngine(
+    io,
+    { json: false, onInterrupt: 'stopping the mapper' },
+    async ({ bus, signal }) => ({
+      map: await mapCodebase(setup, { bus, signal, env: io.env, remap: flags.remap }),
+      interrupted: signal.aborted,
+    }),
   );
+  // An interrupt during the mapping ends init: no brainstorm after Ctrl-C.
+  if (interrupted) return EXIT.INTERRUPTED;
   printMap(io, map, setup.policy.docs_dir);
 
   const terminal = interactive ? openTerminal(io) : null;
@@ -66,7 +74,7 @@ export async function cycleInitCommand(
     const answers = fromFile ?? (terminal ? await askBrainstorm(terminal, io) : null);
     if (!answers) return EXIT.STOP;
     const docs = seedDocsFrom(answers, map);
-    printDocs(io, docs, setup.policy.docs_dir);
+    printDocs(io, docs, setup.root, setup.policy.docs_dir);
     const confirmed =
       flags.confirm ||
       (terminal !== null &&
@@ -133,9 +141,11 @@ function printMap(io: CommandIo, map: MapResult, docsDir: string): void {
   } else println(io.stdout, 'Living docs: none (greenfield brainstorm)');
 }
 
-function printDocs(io: CommandIo, docs: SeedDocs, docsDir: string): void {
+function printDocs(io: CommandIo, docs: SeedDocs, root: string, docsDir: string): void {
   for (const [name, text] of Object.entries(docs)) {
-    println(io.stdout, `\n----- ${docsDir}/${name} -----`);
+    // A returning project's documents are replaced as a whole: say so before the human confirms.
+    const replaces = existsSync(join(root, docsDir, name)) ? ' (replaces the current file)' : '';
+    println(io.stdout, `\n----- ${docsDir}/${name}${replaces} -----`);
     io.stdout.write(text);
   }
   println(io.stdout, `----- end (plus ${docsDir}/P2_DONE and the cycle state) -----\n`);
