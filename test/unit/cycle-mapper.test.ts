@@ -157,7 +157,12 @@ function runner(answers: Array<string | { failure: string }>, seen: AgentRequest
   };
 }
 
-function map(root: string, answers: Array<string | { failure: string }>, seen: AgentRequest[] = []) {
+function map(
+  root: string,
+  answers: Array<string | { failure: string }>,
+  seen: AgentRequest[] = [],
+  remap = false,
+) {
   const bus = new EngineBus();
   const events: StampedEvent[] = [];
   bus.subscribe((e) => events.push(e));
@@ -172,7 +177,7 @@ function map(root: string, answers: Array<string | { failure: string }>, seen: A
     model: 'sonnet',
     fallbackModel: null,
     timeoutMs: 60_000,
-    remap: false,
+    remap,
     now: () => new Date('2026-01-01T00:00:00Z'),
   });
   return { done, events };
@@ -205,6 +210,19 @@ describe('runMapper with a scripted mapper agent', () => {
       `# PATTERNS.md\n${'- a fact\n'.repeat(3)}`,
     );
     expect(result.tokens).toBeLessThanOrEqual(LIVING_DOCS_TOKEN_CAP);
+  });
+
+  it('a returning project without code is not mapped, even with --remap; one with code keeps its docs', async () => {
+    const seen: AgentRequest[] = [];
+    const bare = await map(repo({ 'README.md': '# x', 'specs/P2_DONE': '' }), [], seen, true).done;
+    expect(bare).toMatchObject({ kind: 'greenfield', degraded: null, agentCalls: 0 });
+    expect(bare.detection.kind).toBe('returning');
+    const root = repo(CODE);
+    await map(root, [JSON.stringify(answer())], seen).done;
+    const again = await map(root, [], seen).done;
+    expect(again).toMatchObject({ kind: 'returning', agentCalls: 0 });
+    expect(Object.keys(again.docs)).toHaveLength(7);
+    expect(seen).toHaveLength(1);
   });
 
   it('an invalid answer twice, an agent failure, or a docs folder that is a link: greenfield with the reason', async () => {

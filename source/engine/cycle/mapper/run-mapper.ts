@@ -13,6 +13,7 @@ import { readRepoFile } from '../track-docs.js';
 import { BROWNFIELD_MIN_FILES, type Detection, detectProject } from './detect.js';
 import { surveyRepo } from './facts.js';
 import {
+  estimateTokens,
   LIVING_DOCS,
   LIVING_DOCS_TOKEN_CAP,
   type LivingDocName,
@@ -85,9 +86,9 @@ export async function runMapper(o: MapperOptions): Promise<MapResult> {
     if (detection.kind === 'returning' && !o.remap) {
       const kept = await readLivingDocs(o.root, o.docsDir);
       if (kept) return { ...result(detection, 'returning', kept), agentCalls: 0 };
-      if (detection.projectFiles < BROWNFIELD_MIN_FILES) return greenfield(o, detection, null, 0);
     }
-    if (detection.kind === 'greenfield') return greenfield(o, detection, null, 0);
+    // A returning project maps again only when it has code (greenfield before, or --remap).
+    if (detection.projectFiles < BROWNFIELD_MIN_FILES) return greenfield(o, detection, null, 0);
     const mapped = await askMapper(o, survey.facts);
     if (!mapped.ok) return greenfield(o, detection, mapped.reason, mapped.calls);
     const docs = await writeLivingDocs(o, mapped.files);
@@ -103,7 +104,7 @@ function result(
   kind: MapResult['kind'],
   docs: Record<string, string>,
 ): Omit<MapResult, 'agentCalls'> {
-  const tokens = Object.values(docs).reduce((n, t) => n + Math.ceil(t.length / 4), 0);
+  const tokens = Object.values(docs).reduce((n, t) => n + estimateTokens(t), 0);
   return { detection, kind, docs, tokens, degraded: null, trimmed: false };
 }
 
