@@ -12,3 +12,14 @@ export function statOrNull(path: string): BigIntStats | null {
     return null;
   }
 }
+
+/**
+ * lstat results of one judgement, by absolute path: the ignored-files walk fills it and the
+ * unsafe-files walk, run right after it on the same tree, reads it instead of a second lstat of
+ * every file in node_modules (issue 17). Never kept past the judgement that made it.
+ */
+export type StatMemo = Map<string, BigIntStats>;
+
+export function statVia(memo: StatMemo | undefined, path: string): BigIntStats | null {
+  return memo?.get(path) ?? statOrNull(path);
+}
