@@ -1,10 +1,10 @@
-import { type BigIntStats, type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type FsClock, readFsClock } from './fs-clock.js';
 import { type Git, splitNul } from './git.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
-import type { StatMemo } from './stat-or-null.js';
+import { linkFactsOf, type StatMemo } from './stat-or-null.js';
 
 /**
  * Files git ignores are invisible to `git status`, yet a builder writing `.env`, or editing
@@ -28,7 +28,7 @@ interface Fingerprint {
   readonly ino: number;
   readonly content: Buffer | null;
   /** Null when not known (a fingerprint replayed from INFLIGHT.json, which does not keep it). */
-  readonly ctimeNs?: bigint | null;
+  readonly ctimeMs?: number | null;
 }
 
 /** A file inside an ignored folder: its fingerprint, or null when its folder is judged by ctime. */
@@ -91,7 +91,7 @@ export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<I
     }
     entries.set(path, { isDir, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content });
     if (!isDir) continue;
-    const byClock = clock !== null && stat.isDirectory() && BigInt(stat.dev) === clock.dev;
+    const byClock = clock !== null && stat.isDirectory() && stat.dev === clock.dev;
     const files = byClock
       ? listNames(full, path, MAX_INSIDE_FILES - inside.size)
       : await walkFiles(full, path, MAX_INSIDE_FILES - inside.size);
@@ -197,12 +197,12 @@ async function changesInside(
  * snapshot began (fs-clock.ts says why nothing can change it without that).
  */
 function changedSince(was: InsideEntry, now: WalkedFile, clock: FsClock | null): boolean {
-  if (was === null) return clock === null || now.ctimeNs >= clock.sinceNs;
+  if (was === null) return clock === null || now.ctimeMs >= clock.sinceMs;
   return (
     was.size !== now.size ||
     was.mtimeMs !== now.mtimeMs ||
     was.ino !== now.ino ||
-    (was.ctimeNs != null && was.ctimeNs !== now.ctimeNs)
+    (was.ctimeMs != null && was.ctimeMs !== now.ctimeMs)
   );
 }
 
@@ -212,7 +212,7 @@ async function created(root: string, path: string): Promise<IgnoredChange> {
 }
 
 interface WalkedFile extends Fingerprint {
-  readonly ctimeNs: bigint;
+  readonly ctimeMs: number;
 }
 
 /**
@@ -229,10 +229,10 @@ async function walkFiles(
   const found = new Map<string, WalkedFile>();
   const complete = walkTree(dir, prefix, (abs, rel) => {
     if (found.size >= cap) return false;
-    const stat = lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+    const stat = lstatSync(abs, { throwIfNoEntry: false });
     if (!stat) return true;
     found.set(rel, fingerprintOf(stat));
-    memo?.set(abs, stat);
+    memo?.set(abs, linkFactsOf(stat));
     return true;
   });
   return { found, complete };
@@ -274,16 +274,8 @@ function walkTree(dir: string, prefix: string, visit: (abs: string, rel: string)
   return true;
 }
 
-/** Same numbers as the plain (non-bigint) lstat gives, so replayed fingerprints compare equal. */
-function fingerprintOf(stat: BigIntStats): WalkedFile {
-  const ms = (ns: bigint) => Number(ns / 1_000_000_000n) * 1e3 + Number(ns % 1_000_000_000n) / 1e6;
-  return {
-    size: Number(stat.size),
-    mtimeMs: ms(stat.mtimeNs),
-    ino: Number(stat.ino),
-    content: null,
-    ctimeNs: stat.ctimeNs,
-  };
+function fingerprintOf(stat: Stats): WalkedFile {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content: null, ctimeMs: stat.ctimeMs };
 }
 
 /** Rollback of ignored files: remove what the tick created, restore what it changed when we can. */
@@ -336,13 +328,13 @@ export function serializeIgnored(snapshot: IgnoredSnapshot): SerializedIgnored {
     inside,
     names,
     unwatched: [...snapshot.unwatched],
-    clock: clock ? { since_ns: String(clock.sinceNs), dev: String(clock.dev) } : null,
+    clock: clock ? { since_ms: clock.sinceMs, dev: clock.dev } : null,
   };
 }
 
 export function replayIgnored(saved: SerializedIgnored): IgnoredSnapshot {
   const fp = (r: SerializedFingerprint) => ({ size: r.size, mtimeMs: r.mtime_ms, ino: r.ino, content: null });
-  const clock = saved.clock ? { sinceNs: BigInt(saved.clock.since_ns), dev: BigInt(saved.clock.dev) } : null;
+  const clock = saved.clock ? { sinceMs: saved.clock.since_ms, dev: saved.clock.dev } : null;
   const inside = new Map<string, InsideEntry>(saved.inside.map((r) => [r.path, fp(r)]));
   // Without the clock (an INFLIGHT.json written before it was kept), names alone judge nothing:
   // changedSince then calls every such file changed, and a human looks.
@@ -361,8 +353,7 @@ export interface SerializedIgnored {
   /** Files inside ignored folders judged by the clock: names only. */
   readonly names: readonly string[];
   readonly unwatched: readonly string[];
-  /** Nanoseconds and device as decimal strings (JSON has no 64-bit integers). */
-  readonly clock: { readonly since_ns: string; readonly dev: string } | null;
+  readonly clock: { readonly since_ms: number; readonly dev: number } | null;
 }
 
 export interface SerializedFingerprint {

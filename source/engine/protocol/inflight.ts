@@ -59,7 +59,7 @@ export const inflightSchema = z.strictObject({
    */
   ignored_names: z.array(z.string()).default([]),
   ignored_clock: z
-    .strictObject({ since_ns: z.string().regex(/^\d+$/), dev: z.string().regex(/^\d+$/) })
+    .strictObject({ since_ms: z.number().nonnegative(), dev: z.number().int().nonnegative() })
     .nullable()
     .default(null),
   /** Left by a recovery that could not restore everything: a human must look first. */
