@@ -18,14 +18,28 @@ function lazy<M, K extends keyof M>(load: () => Promise<M>, name: K): M[K] {
   return call as M[K];
 }
 
-// relais cycle (seed 003)
+// relais cycle (seed 003), and its init (the mapper and the brainstorm)
 export type { CycleRunners } from './cycle/context.js';
 export type { CycleEntryResult, CycleSetup, GivenSections } from './cycle/cycle-entry.js';
 
 const cycleEntry = () => import('./cycle/cycle-entry.js');
 export const loadCycleSetup = lazy(cycleEntry, 'loadCycleSetup');
 export const runCycleEntry = lazy(cycleEntry, 'runCycleEntry');
+// The brainstorm's questions and answer parsing are small (zod is loaded by protocol/ anyway).
+export {
+  type BrainstormAnswers,
+  parseAnswers,
+  QUESTIONS,
+  type Question,
+} from './cycle/brainstorm/answers.js';
+export type { SeedDocs } from './cycle/brainstorm/seed-docs.js';
+
+const initEntry = () => import('./cycle/init-entry.js');
+export const mapCodebase = lazy(initEntry, 'mapCodebase');
+export const seedDocsFrom = lazy(initEntry, 'seedDocsFrom');
+export const writeConfirmedSeedDocs = lazy(initEntry, 'writeConfirmedSeedDocs');
 export type { LoopEnd } from './cycle/loop.js';
+export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
 export const resumeCycle = lazy(() => import('./cycle/status.js'), 'resumeCycle');
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
