@@ -56,7 +56,7 @@ const planEntry = () => import('./planner/plan-entry.js');
 export const planIssueEntry = lazy(planEntry, 'planIssueEntry');
 export const plannerStatsOf = lazy(planEntry, 'plannerStatsOf');
 export const planPrdEntry = lazy(planEntry, 'planPrdEntry');
-export { statsLines } from './planner/stats.js';
+export { statsLines } from './planner/stats-lines.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';
