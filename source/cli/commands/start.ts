@@ -3,7 +3,7 @@ import { realClock, runWorkflow, type WorkflowOutcome } from '../../engine/index
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { chooseGates } from '../front-end/choose-gates.js';
-import type { CommandIo } from '../io.js';
+import { type CommandIo, println } from '../io.js';
 
 const EXIT_FOR: Record<WorkflowOutcome['status'], number> = {
   completed: EXIT.SUCCESS,
@@ -14,17 +14,32 @@ const EXIT_FOR: Record<WorkflowOutcome['status'], number> = {
   blocked: EXIT.BLOCKED,
 };
 
+const ENGINES = ['ticks', 'single', 'cycle'] as const;
+type EngineName = (typeof ENGINES)[number];
+
 /**
- * `ralphy start <project> [--yes] [--json]` (seed 002 §9). Gates are answered by a human at a
- * `[y/n]` prompt on a terminal, approved with `--yes`, and refused when nobody can answer.
+ * `ralphy start <project> [--yes] [--engine e] [--issue n] [--json]` (seed 002 §9). Gates are
+ * answered by a human at a `[y/n]` prompt on a terminal, approved with `--yes`, and refused when
+ * nobody can answer. `--engine` picks the implementation engine of a new workflow; `--issue`
+ * starts from a GitHub issue whose planning is ready for the spec (seed 004's handoff).
  */
-export function startCommand(
+export async function startCommand(
   io: CommandIo,
   projectArg: string | undefined,
-  flags: { json: boolean; yes: boolean },
+  flags: { json: boolean; yes: boolean; engine?: string | undefined; issue?: number | undefined },
 ): Promise<number> {
+  if (flags.engine !== undefined && !ENGINES.includes(flags.engine as EngineName)) {
+    println(io.stderr, `--engine must be one of ${ENGINES.join(', ')} (got "${flags.engine}")`);
+    return EXIT.USAGE;
+  }
+  if (flags.issue !== undefined && (!Number.isInteger(flags.issue) || flags.issue < 1)) {
+    println(io.stderr, '--issue must be an issue number (a whole number of at least 1)');
+    return EXIT.USAGE;
+  }
+  const engine = flags.engine as EngineName | undefined;
+  const issue = flags.issue;
   const root = resolve(io.cwd, projectArg ?? '.');
-  return withEngine(
+  return await withEngine(
     io,
     {
       json: flags.json,
@@ -42,6 +57,8 @@ export function startCommand(
           env: io.env,
           gates,
           clock: realClock,
+          ...(engine ? { engine } : {}),
+          ...(issue !== undefined ? { issue } : {}),
           abortRequested: () => userAbort.aborted,
           abortedBy: () => 'the abort key (a) in the app',
         });

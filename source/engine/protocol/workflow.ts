@@ -183,6 +183,8 @@ export const workflowFileSchema = z.strictObject({
   /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */
   allowed_tools: z.array(z.string().max(300)).max(50),
   engine: z.enum(['ticks', 'single', 'cycle']),
+  /** `ralphy start --issue`: the GitHub issue that is this workflow's PRD, reported back on at the end. */
+  issue: z.int().min(1).nullable().default(null),
   /** The commit the workflow started from (on the base branch): the PR's diff is measured from it. */
   base_commit: z.string().min(7).max(64).nullable(),
   tasks: z.array(taskRecordSchema).max(500),

@@ -22,6 +22,16 @@ export interface WorkflowOptions {
   readonly gates: GatePort;
   readonly clock: Clock;
   readonly now?: () => Date;
+  /**
+   * `ralphy start --engine`: the implementation engine of a new workflow, instead of
+   * workflow.implementation_engine. It is recorded in WORKFLOW.json; a resume keeps that one.
+   */
+  readonly engine?: WorkflowFile['engine'];
+  /**
+   * `ralphy start --issue`: the PRD is this GitHub issue once `relais plan --issue` made it ready
+   * for the spec (seed 004's handoff), and the workflow reports back on it at the end.
+   */
+  readonly issue?: number;
   /** The agent adapter; Claude Code unless a test says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
   /** The `cycle` engine's three roles; from `cycle.agents` (Codex, Claude) unless a test says otherwise. */
