@@ -175,6 +175,11 @@ async function underLock(
   const resumable =
     previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';
   if (resumable) {
+    // Asked before the resume question, which would record an answer for a run that cannot be.
+    const mismatch =
+      engineMismatch(options, previous, setup.paths.relDir) ??
+      issueMismatch(options, previous, setup.paths.relDir);
+    if (mismatch) return mismatch;
     const probe = new WorkflowContext(setup, options, previous, prd, runner);
     const from = resumePhase(previous);
     const reply = await askResume(probe, previous, from);
@@ -187,11 +192,7 @@ async function underLock(
         });
       return refuse('interrupted while asking whether to resume', 'Run ralphy start again.');
     }
-    if (reply.decision === 'approve') {
-      const mismatch =
-        engineMismatch(options, previous, setup.paths.relDir) ?? issueMismatch(options, previous);
-      return mismatch ?? resume(probe, previous, from);
-    }
+    if (reply.decision === 'approve') return resume(probe, previous, from);
     if (reply.by === 'nobody')
       return refuse(
         `a workflow for "${previous.prd_title}" stopped in ${previous.state} and nobody can answer whether to resume it`,
@@ -347,7 +348,7 @@ function engineMismatch(
   if (options.engine === undefined || options.engine === previous.engine) return null;
   return refuse(
     `--engine ${options.engine} cannot resume this workflow: "${previous.prd_title}" started with the ${previous.engine} engine (recorded in ${relDir}/WORKFLOW.json)`,
-    `Resume it with ralphy start --engine ${previous.engine} (or without --engine), or answer n to the resume question (or move ${relDir}/WORKFLOW.json aside) to start a new workflow with ${options.engine}.`,
+    `Resume it with ralphy start --engine ${previous.engine} (or without --engine), or move ${relDir}/WORKFLOW.json aside to start a new workflow with ${options.engine}.`,
   );
 }
 
@@ -366,15 +367,14 @@ function issueAsPrd(options: WorkflowOptions, setup: TickSetup, root: string) {
 function issueMismatch(
   options: WorkflowOptions,
   previous: WorkflowFile,
+  relDir: string,
 ): Extract<Prepared, { ok: false }> | null {
   const asked = options.issue ?? null;
   if (asked === previous.issue) return null;
   const from = (n: number | null) => (n === null ? 'PRD.md' : `issue #${n}`);
   return refuse(
     `"${previous.prd_title}" started from ${from(previous.issue)}, so it cannot be resumed from ${from(asked)}`,
-    previous.issue === null
-      ? 'Resume it with ralphy start (without --issue), or move relais/WORKFLOW.json aside to start from the issue.'
-      : `Resume it with ralphy start --issue ${previous.issue}, or answer n to the resume question to start a new workflow.`,
+    `Resume it with ralphy start${previous.issue === null ? ' (without --issue)' : ` --issue ${previous.issue}`}, or move ${relDir}/WORKFLOW.json aside to start a new workflow from ${from(asked)}.`,
   );
 }
 
