@@ -41,5 +41,5 @@ describe('ralphy start --engine', () => {
     expect(p.read('relais/WORKFLOW.json')).toBe(before);
     // Only the first start's spec-agent ran.
     expect(p.calls().map((c) => c.role)).toEqual(['spec']);
-  });
+  }, 180_000); // whole workflows through the CLI: slow on a loaded machine, not a wait
 });

@@ -128,5 +128,5 @@ describe('ralphy start --issue <n>', () => {
     // A later planner pass reads the report as the runner's own, not as a human's news.
     expect(plan().stdout).toContain('Issue #12: planning is done');
     expect(p.calls().filter((c) => c.role === 'planner')).toHaveLength(3);
-  });
+  }, 180_000); // whole workflows through the CLI: slow on a loaded machine, not a wait
 });

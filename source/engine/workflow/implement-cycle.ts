@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { AgentRunner } from '../agents/agent-run.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { PlannedTask } from '../cycle/blocks.js';
 import type { CycleRunners } from '../cycle/context.js';
@@ -35,13 +36,24 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
   const breaker = breakerFrom(config, 'CYCLE', () => ctx.options.clock.now());
   ctx.showBreaker(breaker);
   const phase = phaseSignal(ctx, config.workflow.timeouts.implementation);
+  // The spend caps stop the cycle between agent calls, never in the middle of one.
+  const budget = new AbortController();
+  let overBudget: ReturnType<WorkflowContext['overBudget']> = null;
   try {
     const { policy, agents } = splitCycleSection(config.cycle);
-    const runners = supervised(
+    const runners = counted(
       ctx,
-      breaker,
-      ctx.options.cycleRunners?.(ctx.setup) ??
-        cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.facts.root),
+      supervised(
+        ctx,
+        breaker,
+        ctx.options.cycleRunners?.(ctx.setup) ??
+          cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.facts.root),
+      ),
+      () => {
+        overBudget = ctx.overBudget();
+        if (overBudget) budget.abort();
+        return overBudget !== null;
+      },
     );
     const open = parsed.tasks.filter((t) => t.status !== 'completed');
     for (const task of open) await ctx.updateTask(task.number, { status: 'in_progress' });
@@ -54,7 +66,7 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
         agents,
         runners,
         bus: ctx.bus,
-        signal: phase.signal,
+        signal: AbortSignal.any([phase.signal, budget.signal]),
         env: ctx.options.env,
         gates: ctx.options.gates,
         now: ctx.options.now,
@@ -68,6 +80,8 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
       },
     );
     await ctx.refreshFacts();
+    const stoppedBy = overBudget as ReturnType<WorkflowContext['overBudget']>;
+    if (stoppedBy) return { kind: 'fail', ...stoppedBy };
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
     if (!run.ok) return { kind: 'fail', reason: 'cycle_stopped', detail: run.detail };
@@ -96,6 +110,26 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
   } finally {
     phase.dispose();
   }
+}
+
+/**
+ * Every agent call of the cycle counted where the workflow counts spend (one call and what it
+ * cost, per phase), and none started once a cap is reached (`over` aborts the cycle then).
+ */
+function counted(ctx: WorkflowContext, runners: CycleRunners, over: () => boolean): CycleRunners {
+  const wrap = (inner: AgentRunner): AgentRunner => ({
+    async run(request, bus) {
+      if (over()) return inner.run({ ...request, signal: AbortSignal.abort() }, bus);
+      const outcome = await inner.run(request, bus);
+      await ctx.addCost(outcome.costUsd, 1);
+      return outcome;
+    },
+  });
+  return {
+    planner: wrap(runners.planner),
+    implementer: wrap(runners.implementer),
+    verifier: wrap(runners.verifier),
+  };
 }
 
 /** The cycle's agents under the same supervision as every other engine's. */

@@ -64,11 +64,15 @@ async function implementTask(
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
+    // Checked before a tick starts, not after one finished: a tick that crossed a cap is still
+    // judged and, when verified, credited (its cost was spent either way).
+    const over = ctx.overBudget();
+    if (over) return { kind: 'fail', ...over };
     let limit: UsageLimit | null = null;
     const tick = await runTaskTick(ctx, task, note, breaker, phase, plans, (found) => {
       limit = found;
     });
-    await ctx.addCost(tick.spent.costUsd);
+    await ctx.addCost(tick.spent.costUsd, tick.spent.calls);
     await ctx.refreshFacts();
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
@@ -143,8 +147,6 @@ async function judgeTick(
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
-  const over = ctx.overBudget();
-  if (over) return { kind: 'end', result: { kind: 'fail', reason: 'budget_exhausted', detail: over } };
   if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
   if (tick.verdict === 'blocked')
     return {

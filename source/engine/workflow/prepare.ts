@@ -257,6 +257,7 @@ async function resume(
     next_steps: [],
     max_cost_usd: ctx.setup.config.workflow.max_cost_usd,
   };
+  ctx.workflow = { ...ctx.workflow, phases: ctx.withPhaseCaps() };
   await ctx.enter(from, 'running', { failure_reason: null, failure_detail: null, current_task: null });
   return { ok: true, ctx, resumedFrom: from };
 }
@@ -331,9 +332,11 @@ async function startFresh(
     feature_branch: feature,
     base_commit: baseCommit,
   };
+  const ctx = new WorkflowContext(setup, options, workflow, prd, runner);
+  ctx.workflow = { ...workflow, phases: ctx.withPhaseCaps() };
   // IDLE until the run announces itself; then seed 002 §8's `start` moves it to SPECIFICATION.
-  await writeWorkflow(setup.paths, workflow);
-  return { ok: true, ctx: new WorkflowContext(setup, options, workflow, prd, runner), resumedFrom: null };
+  await writeWorkflow(setup.paths, ctx.workflow);
+  return { ok: true, ctx, resumedFrom: null };
 }
 
 /**

@@ -169,7 +169,7 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
   const over = ['PLANNING', 'SPECIFICATION', 'IMPLEMENTATION', 'QA'].includes(state)
     ? ctx.overBudget()
     : null;
-  if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
+  if (over) return { kind: 'fail', ...over };
   switch (state) {
     case 'PLANNING':
       return planningPhase(ctx);
@@ -218,6 +218,7 @@ function announceStart(
     completed_phases: resumedFrom ? [...w.completed_phases] : [],
     max_cost_usd: w.max_cost_usd,
     cost_usd: w.cost_usd,
+    phases: w.phases,
     tasks: w.tasks.map((t) => ({
       number: t.number,
       title: t.title,

@@ -60,6 +60,7 @@ export function freshWorkflow({
     blast_radius: null,
     waiting_until: null,
     max_cost_usd: maxCostUsd,
+    phases: {},
     next_steps: [],
   };
 }
