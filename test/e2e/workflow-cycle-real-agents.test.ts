@@ -36,8 +36,8 @@ afterEach(async () => {
   project = null;
 });
 
-const A = 'export const greet = (n: string) => `Hello, ${n}`;\n';
-const B = 'export const bye = (n: string) => `Bye, ${n}`;\n';
+const A = "export const greet = (n: string) => 'Hello, ' + n;\n";
+const B = "export const bye = (n: string) => 'Bye, ' + n;\n";
 
 /** A heredoc for Codex's shell tool: the file content reaches the disk byte for byte. */
 const heredoc = (path: string, content: string) => `cat > ${path} <<'RELAIS_EOF'\n${content}RELAIS_EOF`;
@@ -94,7 +94,7 @@ function claudeScript(root: string) {
     const criterion = /Criterion (AC\d+):/.exec(text)?.[1];
     if (!criterion || roleOf(request) !== 'other') return agents(request);
     const n = /This cycle's nonce is ([0-9A-F]{6})/.exec(text)?.[1] ?? 'MISSING';
-    const seen = text.includes('Hello, ${n}') || text.includes('Bye, ${n}');
+    const seen = text.includes("'Hello, ' + n") || text.includes("'Bye, ' + n");
     return {
       text: `<<<VERDICT:V1:${criterion}:NONCE=${n}>>>\nANSWER=${seen ? 'YES' : 'NO'}\nREASON="${seen ? 'the diff implements it' : 'insufficient evidence'}"\n<<<END_VERDICT:${criterion}:NONCE=${n}>>>`,
     };

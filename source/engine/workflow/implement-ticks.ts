@@ -114,8 +114,11 @@ function runTaskTick(
   plans: PlanMemory,
   onLimit: (limit: UsageLimit) => void,
 ): Promise<TickResult> {
+  // A tick a usage limit ended is given back to the tick budget too (issue 15), not only here.
+  let limited = false;
   return taskGoal(ctx, task, note).then((goal) =>
     runTick({
+      endedByLimit: () => limited,
       root: ctx.setup.facts.root,
       bus: ctx.bus,
       signal: phase.signal,
@@ -132,7 +135,10 @@ function runTaskTick(
           clock: ctx.options.clock,
           onBreaker: ctx.breakerReporter(breaker),
           watch: evidenceWatcher(ctx, breaker),
-          onLimit,
+          onLimit: (found) => {
+            limited = true;
+            onLimit(found);
+          },
         }),
     }),
   );
