@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AgentRunner } from '../agents/agent-run.js';
+import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
+import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { PlannedTask } from '../cycle/blocks.js';
 import type { CycleRunners } from '../cycle/context.js';
@@ -132,19 +134,45 @@ function counted(ctx: WorkflowContext, runners: CycleRunners, over: () => boolea
   };
 }
 
-/** The cycle's agents under the same supervision as every other engine's. */
+/**
+ * The cycle's agents under the same supervision as every other engine's, and a usage limit waited
+ * out as `relais cycle` does (issue 15, cycle/supervision.ts): the countdown, the phase's timeout
+ * and breaker paused, `waiting_until` in WORKFLOW.json (an interrupted wait resumes with
+ * ralphy start), then the same call again, up to MAX_LIMIT_WAITS times. The cycle never sees the
+ * limit as the agent's failure, so it counts toward no retry, stuck count or re-plan.
+ */
 function supervised(
   ctx: WorkflowContext,
   breaker: CircuitBreaker | null,
   runners: CycleRunners,
 ): CycleRunners {
-  const wrap = (inner: CycleRunners[keyof CycleRunners]) =>
-    supervisedRunner(inner, {
-      breaker,
-      clock: ctx.options.clock,
-      onBreaker: ctx.breakerReporter(breaker),
-      watch: evidenceWatcher(ctx, breaker),
-    });
+  const wrap = (inner: CycleRunners[keyof CycleRunners]): AgentRunner => ({
+    async run(request, bus) {
+      for (let waits = 0; ; waits++) {
+        let limit: UsageLimit | null = null;
+        const outcome = await supervisedRunner(inner, {
+          breaker,
+          clock: ctx.options.clock,
+          onBreaker: ctx.breakerReporter(breaker),
+          watch: evidenceWatcher(ctx, breaker),
+          onLimit: (found) => {
+            limit = found;
+          },
+        }).run(request, bus);
+        const found = limit as UsageLimit | null;
+        if (!found || waits >= MAX_LIMIT_WAITS || request.signal.aborted) return outcome;
+        await waitForReset({
+          limit: found,
+          bus: ctx.bus,
+          clock: ctx.options.clock,
+          breaker,
+          signal: request.signal,
+          onWaiting: (until) => ctx.waiting(until),
+        });
+        if (request.signal.aborted) return outcome;
+      }
+    },
+  });
   return {
     planner: wrap(runners.planner),
     implementer: wrap(runners.implementer),
