@@ -4,7 +4,14 @@
  * events.ts, gates.ts and protocol/ (test/unit/boundaries.test.ts fails the build otherwise).
  */
 
-// relais cycle (seed 003)
+// relais cycle (seed 003), and its init (the mapper and the brainstorm)
+export {
+  type BrainstormAnswers,
+  parseAnswers,
+  QUESTIONS,
+  type Question,
+} from './cycle/brainstorm/answers.js';
+export type { SeedDocs } from './cycle/brainstorm/seed-docs.js';
 export type { CycleRunners } from './cycle/context.js';
 export {
   type CycleEntryResult,
@@ -13,7 +20,9 @@ export {
   loadCycleSetup,
   runCycleEntry,
 } from './cycle/cycle-entry.js';
+export { mapCodebase, seedDocsFrom, writeConfirmedSeedDocs } from './cycle/init-entry.js';
 export type { LoopEnd } from './cycle/loop.js';
+export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
 export { resumeCycle } from './cycle/status.js';
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
