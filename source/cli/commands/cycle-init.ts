@@ -73,7 +73,7 @@ export async function cycleInitCommand(
   try {
     const answers = fromFile ?? (terminal ? await askBrainstorm(terminal, io) : null);
     if (!answers) return EXIT.STOP;
-    const docs = seedDocsFrom(answers, map);
+    const docs = await seedDocsFrom(answers, map);
     printDocs(io, docs, setup.root, setup.policy.docs_dir);
     const confirmed =
       flags.confirm ||

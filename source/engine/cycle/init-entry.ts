@@ -43,7 +43,8 @@ export function mapCodebase(setup: CycleSetup, run: InitMapRun): Promise<MapResu
   });
 }
 
-export function seedDocsFrom(answers: BrainstormAnswers, map: MapResult): SeedDocs {
+/** Async so the front door can load this module lazily (issue 17's start-up budget). */
+export async function seedDocsFrom(answers: BrainstormAnswers, map: MapResult): Promise<SeedDocs> {
   return renderSeedDocs(answers, map);
 }
 
