@@ -2,6 +2,7 @@ import type { Code, Verdict } from './protocol/codes.js';
 import type { BlastRadius, VerificationRun } from './protocol/report.js';
 import type {
   BreakerSnapshot,
+  BudgetPhase,
   FailureReason,
   TaskVerdict,
   WorkflowFile,
@@ -58,6 +59,8 @@ export type EngineEvent =
       max_cost_usd: number | null;
       /** What the workflow already spent (a resume goes on from there, not from $0). */
       cost_usd?: number;
+      /** Each agent phase's spend so far and caps (config `workflow.phases`). */
+      phases?: WorkflowFile['phases'];
       tasks: Array<{
         number: number;
         title: string;
@@ -94,6 +97,19 @@ export type EngineEvent =
       decision: 'approve' | 'reject' | 'answer';
       by: 'human' | 'auto' | 'nobody';
       answer: string | null;
+    }
+  /**
+   * An agent call of a workflow phase finished: that phase's spend and calls so far with its caps
+   * (config `workflow.phases`), and the workflow's total. Persisted in WORKFLOW.json first.
+   */
+  | {
+      type: 'workflow.spend';
+      phase: BudgetPhase;
+      cost_usd: number;
+      calls: number;
+      max_cost_usd: number | null;
+      max_calls: number | null;
+      total_cost_usd: number;
     }
   /** A usage or rate limit: the run waits until `until`, then resumes the same step. */
   | { type: 'workflow.waiting'; until: string; reason: string }
@@ -348,6 +364,7 @@ export type VerifyStartedEvent = EventOf<'verify.started'>;
 export type WorkflowChangedEvent = EventOf<'workflow.changed'>;
 export type WorkflowStartedEvent = EventOf<'workflow.started'>;
 export type WorkflowWaitingEvent = EventOf<'workflow.waiting'>;
+export type WorkflowSpendEvent = EventOf<'workflow.spend'>;
 
 type Listener = (event: StampedEvent) => void;
 

@@ -184,6 +184,37 @@ describe('stuck -> re-plan -> escalate', () => {
   });
 });
 
+describe('re-plan with the task fingerprint (issue 15)', () => {
+  it('a re-plan that comes back with the plan that already failed is not attempted again: it escalates at once', async () => {
+    // The planner "re-plans" by echoing the task: same files, its own summary as the guidance.
+    const same = (r: Parameters<Handler>[0]) =>
+      `<<<PLAN:V1:NONCE=${nonceOf(r)}>>>\nTRACK_ID=greet\nTASK_COUNT=1\n${taskFields({ id: 'T1' })}\n<<<END_PLAN:NONCE=${nonceOf(r)}>>>`;
+    const { runners, calls } = await atImplement([{ id: 'T1' }], { implementer: Array(6).fill(nothing) }, [
+      same,
+    ]);
+    const outcomes = await repo.cycles(runners, (o) => o.phase === 'needs_human', 20);
+    expect(outcomes.map((o) => o.action)).toEqual([
+      'implement_task',
+      'retry_task',
+      'implement_task',
+      'retry_task',
+      'implement_task',
+      'replan_task',
+      'generate_task',
+    ]);
+    expect(outcomes.at(-1)).toMatchObject({ code: 'CYCLE_PLAN_REPEATED' });
+    const s = repo.state();
+    expect(s.needs_human).toMatchObject({ code: 'CYCLE_PLAN_REPEATED' });
+    expect(s.needs_human?.reason).toMatch(
+      /the re-plan of task T1 is the plan that already failed \(task fingerprint [0-9a-f]{16}\)/,
+    );
+    expect(s.task.failed_plans).toEqual([s.task.plan_fingerprint]);
+    // Three attempts with that plan, none more.
+    expect(calls.filter((c) => c.role === 'implementer')).toHaveLength(3);
+    expect(repo.status()).toBe('');
+  });
+});
+
 describe('three failures -> rescue branch and reset', () => {
   it('keeps the failed work on rescue-<run>-<task>-2 (the plain name is taken) and resets to the last good commit', async () => {
     const lintFail = (n: number) =>

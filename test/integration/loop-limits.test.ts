@@ -60,6 +60,37 @@ describe('usage limits in relais loop and relais run', () => {
     expect(project.read('src/a.ts')).toBe('export const a = 2;\n');
   });
 
+  it('a tick a limit ended is given back to the tick budget: a cap of 2 ticks still fits two real ticks after it', async () => {
+    project = TestProject.create(undefined, (config) => {
+      config.budgets.per_milestone.max_ticks = 2;
+    });
+    // The limit hits the builder, after the orchestrator's call: the call and its cost stay counted.
+    project.scenario({
+      orchestrator: [
+        { result_json: task({ task_id: 'T1' }) },
+        { result_json: task({ task_id: 'T1' }) },
+        { result_json: stop() },
+      ],
+      builder: [LIMIT, builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
+    });
+    const { clock, events, bus } = harness();
+    const result = await runLoop({
+      root: project.root,
+      bus,
+      signal: new AbortController().signal,
+      env: project.env,
+      mode: 'milestone',
+      maxTicks: null,
+      clock,
+    });
+    // Without the refund the third tick (the stop) would be refused by the cap: 3 ticks used.
+    expect(result).toMatchObject({ exit: 'success', ticks: 2 });
+    expect(result.totals).toMatchObject({ ticks: 2, calls: 5 });
+    const ticks = events.filter((e) => e.type === 'loop.tick').map((e: any) => `${e.verdict} ${e.task_id}`);
+    expect(ticks).toEqual(['success T1', 'success DONE']);
+    expect(project.state().budgets).toMatchObject({ ticks: 2, orchestrator_calls: 3, builder_calls: 2 });
+  });
+
   it('an interrupt during the wait ends the tick as interrupted (run it again to resume)', async () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [LIMIT] });

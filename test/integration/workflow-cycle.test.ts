@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { scripted, verdict, writes } from '../support/cycle-project.js';
+import { FakeClock } from '../support/fake-clock.js';
 import type { TestProject } from '../support/project.js';
 import {
   happyScenario,
@@ -67,6 +68,60 @@ describe('ralphy start with the cycle engine', () => {
     expect(workflow.tasks[0].verified).toContain('six deterministic checks');
     expect(project.status()).toBe('');
   });
+
+  it('a usage limit of a cycle agent is waited out (countdown, WORKFLOW.json waiting_until), never a failed attempt', async () => {
+    project = cycleProject();
+    const scenario = happyScenario();
+    scenario.orchestrator = [];
+    scenario.builder = [];
+    project.scenario(scenario);
+    const { runners, calls } = scripted({
+      implementer: [
+        () => ({ failure: "You've hit your session limit · resets 11am (UTC)" }),
+        writes({ 'src/a.ts': 'export const greet = (n: string) => "Hello, " + n;\n' }),
+        writes({ 'src/b.ts': 'export const bye = (n: string) => "Bye, " + n;\n' }),
+      ],
+      verifier: verdict('YES'),
+    });
+    const clock = new FakeClock(Date.parse('2026-11-22T10:00:00Z'));
+    const slept: number[] = [];
+    const waiting: Array<string | null> = [];
+    let waitStarted = false;
+    clock.onSleep = (ms) => {
+      // Only the limit's wait passes at once; the phase timeouts keep their (fake) time.
+      if (!waitStarted) return;
+      waitStarted = false;
+      slept.push(ms);
+      // What WORKFLOW.json says while the wait runs: a resume knows the run is waiting, not stuck.
+      waiting.push(workflowFile(project as TestProject).waiting_until);
+      setImmediate(() => clock.advance(ms));
+    };
+    const run = await runInProcess(project, {
+      gates: scriptedGates({ spec: YES, qa: YES }),
+      cycleRunners: () => runners,
+      clock,
+      onEvent: (e) => {
+        if (e.type === 'workflow.waiting') waitStarted = true;
+      },
+    });
+    expect(run.outcome, JSON.stringify(run.outcome)).toMatchObject({ state: 'COMPLETED' });
+    expect(run.events.find((e) => e.type === 'workflow.waiting')).toMatchObject({
+      until: '2026-11-22T11:00:00.000Z',
+    });
+    expect(slept).toContain(60 * 60 * 1000);
+    expect(waiting).toContain('2026-11-22T11:00:00.000Z');
+    // The same call again after the wait: no retry, no failure recorded by the cycle.
+    expect(calls.map((c) => c.role)).toEqual([
+      'implementer',
+      'implementer',
+      'verifier',
+      'implementer',
+      'verifier',
+    ]);
+    const decided = run.events.flatMap((e) => (e.type === 'cycle.decided' ? [e.action] : []));
+    expect(decided).not.toContain('retry_task');
+    expect(workflowFile(project).waiting_until).toBeNull();
+  }, 180_000); // a whole workflow in process: slow on a loaded machine, not a wait
 
   it('a cycle that needs a human stops the workflow (FAILED, cycle_stopped) with the reason', async () => {
     project = cycleProject();

@@ -14,23 +14,45 @@ const EXIT_FOR: Record<WorkflowOutcome['status'], number> = {
   blocked: EXIT.BLOCKED,
 };
 
+const ENGINES = ['ticks', 'single', 'cycle'] as const;
+type EngineName = (typeof ENGINES)[number];
+
 /**
- * `ralphy start <project> [--yes] [--parallel N] [--json]` (seed 002 §9; --parallel: issue 19). Gates are answered by a human at a
- * `[y/n]` prompt on a terminal, approved with `--yes`, and refused when nobody can answer.
+ * `ralphy start <project> [--yes] [--engine e] [--issue n] [--parallel N] [--json]` (seed 002 §9;
+ * --parallel: issue 19). Gates are
+ * answered by a human at a `[y/n]` prompt on a terminal, approved with `--yes`, and refused when
+ * nobody can answer. `--engine` picks the implementation engine of a new workflow; `--issue`
+ * starts from a GitHub issue whose planning is ready for the spec (seed 004's handoff).
  */
-export function startCommand(
+export async function startCommand(
   io: CommandIo,
   projectArg: string | undefined,
-  flags: { json: boolean; yes: boolean; parallel?: number | undefined },
+  flags: {
+    json: boolean;
+    yes: boolean;
+    engine?: string | undefined;
+    issue?: number | undefined;
+    parallel?: number | undefined;
+  },
 ): Promise<number> {
+  if (flags.engine !== undefined && !ENGINES.includes(flags.engine as EngineName)) {
+    println(io.stderr, `--engine must be one of ${ENGINES.join(', ')} (got "${flags.engine}")`);
+    return EXIT.USAGE;
+  }
+  if (flags.issue !== undefined && (!Number.isInteger(flags.issue) || flags.issue < 1)) {
+    println(io.stderr, '--issue must be an issue number (a whole number of at least 1)');
+    return EXIT.USAGE;
+  }
+  const engine = flags.engine as EngineName | undefined;
+  const issue = flags.issue;
   const root = resolve(io.cwd, projectArg ?? '.');
   const parallel = flags.parallel;
   // Issue 19: 1 to 16 lanes, as workflow.parallel allows.
   if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1 || parallel > 16)) {
     println(io.stderr, `ralphy start: --parallel needs a whole number from 1 to 16 (got ${parallel})`);
-    return Promise.resolve(EXIT.USAGE);
+    return EXIT.USAGE;
   }
-  return withEngine(
+  return await withEngine(
     io,
     {
       json: flags.json,
@@ -48,6 +70,8 @@ export function startCommand(
           env: io.env,
           gates,
           clock: realClock,
+          ...(engine ? { engine } : {}),
+          ...(issue !== undefined ? { issue } : {}),
           abortRequested: () => userAbort.aborted,
           abortedBy: () => 'the abort key (a) in the app',
           ...(parallel !== undefined ? { parallel } : {}),

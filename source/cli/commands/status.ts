@@ -79,6 +79,7 @@ function workflowLines(v: WorkflowView): string[] {
     `Tasks:     ${v.tasks}${v.current_task ? `, now: ${v.current_task}` : ''}`,
     `Breaker:   ${v.breaker}`,
     `Elapsed:   ${formatDuration(v.elapsed_s)}, cost ${money}`,
+    ...v.phases.map((line) => `Spend:     ${line}`),
     ...(v.waiting_until ? [`Waiting:   for a usage limit to reset at ${v.waiting_until}`] : []),
     ...(v.reason ? [`Reason:    ${v.reason}${v.detail ? `: ${v.detail}` : ''}`] : []),
     ...(!v.reason && v.detail ? [`Paused:    ${v.detail}`] : []),

@@ -157,6 +157,11 @@ const FORMATS: Formats = {
     e.state === 'FAILED' || e.state === 'REJECTED'
       ? `State: ${e.state} (reason: ${e.reason ?? 'rejected'})${e.detail ? ` ${field(e.detail, 300)}` : ''}`
       : `Phase: ${e.state}${e.status === 'waiting' ? ' (waiting for a human)' : ''}`,
+  // A phase with a cap says where it stands after each call; without one, agent.finished says enough.
+  'workflow.spend': (e) =>
+    e.max_cost_usd === null && e.max_calls === null
+      ? null
+      : `Spend: ${e.phase} $${e.cost_usd.toFixed(4)}${e.max_cost_usd !== null ? ` of $${e.max_cost_usd.toFixed(2)}` : ''}, ${e.calls}${e.max_calls !== null ? ` of ${e.max_calls}` : ''} agent call(s)`,
   'breaker.changed': (e) => (e.log.length > 0 ? e.log.join('\n') : null),
   'gate.requested': (e) =>
     [

@@ -23,6 +23,7 @@ export interface CliFlags {
   mode: string;
   maxTicks: number | undefined;
   issue: number | undefined;
+  engine: string | undefined;
   stats: boolean;
   loop: boolean;
   resume: boolean;
@@ -44,6 +45,7 @@ const DEFAULT_FLAGS: CliFlags = {
   mode: 'milestone',
   maxTicks: undefined,
   issue: undefined,
+  engine: undefined,
   stats: false,
   loop: false,
   resume: false,

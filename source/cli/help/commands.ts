@@ -43,7 +43,10 @@ const DIR_LINE = '[dir] is the project folder, a git repository (default: the cu
 
 export const COMMAND_HELP = {
   start: {
-    usage: ['start [dir] [--yes] [--parallel <n>] [--json]'],
+    usage: [
+      'start [dir] [--yes] [--engine ticks|single|cycle] [--parallel <n>] [--json]',
+      'start --issue <n> [dir] [--yes] [--json]',
+    ],
     summary: 'Run the whole workflow on PRD.md: plan, spec, [y/n], implement, QA, [y/n], pull request',
     details: [
       'Reads PRD.md (a "# Title" and an "## Objective" section), asks the planner questions,',
@@ -51,6 +54,8 @@ export const COMMAND_HELP = {
       'each task in judged steps on a new branch ralphy/<title>, runs QA, waits for your yes/no,',
       'then pushes the branch and opens a pull request with gh. Runs `relais init` first when',
       'the project has no relais.config.json. Running it again resumes a stopped workflow.',
+      '--issue n starts from a GitHub issue whose planning (relais plan --issue n) is ready for',
+      'the spec: the thread and the settled gaps are the PRD, and the result is posted back on it.',
       DIR_LINE,
     ],
     options: [
@@ -65,12 +70,26 @@ export const COMMAND_HELP = {
         value: '<n>',
         text: 'Run up to n tasks at once, each in its own worktree (tasks with a Scope that does not overlap; default workflow.parallel, 1)',
       },
+      {
+        name: 'engine',
+        type: 'string',
+        value: '<ticks|single|cycle>',
+        text: 'The implementation engine for this workflow (default: workflow.implementation_engine)',
+      },
+      {
+        name: 'issue',
+        type: 'number',
+        value: '<n>',
+        text: 'Run the workflow from GitHub issue n once its planning is ready for the spec',
+      },
       JSON_EVENTS,
     ],
     examples: [
       'ralphy start',
       'ralphy start ./my-project --yes --json > run.ndjson',
       'ralphy start --parallel 4',
+      'ralphy start --engine cycle',
+      'ralphy start --issue 42',
     ],
   },
   plan: {

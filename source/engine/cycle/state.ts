@@ -109,6 +109,10 @@ const taskSchema = z.strictObject({
     .default(null),
   /** Verifier failures and implementer errors, fed to the next attempt's prompt. */
   failure_context: z.array(z.string().max(2000)).max(50).default([]),
+  /** The fingerprint of the packet being attempted (task-fingerprint.ts). */
+  plan_fingerprint: z.string().max(64).nullable().default(null),
+  /** Plans of this task a re-plan gave up on: a re-plan to one of them is refused (issue 15). */
+  failed_plans: z.array(z.string().max(64)).max(50).default([]),
 });
 
 export const cycleStateSchema = z.strictObject({
@@ -284,6 +288,8 @@ export function freshTask(state: CycleState): CycleState['task'] {
     packet_path: null,
     base_commit: null,
     failure_context: [],
+    plan_fingerprint: null,
+    failed_plans: [],
   };
 }
 

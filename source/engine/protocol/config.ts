@@ -74,6 +74,14 @@ const cursorDriver = z
     path: ['command'],
   });
 
+/** One phase's caps in `workflow.phases` (null: none). */
+const phaseBudget = z
+  .strictObject({
+    max_cost_usd: z.number().positive().max(100_000).nullable().default(null),
+    max_calls: z.int().min(1).max(100_000).nullable().default(null),
+  })
+  .prefault({});
+
 export const configSchema = z
   .strictObject({
     $schema: z.string().optional(),
@@ -304,6 +312,19 @@ export const configSchema = z
           .string()
           .regex(/^[A-Za-z0-9._/-]*$/, 'branch_prefix is letters, digits and . _ / -')
           .default('ralphy/'),
+        /**
+         * Caps per agent phase (issue 18): spend as the agents report it and agent calls, on top
+         * of the workflow-wide max_cost_usd. Null: no cap for that phase. A phase that reaches
+         * one stops (FAILED, phase_budget_exhausted); raising it lets ralphy start resume.
+         */
+        phases: z
+          .strictObject({
+            planning: phaseBudget,
+            specification: phaseBudget,
+            implementation: phaseBudget,
+            qa: phaseBudget,
+          })
+          .prefault({}),
         stack: z
           .strictObject({
             language: z.string().default(''),

@@ -51,6 +51,7 @@ export const FAILURE_REASONS = [
   'planning_failed',
   'cycle_stopped',
   'merge_failed',
+  'phase_budget_exhausted',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -83,6 +84,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'The PR phase could not run (no feature branch recorded). Push the branch and open the pull request by hand.',
   planning_failed:
     "The planner's answer broke its rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
+  phase_budget_exhausted:
+    'A phase reached its own cap, workflow.phases.<phase>.max_cost_usd or max_calls (ralphy status shows the spend per phase). Raise it deliberately (relais config set), then ralphy start resumes the phase.',
   cycle_stopped:
     'The cycle (`relais cycle`) stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
   merge_failed:
@@ -148,6 +151,19 @@ export const taskRecordSchema = z.strictObject({
   ticks: z.int().min(0),
 });
 
+/** The agent phases with their own spend and call caps (config `workflow.phases`). */
+export const BUDGET_PHASES = ['PLANNING', 'SPECIFICATION', 'IMPLEMENTATION', 'QA'] as const;
+export type BudgetPhase = (typeof BUDGET_PHASES)[number];
+
+/** One phase's spend (summed from what each agent call reported) and the caps it runs under. */
+export const phaseSpendSchema = z.strictObject({
+  cost_usd: z.number().min(0),
+  calls: z.int().min(0),
+  max_cost_usd: z.number().min(0).nullable(),
+  max_calls: z.int().min(1).nullable(),
+});
+export type PhaseSpend = z.infer<typeof phaseSpendSchema>;
+
 export const workflowFileSchema = z.strictObject({
   schema_version: z.literal(1),
   /** The §8 state; `status` says whether the process in it is still alive. */
@@ -186,6 +202,8 @@ export const workflowFileSchema = z.strictObject({
   /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */
   allowed_tools: z.array(z.string().max(300)).max(50),
   engine: z.enum(['ticks', 'single', 'cycle']),
+  /** `ralphy start --issue`: the GitHub issue that is this workflow's PRD, reported back on at the end. */
+  issue: z.int().min(1).nullable().default(null),
   /** The commit the workflow started from (on the base branch): the PR's diff is measured from it. */
   base_commit: z.string().min(7).max(64).nullable(),
   tasks: z.array(taskRecordSchema).max(500),
@@ -197,6 +215,11 @@ export const workflowFileSchema = z.strictObject({
   /** A usage-limit wait in progress: the run resumes the same step at this time. */
   waiting_until: z.iso.datetime().nullable(),
   max_cost_usd: z.number().min(0).nullable(),
+  /**
+   * Per agent phase: what its agent calls cost (counted where cost_usd is, so the two never
+   * disagree) and its caps as the config said when the run started or resumed. Older files: empty.
+   */
+  phases: z.partialRecord(z.enum(BUDGET_PHASES), phaseSpendSchema).default({}),
   /** What the human should run next (the PR could not be opened from here, say). */
   next_steps: z.array(z.string().max(500)).max(10),
 });

@@ -1,4 +1,4 @@
-import type { WorkflowFile } from '../protocol/workflow.js';
+import { BUDGET_PHASES, type WorkflowFile } from '../protocol/workflow.js';
 import { isProcessAlive } from '../workspace/boot-id.js';
 
 /**
@@ -17,6 +17,8 @@ export interface WorkflowView {
   readonly elapsed_s: number;
   readonly cost_usd: number;
   readonly max_cost_usd: number | null;
+  /** Each agent phase that spent or has a cap: "SPECIFICATION $0.1200 of $1.00, 2 of 5 agent calls". */
+  readonly phases: string[];
   readonly reason: string | null;
   readonly detail: string | null;
   readonly waiting_until: string | null;
@@ -41,6 +43,7 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
     elapsed_s: Math.max(0, Math.round((end - Date.parse(w.started_at)) / 1000)),
     cost_usd: w.cost_usd,
     max_cost_usd: w.max_cost_usd,
+    phases: phaseLines(w),
     reason: w.failure_reason,
     detail: w.failure_detail,
     waiting_until: w.waiting_until,
@@ -51,6 +54,16 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
         ? w.next_steps
         : [nextStep(w, live, alive)].filter((n): n is string => n !== null),
   };
+}
+
+function phaseLines(w: WorkflowFile): string[] {
+  return BUDGET_PHASES.flatMap((phase) => {
+    const s = w.phases[phase];
+    if (!s || (s.calls === 0 && s.max_cost_usd === null && s.max_calls === null)) return [];
+    const cost = `$${s.cost_usd.toFixed(4)}${s.max_cost_usd !== null ? ` of $${s.max_cost_usd.toFixed(2)}` : ''}`;
+    const calls = `${s.calls}${s.max_calls !== null ? ` of ${s.max_calls}` : ''} agent call(s)`;
+    return [`${phase} ${cost}, ${calls}`];
+  });
 }
 
 function nextStep(w: WorkflowFile, live: boolean, alive: boolean): string | null {

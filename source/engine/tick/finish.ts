@@ -127,7 +127,7 @@ function announce(
     budgetWarning: state?.budget_warning ?? false,
     builderQuestion: record.builder.outcome?.question ?? null,
     spent: {
-      ticks: record.orchestrator.calls > 0 ? 1 : 0,
+      ticks: record.orchestrator.calls > 0 && !record.limitRefunded ? 1 : 0,
       calls: record.orchestrator.calls + record.builder.calls,
       costUsd: record.orchestrator.costUsd + record.builder.costUsd,
     },

@@ -20,6 +20,7 @@ export async function runTickWaitingOutLimits(options: TickOptions): Promise<Tic
     let limit: UsageLimit | null = null;
     const result = await runTick({
       ...options,
+      endedByLimit: () => limit !== null,
       wrapRunner: (runner) =>
         noticingLimits(options.wrapRunner?.(runner) ?? runner, clock, (found) => {
           limit = found;

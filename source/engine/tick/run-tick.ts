@@ -129,7 +129,13 @@ async function lockedTick(
 async function startedTick(ctx: TickContext): Promise<TickResult> {
   const { setup, record, options, ledger } = ctx;
   const phase = (p: TickPhase) => options.bus.emit({ type: 'phase.changed', phase: p });
-  const finish = () => finishTick(setup, record, ledger.state, options, ctx.now);
+  const finish = async () => {
+    if (record.code !== 'SUCCESS' && record.orchestrator.calls > 0 && options.endedByLimit?.()) {
+      record.limitRefunded = true;
+      await ledger.add({ ticks: -1 });
+    }
+    return finishTick(setup, record, ledger.state, options, ctx.now);
+  };
   let guards: BuildGuards | null = null;
   let verifiedTree: TreeBeforeVerify | null = null;
   try {

@@ -41,6 +41,13 @@ export interface TickOptions {
    * STOP_PLAN_REPEATED.
    */
   readonly refusePlan?: (task: BuildTask) => string | null;
+  /**
+   * Whether an agent call of this tick ended on a usage or rate limit (the caller watches through
+   * wrapRunner). Issue 15: such a tick was stopped by the limit, not by its work, so unless it
+   * succeeded it is given back to the tick budget (STATE.json `ticks`, the run's tick count);
+   * its calls and cost stay counted, they were spent.
+   */
+  readonly endedByLimit?: () => boolean;
   /** Wraps whichever agent runner the tick uses (usage-limit watching for `relais run` and `loop`). */
   readonly wrapRunner?: (runner: AgentRunner) => AgentRunner;
   /** Time for usage-limit waits between ticks; the real clock unless a test moves a fake one. */

@@ -39,6 +39,8 @@ export interface TickRecord {
   warnings: string[];
   /** Seed 001 PR6: the orchestrator's control decision, when the task carried one. */
   control: Control | null;
+  /** An agent's usage limit ended the tick: its tick was given back to the budget (issue 15). */
+  limitRefunded: boolean;
 }
 
 export function newTickRecord(runId: string, startedAt: Date): TickRecord {
@@ -63,6 +65,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     historyPointer: null,
     warnings: [],
     control: null,
+    limitRefunded: false,
   };
 }
 

@@ -79,7 +79,7 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
           onBreaker: ctx.breakerReporter(breaker),
           onCost: (usd) => ctx.addCost(usd),
           // Cost is known once a run ends: a finished step is kept; no new run starts past the cap.
-          stopIf: () => ctx.overBudget(),
+          stopIf: () => ctx.overBudget()?.detail ?? null,
           onWaiting: (until) => ctx.waiting(until),
         });
         costSoFar += step.costUsd;
@@ -105,7 +105,12 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
       ctx.bus.emit({ type: 'log', level: 'info', message: `Agent: ${spec.role}-agent completed` });
       return { kind: 'done', run };
     }
-    if (overBudget !== null) return end({ kind: 'fail', reason: 'budget_exhausted', detail: overBudget });
+    if (overBudget !== null)
+      return end({
+        kind: 'fail',
+        reason: ctx.overBudget()?.reason ?? 'budget_exhausted',
+        detail: overBudget,
+      });
     if (unanswered !== null)
       return end({
         kind: 'fail',

@@ -3,7 +3,15 @@ import type { CycleRunners } from '../cycle/context.js';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
-import type { FailureReason, TaskRecord, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import {
+  BUDGET_PHASES,
+  type BudgetPhase,
+  type FailureReason,
+  type TaskRecord,
+  type WorkflowFile,
+  type WorkflowStateName,
+} from '../protocol/workflow.js';
 import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
@@ -22,6 +30,16 @@ export interface WorkflowOptions {
   readonly gates: GatePort;
   readonly clock: Clock;
   readonly now?: () => Date;
+  /**
+   * `ralphy start --engine`: the implementation engine of a new workflow, instead of
+   * workflow.implementation_engine. It is recorded in WORKFLOW.json; a resume keeps that one.
+   */
+  readonly engine?: WorkflowFile['engine'];
+  /**
+   * `ralphy start --issue`: the PRD is this GitHub issue once `relais plan --issue` made it ready
+   * for the spec (seed 004's handoff), and the workflow reports back on it at the end.
+   */
+  readonly issue?: number;
   /** The agent adapter; Claude Code unless a test says otherwise. */
   readonly agentRunner?: (setup: TickSetup) => AgentRunner;
   /** The `cycle` engine's three roles; from `cycle.agents` (Codex, Claude) unless a test says otherwise. */
@@ -125,15 +143,65 @@ export class WorkflowContext {
     await this.update({ waiting_until: until?.toISOString() ?? null, status: until ? 'waiting' : 'running' });
   }
 
-  async addCost(usd: number): Promise<void> {
-    if (usd > 0) await this.update({ cost_usd: Math.round((this.workflow.cost_usd + usd) * 1e6) / 1e6 });
+  /**
+   * What finished agent calls reported: the workflow's total and the running phase's own spend
+   * and call count, in one write (one ledger for both, so the header, the phase timeline and
+   * `ralphy status` never disagree).
+   */
+  async addCost(usd: number, calls = 1): Promise<void> {
+    const spent = Math.max(0, usd);
+    if (spent === 0 && calls === 0) return;
+    const phase = budgetPhaseOf(this.workflow.state);
+    const phases = { ...this.workflow.phases };
+    if (phase) {
+      const before = phases[phase] ?? { ...phaseCaps(this.setup.config, phase), cost_usd: 0, calls: 0 };
+      phases[phase] = { ...before, cost_usd: round6(before.cost_usd + spent), calls: before.calls + calls };
+    }
+    await this.update({ cost_usd: round6(this.workflow.cost_usd + spent), phases });
+    if (phase) {
+      const now = phases[phase];
+      if (now)
+        this.bus.emit({ type: 'workflow.spend', phase, ...now, total_cost_usd: this.workflow.cost_usd });
+    }
   }
 
-  /** The workflow-wide spend cap (`workflow.max_cost_usd`): a reason to stop, or null. */
-  overBudget(): string | null {
+  /**
+   * The workflow-wide spend cap (`workflow.max_cost_usd`), then the running phase's own caps
+   * (`workflow.phases.<phase>`): the reason to stop, or null. Checked before each agent call
+   * starts; a call already running finishes and is counted.
+   */
+  overBudget(): { reason: FailureReason; detail: string } | null {
     const cap = this.workflow.max_cost_usd;
-    if (cap === null || this.workflow.cost_usd < cap) return null;
-    return `the workflow spent ${usd(this.workflow.cost_usd)}, at or above workflow.max_cost_usd ${usd(cap)}`;
+    if (cap !== null && this.workflow.cost_usd >= cap)
+      return {
+        reason: 'budget_exhausted',
+        detail: `the workflow spent ${usd(this.workflow.cost_usd)}, at or above workflow.max_cost_usd ${usd(cap)}`,
+      };
+    const phase = budgetPhaseOf(this.workflow.state);
+    const spend = phase ? this.workflow.phases[phase] : undefined;
+    if (!phase || !spend) return null;
+    const key = `workflow.phases.${phase.toLowerCase()}`;
+    if (spend.max_cost_usd !== null && spend.cost_usd >= spend.max_cost_usd)
+      return {
+        reason: 'phase_budget_exhausted',
+        detail: `${phase} spent ${usd(spend.cost_usd)} in ${spend.calls} agent call(s), at or above ${key}.max_cost_usd ${usd(spend.max_cost_usd)}`,
+      };
+    if (spend.max_calls !== null && spend.calls >= spend.max_calls)
+      return {
+        reason: 'phase_budget_exhausted',
+        detail: `${phase} made ${spend.calls} agent call(s), at or above ${key}.max_calls ${spend.max_calls}`,
+      };
+    return null;
+  }
+
+  /** The phases' caps as the config says now (a fresh start or a resume): spend so far is kept. */
+  withPhaseCaps(): WorkflowFile['phases'] {
+    const phases = { ...this.workflow.phases };
+    for (const phase of BUDGET_PHASES) {
+      const caps = phaseCaps(this.setup.config, phase);
+      phases[phase] = { ...(phases[phase] ?? { cost_usd: 0, calls: 0 }), ...caps };
+    }
+    return phases;
   }
 
   /** Updates one task record (and announces it); unknown numbers are ignored. */
@@ -189,6 +257,22 @@ export class WorkflowContext {
     this.bus.emit({ type: 'breaker.changed', breaker: snapshot, trigger: null, detail: null, log: [] });
     this.updateLater({ circuit_breaker: snapshot });
   }
+}
+
+function budgetPhaseOf(state: WorkflowStateName): BudgetPhase | null {
+  return (BUDGET_PHASES as readonly string[]).includes(state) ? (state as BudgetPhase) : null;
+}
+
+function phaseCaps(
+  config: RelaisConfig,
+  phase: BudgetPhase,
+): { max_cost_usd: number | null; max_calls: number | null } {
+  const caps = config.workflow.phases[phase.toLowerCase() as Lowercase<BudgetPhase>];
+  return { max_cost_usd: caps.max_cost_usd, max_calls: caps.max_calls };
+}
+
+function round6(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
 }
 
 function sameView(a: TaskRecord, b: TaskRecord): boolean {

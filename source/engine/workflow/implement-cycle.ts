@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { AgentRunner } from '../agents/agent-run.js';
+import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
+import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { PlannedTask } from '../cycle/blocks.js';
 import type { CycleRunners } from '../cycle/context.js';
@@ -35,13 +38,24 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
   const breaker = breakerFrom(config, 'CYCLE', () => ctx.options.clock.now());
   ctx.showBreaker(breaker);
   const phase = phaseSignal(ctx, config.workflow.timeouts.implementation);
+  // The spend caps stop the cycle between agent calls, never in the middle of one.
+  const budget = new AbortController();
+  let overBudget: ReturnType<WorkflowContext['overBudget']> = null;
   try {
     const { policy, agents } = splitCycleSection(config.cycle);
-    const runners = supervised(
+    const runners = counted(
       ctx,
-      breaker,
-      ctx.options.cycleRunners?.(ctx.setup) ??
-        cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.facts.root),
+      supervised(
+        ctx,
+        breaker,
+        ctx.options.cycleRunners?.(ctx.setup) ??
+          cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.facts.root),
+      ),
+      () => {
+        overBudget = ctx.overBudget();
+        if (overBudget) budget.abort();
+        return overBudget !== null;
+      },
     );
     const open = parsed.tasks.filter((t) => t.status !== 'completed');
     for (const task of open) await ctx.updateTask(task.number, { status: 'in_progress' });
@@ -54,7 +68,7 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
         agents,
         runners,
         bus: ctx.bus,
-        signal: phase.signal,
+        signal: AbortSignal.any([phase.signal, budget.signal]),
         env: ctx.options.env,
         gates: ctx.options.gates,
         now: ctx.options.now,
@@ -68,6 +82,8 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
       },
     );
     await ctx.refreshFacts();
+    const stoppedBy = overBudget as ReturnType<WorkflowContext['overBudget']>;
+    if (stoppedBy) return { kind: 'fail', ...stoppedBy };
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
     if (!run.ok) return { kind: 'fail', reason: 'cycle_stopped', detail: run.detail };
@@ -98,19 +114,65 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
   }
 }
 
-/** The cycle's agents under the same supervision as every other engine's. */
+/**
+ * Every agent call of the cycle counted where the workflow counts spend (one call and what it
+ * cost, per phase), and none started once a cap is reached (`over` aborts the cycle then).
+ */
+function counted(ctx: WorkflowContext, runners: CycleRunners, over: () => boolean): CycleRunners {
+  const wrap = (inner: AgentRunner): AgentRunner => ({
+    async run(request, bus) {
+      if (over()) return inner.run({ ...request, signal: AbortSignal.abort() }, bus);
+      const outcome = await inner.run(request, bus);
+      await ctx.addCost(outcome.costUsd, 1);
+      return outcome;
+    },
+  });
+  return {
+    planner: wrap(runners.planner),
+    implementer: wrap(runners.implementer),
+    verifier: wrap(runners.verifier),
+  };
+}
+
+/**
+ * The cycle's agents under the same supervision as every other engine's, and a usage limit waited
+ * out as `relais cycle` does (issue 15, cycle/supervision.ts): the countdown, the phase's timeout
+ * and breaker paused, `waiting_until` in WORKFLOW.json (an interrupted wait resumes with
+ * ralphy start), then the same call again, up to MAX_LIMIT_WAITS times. The cycle never sees the
+ * limit as the agent's failure, so it counts toward no retry, stuck count or re-plan.
+ */
 function supervised(
   ctx: WorkflowContext,
   breaker: CircuitBreaker | null,
   runners: CycleRunners,
 ): CycleRunners {
-  const wrap = (inner: CycleRunners[keyof CycleRunners]) =>
-    supervisedRunner(inner, {
-      breaker,
-      clock: ctx.options.clock,
-      onBreaker: ctx.breakerReporter(breaker),
-      watch: evidenceWatcher(ctx, breaker),
-    });
+  const wrap = (inner: CycleRunners[keyof CycleRunners]): AgentRunner => ({
+    async run(request, bus) {
+      for (let waits = 0; ; waits++) {
+        let limit: UsageLimit | null = null;
+        const outcome = await supervisedRunner(inner, {
+          breaker,
+          clock: ctx.options.clock,
+          onBreaker: ctx.breakerReporter(breaker),
+          watch: evidenceWatcher(ctx, breaker),
+          onLimit: (found) => {
+            limit = found;
+          },
+        }).run(request, bus);
+        const found = limit as UsageLimit | null;
+        if (!found || waits >= MAX_LIMIT_WAITS || request.signal.aborted) return outcome;
+        await waitForReset({
+          limit: found,
+          bus: ctx.bus,
+          clock: ctx.options.clock,
+          breaker,
+          signal: request.signal,
+          onWaiting: (until) => ctx.waiting(until),
+        });
+        if (request.signal.aborted) return outcome;
+      }
+    },
+  });
   return {
     planner: wrap(runners.planner),
     implementer: wrap(runners.implementer),

@@ -73,6 +73,10 @@ export async function implementTask(
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
+    // Checked before a tick starts, not after one finished: a tick that crossed a cap is still
+    // judged and, when verified, credited (its cost was spent either way).
+    const over = ctx.overBudget();
+    if (over) return { kind: 'fail', ...over };
     let limit: UsageLimit | null = null;
     const refused = await target.beforeTick?.(phase.signal);
     if (refused) return refused;
@@ -80,7 +84,7 @@ export async function implementTask(
       limit = found;
     });
     target.afterTick?.(tick.spent.costUsd);
-    await ctx.addCost(tick.spent.costUsd);
+    await ctx.addCost(tick.spent.costUsd, tick.spent.calls);
     await ctx.refreshFacts();
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
@@ -123,8 +127,11 @@ function runTaskTick(
   plans: PlanMemory,
   onLimit: (limit: UsageLimit) => void,
 ): Promise<TickResult> {
+  // A tick a usage limit ended is given back to the tick budget too (issue 15), not only here.
+  let limited = false;
   return taskGoal(ctx, task, note).then((goal) =>
     runTick({
+      endedByLimit: () => limited,
       root: target.root(),
       bus: target.bus,
       signal: phase.signal,
@@ -141,7 +148,10 @@ function runTaskTick(
           clock: ctx.options.clock,
           onBreaker: ctx.breakerReporter(breaker),
           watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
-          onLimit,
+          onLimit: (found) => {
+            limited = true;
+            onLimit(found);
+          },
         }),
     }),
   );
@@ -157,8 +167,6 @@ async function judgeTick(
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
-  const over = ctx.overBudget();
-  if (over) return { kind: 'end', result: { kind: 'fail', reason: 'budget_exhausted', detail: over } };
   if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
   if (tick.verdict === 'blocked')
     return {

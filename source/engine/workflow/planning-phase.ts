@@ -33,7 +33,7 @@ export async function planningPhase(ctx: WorkflowContext): Promise<PhaseResult> 
     session: opened.session,
     signal: ctx.options.signal,
     now: () => ctx.now(),
-    overBudget: () => ctx.overBudget(),
+    overBudget: () => ctx.overBudget()?.detail ?? null,
     ask: (title, lines, answer) => askGate(ctx, 'plan', title, lines, answer, breaker),
     runPass: (session) =>
       plannerPass({
@@ -88,6 +88,6 @@ function resultOf(ctx: WorkflowContext, pp: PlannerPaths, outcome: TerminalOutco
     case 'breaker_open':
       return { kind: 'fail', reason: 'circuit_breaker_triggered', detail: outcome.detail };
     case 'over_budget':
-      return { kind: 'fail', reason: 'budget_exhausted', detail: outcome.detail };
+      return { kind: 'fail', reason: ctx.overBudget()?.reason ?? 'budget_exhausted', detail: outcome.detail };
   }
 }

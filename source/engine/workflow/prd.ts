@@ -7,6 +7,8 @@ import { readUntrustedFile } from '../workspace/safe-read.js';
 export interface Prd {
   readonly title: string;
   readonly text: string;
+  /** Set when the PRD is a GitHub issue's planned thread (`ralphy start --issue`), not PRD.md. */
+  readonly issue?: number;
 }
 
 const MAX_PRD_BYTES = 256 * 1024;

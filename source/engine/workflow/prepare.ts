@@ -20,6 +20,7 @@ import { initWorkspace } from '../workspace/init-workspace.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { clearAbortRequest } from './abort-request.js';
 import { WorkflowContext, type WorkflowOptions } from './context.js';
+import { issuePrd } from './issue-prd.js';
 import { askGate } from './phase-helpers.js';
 import { branchSlug, type Prd, readPrd } from './prd.js';
 import { workflowPrerequisites } from './prerequisites.js';
@@ -54,14 +55,20 @@ export async function prepareWorkflow(
     );
   if (!repo.facts.branchRef)
     return refuse('HEAD is detached', 'Check out the branch the work should start from (git switch main).');
-  const prd = await readPrd(join(root, 'PRD.md'));
-  if (!prd.ok)
+  // `--issue`: the PRD is the issue's planned thread, read once the workspace is known (below).
+  const prdFile = options.issue === undefined ? await readPrd(join(root, 'PRD.md')) : null;
+  if (prdFile && !prdFile.ok)
     return refuse(
-      prd.problem,
+      prdFile.problem,
       'Write PRD.md at the project root: a "# Title" line and an "## Objective" section.',
     );
   const configWasMissing = !existsSync(join(root, CONFIG_FILE_NAME));
   let loaded = await loadSetup(root, options.env);
+  if (!loaded.ok && options.issue !== undefined)
+    return refuse(
+      `issue #${options.issue} has not been planned in this project (${loaded.block.detail})`,
+      `Run relais plan --issue ${options.issue} until it says "ready for the spec", then ralphy start --issue ${options.issue}.`,
+    );
   if (!loaded.ok) {
     // No config or no workspace yet, so no run can hold the lock: `relais init` (idempotent) first.
     const init = await initProblem(root, options.env, now);
@@ -80,6 +87,8 @@ export async function prepareWorkflow(
       'Fix relais.config.json (the detail names the field), then try again.',
     );
   const setup = loaded.setup;
+  const prd = prdFile?.ok ? prdFile : await issueAsPrd(options, setup, root);
+  if (!prd.ok) return refuse(prd.detail, prd.fix);
   const prerequisites = await workflowPrerequisites({
     config: setup.config,
     git: setup.git,
@@ -166,6 +175,11 @@ async function underLock(
   const resumable =
     previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';
   if (resumable) {
+    // Asked before the resume question, which would record an answer for a run that cannot be.
+    const mismatch =
+      engineMismatch(options, previous, setup.paths.relDir) ??
+      issueMismatch(options, previous, setup.paths.relDir);
+    if (mismatch) return mismatch;
     const probe = new WorkflowContext(setup, options, previous, prd, runner);
     const from = resumePhase(previous);
     const reply = await askResume(probe, previous, from);
@@ -243,6 +257,7 @@ async function resume(
     next_steps: [],
     max_cost_usd: ctx.setup.config.workflow.max_cost_usd,
   };
+  ctx.workflow = { ...ctx.workflow, phases: ctx.withPhaseCaps() };
   await ctx.enter(from, 'running', { failure_reason: null, failure_detail: null, current_task: null });
   return { ok: true, ctx, resumedFrom: from };
 }
@@ -309,16 +324,61 @@ async function startFresh(
       prdTitle: prd.title,
       now,
       maxAttempts: config.circuit_breaker.max_attempts,
-      engine: config.workflow.implementation_engine,
+      engine: options.engine ?? config.workflow.implementation_engine,
       maxCostUsd: config.workflow.max_cost_usd,
+      issue: prd.issue ?? null,
     }),
     base_branch: baseBranch,
     feature_branch: feature,
     base_commit: baseCommit,
   };
+  const ctx = new WorkflowContext(setup, options, workflow, prd, runner);
+  ctx.workflow = { ...workflow, phases: ctx.withPhaseCaps() };
   // IDLE until the run announces itself; then seed 002 §8's `start` moves it to SPECIFICATION.
-  await writeWorkflow(setup.paths, workflow);
-  return { ok: true, ctx: new WorkflowContext(setup, options, workflow, prd, runner), resumedFrom: null };
+  await writeWorkflow(setup.paths, ctx.workflow);
+  return { ok: true, ctx, resumedFrom: null };
+}
+
+/**
+ * A resume runs the engine the workflow started with (its tasks, ticks and commits are that
+ * engine's): `--engine` naming another one is refused rather than silently ignored.
+ */
+function engineMismatch(
+  options: WorkflowOptions,
+  previous: WorkflowFile,
+  relDir: string,
+): Extract<Prepared, { ok: false }> | null {
+  if (options.engine === undefined || options.engine === previous.engine) return null;
+  return refuse(
+    `--engine ${options.engine} cannot resume this workflow: "${previous.prd_title}" started with the ${previous.engine} engine (recorded in ${relDir}/WORKFLOW.json)`,
+    `Resume it with ralphy start --engine ${previous.engine} (or without --engine), or move ${relDir}/WORKFLOW.json aside to start a new workflow with ${options.engine}.`,
+  );
+}
+
+function issueAsPrd(options: WorkflowOptions, setup: TickSetup, root: string) {
+  return issuePrd({
+    issue: options.issue ?? 0,
+    paths: setup.paths,
+    config: setup.config,
+    root,
+    env: options.env,
+    signal: options.signal,
+  });
+}
+
+/** A workflow started from an issue resumes from that issue (its PRD is the issue), and only from it. */
+function issueMismatch(
+  options: WorkflowOptions,
+  previous: WorkflowFile,
+  relDir: string,
+): Extract<Prepared, { ok: false }> | null {
+  const asked = options.issue ?? null;
+  if (asked === previous.issue) return null;
+  const from = (n: number | null) => (n === null ? 'PRD.md' : `issue #${n}`);
+  return refuse(
+    `"${previous.prd_title}" started from ${from(previous.issue)}, so it cannot be resumed from ${from(asked)}`,
+    `Resume it with ralphy start${previous.issue === null ? ' (without --issue)' : ` --issue ${previous.issue}`}, or move ${relDir}/WORKFLOW.json aside to start a new workflow from ${from(asked)}.`,
+  );
 }
 
 /** `relais init` without force: what it could not do, or null. */

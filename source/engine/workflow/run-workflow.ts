@@ -6,6 +6,7 @@ import { qaGate, specGate } from './gate-phases.js';
 import { implementWithCycle } from './implement-cycle.js';
 import { implementSingle } from './implement-single.js';
 import { implementWithTicks } from './implement-ticks.js';
+import { reportOnIssue } from './issue-report.js';
 import { readTasksFile, TASKS_FILE } from './phase-helpers.js';
 import { planningPhase } from './planning-phase.js';
 import { prPhase } from './pr-phase.js';
@@ -81,7 +82,15 @@ async function prepareAndDrive(options: WorkflowOptions, watcher: AbortWatch): P
 
 /** Seed 002 §8 `start`, into seed 004's PLANNING; straight to SPECIFICATION when planning is off. */
 async function leaveIdle(ctx: WorkflowContext): Promise<void> {
-  if (ctx.setup.config.planner.enabled) return ctx.enter(nextState('IDLE', 'start'), 'running');
+  // An issue's planning happened on the issue (`relais plan --issue`); its handoff is the PRD.
+  const planned = ctx.workflow.issue !== null;
+  if (planned)
+    ctx.bus.emit({
+      type: 'log',
+      level: 'info',
+      message: `Planning was done on issue #${ctx.workflow.issue}: its thread and settled questions are the PRD`,
+    });
+  if (ctx.setup.config.planner.enabled && !planned) return ctx.enter(nextState('IDLE', 'start'), 'running');
   await ctx.update({ completed_phases: [...ctx.workflow.completed_phases, 'PLANNING'] });
   await ctx.enter(nextState('IDLE', 'skip_planning'), 'running');
 }
@@ -90,7 +99,7 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
   let nextSteps: string[] = [];
   for (;;) {
     const state = ctx.workflow.state;
-    if (TERMINAL.includes(state)) return finish(ctx, nextSteps);
+    if (TERMINAL.includes(state)) return finish(ctx, [...nextSteps, ...(await reportBack(ctx))]);
     let result: PhaseResult;
     if (state === 'PR') {
       const pr = await prPhase(ctx);
@@ -143,12 +152,25 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
   }
 }
 
+/** `--issue`: the ending goes back to the issue; a report that could not be posted is a next step. */
+async function reportBack(ctx: WorkflowContext): Promise<string[]> {
+  const issue = ctx.workflow.issue;
+  if (issue === null) return [];
+  const report = await reportOnIssue(ctx, issue);
+  if (report.kind === 'posted') {
+    ctx.bus.emit({ type: 'log', level: 'info', message: `Reported on issue #${issue}: ${report.url}` });
+    return [];
+  }
+  ctx.bus.emit({ type: 'log', level: 'warn', message: `Not reported on issue #${issue}: ${report.detail}` });
+  return [report.nextStep];
+}
+
 async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise<PhaseResult> {
   // No agent phase starts once the workflow's spend cap is reached (a running one is stopped).
   const over = ['PLANNING', 'SPECIFICATION', 'IMPLEMENTATION', 'QA'].includes(state)
     ? ctx.overBudget()
     : null;
-  if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
+  if (over) return { kind: 'fail', ...over };
   switch (state) {
     case 'PLANNING':
       return planningPhase(ctx);
@@ -200,6 +222,7 @@ function announceStart(
     completed_phases: resumedFrom ? [...w.completed_phases] : [],
     max_cost_usd: w.max_cost_usd,
     cost_usd: w.cost_usd,
+    phases: w.phases,
     tasks: w.tasks.map((t) => ({
       number: t.number,
       title: t.title,

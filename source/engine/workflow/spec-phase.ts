@@ -42,7 +42,7 @@ export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
       fill(template, {
         SPEC_FILE,
         TASKS_FILE,
-        PRD_FILE: 'PRD.md',
+        PRD_FILE: ctx.prd.issue === undefined ? 'PRD.md' : `GitHub issue #${ctx.prd.issue}, as planned`,
         PRD: prd,
         PLANNING: planning,
         STACK: stack || '(not set: follow the project as it is)',

@@ -18,6 +18,7 @@ export interface FreshWorkflow {
   readonly maxAttempts: number;
   readonly engine: WorkflowFile['engine'];
   readonly maxCostUsd: number | null;
+  readonly issue?: number | null;
 }
 
 export function freshWorkflow({
@@ -26,6 +27,7 @@ export function freshWorkflow({
   maxAttempts,
   engine,
   maxCostUsd,
+  issue = null,
 }: FreshWorkflow): WorkflowFile {
   return {
     schema_version: 1,
@@ -51,12 +53,14 @@ export function freshWorkflow({
     pending_answer: null,
     allowed_tools: [],
     engine,
+    issue,
     base_commit: null,
     tasks: [],
     verification: null,
     blast_radius: null,
     waiting_until: null,
     max_cost_usd: maxCostUsd,
+    phases: {},
     next_steps: [],
   };
 }

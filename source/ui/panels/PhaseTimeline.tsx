@@ -1,9 +1,10 @@
 import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
+import { usd } from '../format/money.js';
 import { fitTo, flatten, padStartTo } from '../format/text.js';
 import { duration } from '../format/time.js';
-import type { GateNote, PhaseRow, UiState } from '../store/ui-state.js';
+import type { GateNote, PhaseRow, PhaseSpendModel, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
 /**
@@ -41,16 +42,29 @@ export function phaseRows(state: UiState, width: number, height = Number.POSITIV
 }
 
 function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
-  const label =
+  const name =
     phase.state === 'IMPLEMENTATION' && phase.status === 'running' && state.tickPhase
       ? `${phase.state} · ${state.tickPhase}`
       : phase.state;
+  const spend = spendLabel(phase.spend);
+  const label = spend ? `${name} · ${spend}` : name;
   return [
     glyphOf(phase),
     text(' '),
     text(fitTo(label, nameWidth), { dim: phase.status === 'pending', bold: isCurrent(phase) }),
     text(padStartTo(phaseDuration(phase, state.nowMs), 8), { dim: true }),
   ];
+}
+
+/**
+ * "$0.4200/$1.00 3/10 calls": what the phase's agents cost and how many calls it made, against its
+ * caps (config workflow.phases) when it has them. Nothing before its first call.
+ */
+export function spendLabel(spend: PhaseSpendModel | undefined): string {
+  if (!spend || (spend.calls === 0 && spend.costUsd === 0)) return '';
+  const cost = `${usd(spend.costUsd)}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
+  const calls = `${spend.calls}${spend.maxCalls !== null ? `/${spend.maxCalls}` : ''} call${spend.calls === 1 && spend.maxCalls === null ? '' : 's'}`;
+  return `${cost} ${calls}`;
 }
 
 function endRow(state: UiState): Row | null {

@@ -5,6 +5,7 @@ import {
   type EndState,
   type GateNote,
   type PhaseRow,
+  type PhaseSpendModel,
   type PhaseStatus,
   type TaskRow,
   TIMELINE_STATES,
@@ -38,6 +39,33 @@ function withRow(phases: readonly PhaseRow[], state: TimelineState): readonly Ph
   return [...phases, row].sort((a, b) => orderOf(a.state) - orderOf(b.state));
 }
 
+/** The phase's spend in its row (a row is added for it if the phase has none yet). */
+export function workflowSpend(state: UiState, e: Of<'workflow.spend'>): UiState {
+  const spend: PhaseSpendModel = {
+    costUsd: e.cost_usd,
+    calls: e.calls,
+    maxCostUsd: e.max_cost_usd,
+    maxCalls: e.max_calls,
+  };
+  return {
+    ...state,
+    header: { ...state.header, costUsd: Math.max(state.header.costUsd, e.total_cost_usd) },
+    phases: withRow(state.phases, e.phase).map((row) => (row.state === e.phase ? { ...row, spend } : row)),
+  };
+}
+
+/** Spend recorded by an earlier run (a resume), on the rows that exist. */
+function withSpendOf(phases: readonly PhaseRow[], recorded: Of<'workflow.started'>['phases']): PhaseRow[] {
+  return phases.map((row) => {
+    const s = recorded?.[row.state as keyof NonNullable<typeof recorded>];
+    if (!s) return row;
+    return {
+      ...row,
+      spend: { costUsd: s.cost_usd, calls: s.calls, maxCostUsd: s.max_cost_usd, maxCalls: s.max_calls },
+    };
+  });
+}
+
 export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs: number): UiState {
   const resumedAt =
     e.resumed_from && isTimelineState(e.resumed_from) ? TIMELINE_STATES.indexOf(e.resumed_from) : -1;
@@ -55,12 +83,15 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
     },
     // A resume starts after phases finished by an earlier run: they are done, with no times. An
     // optional phase the earlier run went through (PLANNING) keeps its row.
-    phases: (e.completed_phases ?? [])
-      .filter(isTimelineState)
-      .reduce(withRow, state.phases)
-      .map((row) =>
-        orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
-      ),
+    phases: withSpendOf(
+      (e.completed_phases ?? [])
+        .filter(isTimelineState)
+        .reduce(withRow, state.phases)
+        .map((row) =>
+          orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
+        ),
+      e.phases,
+    ),
     tasks: e.tasks.map((t) => ({
       number: t.number,
       title: flatten(t.title, 300),

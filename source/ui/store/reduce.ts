@@ -28,6 +28,7 @@ import {
   runFinished,
   taskUpdated,
   workflowChanged,
+  workflowSpend,
   workflowStarted,
 } from './reduce-workflow.js';
 import type { UiState } from './ui-state.js';
@@ -66,6 +67,7 @@ const REDUCERS: Reducers = {
   'workflow.started': workflowStarted,
   'phase.changed': phaseChanged,
   'workflow.changed': workflowChanged,
+  'workflow.spend': workflowSpend,
   'breaker.changed': breakerChanged,
   'gate.requested': gateRequested,
   'gate.resolved': gateResolved,

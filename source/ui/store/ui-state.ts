@@ -34,6 +34,15 @@ export interface PhaseRow {
   readonly endedAtMs: number | null;
   /** Gate decisions taken while this phase was current. */
   readonly gates: readonly GateNote[];
+  /** The phase's agent spend and calls with its caps (config `workflow.phases`), once known. */
+  readonly spend?: PhaseSpendModel;
+}
+
+export interface PhaseSpendModel {
+  readonly costUsd: number;
+  readonly calls: number;
+  readonly maxCostUsd: number | null;
+  readonly maxCalls: number | null;
 }
 
 export interface WorkflowEnd {

@@ -90,7 +90,16 @@ export async function replanTask(ctx: CycleContext, state: CycleState): Promise<
     {
       ...state,
       loop: { ...state.loop, stuck_count: 0, progress_mark: null },
-      task: { ...state.task, replan_attempted: true, retry_count: 0, sub_step: 'generate' },
+      task: {
+        ...state.task,
+        replan_attempted: true,
+        retry_count: 0,
+        sub_step: 'generate',
+        // The plan being given up on: the re-plan may not come back with it (generate_task).
+        failed_plans: state.task.plan_fingerprint
+          ? [...state.task.failed_plans, state.task.plan_fingerprint].slice(-50)
+          : state.task.failed_plans,
+      },
     },
     message,
   );

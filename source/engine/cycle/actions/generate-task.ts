@@ -11,6 +11,7 @@ import { docsForPaths, livingDocsDir, parseLoadingMap } from '../mapper/living-d
 import { adaptTaskPrompt } from '../prompts.js';
 import type { SentinelResult } from '../sentinel.js';
 import type { CycleState } from '../state.js';
+import { taskPlanFingerprint } from '../task-fingerprint.js';
 import {
   type LoadEntry,
   plannedTaskAt,
@@ -70,6 +71,9 @@ export async function generateTask(ctx: CycleContext, state: CycleState): Promis
     task = adapted.task;
     guidance = adapted.guidance;
   }
+  const fingerprint = taskPlanFingerprint(task, guidance);
+  const repeated = repeatedPlan(ctx, state, { task, fingerprint, replanned });
+  if (repeated) return repeated;
   const load = await filesToLoad(ctx, task);
   const packet = renderPacket({
     task,
@@ -98,9 +102,29 @@ export async function generateTask(ctx: CycleContext, state: CycleState): Promis
         retry_count: sameTask ? state.task.retry_count : 0,
         replan_attempted: sameTask ? state.task.replan_attempted : false,
         failure_context: sameTask ? state.task.failure_context : [],
+        plan_fingerprint: fingerprint,
+        failed_plans: sameTask ? state.task.failed_plans : [],
       },
     },
     `${path} written${guidance ? ' (bindings adapted by the planner)' : ' (mechanical, no model call)'}`,
+  );
+}
+
+/**
+ * Issue 15: no second attempt at the same task with the same plan. A re-plan that changed nothing
+ * (a fingerprint replan_task recorded as failed) escalates now instead of another round of attempts.
+ */
+function repeatedPlan(
+  ctx: CycleContext,
+  state: CycleState,
+  { task, fingerprint, replanned }: { task: PlannedTask; fingerprint: string; replanned: boolean },
+): ActionResult | null {
+  if (!replanned || !state.task.failed_plans.includes(fingerprint)) return null;
+  return pauseResult(
+    ctx,
+    state,
+    'CYCLE_PLAN_REPEATED',
+    `the re-plan of task ${task.taskId} is the plan that already failed (task fingerprint ${fingerprint}): the same files and no new guidance`,
   );
 }
 
