@@ -18,6 +18,8 @@ export type { Reply } from './cycle/run-cycle.js';
 export { resumeCycle } from './cycle/status.js';
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
+// relais worker | submit | approve | fleet (issue 20): DBOS and pg load only when these run
+export * from './fleet/index.js';
 export * from './gates.js';
 // relais plan (seed 004)
 export type { IssueOutcome } from './planner/issue-pass.js';

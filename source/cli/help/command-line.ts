@@ -30,6 +30,17 @@ export interface CliFlags {
   verdict: string | undefined;
   reason: string | undefined;
   allow: string | undefined;
+  db: string | undefined;
+  prd: string | undefined;
+  engine: string | undefined;
+  parallel: number | undefined;
+  id: string | undefined;
+  dir: string | undefined;
+  concurrency: number | undefined;
+  globalConcurrency: number | undefined;
+  startsPerMinute: number | undefined;
+  no: boolean;
+  usd: number | undefined;
 }
 
 const DEFAULT_FLAGS: CliFlags = {
@@ -47,6 +58,17 @@ const DEFAULT_FLAGS: CliFlags = {
   verdict: undefined,
   reason: undefined,
   allow: undefined,
+  db: undefined,
+  prd: undefined,
+  engine: undefined,
+  parallel: undefined,
+  id: undefined,
+  dir: undefined,
+  concurrency: undefined,
+  globalConcurrency: undefined,
+  startsPerMinute: undefined,
+  no: false,
+  usd: undefined,
 };
 
 export type CommandLine =
