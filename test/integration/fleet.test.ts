@@ -132,7 +132,7 @@ describe('fleet on DBOS + PostgreSQL', () => {
     writeFileSync(release, 'go');
     const finished = await Promise.race([
       Promise.all(runIds.map((runId) => result(db, runId))),
-      new Promise<null>((r) => setTimeout(() => r(null), 100_000).unref()),
+      new Promise<null>((r) => setTimeout(() => r(null), 280_000).unref()),
     ]);
     if (!finished) throw new Error(await diagnose(db));
     for (const end of finished) expect(end).toMatchObject({ status: 'completed', state: 'COMPLETED' });
@@ -160,5 +160,75 @@ describe('fleet on DBOS + PostgreSQL', () => {
     expect(reserved).toBeCloseTo(0, 6);
     b.signal('SIGTERM');
     expect((await b.done).code).toBe(0);
-  }, 180_000);
+  }, 360_000);
+  it('a gate waits in the database and is answered from a third process with relais approve', async () => {
+    const db = postgres.database('gate');
+    const project = fleetProject();
+    projects.push(project);
+    const env = workerEnv(project);
+    const worker = startWorker(db, 'gate-worker', env, 1);
+    const submitted = await relais(['submit', project.remote, '--db', db, '--json'], env, scratch).done;
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const runId = JSON.parse(submitted.stdout).run_id as string;
+    const gateOf = `SELECT waiting_gate FROM relais_fleet.runs WHERE run_id = '${runId}'`;
+    await until<{ waiting_gate: string | null }>(db, gateOf, (rows) => rows[0]?.waiting_gate === 'spec');
+    const status = await relais(['fleet', 'status', '--db', db, '--json'], env, scratch).done;
+    expect(JSON.parse(status.stdout).waitingGates).toEqual([{ run_id: runId, gate: 'spec' }]);
+    const approved = await relais(['approve', runId, '--yes', '--db', db], env, scratch).done;
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout).toContain('Approved the spec gate');
+    await until<{ waiting_gate: string | null }>(db, gateOf, (rows) => rows[0]?.waiting_gate === 'qa');
+    expect(project.calls().map((c) => c.role)).toEqual(['spec', 'dev', 'qa']);
+    expect(prCreates(project), 'no pull request before the QA gate is answered').toHaveLength(0);
+    expect((await relais(['approve', runId, '--yes', '--db', db], env, scratch).done).code).toBe(0);
+    expect(await result(db, runId)).toMatchObject({ status: 'completed', state: 'COMPLETED' });
+    expect(prCreates(project)).toHaveLength(1);
+    // No gate waits now: a clear error, nothing sent.
+    const late = await relais(['approve', runId, '--no', '--db', db], env, scratch).done;
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain(`run ${runId} waits at no gate`);
+    worker.signal('SIGTERM');
+    expect((await worker.done).code).toBe(0);
+  }, 150_000);
+
+  it('the fleet budget holds across two workers: a call it cannot cover never starts', async () => {
+    const db = postgres.database('budget');
+    const two = [0, 1].map(() =>
+      fleetProject({ configure: (config) => (config.workflow.agent_max_budget_usd = 0.25) }),
+    );
+    projects.push(...two);
+    const env = workerEnv(two[0] as FleetProject);
+    const cap = 0.5;
+    const set = await relais(['fleet', 'budget', '--usd', String(cap), '--db', db], env, scratch).done;
+    expect(set.code, set.stderr).toBe(0);
+    const workers = [startWorker(db, 'budget-a', env, 1), startWorker(db, 'budget-b', env, 1)];
+    const runIds: string[] = [];
+    for (const project of two) {
+      const submitted = await relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch)
+        .done;
+      runIds.push(JSON.parse(submitted.stdout).run_id);
+    }
+    const ends = await Promise.all(runIds.map((runId) => result(db, runId)));
+    expect(ends.map((e) => e.status)).toContain('budget_exhausted');
+    const client = new pg.Client({ connectionString: db });
+    await client.connect();
+    const budget = (
+      await client.query(
+        'SELECT spent_usd::float8 AS spent, reserved_usd::float8 AS reserved FROM relais_fleet.budget',
+      )
+    ).rows[0];
+    const entries = (
+      await client.query('SELECT spent_usd::float8 AS spent, settled FROM relais_fleet.ledger')
+    ).rows;
+    await client.end();
+    expect(budget.spent + budget.reserved).toBeLessThanOrEqual(cap + 1e-9);
+    expect(budget.reserved).toBeCloseTo(0, 6);
+    expect(entries.every((e) => e.settled)).toBe(true);
+    expect(entries.reduce((sum, e) => sum + e.spent, 0)).toBeCloseTo(budget.spent, 6);
+    // Both runs could not finish under the cap: fewer agent calls happened than two runs need.
+    const calls = two.flatMap((p) => p.calls());
+    expect(calls.length).toBeLessThan(6);
+    for (const worker of workers) worker.signal('SIGTERM');
+    await Promise.all(workers.map((w) => w.done));
+  }, 150_000);
 });

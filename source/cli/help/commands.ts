@@ -258,7 +258,10 @@ export const COMMAND_HELP = {
     ],
   },
   worker: {
-    usage: ['worker --db <url> [--id <name>] [--concurrency <n>] [--dir <folder>]'],
+    usage: [
+      'worker --db <url> [--id <name>] [--concurrency <n>] [--dir <folder>]',
+      'worker --db <url> [--global-concurrency <n>] [--starts-per-minute <n>]',
+    ],
     summary: 'Fleet: execute queued runs from a PostgreSQL database (DBOS durable workflows)',
     details: [
       'Runs until Ctrl-C. Each run is a durable workflow; each phase a step checkpointed in the',
@@ -301,7 +304,10 @@ export const COMMAND_HELP = {
     examples: ['relais worker --db postgresql://relais@localhost:5432/relais --id build-1'],
   },
   submit: {
-    usage: ['submit <repo> [--prd <file>] [--engine ticks|single|cycle] [--yes] [--db <url>]'],
+    usage: [
+      'submit <repo> [--prd <file>] [--engine ticks|single|cycle] [--yes] [--json] [--db <url>]',
+      'submit <repo> [--issue <n>] [--parallel <n>] (refused until the workflow supports them)',
+    ],
     summary: 'Fleet: queue one workflow run on a repository (URL or path) for the workers',
     details: [
       'A worker clones the repository, runs the workflow phase by phase and pushes its branch',
