@@ -69,7 +69,8 @@ export function fleetProject(
           exec: [
             process.execPath,
             '-e',
-            `const fs=require('fs');const t=new Int32Array(new SharedArrayBuffer(4));while(!fs.existsSync(${JSON.stringify(options.releaseFile)}))Atomics.wait(t,0,0,50);`,
+            // Held until the test writes the release file; gone with the test's folder.
+            `const fs=require('fs');const path=require('path');const f=${JSON.stringify(options.releaseFile)};const t=new Int32Array(new SharedArrayBuffer(4));while(!fs.existsSync(f)){if(!fs.existsSync(path.dirname(f)))process.exit(1);Atomics.wait(t,0,0,50);}`,
           ],
         },
       ]
