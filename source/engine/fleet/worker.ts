@@ -103,6 +103,12 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     }
   }
 
+  // The heartbeat starts before DBOS launches: a slow launch must not look like a death.
+  const lease = holdLease(pool, executorId, tunables, log);
+  const stop = new Promise<void>((resolve) => {
+    if (options.signal.aborted) resolve();
+    options.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
   DBOS.setConfig({
     name: FLEET_APP_NAME,
     systemDatabaseUrl: options.db,
@@ -125,26 +131,6 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
   });
   log(`worker ${executorId} started (application version ${FLEET_APP_VERSION})`);
 
-  let fenced = false;
-  let lastBeat = Date.now();
-  const stop = new Promise<void>((resolve) => {
-    if (options.signal.aborted) resolve();
-    options.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  const tick = async () => {
-    try {
-      if (!(await beat(pool, executorId))) {
-        fenced = true;
-        return;
-      }
-      lastBeat = Date.now();
-      const dead = await claimDeadWorker(pool, executorId, tunables.deadAfterMs);
-      if (dead) await takeOver(dead);
-    } catch (error) {
-      log(`heartbeat failed: ${(error as Error).message}`, 'warn');
-    }
-    if (Date.now() - lastBeat > tunables.deadAfterMs / 2) fenced = true;
-  };
   async function takeOver(dead: string): Promise<void> {
     const pending = await DBOS.listWorkflows({
       executorId: dead,
@@ -159,13 +145,21 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     await finishTakeover(pool, dead);
     log(`took over ${pending.length} run(s) of dead worker ${dead}`, 'warn');
   }
+  // Survivors look for dead workers at the heartbeat's pace, once this one is launched.
   for (;;) {
-    await tick();
-    if (fenced) break;
+    if (lease.fenced) break;
+    try {
+      const dead = await claimDeadWorker(pool, executorId, tunables.deadAfterMs);
+      if (dead) await takeOver(dead);
+    } catch (error) {
+      log(`takeover check failed: ${(error as Error).message}`, 'warn');
+    }
     const next = new Promise((r) => setTimeout(r, tunables.heartbeatMs));
-    if ((await Promise.race([stop.then(() => 'stop'), next])) === 'stop') break;
+    if ((await Promise.race([stop.then(() => 'stop'), lease.lost.then(() => 'stop'), next])) === 'stop')
+      break;
   }
-  if (fenced) {
+  lease.dispose();
+  if (lease.fenced) {
     // Another worker owns our runs now: not one more side effect from this process.
     log(`worker ${executorId} lost its lease; stopping at once`, 'error');
     return { exit: 'fenced' };
@@ -174,6 +168,53 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
   await DBOS.shutdown().catch(() => undefined);
   await pool.end().catch(() => undefined);
   return { exit: 'stopped' };
+}
+
+interface Lease {
+  readonly fenced: boolean;
+  /** Resolves when the lease is lost: taken over, or no heartbeat written for deadAfter / 2. */
+  readonly lost: Promise<void>;
+  dispose(): void;
+}
+
+function holdLease(
+  pool: import('pg').Pool,
+  executorId: string,
+  tunables: { heartbeatMs: number; deadAfterMs: number },
+  log: (message: string, level?: 'info' | 'warn' | 'error') => void,
+): Lease {
+  let fenced = false;
+  let lastBeat = Date.now();
+  let markLost: () => void = () => undefined;
+  const lost = new Promise<void>((resolve) => {
+    markLost = resolve;
+  });
+  const fence = () => {
+    fenced = true;
+    clearInterval(timer);
+    markLost();
+  };
+  let beating = false;
+  const timer = setInterval(async () => {
+    if (beating || fenced) return;
+    beating = true;
+    try {
+      if (await beat(pool, executorId)) lastBeat = Date.now();
+      else fence();
+    } catch (error) {
+      log(`heartbeat failed: ${(error as Error).message}`, 'warn');
+    } finally {
+      beating = false;
+    }
+    if (Date.now() - lastBeat > tunables.deadAfterMs / 2) fence();
+  }, tunables.heartbeatMs);
+  return {
+    get fenced() {
+      return fenced;
+    },
+    lost,
+    dispose: () => clearInterval(timer),
+  };
 }
 
 function autoReply(): GateReply {
