@@ -43,8 +43,10 @@ function workerEnv(project: FleetProject): NodeJS.ProcessEnv {
     ...project.env,
     IS_SANDBOX: '1',
     RELAIS_FLEET_POLL_MS: '100',
-    RELAIS_FLEET_HEARTBEAT_MS: '250',
-    RELAIS_FLEET_DEAD_AFTER_MS: '1500',
+    // Short enough for a quick takeover, long enough that a loaded machine's late heartbeat is
+    // not taken for a death.
+    RELAIS_FLEET_HEARTBEAT_MS: '500',
+    RELAIS_FLEET_DEAD_AFTER_MS: '8000',
   };
 }
 
@@ -115,17 +117,21 @@ describe('fleet on DBOS + PostgreSQL', () => {
     const a = startWorker(db, 'worker-a', env);
     const b = startWorker(db, 'worker-b', env);
     await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
-    const runIds: string[] = [];
-    for (const project of six) {
-      const submitted = await relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch)
-        .done;
+    const submits = await Promise.all(
+      six.map(
+        (project) => relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch).done,
+      ),
+    );
+    const runIds = submits.map((submitted) => {
       expect(submitted.code, submitted.stderr).toBe(0);
-      runIds.push(JSON.parse(submitted.stdout).run_id);
-    }
+      return JSON.parse(submitted.stdout).run_id as string;
+    });
     // Worker A is mid-implementation: one of its dev agents has started (and is held).
     const devOnA = () =>
       six.some((p) => p.calls().some((c: any) => c.role === 'dev' && String(c.cwd).includes('/worker-a/')));
-    await until(db, 'SELECT 1', () => devOnA());
+    await until(db, 'SELECT 1', () => devOnA(), 240_000).catch(async (error) => {
+      throw new Error(`${error}\n${await diagnose(db)}`);
+    });
     a.signal('SIGKILL');
     const killed = await a.done;
     expect(killed.signal).toBe('SIGKILL');
@@ -150,6 +156,12 @@ describe('fleet on DBOS + PostgreSQL', () => {
       expect(creates, 'one pull request per run').toHaveLength(1);
       expect(creates[0]).toContain(branch);
     }
+    const taken = await until<{ taken_over_by: string | null }>(
+      db,
+      "SELECT taken_over_by FROM relais_fleet.workers WHERE executor_id = 'worker-a'",
+      (rows) => rows.length === 1,
+    );
+    expect(taken[0]?.taken_over_by).toBe('worker-b');
     // Worker A's held dev call never finished: its step ran again on B, and was counted once.
     const rerun = six.filter((p) => p.calls().filter((c) => c.role === 'dev').length === 2);
     expect(rerun.length).toBeGreaterThan(0);
@@ -160,7 +172,7 @@ describe('fleet on DBOS + PostgreSQL', () => {
     expect(reserved).toBeCloseTo(0, 6);
     b.signal('SIGTERM');
     expect((await b.done).code).toBe(0);
-  }, 360_000);
+  }, 600_000);
   it('a gate waits in the database and is answered from a third process with relais approve', async () => {
     const db = postgres.database('gate');
     const project = fleetProject();

@@ -32,7 +32,7 @@ export async function workerCommand(
   const stop = () => controller.abort();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  const { exit } = await runFleetWorker({
+  const ended = await runFleetWorker({
     db,
     executorId: flags.id ?? null,
     workDir: resolve(io.cwd, flags.dir ?? join(homedir(), '.relais', 'fleet')),
@@ -42,8 +42,14 @@ export async function workerCommand(
     startsPerMinute: flags.startsPerMinute ?? null,
     signal: controller.signal,
     bus,
+  }).catch((error: Error) => {
+    println(io.stderr, `relais worker: ${error.message}`);
+    return null;
   });
   killAllChildrenNow();
+  // A worker that could not start exits at once (its timers must not keep a dead worker alive).
+  if (ended === null) process.exit(EXIT.INTERNAL);
+  const { exit } = ended;
   // Steps still running belong to the survivors (fenced) or to the restart/takeover (stopped):
   // leave now rather than let them act.
   process.exit(exit === 'fenced' ? EXIT.STOP : EXIT.SUCCESS);

@@ -12,7 +12,7 @@ import {
   GATE_TOPIC,
   FLEET_SCHEMA as S,
 } from './settings.js';
-import { ensureSchema, openPool, readRun } from './store.js';
+import { ensureDbosSchema, ensureSchema, openPool, readRun } from './store.js';
 import { listWorkers, type WorkerRow } from './workers.js';
 
 /**
@@ -95,9 +95,8 @@ export async function submitFleetRun(request: SubmitRequest): Promise<FleetResul
         [runId, repo, prd, request.engine, request.yes],
       );
     });
-    // A submit before any worker ever started: DBOS's own tables are created here (idempotent).
-    const { DBOS } = await import('@dbos-inc/dbos-sdk');
-    await DBOS.migrate(request.db);
+    // A submit before any worker ever started creates DBOS's tables itself.
+    await withPool(request.db, (pool) => ensureDbosSchema(pool, request.db));
     await withClient(request.db, (client) =>
       client.enqueue(
         {

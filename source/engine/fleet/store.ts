@@ -46,6 +46,31 @@ export async function ensureSchema(pool: Pool): Promise<void> {
   });
 }
 
+/**
+ * DBOS's own tables, created once under a lock: two workers launching at the same moment both
+ * migrate, and Postgres refuses one ("tuple concurrently updated"), which would kill that worker.
+ * DBOS.migrate logs to stdout (a command's JSON answer): those lines go to stderr instead.
+ */
+export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(204821)');
+    const { rows } = await client.query(`SELECT to_regclass('dbos.workflow_status') IS NOT NULL AS present`);
+    if (rows[0]?.present === true) return;
+    const { DBOS } = await import('@dbos-inc/dbos-sdk');
+    const write = process.stdout.write;
+    process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+    try {
+      await DBOS.migrate(db);
+    } finally {
+      process.stdout.write = write;
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(204821)').catch(() => undefined);
+    client.release();
+  }
+}
+
 export async function inTransaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {

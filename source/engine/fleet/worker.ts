@@ -10,7 +10,7 @@ import {
   fleetTunables,
   GATE_TOPIC,
 } from './settings.js';
-import { ensureSchema, openPool, updateRun } from './store.js';
+import { ensureDbosSchema, ensureSchema, openPool, updateRun } from './store.js';
 import { beat, claimDeadWorker, finishTakeover, markStopped, registerWorker } from './workers.js';
 
 /**
@@ -117,7 +117,16 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     runAdminServer: false,
     logLevel: options.env.RELAIS_FLEET_LOG_LEVEL ?? 'warn',
   });
-  await DBOS.launch();
+  try {
+    await ensureDbosSchema(pool, options.db);
+    await DBOS.launch();
+  } catch (error) {
+    // No DBOS, no worker: the heartbeat must not outlive the launch and pass for a live worker.
+    lease.dispose();
+    await markStopped(pool, executorId).catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
   await DBOS.registerQueue(FLEET_QUEUE, {
     workerConcurrency: options.concurrency,
     ...(options.globalConcurrency ? { globalConcurrency: options.globalConcurrency } : {}),
