@@ -54,9 +54,17 @@ export async function ensureSchema(pool: Pool): Promise<void> {
 export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query('SELECT pg_advisory_lock(204821)');
-    const { rows } = await client.query(`SELECT to_regclass('dbos.workflow_status') IS NOT NULL AS present`);
-    if (rows[0]?.present === true) return;
+    // Never block inside a statement: DBOS's CREATE INDEX CONCURRENTLY waits for every open
+    // transaction, so a session blocked on the lock would deadlock the migration holding it.
+    for (;;) {
+      const { rows } = await client.query(
+        `SELECT to_regclass('dbos.workflow_status') IS NOT NULL AS present`,
+      );
+      if (rows[0]?.present === true) return;
+      const took = await client.query('SELECT pg_try_advisory_lock(204821) AS ok');
+      if (took.rows[0]?.ok === true) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
     const { DBOS } = await import('@dbos-inc/dbos-sdk');
     const write = process.stdout.write;
     process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
