@@ -55,6 +55,9 @@ export const runFleetWorker = lazy(fleet, 'runFleetWorker');
 export const setFleetBudget = lazy(fleet, 'setFleetBudget');
 export const submitFleetRun = lazy(fleet, 'submitFleetRun');
 export * from './gates.js';
+// relais worktrees (issue 19: the worktrees of parallel lanes)
+export type { WorktreeRow, WorktreesOutcome } from './parallel/worktrees-entry.js';
+export const worktreesEntry = lazy(() => import('./parallel/worktrees-entry.js'), 'worktreesEntry');
 // relais plan (seed 004)
 export type { IssueOutcome } from './planner/issue-pass.js';
 export type { PlanRefusal, PrdPlanResult } from './planner/plan-entry.js';
@@ -63,7 +66,7 @@ const planEntry = () => import('./planner/plan-entry.js');
 export const planIssueEntry = lazy(planEntry, 'planIssueEntry');
 export const plannerStatsOf = lazy(planEntry, 'plannerStatsOf');
 export const planPrdEntry = lazy(planEntry, 'planPrdEntry');
-export { statsLines } from './planner/stats.js';
+export { statsLines } from './planner/stats-lines.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';

@@ -46,6 +46,8 @@ export interface WorkflowOptions {
    * interrupted and resumable, so each phase can be its own durable step.
    */
   readonly pauseBefore?: (state: WorkflowStateName) => boolean;
+  /** Issue 19: `ralphy start --parallel N`, above `workflow.parallel` in the config. */
+  readonly parallel?: number;
 }
 
 export type PhaseResult =
