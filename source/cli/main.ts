@@ -26,7 +26,12 @@ async function main(): Promise<number> {
   }
   const [command, project, ...extra] = cli.input;
   // `config` takes its own words (get <key>, set <key> <value>...).
-  if (extra.length > 0 && cli.command !== 'config' && !(cli.command === 'worktrees' && extra.length === 1)) {
+  if (
+    extra.length > 0 &&
+    cli.command !== 'config' &&
+    cli.command !== 'fleet' &&
+    !(cli.command === 'worktrees' && extra.length === 1)
+  ) {
     process.stderr.write(`Too many arguments: ${extra.join(' ')}\nSee \`relais ${command} --help\`.\n`);
     return EXIT.USAGE;
   }
@@ -61,6 +66,15 @@ async function main(): Promise<number> {
       return (await import('./commands/doctor.js')).doctorCommand(io, project, cli.flags);
     case 'config':
       return (await import('./commands/config.js')).configCommand(io, cli.input.slice(1), cli.flags);
+    // The fleet (issue 20): DBOS and pg load only inside these commands.
+    case 'worker':
+      return (await import('./commands/worker.js')).workerCommand(io, cli.flags);
+    case 'submit':
+      return (await import('./commands/submit.js')).submitCommand(io, project, cli.flags);
+    case 'approve':
+      return (await import('./commands/approve.js')).approveCommand(io, project, cli.flags);
+    case 'fleet':
+      return (await import('./commands/fleet.js')).fleetCommand(io, cli.input.slice(1), cli.flags);
     case 'worktrees':
       return (await import('./commands/worktrees.js')).worktreesCommand(io, cli.input.slice(1), cli.flags);
     case 'help':

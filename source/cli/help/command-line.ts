@@ -31,7 +31,16 @@ export interface CliFlags {
   verdict: string | undefined;
   reason: string | undefined;
   allow: string | undefined;
+  db: string | undefined;
+  prd: string | undefined;
   parallel: number | undefined;
+  id: string | undefined;
+  dir: string | undefined;
+  concurrency: number | undefined;
+  globalConcurrency: number | undefined;
+  startsPerMinute: number | undefined;
+  no: boolean;
+  usd: number | undefined;
   answers: string | undefined;
   confirm: boolean;
   remap: boolean;
@@ -53,7 +62,16 @@ const DEFAULT_FLAGS: CliFlags = {
   verdict: undefined,
   reason: undefined,
   allow: undefined,
+  db: undefined,
+  prd: undefined,
   parallel: undefined,
+  id: undefined,
+  dir: undefined,
+  concurrency: undefined,
+  globalConcurrency: undefined,
+  startsPerMinute: undefined,
+  no: false,
+  usd: undefined,
   answers: undefined,
   confirm: false,
   remap: false,

@@ -315,6 +315,119 @@ export const COMMAND_HELP = {
       'relais config list',
     ],
   },
+  worker: {
+    usage: [
+      'worker --db <url> [--id <name>] [--concurrency <n>] [--dir <folder>]',
+      'worker --db <url> [--global-concurrency <n>] [--starts-per-minute <n>]',
+    ],
+    summary: 'Fleet: execute queued runs from a PostgreSQL database (DBOS durable workflows)',
+    details: [
+      'Runs until Ctrl-C. Each run is a durable workflow; each phase a step checkpointed in the',
+      'database. A worker that dies has its runs resumed by the others once its heartbeat is',
+      'old enough, or by itself when restarted with the same --id (docs/fleet.md).',
+    ],
+    options: [
+      { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
+      {
+        name: 'id',
+        type: 'string',
+        value: '<name>',
+        text: 'Executor id; keep it across restarts (default: host-pid)',
+      },
+      {
+        name: 'concurrency',
+        type: 'number',
+        value: '<n>',
+        text: 'Runs this worker executes at once (default 2)',
+      },
+      {
+        name: 'global-concurrency',
+        type: 'number',
+        value: '<n>',
+        text: 'Runs executing at once in the whole fleet',
+      },
+      {
+        name: 'starts-per-minute',
+        type: 'number',
+        value: '<n>',
+        text: "Runs started per minute (the model account's rate)",
+      },
+      {
+        name: 'dir',
+        type: 'string',
+        value: '<folder>',
+        text: 'Where checkouts live (default ~/.relais/fleet)',
+      },
+    ],
+    examples: ['relais worker --db postgresql://relais@localhost:5432/relais --id build-1'],
+  },
+  submit: {
+    usage: [
+      'submit <repo> [--prd <file>] [--engine ticks|single|cycle] [--yes] [--json] [--db <url>]',
+      'submit <repo> [--issue <n>] [--parallel <n>] (refused until the workflow supports them)',
+    ],
+    summary: 'Fleet: queue one workflow run on a repository (URL or path) for the workers',
+    details: [
+      'A worker clones the repository, runs the workflow phase by phase and pushes its branch',
+      'after every judged commit. Gates wait for relais approve (or --yes approves them).',
+      'One run at a time per repository.',
+    ],
+    options: [
+      { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
+      {
+        name: 'prd',
+        type: 'string',
+        value: '<file>',
+        text: "The PRD to run (default: the repository's PRD.md)",
+      },
+      {
+        name: 'engine',
+        type: 'string',
+        value: '<name>',
+        text: 'Implementation engine: ticks, single or cycle',
+      },
+      {
+        name: 'issue',
+        type: 'number',
+        value: '<n>',
+        text: 'A GitHub issue as the PRD (not supported yet: an error)',
+      },
+      { name: 'parallel', type: 'number', value: '<n>', text: 'Parallel lanes (only 1 is supported yet)' },
+      { name: 'yes', type: 'boolean', text: 'Approve both gates without asking' },
+      JSON_RESULT,
+    ],
+    examples: ['relais submit git@github.com:me/app.git --prd PRD.md --db postgresql://relais@db/relais'],
+  },
+  approve: {
+    usage: ['approve <run> --yes|--no [--reason <text>] [--db <url>]'],
+    summary: "Fleet: answer a run's waiting gate (spec or QA), from any machine",
+    details: ['The answer is a durable message: it reaches the run whichever worker holds it.'],
+    options: [
+      { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
+      { name: 'yes', type: 'boolean', text: 'Approve' },
+      { name: 'no', type: 'boolean', text: 'Reject' },
+      { name: 'reason', type: 'string', value: '<text>', text: 'Why (kept with the answer)' },
+    ],
+    examples: ['relais approve run-20261125-abc123 --yes'],
+  },
+  fleet: {
+    usage: [
+      'fleet status [--json] [--db <url>]',
+      'fleet doctor [--json] [--db <url>]',
+      'fleet budget [--usd <n>] [--db <url>]',
+    ],
+    summary: 'Fleet: runs per state, waiting gates, spend against the budget, workers alive; checks',
+    details: [
+      'status: what the database says. doctor: the connection, the schemas, workers alive.',
+      'budget: the fleet-wide spend cap (no --usd: no cap); every agent call reserves first.',
+    ],
+    options: [
+      { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
+      { name: 'usd', type: 'number', value: '<n>', text: 'The budget cap in dollars (fleet budget)' },
+      JSON_RESULT,
+    ],
+    examples: ['relais fleet status', 'relais fleet doctor --db postgresql://relais@localhost:5432/relais'],
+  },
   worktrees: {
     usage: ['worktrees list [dir] [--json]', 'worktrees prune [dir] [--json]'],
     summary: 'List or remove the worktrees of parallel lanes (ralphy start --parallel)',

@@ -54,6 +54,16 @@ export interface WorkflowOptions {
    * issue 16 item 6, an `a` in the app must not read "aborted by ralphy abort".
    */
   readonly abortedBy?: () => string;
+  /**
+   * The fleet (issue 20): the URL of a pull request already open for this head branch, found
+   * with the resolved gh program, so a PR phase that runs again does not open a second one.
+   */
+  readonly existingPullRequest?: (gh: string, branch: string) => Promise<string | null>;
+  /**
+   * The fleet (issue 20): asked before each state's phase runs; true stops the workflow there,
+   * interrupted and resumable, so each phase can be its own durable step.
+   */
+  readonly pauseBefore?: (state: WorkflowStateName) => boolean;
   /** Issue 19: `ralphy start --parallel N`, above `workflow.parallel` in the config. */
   readonly parallel?: number;
 }

@@ -117,6 +117,14 @@ async function openPullRequest(
       `the GitHub CLI (${ctx.setup.config.pr.gh_command}) is not installed; ${branch} is pushed`,
       ['install gh (https://cli.github.com) and run gh auth login', ghLine],
     );
+  // A step that re-runs after its worker died may find the pull request it opened (issue 20:
+  // no double PR). The fleet asks gh; a local run has no such hook and always creates.
+  const existing = await ctx.options.existingPullRequest?.(gh, branch);
+  if (existing) {
+    await ctx.update({ pr_url: existing });
+    ctx.bus.emit({ type: 'log', level: 'info', message: `Pull request (already open): ${existing}` });
+    return { result: { kind: 'next', event: 'exit_signal' }, nextSteps: [] };
+  }
   const created = await supervised(ctx, breaker, phase, gh, ghArgs);
   const ghInterrupted = interruptedBy(ctx, breaker, phase, created);
   if (ghInterrupted) return end(ghInterrupted);

@@ -100,6 +100,11 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
   for (;;) {
     const state = ctx.workflow.state;
     if (TERMINAL.includes(state)) return finish(ctx, [...nextSteps, ...(await reportBack(ctx))]);
+    if (ctx.options.pauseBefore?.(state)) {
+      // The fleet's phase boundary (issue 20): stop cleanly before the phase, resumable there.
+      await ctx.enter(state, 'interrupted');
+      return finish(ctx, []);
+    }
     let result: PhaseResult;
     if (state === 'PR') {
       const pr = await prPhase(ctx);

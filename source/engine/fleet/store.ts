@@ -1,0 +1,129 @@
+import type { Pool, PoolClient } from 'pg';
+import { FLEET_SCHEMA as S } from './settings.js';
+
+/**
+ * The fleet's own tables, beside DBOS's system tables in the same database: workers and their
+ * heartbeats, one row per submitted run (what `fleet status` shows and what a resumed step
+ * restores the repository from), the fleet-wide budget and its per-call ledger. `pg` is imported
+ * only when a fleet command runs (local runs never load it).
+ */
+
+export async function openPool(url: string): Promise<Pool> {
+  const pg = await import('pg');
+  const pool = new pg.default.Pool({ connectionString: url, max: 4 });
+  // An idle client that loses the server must not crash the worker: the next query reports it.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+const DDL = [
+  `CREATE SCHEMA IF NOT EXISTS ${S}`,
+  `CREATE TABLE IF NOT EXISTS ${S}.workers (
+     executor_id text PRIMARY KEY, host text NOT NULL, pid integer NOT NULL,
+     started_at timestamptz NOT NULL DEFAULT now(), heartbeat_at timestamptz NOT NULL DEFAULT now(),
+     stopped_at timestamptz, taken_over_by text, takeover_done boolean NOT NULL DEFAULT false)`,
+  `CREATE TABLE IF NOT EXISTS ${S}.runs (
+     run_id text PRIMARY KEY, repo text NOT NULL, prd text, engine text, auto_approve boolean NOT NULL,
+     submitted_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(),
+     state text NOT NULL DEFAULT 'QUEUED', status text NOT NULL DEFAULT 'queued', detail text,
+     waiting_gate text, feature_branch text, head text, workflow_json text, pr_url text,
+     executor_id text, prepared boolean NOT NULL DEFAULT false)`,
+  `CREATE TABLE IF NOT EXISTS ${S}.budget (
+     id integer PRIMARY KEY CHECK (id = 1), cap_usd numeric, spent_usd numeric NOT NULL DEFAULT 0,
+     reserved_usd numeric NOT NULL DEFAULT 0)`,
+  `INSERT INTO ${S}.budget (id) VALUES (1) ON CONFLICT DO NOTHING`,
+  `CREATE TABLE IF NOT EXISTS ${S}.ledger (
+     run_id text NOT NULL, call_key text NOT NULL, reserved_usd numeric NOT NULL,
+     spent_usd numeric, settled boolean NOT NULL DEFAULT false, at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (run_id, call_key))`,
+];
+
+/** Idempotent: every worker and client runs it; a lock keeps two first starts from racing. */
+export async function ensureSchema(pool: Pool): Promise<void> {
+  await inTransaction(pool, async (c) => {
+    await c.query('SELECT pg_advisory_xact_lock(204820)');
+    for (const statement of DDL) await c.query(statement);
+  });
+}
+
+/**
+ * DBOS's own tables, created once under a lock: two workers launching at the same moment both
+ * migrate, and Postgres refuses one ("tuple concurrently updated"), which would kill that worker.
+ * DBOS.migrate logs to stdout (a command's JSON answer): those lines go to stderr instead.
+ */
+export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    // Never block inside a statement: DBOS's CREATE INDEX CONCURRENTLY waits for every open
+    // transaction, so a session blocked on the lock would deadlock the migration holding it.
+    for (;;) {
+      const { rows } = await client.query(
+        `SELECT to_regclass('dbos.workflow_status') IS NOT NULL AS present`,
+      );
+      if (rows[0]?.present === true) return;
+      const took = await client.query('SELECT pg_try_advisory_lock(204821) AS ok');
+      if (took.rows[0]?.ok === true) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const { DBOS } = await import('@dbos-inc/dbos-sdk');
+    const write = process.stdout.write;
+    process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+    try {
+      await DBOS.migrate(db);
+    } finally {
+      process.stdout.write = write;
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(204821)').catch(() => undefined);
+    client.release();
+  }
+}
+
+export async function inTransaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const value = await body(client);
+    await client.query('COMMIT');
+    return value;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+export interface RunRow {
+  readonly run_id: string;
+  readonly repo: string;
+  readonly prd: string | null;
+  readonly engine: string | null;
+  readonly auto_approve: boolean;
+  readonly state: string;
+  readonly status: string;
+  readonly detail: string | null;
+  readonly waiting_gate: string | null;
+  readonly feature_branch: string | null;
+  readonly head: string | null;
+  readonly workflow_json: string | null;
+  readonly pr_url: string | null;
+  readonly executor_id: string | null;
+  readonly prepared: boolean;
+  readonly updated_at: Date;
+}
+
+export async function readRun(pool: Pool, runId: string): Promise<RunRow | null> {
+  const { rows } = await pool.query<RunRow>(`SELECT * FROM ${S}.runs WHERE run_id = $1`, [runId]);
+  return rows[0] ?? null;
+}
+
+export async function updateRun(pool: Pool, runId: string, patch: Partial<RunRow>): Promise<void> {
+  const keys = Object.keys(patch) as (keyof RunRow)[];
+  if (keys.length === 0) return;
+  const sets = keys.map((k, i) => `${k} = $${i + 2}`).join(', ');
+  await pool.query(`UPDATE ${S}.runs SET ${sets}, updated_at = now() WHERE run_id = $1`, [
+    runId,
+    ...keys.map((k) => patch[k]),
+  ]);
+}

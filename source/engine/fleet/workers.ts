@@ -1,0 +1,84 @@
+import type { Pool } from 'pg';
+import { FLEET_SCHEMA as S } from './settings.js';
+
+/**
+ * Heartbeats and takeover (issue 20). DBOS recovers a workflow only on a worker with its executor
+ * id, so without DBOS's hosted coordinator a dead worker's workflows wait for it. Two ways out:
+ * the worker restarts under the same id (a supervisor), or a survivor resumes them once the dead
+ * one is surely dead: its heartbeat is older than deadAfter, judged by the database's clock so
+ * machines' clocks do not matter, and a live worker that cannot write its heartbeat for half of
+ * that stops itself (a lease): by the time a survivor acts, the old one has fenced itself off.
+ */
+
+export async function registerWorker(
+  pool: Pool,
+  executorId: string,
+  host: string,
+  pid: number,
+): Promise<void> {
+  // A restart under the same id waits while a survivor is still resuming its workflows.
+  for (;;) {
+    const { rowCount } = await pool.query(
+      `INSERT INTO ${S}.workers (executor_id, host, pid) VALUES ($1, $2, $3)
+       ON CONFLICT (executor_id) DO UPDATE SET host = $2, pid = $3, started_at = now(), heartbeat_at = now(),
+         stopped_at = NULL, taken_over_by = NULL, takeover_done = false
+       WHERE ${S}.workers.taken_over_by IS NULL OR ${S}.workers.takeover_done`,
+      [executorId, host, pid],
+    );
+    if (rowCount === 1) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** False when a survivor has taken this worker's workflows over: it must stop at once. */
+export async function beat(pool: Pool, executorId: string): Promise<boolean> {
+  const { rowCount } = await pool.query(
+    `UPDATE ${S}.workers SET heartbeat_at = now() WHERE executor_id = $1 AND taken_over_by IS NULL`,
+    [executorId],
+  );
+  return rowCount === 1;
+}
+
+export async function markStopped(pool: Pool, executorId: string): Promise<void> {
+  await pool.query(
+    `UPDATE ${S}.workers SET stopped_at = now() WHERE executor_id = $1 AND taken_over_by IS NULL`,
+    [executorId],
+  );
+}
+
+/** Claims one dead (or stopped) worker for takeover; only one survivor wins each. */
+export async function claimDeadWorker(pool: Pool, me: string, deadAfterMs: number): Promise<string | null> {
+  const { rows } = await pool.query<{ executor_id: string }>(
+    `UPDATE ${S}.workers SET taken_over_by = $1, takeover_done = false
+     WHERE executor_id = (
+       SELECT executor_id FROM ${S}.workers
+       WHERE executor_id <> $1 AND taken_over_by IS NULL
+         AND (stopped_at IS NOT NULL OR heartbeat_at < now() - make_interval(secs => $2::double precision / 1000))
+       ORDER BY heartbeat_at LIMIT 1 FOR UPDATE SKIP LOCKED)
+     RETURNING executor_id`,
+    [me, deadAfterMs],
+  );
+  return rows[0]?.executor_id ?? null;
+}
+
+export async function finishTakeover(pool: Pool, dead: string): Promise<void> {
+  await pool.query(`UPDATE ${S}.workers SET takeover_done = true WHERE executor_id = $1`, [dead]);
+}
+
+export interface WorkerRow {
+  readonly executor_id: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly age_ms: number;
+  readonly stopped: boolean;
+  readonly taken_over_by: string | null;
+}
+
+export async function listWorkers(pool: Pool): Promise<WorkerRow[]> {
+  const { rows } = await pool.query<WorkerRow>(
+    `SELECT executor_id, host, pid, (EXTRACT(EPOCH FROM now() - heartbeat_at) * 1000)::float8 AS age_ms,
+       stopped_at IS NOT NULL AS stopped, taken_over_by
+     FROM ${S}.workers ORDER BY executor_id`,
+  );
+  return rows;
+}
