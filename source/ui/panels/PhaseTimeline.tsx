@@ -3,6 +3,7 @@ import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
 import { fitTo, flatten, padStartTo } from '../format/text.js';
 import { duration } from '../format/time.js';
+import { gateOutcome } from '../format/wording.js';
 import type { GateNote, PhaseRow, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -94,15 +95,13 @@ function phaseDuration(phase: PhaseRow, nowMs: number): string {
 }
 
 function gateNote(note: GateNote): Segment[] {
-  // Nobody could answer (the terminal went away): no decision was taken, so none is shown.
-  if (note.by === 'nobody') return [text(`${note.gate}: nobody answered`, { tone: 'warn' })];
-  const by = note.by === 'human' ? '' : ` (${note.by})`;
-  if (note.decision === 'approve') return [text(`${note.gate} approved${by}`, { tone: 'ok' })];
-  if (note.decision === 'reject') return [text(`${note.gate} rejected${by}`, { tone: 'error' })];
-  return [
-    text(`${note.gate} answered${by}`, { tone: 'info' }),
-    text(`: ${flatten(note.answer ?? '', 200)}`, { dim: true }),
-  ];
+  // The log's words (format/wording.ts): nobody answering names no decision, Esc at a question
+  // is "declined", --yes is named.
+  const words = gateOutcome(note.gate, note.decision, note.by, note.gate);
+  if (note.by === 'nobody') return [text(words, { tone: 'warn' })];
+  if (note.decision === 'approve') return [text(words, { tone: 'ok' })];
+  if (note.decision === 'reject') return [text(words, { tone: 'error' })];
+  return [text(words, { tone: 'info' }), text(`: ${flatten(note.answer ?? '', 200)}`, { dim: true })];
 }
 
 export function PhaseTimeline(props: {

@@ -2,6 +2,7 @@ import type { AgentRole, EventType, StampedEvent, StampedEventOf } from '../../e
 import { usd } from '../format/money.js';
 import { displayLines, flatten } from '../format/text.js';
 import { duration } from '../format/time.js';
+import { gateOutcome } from '../format/wording.js';
 
 /**
  * The agent output panel's lines: what the agent printed, its tool calls (one readable line
@@ -80,11 +81,7 @@ const FORMATS: Formats = {
     ),
   ],
   'workflow.waiting': (e) => [line('warn', `usage limit: waiting until ${e.until} (${e.reason})`)],
-  'gate.resolved': (e) => [
-    e.by === 'nobody'
-      ? line('warn', `gate ${e.gate}: nobody could answer`)
-      : line('info', `gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`),
-  ],
+  'gate.resolved': (e) => [line(e.by === 'nobody' ? 'warn' : 'info', gateOutcome(e.gate, e.decision, e.by))],
   'task.proposed': (e) => [line('info', `task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${e.intent}`)],
   'judge.finished': (e) => [
     line(e.code ? 'error' : 'info', `judge: ${e.blast_radius_line}${e.code ? ` → ${e.code}` : ', scope ok'}`),
