@@ -20,6 +20,7 @@ import { initWorkspace } from '../workspace/init-workspace.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { clearAbortRequest } from './abort-request.js';
 import { WorkflowContext, type WorkflowOptions } from './context.js';
+import { lastRejection } from './gate-feedback.js';
 import { askGate } from './phase-helpers.js';
 import { branchSlug, type Prd, readPrd } from './prd.js';
 import { workflowPrerequisites } from './prerequisites.js';
@@ -315,10 +316,17 @@ async function startFresh(
     base_branch: baseBranch,
     feature_branch: feature,
     base_commit: baseCommit,
+    // A specification rejected with a reason: the new workflow's spec agent reads why (issue 16 item 5).
+    gate_decisions: carriedRejection(previous),
   };
   // IDLE until the run announces itself; then seed 002 §8's `start` moves it to SPECIFICATION.
   await writeWorkflow(setup.paths, workflow);
   return { ok: true, ctx: new WorkflowContext(setup, options, workflow, prd, runner), resumedFrom: null };
+}
+
+function carriedRejection(previous: WorkflowFile | null): WorkflowFile['gate_decisions'] {
+  const rejected = previous?.state === 'REJECTED' ? lastRejection(previous, 'spec') : null;
+  return rejected ? [rejected] : [];
 }
 
 /** `relais init` without force: what it could not do, or null. */
