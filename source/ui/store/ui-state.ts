@@ -1,4 +1,5 @@
 import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
+import type { GateDocument } from '../../engine/gates.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
 import { flatten } from '../format/text.js';
@@ -120,6 +121,8 @@ export interface GateModel {
   readonly title: string;
   readonly lines: readonly string[];
   readonly answer: 'yes_no' | 'text';
+  /** What is being approved, in full (SPEC.md, TASKS.md, QA_REPORT.md, the diff): `v` opens them. */
+  readonly documents?: readonly GateDocument[];
 }
 
 export interface WaitModel {
@@ -187,6 +190,14 @@ export interface ResultModel {
   readonly lines: readonly string[];
 }
 
+/**
+ * What covers the panels for a while: the `?` list of keys, or a gate's document in the viewer
+ * (`top`: the first wrapped row shown).
+ */
+export type Overlay =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'document'; readonly index: number; readonly top: number };
+
 /** Key-driven state: what the footer offers and what a key means right now. */
 export interface InteractionModel {
   /** `a` was pressed once: the next `y` or `a` aborts, `n` or Esc cancels. */
@@ -204,6 +215,12 @@ export interface InteractionModel {
   readonly draft: string;
   /** A one-line hint after a key that does nothing now ("q works once the run is over"). */
   readonly hint: string | null;
+  readonly overlay: Overlay | null;
+  /**
+   * `n` was pressed at a yes/no gate: the human types an optional reason (in `draft`); Enter
+   * rejects, Esc goes back to the question (issue 16 item 5).
+   */
+  readonly rejecting: boolean;
 }
 
 export interface UiState {
@@ -292,6 +309,8 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       over: false,
       draft: '',
       hint: null,
+      overlay: null,
+      rejecting: false,
     },
   };
 }
