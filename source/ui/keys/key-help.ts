@@ -37,7 +37,10 @@ export function contextKeys(state: UiState): KeyHelp[] {
         ? [
             { keys: ['Tab', '→', 'l'], label: 'next document' },
             { keys: ['←', 'h'], label: 'previous document' },
-            { keys: [`1-${count}`], label: 'pick a document' },
+            {
+              keys: Array.from({ length: Math.min(9, count) }, (_, i) => String(i + 1)),
+              label: 'pick a document by its number',
+            },
           ]
         : []),
       { keys: ['Esc', 'q', 'v'], label: 'close the viewer (back to the question)' },
