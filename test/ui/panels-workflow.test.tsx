@@ -160,12 +160,16 @@ describe('PhaseTimeline', () => {
     expect(lineWith(frame, 'earlier notes').indexOf('└')).toBe(lineWith(frame, 'round 14').indexOf('└'));
   });
 
-  test('too many rows for its height: the last row says how many more', () => {
-    const s = new Script().emit([workflowStarted, enter('SPECIFICATION')]);
+  test('fewer rows than phases: every phase shows in its compact form (issue 16 item 4)', () => {
+    const s = new Script().emit([workflowStarted, enter('SPECIFICATION'), enter('AWAITING_SPEC_VALIDATION')]);
     const view = renderPanel(<PhaseTimeline state={s.state} width={50} height={5} />);
     const frame = view.frame();
     expect(frame.split('\n')).toHaveLength(5);
-    expect(frame).toContain('… 4 more');
+    // Six phases on two rows of 46 columns, each with its state: done, waiting, pending.
+    expect(frame).toMatch(/✓ spec\s/);
+    expect(frame).toContain('spec gate');
+    for (const name of ['build', 'QA', 'QA gate', 'PR']) expect(frame).toContain(`○ ${name}`);
+    expect(frame).not.toContain('more');
   });
 });
 

@@ -1,7 +1,7 @@
 import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
-import { fitTo, flatten, padStartTo } from '../format/text.js';
+import { fitTo, flatten, padStartTo, widthOf } from '../format/text.js';
 import { duration } from '../format/time.js';
 import { gateOutcome } from '../format/wording.js';
 import type { GateNote, PhaseRow, UiState } from '../store/ui-state.js';
@@ -18,11 +18,8 @@ export function phaseRows(state: UiState, width: number, height = Number.POSITIV
   const end = endRow(state);
   const fixed = state.phases.length + (end ? 1 : 0);
   const notes = state.phases.reduce((n, phase) => n + phase.gates.length, 0);
-  if (fixed > height)
-    return clipRows(
-      [...state.phases.map((p) => phaseRow(p, state, nameWidth)), ...(end ? [end] : [])],
-      height,
-    );
+  // Too few rows for one phase a row (80×24): every phase on a line or two, short names.
+  if (fixed > height) return compactPhaseRows(state, width, height);
   const room = height - fixed;
   // One row says how many were left out, when some are.
   const hidden = notes <= room ? 0 : room === 0 ? notes : notes - (room - 1);
@@ -44,7 +41,7 @@ export function phaseRows(state: UiState, width: number, height = Number.POSITIV
 function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
   const label =
     phase.state === 'IMPLEMENTATION' && phase.status === 'running' && state.tickPhase
-      ? `${phase.state} · ${state.tickPhase}`
+      ? `${phase.state} · step ${state.tickPhase}`
       : phase.state;
   return [
     glyphOf(phase),
@@ -52,6 +49,43 @@ function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
     text(fitTo(label, nameWidth), { dim: phase.status === 'pending', bold: isCurrent(phase) }),
     text(padStartTo(phaseDuration(phase, state.nowMs), 8), { dim: true }),
   ];
+}
+
+const SHORT_NAMES: Record<string, string> = {
+  PLANNING: 'plan',
+  SPECIFICATION: 'spec',
+  AWAITING_SPEC_VALIDATION: 'spec gate',
+  IMPLEMENTATION: 'build',
+  QA: 'QA',
+  AWAITING_QA_VALIDATION: 'QA gate',
+  PR: 'PR',
+};
+
+/** Each phase as `glyph name`, packed into as few rows as the width allows; the end last. */
+export function compactPhaseRows(state: UiState, width: number, height: number): Row[] {
+  const items: Row[] = state.phases.map((phase) => [
+    glyphOf(phase),
+    text(` ${SHORT_NAMES[phase.state] ?? phase.state}`, {
+      dim: phase.status === 'pending',
+      bold: isCurrent(phase),
+    }),
+  ]);
+  const end = endRow(state);
+  if (end) items.push(end);
+  const rows: Segment[][] = [];
+  let used = 0;
+  for (const item of items) {
+    const w = item.reduce((sum, seg) => sum + ('text' in seg ? widthOf(seg.text) : 1), 0);
+    const current = rows.at(-1);
+    if (current && used + 2 + w <= width) {
+      current.push(text('  '), ...item);
+      used += 2 + w;
+    } else {
+      rows.push([...item]);
+      used = w;
+    }
+  }
+  return clipRows(rows, height);
 }
 
 function endRow(state: UiState): Row | null {
