@@ -86,7 +86,8 @@ export function taskRowsIn(state: UiState, width: number, height: number): Row[]
   if (rows.length <= height) return rows;
   const tasks = state.tasks;
   const current = tasks.findIndex((t) => t.status === 'in_progress');
-  const from = current >= 0 ? current : Math.max(0, tasks.findIndex((t) => t.verdict !== 'verified'));
+  const unverified = tasks.findIndex((t) => t.verdict !== 'verified');
+  const from = current >= 0 ? current : Math.max(0, unverified);
   const start = Math.min(from, Math.max(0, rows.length - height));
   return clipRows(rows.slice(start), height, 'more tasks');
 }
