@@ -1,3 +1,4 @@
+import { sandboxWords } from '../format/sandbox.js';
 import { duration } from '../format/time.js';
 import { tickHeadline, tickStepLabel } from '../format/wording.js';
 import type { ResultModel, UiState } from './ui-state.js';
@@ -50,6 +51,7 @@ export function finalResult(state: UiState): ResultModel | null {
     headline: tickHeadline(last.verdict, last.code),
     lines: [
       last.blastLine,
+      ...(last.sandbox ? [sandboxWords(last.sandbox)] : []),
       ...(last.detail ? [last.detail] : []),
       ...(last.verdict === 'success' ? [] : [`Fix: ${last.remediation}`]),
       ...(last.reportPath ? [`Report: ${last.reportPath}`] : []),

@@ -2,6 +2,7 @@ import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
 import type { GateDocument } from '../../engine/gates.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
+import type { SandboxShown } from '../format/sandbox.js';
 import { flatten } from '../format/text.js';
 
 /**
@@ -90,6 +91,8 @@ export interface BlastModel {
   readonly violations: readonly string[];
   readonly touchedPaths: readonly string[];
   readonly touchedTotal: number;
+  /** The sandbox the judged agent ran in; null when the engine did not say. */
+  readonly sandbox?: SandboxShown | null;
 }
 
 export type VerifyStatus = 'running' | 'passed' | 'failed' | 'timed_out';
@@ -181,6 +184,8 @@ export interface TickOutcome {
   readonly blastLine: string;
   readonly commit: string | null;
   readonly reportPath: string | null;
+  /** The sandbox the tick ran in; null when the engine did not say. */
+  readonly sandbox?: SandboxShown | null;
 }
 
 /** The end of the work as the engine announced it (run.finished, loop.finished, tick.finished). */
