@@ -57,7 +57,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       (s) => s.includes('Approve the specification and tasks?'),
       'the spec gate',
     );
-    expect(atSpecGate).toContain('plan answered: 1: keep them as they are');
+    expect(atSpecGate).toContain('plan: answered: 1: keep them as they are');
     expect(tmux.alternateScreen()).toBe(true);
     for (const panel of PANELS) expect(atSpecGate).toContain(panel);
     expect(atSpecGate).toContain('specs/TASKS.md (2 tasks)');
@@ -82,7 +82,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       (s) => s.includes('Workflow COMPLETED') && s.includes('q  quit'),
       'the result',
     );
-    expect(done).toContain('qa approved');
+    expect(done).toContain('qa: approved');
     expect(tmux.alternateScreen()).toBe(true);
     tmux.keys('q');
 

@@ -144,10 +144,12 @@ function panelWants(
 ): Slot<PanelId>[] {
   // Compact: a panel wants its one-row form (the panels render what fits in the rows they get).
   const framed = (rows: number) => (compact ? 3 : rows + 2);
+  // What a decision or the end needs is never compacted.
+  const full = (rows: number) => rows + 2;
   const slots: Slot<PanelId>[] = [];
   const result = finalResult(state);
   if (result)
-    slots.push({ id: 'result', min: 3, want: Math.min(8, framed(resultRows(result).length)), priority: 0 });
+    slots.push({ id: 'result', min: 3, want: Math.min(8, full(resultRows(result).length)), priority: 0 });
   if (state.gate && !state.interaction.over) {
     const want = framed(
       gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting),

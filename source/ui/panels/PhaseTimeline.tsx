@@ -4,6 +4,7 @@ import { clipRows, type Row, type Segment, spinner, text } from '../components/r
 import { fitTo, flatten, padStartTo, widthOf } from '../format/text.js';
 import { duration } from '../format/time.js';
 import { gateOutcome } from '../format/wording.js';
+import { nothingRuns, workIsOver } from '../store/selectors.js';
 import type { GateNote, PhaseRow, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -44,7 +45,7 @@ function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
       ? `${phase.state} · step ${state.tickPhase}`
       : phase.state;
   return [
-    glyphOf(phase),
+    glyphOf(phase, state),
     text(' '),
     text(fitTo(label, nameWidth), { dim: phase.status === 'pending', bold: isCurrent(phase) }),
     text(padStartTo(phaseDuration(phase, state.nowMs), 8), { dim: true }),
@@ -64,7 +65,7 @@ const SHORT_NAMES: Record<string, string> = {
 /** Each phase as `glyph name`, packed into as few rows as the width allows; the end last. */
 export function compactPhaseRows(state: UiState, width: number, height: number): Row[] {
   const items: Row[] = state.phases.map((phase) => [
-    glyphOf(phase),
+    glyphOf(phase, state),
     text(` ${SHORT_NAMES[phase.state] ?? phase.state}`, {
       dim: phase.status === 'pending',
       bold: isCurrent(phase),
@@ -104,10 +105,13 @@ function endRow(state: UiState): Row | null {
 
 const isCurrent = (phase: PhaseRow) => phase.status === 'running' || phase.status === 'waiting';
 
-function glyphOf(phase: PhaseRow): Segment {
+function glyphOf(phase: PhaseRow, state: UiState): Segment {
   switch (phase.status) {
     case 'running':
-      return spinner('accent');
+      // At a gate the phase waits for a human: nothing turns (issue 16 item 10: an idle screen
+      // is not redrawn ten times a second), and once the work is over nothing runs at all.
+      if (state.gate && !workIsOver(state)) return text(GLYPH.waiting, { tone: 'gate', bold: true });
+      return nothingRuns(state) ? text(GLYPH.stopped, { dim: true }) : spinner('accent');
     case 'waiting':
       return text(GLYPH.waiting, { tone: 'gate', bold: true });
     case 'interrupted':
