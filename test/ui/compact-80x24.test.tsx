@@ -111,3 +111,30 @@ describe('80×24', () => {
     app.unmount();
   });
 });
+
+describe('80×24 at a gate', () => {
+  test('the gate keeps its question, its documents line and its keys', async () => {
+    const s = implementing();
+    s.store.flush();
+    const app = renderApp(s.store, { columns: 80, rows: 24 });
+    const answer = app.controller.gates.ask(
+      {
+        gate: 'spec',
+        title: 'Approve the specification and tasks?',
+        lines: ['Files generated:', '  - specs/SPEC.md', '  - specs/TASKS.md (3 tasks)', '    1. Parse'],
+        answer: 'yes_no',
+        documents: [{ name: 'specs/SPEC.md', text: '# Spec' }],
+      },
+      new AbortController().signal,
+    );
+    await app.waitFor('Approve the specification and tasks?');
+    const frame = app.frame();
+    const lines = frame.split('\n');
+    expect(lines.some((l) => /^│ +v +read in full: specs\/SPEC\.md +│$/.test(l))).toBe(true);
+    expect(lines.some((l) => /^│ +y +approve +n +reject +│$/.test(l))).toBe(true);
+    expect(frame).toContain('Files generated:');
+    app.press('y');
+    await expect(answer).resolves.toEqual({ decision: 'approve', by: 'human' });
+    app.unmount();
+  });
+});

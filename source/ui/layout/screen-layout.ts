@@ -151,9 +151,7 @@ function panelWants(
   if (result)
     slots.push({ id: 'result', min: 3, want: Math.min(8, full(resultRows(result).length)), priority: 0 });
   if (state.gate && !state.interaction.over) {
-    const want = framed(
-      gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting),
-    );
+    const want = full(gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting));
     const cap = Math.max(6, Math.floor(bodyHeight * 0.6));
     // On a small screen the question (the frame's title) and its keys are what must show: down to
     // 4 rows, so a gate never disappears behind the output.
