@@ -40,7 +40,11 @@ describe('a gate at 80×24 (tmux)', () => {
       `cd ${project.root} && node ${CLI} start; echo "START_EXIT=$?"; read -r _`,
       interactive({ ...project.env, CI: undefined, CONTINUOUS_INTEGRATION: undefined, IS_SANDBOX: '1' }),
     );
-    const atGate = await tmux.waitFor((s) => s.includes('Approve the specification'), 'the spec gate');
+    // The footer is drawn last: with it on screen the whole frame is.
+    const atGate = await tmux.waitFor(
+      (s) => s.includes('Approve the specification') && /a\s+abort/.test(s),
+      'the spec gate',
+    );
     const header = atGate.split('\n')[0] ?? '';
     expect(header).toContain('AWAITING_SPEC_VALIDATION');
     expect(stopwatchOf(atGate)).not.toBeNull();
@@ -84,7 +88,7 @@ describe('a gate at 80×24 (tmux)', () => {
     await tmux.waitFor((s) => s.includes('say which locale▌'), 'the reason typed');
     tmux.keys('Enter');
     const end = await tmux.waitFor((s) => s.includes('REJECTED') && s.includes('q  quit'), 'the end');
-    expect(end).toContain('spec: rejected: say which locale');
+    expect(end).toContain('spec gate: rejected: say which locale');
     tmux.keys('q');
     const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
     expect(after).toContain('START_EXIT=1');

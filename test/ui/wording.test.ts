@@ -43,6 +43,16 @@ describe('wording', () => {
     for (const line of [...logged('plan', 'reject', 'nobody'), ...logged('spec', 'approve', 'auto')])
       expect(line).not.toMatch(/\((auto|nobody)\)/);
     expect(gateOutcome('qa', 'approve', 'human', 'qa')).toBe('qa: approved');
+    // A human's reason for a "no" is logged with it.
+    const withReason = outputLinesOf({
+      type: 'gate.resolved',
+      gate: 'qa',
+      decision: 'reject',
+      by: 'human',
+      answer: 'no tests for b.ts',
+      at: new Date(0).toISOString(),
+    });
+    expect(withReason.map((l) => l.text)).toEqual(['QA gate: rejected: no tests for b.ts']);
   });
 
   test('the header names the workflow phase, and the tick step in words of its own', () => {

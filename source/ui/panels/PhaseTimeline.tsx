@@ -138,7 +138,11 @@ function gateNote(note: GateNote): Segment[] {
   const words = gateOutcome(note.gate, note.decision, note.by, note.gate);
   if (note.by === 'nobody') return [text(words, { tone: 'warn' })];
   if (note.decision === 'approve') return [text(words, { tone: 'ok' })];
-  if (note.decision === 'reject') return [text(words, { tone: 'error' })];
+  if (note.decision === 'reject')
+    return [
+      text(words, { tone: 'error' }),
+      ...(note.answer ? [text(`: ${flatten(note.answer, 200)}`, { dim: true })] : []),
+    ];
   return [text(words, { tone: 'info' }), text(`: ${flatten(note.answer ?? '', 200)}`, { dim: true })];
 }
 

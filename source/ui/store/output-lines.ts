@@ -81,7 +81,13 @@ const FORMATS: Formats = {
     ),
   ],
   'workflow.waiting': (e) => [line('warn', `usage limit: waiting until ${e.until} (${e.reason})`)],
-  'gate.resolved': (e) => [line(e.by === 'nobody' ? 'warn' : 'info', gateOutcome(e.gate, e.decision, e.by))],
+  // The words that came with the decision: a typed answer, or why a human rejected.
+  'gate.resolved': (e) => [
+    line(
+      e.by === 'nobody' ? 'warn' : 'info',
+      `${gateOutcome(e.gate, e.decision, e.by)}${e.answer && e.by === 'human' ? `: ${e.answer}` : ''}`,
+    ),
+  ],
   'task.proposed': (e) => [line('info', `task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${e.intent}`)],
   'judge.finished': (e) => [
     line(e.code ? 'error' : 'info', `judge: ${e.blast_radius_line}${e.code ? ` → ${e.code}` : ', scope ok'}`),
