@@ -4,6 +4,7 @@ import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
 import type { SandboxShown } from '../format/sandbox.js';
 import { flatten } from '../format/text.js';
+import { type LanesModel, NO_LANES } from './reduce-lanes.js';
 
 /**
  * Everything the panels show, derived from engine events only. Plain immutable data: the reducer
@@ -257,6 +258,8 @@ export interface UiState {
   readonly lastTick: TickOutcome | null;
   readonly result: ResultModel | null;
   readonly interaction: InteractionModel;
+  /** Parallel lanes and the merge queue (issue 19); empty with one lane. */
+  readonly lanes: LanesModel;
 }
 
 /** How many finished ticks and verification rows are kept (the panels show the last few). */
@@ -317,5 +320,6 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       overlay: null,
       rejecting: false,
     },
+    lanes: NO_LANES,
   };
 }
