@@ -11,6 +11,17 @@ export interface GateRequest {
   /** What is being approved: task titles, the QA summary, the agent's question. */
   readonly lines: string[];
   readonly answer: 'yes_no' | 'text';
+  /**
+   * What the human reads before deciding, in full (SPEC.md, TASKS.md, QA_REPORT.md, the branch's
+   * diff): the app opens them in a viewer. Front ends that cannot show them ignore them.
+   */
+  readonly documents?: readonly GateDocument[];
+}
+
+export interface GateDocument {
+  /** The file's path in the project, or what it is ("branch diff"). */
+  readonly name: string;
+  readonly text: string;
 }
 
 export interface GateAnswer {
@@ -18,6 +29,11 @@ export interface GateAnswer {
   readonly by: 'human' | 'auto' | 'nobody';
   /** The text the human typed, for `answer: 'text'` gates. */
   readonly text?: string;
+  /**
+   * Why a human rejected a yes/no gate (optional): recorded with the decision and handed to the
+   * agent on the next attempt.
+   */
+  readonly reason?: string;
 }
 
 export interface GatePort {

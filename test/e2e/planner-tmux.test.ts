@@ -78,8 +78,11 @@ describe('the planner on a real terminal (tmux)', () => {
       (s) => s.includes('Approve the specification and tasks?'),
       'the spec gate',
     );
-    expect(atSpec).toContain('plan answered: proceed');
+    expect(atSpec).toContain('plan: answered: proceed');
+    // n asks why (optional); Enter rejects without a reason.
     tmux.keys('n');
+    await tmux.waitFor((s) => s.includes('Why do you reject?'), 'the reason prompt');
+    tmux.keys('Enter');
     await tmux.waitFor((s) => s.includes('q  quit') && s.includes('REJECTED'), 'the end');
     tmux.keys('q');
     const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');

@@ -57,7 +57,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       (s) => s.includes('Approve the specification and tasks?'),
       'the spec gate',
     );
-    expect(atSpecGate).toContain('plan answered: 1: keep them as they are');
+    expect(atSpecGate).toContain('plan: answered: 1: keep them as they are');
     expect(tmux.alternateScreen()).toBe(true);
     for (const panel of PANELS) expect(atSpecGate).toContain(panel);
     expect(atSpecGate).toContain('specs/TASKS.md (2 tasks)');
@@ -71,7 +71,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       // Two judged ticks and the QA agent: on a loaded 2-core machine this takes over a minute.
       120_000,
     );
-    expect(atQaGate).toContain('spec approved');
+    expect(atQaGate).toContain('spec: approved');
     // The task list shows what the runner verified, apart from what the agent claimed.
     // An agent's claim is ◐: only the runner's verdict is a ✓ (issue 16 item 1).
     expect(atQaGate).toMatch(/1 Trim and collapse spaces\s+agent ◐ runner ✓/);
@@ -82,7 +82,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       (s) => s.includes('Workflow COMPLETED') && s.includes('q  quit'),
       'the result',
     );
-    expect(done).toContain('qa approved');
+    expect(done).toContain('qa: approved');
     expect(tmux.alternateScreen()).toBe(true);
     tmux.keys('q');
 

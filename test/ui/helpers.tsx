@@ -216,6 +216,8 @@ export function renderApp(
 export const NO_KEY: KeyInfo = {
   upArrow: false,
   downArrow: false,
+  leftArrow: false,
+  rightArrow: false,
   pageUp: false,
   pageDown: false,
   home: false,
@@ -246,6 +248,9 @@ export const KEY = {
   pageDown: '\u001b[6~',
   up: '\u001b[A',
   down: '\u001b[B',
+  right: '\u001b[C',
+  left: '\u001b[D',
+  tab: '\t',
   home: '\u001b[H',
   end: '\u001b[F',
 } as const;

@@ -33,7 +33,8 @@ describe('key map (pure)', () => {
 
   test('y/n answer a yes/no gate, and mean nothing without one', () => {
     expect(keyAction(withState(yesNo), 'y', NO_KEY)).toEqual({ type: 'gate', decision: 'approve' });
-    expect(keyAction(withState(yesNo), 'n', NO_KEY)).toEqual({ type: 'gate', decision: 'reject' });
+    // n asks why first (issue 16 item 5); the reject is sent from there.
+    expect(keyAction(withState(yesNo), 'n', NO_KEY)).toEqual({ type: 'reject_ask' });
     expect(keyAction(withState({}), 'y', NO_KEY)).toEqual({ type: 'none' });
   });
 
@@ -109,7 +110,26 @@ describe('keys in the app answer the gate port', () => {
       signal,
     );
     app.press('n');
-    await expect(second).resolves.toEqual({ decision: 'reject', by: 'human' });
+    await app.waitFor('Why do you reject?');
+    // Esc goes back to the question: nothing was rejected.
+    app.press(KEY.escape);
+    await app.waitFor((f) => !f.includes('Why do you reject?'), 'the question again');
+    expect(app.frame()).toContain('Approve the QA report?');
+    app.press('n');
+    await app.waitFor('Why do you reject?');
+    for (const key of [...'no tests', KEY.backspace, 's']) app.press(key);
+    await app.waitFor('no tests▌');
+    app.press(KEY.enter);
+    await expect(second).resolves.toEqual({ decision: 'reject', by: 'human', reason: 'no tests' });
+    await app.waitFor((f) => !f.includes('Approve the QA report?'), 'the gate closed');
+
+    // A reject without a reason is still a reject, with nothing recorded as its reason.
+    const third = app.controller.gates.ask({ ...specGate, gate: 'qa', title: 'Approve again?' }, signal);
+    await app.waitFor('Approve again?');
+    app.press('n');
+    await app.waitFor('Why do you reject?');
+    app.press(KEY.enter);
+    await expect(third).resolves.toEqual({ decision: 'reject', by: 'human' });
     app.unmount();
   });
 

@@ -140,7 +140,7 @@ describe('the loop app', () => {
       expect(frame).toContain(title);
     expect(frame).toContain('▸ Edit src/parser.ts');
     expect(frame).toContain('relais');
-    expect(frame).toContain('tick 1 · ORCHESTRATE');
+    expect(frame).toContain('tick 1, step ORCHESTRATE');
     s.emit([
       loopTick(1, 'success', 'SUCCESS'),
       {

@@ -91,7 +91,7 @@ describe('PhaseTimeline', () => {
     const frame = view.frame();
     expect(lineWith(frame, 'SPECIFICATION ')).toMatch(/✓ SPECIFICATION\s+1m02s/);
     expect(lineWith(frame, 'AWAITING_SPEC')).toMatch(/✓ AWAITING_SPEC_VALIDATION\s+12s/);
-    expect(frame).toContain('└ spec approved');
+    expect(frame).toContain('└ spec: approved');
     expect(lineWith(frame, 'IMPLEMENTATION')).toMatch(/⠿ IMPLEMENTATION\s+2m10s/);
     expect(lineWith(frame, ' QA ')).toContain('○ QA');
     expect(frame).toContain('2/6');
@@ -119,7 +119,7 @@ describe('PhaseTimeline', () => {
       { type: 'gate.resolved', gate: 'spec', decision: 'reject', by: 'nobody', answer: null },
     ]);
     const frame = renderPanel(<PhaseTimeline state={s.state} width={50} height={12} />).frame();
-    expect(frame).toContain('└ spec: nobody answered');
+    expect(frame).toContain('└ spec: nobody could answer');
     expect(frame).not.toContain('rejected');
     const line = outputLinesOf({
       type: 'gate.resolved',
@@ -129,7 +129,7 @@ describe('PhaseTimeline', () => {
       answer: null,
       at: new Date(0).toISOString(),
     });
-    expect(line.map((l) => l.text)).toEqual(['gate spec: nobody could answer']);
+    expect(line.map((l) => l.text)).toEqual(['spec gate: nobody could answer']);
   });
 
   test('many plan-gate notes: the phases and the end stay, the oldest notes go first', () => {
@@ -153,19 +153,23 @@ describe('PhaseTimeline', () => {
       expect(frame).toContain(phase);
     expect(frame).toContain('✗ FAILED · aborted');
     expect(frame).toContain('… 13 earlier notes');
-    expect(frame).toContain('plan answered: round 14');
-    expect(frame).toContain('plan answered: round 15');
-    expect(frame).toContain('spec approved');
+    expect(frame).toContain('plan: answered: round 14');
+    expect(frame).toContain('plan: answered: round 15');
+    expect(frame).toContain('spec: approved');
     expect(frame).not.toContain('round 13');
     expect(lineWith(frame, 'earlier notes').indexOf('└')).toBe(lineWith(frame, 'round 14').indexOf('└'));
   });
 
-  test('too many rows for its height: the last row says how many more', () => {
-    const s = new Script().emit([workflowStarted, enter('SPECIFICATION')]);
+  test('fewer rows than phases: every phase shows in its compact form (issue 16 item 4)', () => {
+    const s = new Script().emit([workflowStarted, enter('SPECIFICATION'), enter('AWAITING_SPEC_VALIDATION')]);
     const view = renderPanel(<PhaseTimeline state={s.state} width={50} height={5} />);
     const frame = view.frame();
     expect(frame.split('\n')).toHaveLength(5);
-    expect(frame).toContain('… 4 more');
+    // Six phases on two rows of 46 columns, each with its state: done, waiting, pending.
+    expect(frame).toMatch(/✓ spec\s/);
+    expect(frame).toContain('spec gate');
+    for (const name of ['build', 'QA', 'QA gate', 'PR']) expect(frame).toContain(`○ ${name}`);
+    expect(frame).not.toContain('more');
   });
 });
 

@@ -376,7 +376,7 @@ describe('loop view', () => {
         mode: 'claude_code',
       });
     expect(s.state.runningTick).toMatchObject({ tick: 1, phase: 'BUILD' });
-    expect(phaseLabel(s.state)).toBe('tick 1 · BUILD');
+    expect(phaseLabel(s.state)).toBe('tick 1, step BUILD');
     expect(s.state.proposed?.taskId).toBe('T-1');
     s.emit({
       type: 'ledger.updated',

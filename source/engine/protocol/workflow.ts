@@ -126,6 +126,8 @@ export const gateDecisionSchema = z.strictObject({
   decision: z.enum(['approve', 'reject', 'answer', 'unanswered']),
   at: z.iso.datetime(),
   by: z.enum(['human', 'auto', 'nobody']),
+  /** Why a human rejected (optional; issue 16 item 5): handed to the agent's next attempt. */
+  reason: z.string().max(2000).optional(),
 });
 
 /**

@@ -6,6 +6,7 @@ import { PACKAGE_ROOT } from '../workspace/package-assets.js';
 import { runAgentStep, type StepOutcome } from './agent-step.js';
 import type { BreakerPhase, PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
+import { rejectionNote } from './gate-feedback.js';
 import { type JudgedRun, judgedAgentRun, type PhaseScope } from './judged-run.js';
 import { answerQuestion, judgedFailure, phaseSignal, unfinished } from './phase-helpers.js';
 import type { PlanTask } from './tasks-file.js';
@@ -53,10 +54,14 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
   // The agent's process group goes to the crash record, so a resume after kill -9 can end it.
   let agentRecord: Promise<void> = Promise.resolve();
   try {
-    // An answer given before a crash or an interrupt still reaches the agent on resume.
-    let note: string | null = ctx.workflow.pending_answer
-      ? `The human answered your earlier question: ${ctx.workflow.pending_answer}`
-      : null;
+    // An answer given before a crash or an interrupt still reaches the agent on resume, and so
+    // does a human's reason for rejecting this phase's work at its gate.
+    let note: string | null = joinNotes(
+      rejectionNote(ctx.workflow, spec.phase),
+      ctx.workflow.pending_answer
+        ? `The human answered your earlier question: ${ctx.workflow.pending_answer}`
+        : null,
+    );
     const run = await judgedAgentRun(ctx, spec.scope, spec.commitMessage, async (): Promise<StepOutcome> => {
       let costSoFar = 0;
       for (;;) {

@@ -1,6 +1,7 @@
 import { recordSpecGate } from '../planner/prd-session.js';
 import { announceBranchBlast, measureBranchBlast } from './branch-blast.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
+import { branchDiffDocument, fileDocument } from './gate-documents.js';
 import { askGate, QA_FILE, SPEC_FILE, stopped, TASKS_FILE } from './phase-helpers.js';
 import { qaSummary } from './qa-phase.js';
 
@@ -20,7 +21,17 @@ export async function specGate(ctx: WorkflowContext): Promise<PhaseResult> {
     ...tasks.slice(0, 40).map((t) => `    ${t.number}. ${t.title}`),
     ...(tasks.length > 40 ? [`    … and ${tasks.length - 40} more`] : []),
   ];
-  const reply = await askGate(ctx, 'spec', 'Approve the specification and tasks?', lines, 'yes_no');
+  // What is approved, in full: the app opens these in its viewer (issue 16 item 5).
+  const documents = [await fileDocument(ctx, SPEC_FILE), await fileDocument(ctx, TASKS_FILE)];
+  const reply = await askGate(
+    ctx,
+    'spec',
+    'Approve the specification and tasks?',
+    lines,
+    'yes_no',
+    null,
+    documents,
+  );
   if (ctx.options.signal.aborted) return stopped(ctx);
   // Seed 004's primary metric: did the spec built on the planning pass the first gate?
   // Only a human's verdict counts (not --yes, not nobody at the terminal).
@@ -39,11 +50,22 @@ export async function qaGate(ctx: WorkflowContext): Promise<PhaseResult> {
   const lines = [
     `QA report: ${QA_FILE}`,
     ...(summary.length > 0 ? summary.map((l) => `  ${l}`) : ['  (the report has no summary section)']),
+    // The summary may point at notes further down the report: say where the whole report is.
+    `The whole report (and the branch diff): ${QA_FILE}, git diff ${(ctx.workflow.base_commit ?? 'HEAD').slice(0, 12)} HEAD`,
     `Tasks verified by the runner: ${done}/${ctx.workflow.tasks.length}`,
     `The branch: ${branch.files.length} file(s), +${branch.blast.lines_added}/-${branch.blast.lines_deleted}`,
     'Approving opens the pull request.',
   ];
-  const reply = await askGate(ctx, 'qa', 'Approve the QA report and open the pull request?', lines, 'yes_no');
+  const documents = [await fileDocument(ctx, QA_FILE), await branchDiffDocument(ctx)];
+  const reply = await askGate(
+    ctx,
+    'qa',
+    'Approve the QA report and open the pull request?',
+    lines,
+    'yes_no',
+    null,
+    documents,
+  );
   if (ctx.options.signal.aborted) return stopped(ctx);
   if (reply.by === 'nobody') return unanswered('the QA report');
   return { kind: 'next', event: reply.decision === 'approve' ? 'approve' : 'reject' };

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GateKind } from '../events.js';
+import type { GateDocument } from '../gates.js';
 import type { GateDecision } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { StepOutcome } from './agent-step.js';
@@ -117,7 +118,12 @@ export interface GateReply {
   readonly decision: 'approve' | 'reject' | 'answer';
   readonly text: string | null;
   readonly by: 'human' | 'auto' | 'nobody';
+  /** Why a human rejected a yes/no gate, if they said. */
+  readonly reason: string | null;
 }
+
+/** The longest rejection reason kept (WORKFLOW.json keeps every gate decision). */
+export const MAX_REASON_CHARS = 2000;
 
 /**
  * Asks a yes/no or text gate. The circuit breaker is paused meanwhile (seed 002 §6.1, special
@@ -130,6 +136,7 @@ export async function askGate(
   lines: string[],
   answer: 'yes_no' | 'text',
   breaker: CircuitBreaker | null = null,
+  documents: readonly GateDocument[] = [],
 ): Promise<GateReply> {
   breaker?.pause();
   if (breaker) ctx.showBreaker(breaker);
@@ -139,7 +146,7 @@ export async function askGate(
   const previous = ctx.workflow.status;
   await ctx.update({ status: 'waiting' });
   ctx.bus.emit({ type: 'gate.requested', gate, title, lines, answer });
-  const reply = await ctx.options.gates.ask({ gate, title, lines, answer }, ctx.options.signal);
+  const reply = await ctx.options.gates.ask({ gate, title, lines, answer, documents }, ctx.options.signal);
   const text = reply.text?.trim() ? reply.text.trim() : null;
   const decision: GateReply['decision'] =
     answer === 'text' && reply.decision !== 'reject' && text
@@ -150,18 +157,24 @@ export async function askGate(
   // The port's "no" from nobody (no terminal, no --yes) decided nothing: the callers wait or stop
   // on `by`, and the record says `unanswered`, never a reject a PR body would show as a human's.
   const recorded: GateDecision['decision'] = reply.by === 'nobody' ? 'unanswered' : decision;
-  ctx.bus.emit({ type: 'gate.resolved', gate, decision, by: reply.by, answer: text });
+  // Only a human's "no" carries a reason (issue 16 item 5); it goes to the agent's next attempt.
+  const reason =
+    decision === 'reject' && reply.by === 'human' && reply.reason?.trim()
+      ? reply.reason.trim().slice(0, MAX_REASON_CHARS)
+      : null;
+  // A rejection's reason travels as the decision's words, like a typed answer.
+  ctx.bus.emit({ type: 'gate.resolved', gate, decision, by: reply.by, answer: text ?? reason });
   await ctx.update({
     status: previous === 'waiting' ? 'running' : previous,
     gate_decisions: [
       ...ctx.workflow.gate_decisions,
-      { gate, decision: recorded, at: ctx.now().toISOString(), by: reply.by },
+      { gate, decision: recorded, at: ctx.now().toISOString(), by: reply.by, ...(reason ? { reason } : {}) },
     ].slice(-100),
   });
   breaker?.resume();
   if (breaker) ctx.showBreaker(breaker);
   phase?.resume();
-  return { decision, text, by: reply.by };
+  return { decision, text, by: reply.by, reason };
 }
 
 /**

@@ -20,6 +20,7 @@ import { initWorkspace } from '../workspace/init-workspace.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { clearAbortRequest } from './abort-request.js';
 import { WorkflowContext, type WorkflowOptions } from './context.js';
+import { lastRejection } from './gate-feedback.js';
 import { issuePrd } from './issue-prd.js';
 import { askGate } from './phase-helpers.js';
 import { branchSlug, type Prd, readPrd } from './prd.js';
@@ -331,6 +332,8 @@ async function startFresh(
     base_branch: baseBranch,
     feature_branch: feature,
     base_commit: baseCommit,
+    // A specification rejected with a reason: the new workflow's spec agent reads why (issue 16 item 5).
+    gate_decisions: carriedRejection(previous),
   };
   const ctx = new WorkflowContext(setup, options, workflow, prd, runner);
   ctx.workflow = { ...workflow, phases: ctx.withPhaseCaps() };
@@ -379,6 +382,11 @@ function issueMismatch(
     `"${previous.prd_title}" started from ${from(previous.issue)}, so it cannot be resumed from ${from(asked)}`,
     `Resume it with ralphy start${previous.issue === null ? ' (without --issue)' : ` --issue ${previous.issue}`}, or move ${relDir}/WORKFLOW.json aside to start a new workflow from ${from(asked)}.`,
   );
+}
+
+function carriedRejection(previous: WorkflowFile | null): WorkflowFile['gate_decisions'] {
+  const rejected = previous?.state === 'REJECTED' ? lastRejection(previous, 'spec') : null;
+  return rejected ? [rejected] : [];
 }
 
 /** `relais init` without force: what it could not do, or null. */

@@ -5,6 +5,7 @@ import { screenLayout } from '../layout/screen-layout.js';
 import type { UiStore } from '../store/create-store.js';
 import { COLOR_PALETTE, NO_COLOR_PALETTE } from '../theme.js';
 import { type UiOptions, UiOptionsContext } from '../ui-context.js';
+import { innerHeight, innerWidth } from './Frame.js';
 import { Screen } from './Screen.js';
 import { useSnapshot } from './use-snapshot.js';
 import { useTerminalSize } from './use-terminal-size.js';
@@ -28,9 +29,15 @@ export function App(props: AppProps) {
   const layout = screenLayout(snapshot.state, size.columns, size.rows);
   const pageRows = useRef(1);
   pageRows.current = layout.kind === 'panels' ? layout.outputRows : 1;
+  // The document viewer covers the body: its text area is the body's, inside the frame.
+  const viewer = useRef({ width: 1, height: 1 });
+  viewer.current =
+    layout.kind === 'panels'
+      ? { width: innerWidth(layout.columns), height: innerHeight(layout.bodyHeight) }
+      : { width: 1, height: 1 };
   const { isRawModeSupported } = useStdin();
   const onKey = useCallback<Parameters<typeof useInput>[0]>(
-    (input, key) => controller.handleKey(input, key, pageRows.current),
+    (input, key) => controller.handleKey(input, key, pageRows.current, viewer.current),
     [controller],
   );
   useInput(onKey, { isActive: isRawModeSupported });

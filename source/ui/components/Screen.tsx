@@ -5,9 +5,11 @@ import { AgentOutput } from '../panels/AgentOutput.js';
 import { BlastRadius } from '../panels/BlastRadius.js';
 import { BreakerPanel } from '../panels/BreakerPanel.js';
 import { CurrentTask } from '../panels/CurrentTask.js';
+import { DocumentViewer } from '../panels/DocumentViewer.js';
 import { Footer } from '../panels/Footer.js';
 import { GatePanel } from '../panels/GatePanel.js';
 import { Header } from '../panels/Header.js';
+import { HelpOverlay } from '../panels/HelpOverlay.js';
 import { Lanes } from '../panels/Lanes.js';
 import { Ledger } from '../panels/Ledger.js';
 import { PhaseTimeline } from '../panels/PhaseTimeline.js';
@@ -19,6 +21,7 @@ import { Verifications } from '../panels/Verifications.js';
 import { WaitCountdown } from '../panels/WaitCountdown.js';
 import type { UiSnapshot } from '../store/create-store.js';
 import { agentLabel, finalResult } from '../store/selectors.js';
+import type { UiState } from '../store/ui-state.js';
 
 /** Header, the panels where the layout put them, footer: exactly the layout's size. */
 export function Screen({
@@ -41,30 +44,55 @@ export function Screen({
   return (
     <Box flexDirection="column" width={layout.columns} height={layout.rows - 1} overflow="hidden">
       <Header state={state} width={layout.columns} />
-      <Box flexDirection="row" width={layout.columns} height={layout.bodyHeight} overflow="hidden">
-        {layout.stack.map((column) => (
-          <Box
-            key={column.name}
-            flexDirection="column"
-            width={column.width}
-            height={layout.bodyHeight}
-            flexShrink={0}
-          >
-            {column.panels.map((panel) => (
-              <Panel
-                key={panel.id}
-                id={panel.id}
-                snapshot={snapshot}
-                width={column.width}
-                height={panel.height}
-              />
-            ))}
-          </Box>
-        ))}
-      </Box>
+      {state.interaction.overlay ? (
+        <Overlay state={state} width={layout.columns} height={layout.bodyHeight} />
+      ) : (
+        <Box flexDirection="row" width={layout.columns} height={layout.bodyHeight} overflow="hidden">
+          {layout.stack.map((column) => (
+            <Box
+              key={column.name}
+              flexDirection="column"
+              width={column.width}
+              height={layout.bodyHeight}
+              flexShrink={0}
+            >
+              {column.panels.map((panel) => (
+                <Panel
+                  key={panel.id}
+                  id={panel.id}
+                  snapshot={snapshot}
+                  width={column.width}
+                  height={panel.height}
+                />
+              ))}
+            </Box>
+          ))}
+        </Box>
+      )}
       <Footer state={state} width={layout.columns} />
     </Box>
   );
+}
+
+/**
+ * What covers the panels (the header and footer stay): the `?` list of keys or a gate's document.
+ * The layout is untouched: closing the overlay shows the same panels again.
+ */
+function Overlay(props: { readonly state: UiState; readonly width: number; readonly height: number }) {
+  const overlay = props.state.interaction.overlay;
+  if (overlay?.kind === 'help')
+    return <HelpOverlay state={props.state} width={props.width} height={props.height} />;
+  if (overlay?.kind === 'document')
+    return (
+      <DocumentViewer
+        documents={props.state.gate?.documents ?? []}
+        index={overlay.index}
+        top={overlay.top}
+        width={props.width}
+        height={props.height}
+      />
+    );
+  return null;
 }
 
 function Panel(props: {

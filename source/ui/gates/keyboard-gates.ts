@@ -1,5 +1,6 @@
 import type { GateAnswer, GatePort, GateRequest } from '../../engine/gates.js';
 import type { UiStore } from '../store/create-store.js';
+import type { UiState } from '../store/ui-state.js';
 
 /**
  * The app's GatePort: the engine asks, the gate shows in the app, a key answers. Gates queue (the
@@ -61,7 +62,12 @@ export class KeyboardGates implements GatePort {
     if (index === 0) {
       const next = this.queue[0];
       if (next) this.show(next.request);
-      else this.store.interact((s) => ({ ...s, gate: null, interaction: { ...s.interaction, draft: '' } }));
+      else
+        this.store.interact((s) => ({
+          ...s,
+          gate: null,
+          interaction: { ...s.interaction, draft: '', rejecting: false, overlay: withoutDocument(s) },
+        }));
     }
     pending.resolve(answer);
   }
@@ -69,8 +75,19 @@ export class KeyboardGates implements GatePort {
   private show(request: GateRequest): void {
     this.store.interact((s) => ({
       ...s,
-      gate: { gate: request.gate, title: request.title, lines: [...request.lines], answer: request.answer },
-      interaction: { ...s.interaction, draft: '' },
+      gate: {
+        gate: request.gate,
+        title: request.title,
+        lines: [...request.lines],
+        answer: request.answer,
+        documents: [...(request.documents ?? [])],
+      },
+      interaction: { ...s.interaction, draft: '', rejecting: false, overlay: withoutDocument(s) },
     }));
   }
+}
+
+/** A document belongs to the gate it came with: it closes with it. */
+function withoutDocument(state: UiState): UiState['interaction']['overlay'] {
+  return state.interaction.overlay?.kind === 'document' ? null : state.interaction.overlay;
 }

@@ -1,7 +1,15 @@
 import type { Key } from 'ink';
 import { KeyboardGates } from '../gates/keyboard-gates.js';
+import { clampTop, documentRows } from '../panels/DocumentViewer.js';
 import type { UiStore } from '../store/create-store.js';
+import { scrolledTop } from '../store/scroll.js';
+import type { UiState } from '../store/ui-state.js';
 import { type KeyAction, keyAction } from './key-map.js';
+
+export interface ViewerBox {
+  readonly width: number;
+  readonly height: number;
+}
 
 /**
  * Turns keys into effects: gate answers, abort requests, scrolling, leaving. The one place that
@@ -10,7 +18,11 @@ import { type KeyAction, keyAction } from './key-map.js';
  */
 export interface UiController {
   readonly gates: KeyboardGates;
-  handleKey(input: string, key: Key, pageRows: number): void;
+  /**
+   * `pageRows`: the output's page (PgUp/PgDn); `viewer`: the document viewer's text area, to keep
+   * its scroll inside the document.
+   */
+  handleKey(input: string, key: Key, pageRows: number, viewer?: ViewerBox): void;
   /** The engine's work is over: `q` now leaves. */
   markOver(): void;
   /** Resolves when the human leaves (q, Esc or Ctrl-C once the work is over). */
@@ -51,7 +63,20 @@ export function createUiController(options: UiControllerOptions): UiController {
     options.onForceQuit();
   }
 
-  function apply(action: KeyAction, pageRows: number): void {
+  function scrollDocument(
+    state: UiState,
+    action: Extract<KeyAction, { type: 'document_scroll' }>,
+    box: ViewerBox,
+  ) {
+    const overlay = state.interaction.overlay;
+    const doc = overlay?.kind === 'document' ? state.gate?.documents?.[overlay.index] : undefined;
+    if (!doc || overlay?.kind !== 'document') return;
+    const total = documentRows(doc, box.width).length;
+    const top = clampTop(scrolledTop(overlay.top, action.command, box.height, total), total, box.height);
+    if (top !== overlay.top) store.setInteraction({ overlay: { ...overlay, top } });
+  }
+
+  function apply(action: KeyAction, pageRows: number, viewer: ViewerBox): void {
     switch (action.type) {
       case 'interrupt':
         interrupt('interrupt');
@@ -63,7 +88,23 @@ export function createUiController(options: UiControllerOptions): UiController {
         leave();
         break;
       case 'gate':
-        gates.answer({ decision: action.decision, by: 'human' });
+        gates.answer({
+          decision: action.decision,
+          by: 'human',
+          ...(action.reason?.trim() ? { reason: action.reason.trim() } : {}),
+        });
+        break;
+      case 'reject_ask':
+        store.setInteraction({ rejecting: true, draft: '' });
+        break;
+      case 'reject_cancel':
+        store.setInteraction({ rejecting: false, draft: '' });
+        break;
+      case 'overlay':
+        store.setInteraction({ overlay: action.overlay });
+        break;
+      case 'document_scroll':
+        scrollDocument(store.getSnapshot().state, action, viewer);
         break;
       case 'answer':
         gates.answer({ decision: 'answer', by: 'human', text: action.text });
@@ -91,12 +132,12 @@ export function createUiController(options: UiControllerOptions): UiController {
   return {
     gates,
     quit,
-    handleKey(input, key, pageRows) {
+    handleKey(input, key, pageRows, viewer = { width: 80, height: Math.max(1, pageRows) }) {
       const state = store.getSnapshot().state;
       const action = keyAction(state, input, key);
       // A hint answers the key just pressed; the next key clears it.
       if (state.interaction.hint !== null && action.type !== 'hint') store.setInteraction({ hint: null });
-      apply(action, pageRows);
+      apply(action, pageRows, viewer);
     },
     markOver() {
       store.setInteraction({ over: true, confirmingAbort: false, hint: null });

@@ -1,6 +1,6 @@
 import type { Key } from 'ink';
 import type { ScrollCommand } from '../store/scroll.js';
-import type { UiState } from '../store/ui-state.js';
+import type { Overlay, UiState } from '../store/ui-state.js';
 
 /**
  * What a key means right now, as data (pure, so every binding is tested without a terminal):
@@ -15,13 +15,22 @@ import type { UiState } from '../store/ui-state.js';
  *   Backspace deletes, Ctrl-U clears, Esc declines. Arrows and page keys still scroll.
  * - At the planner's question gate, Ctrl-P answers "proceed" (seed 004's proceed signal) whatever
  *   was typed: the planner goes on to the spec, assuming what is still open.
+ * - ?: the list of every key that works now (keys/key-help.ts); any key closes it.
+ * - At a gate with documents, v opens them in the viewer: ↑↓ PgUp PgDn Home End (and k j g G,
+ *   Space) scroll, Tab or →/← (l/h) or a digit picks a document, Esc, q or v closes.
+ * - n at a yes/no gate asks for an optional reason: typed like an answer, Enter rejects, Esc goes
+ *   back to the question (issue 16 item 5).
  */
 export type KeyAction =
   | { readonly type: 'none' }
   | { readonly type: 'hint'; readonly text: string }
   | { readonly type: 'interrupt' }
   | { readonly type: 'quit' }
-  | { readonly type: 'gate'; readonly decision: 'approve' | 'reject' }
+  | { readonly type: 'gate'; readonly decision: 'approve' | 'reject'; readonly reason?: string }
+  | { readonly type: 'reject_ask' }
+  | { readonly type: 'reject_cancel' }
+  | { readonly type: 'overlay'; readonly overlay: Overlay | null }
+  | { readonly type: 'document_scroll'; readonly command: ScrollCommand }
   | { readonly type: 'answer'; readonly text: string }
   | { readonly type: 'draft'; readonly draft: string }
   | { readonly type: 'abort_ask' }
@@ -33,6 +42,8 @@ export type KeyInfo = Pick<
   Key,
   | 'upArrow'
   | 'downArrow'
+  | 'leftArrow'
+  | 'rightArrow'
   | 'pageUp'
   | 'pageDown'
   | 'home'
@@ -57,9 +68,17 @@ const NONE: KeyAction = { type: 'none' };
 export function keyAction(state: UiState, input: string, key: KeyInfo): KeyAction {
   const { interaction, gate } = state;
   if (key.ctrl && input === 'c') return interaction.over ? { type: 'quit' } : { type: 'interrupt' };
+  const overlay = interaction.overlay;
+  // The list of keys is read, then any key puts the screen back.
+  if (overlay?.kind === 'help') return { type: 'overlay', overlay: null };
+  if (overlay?.kind === 'document') return documentKey(state, overlay.index, input, key);
+  if (!interaction.over && !interaction.confirmingAbort && gate && interaction.rejecting)
+    return reasonKey(interaction.draft, input, key);
   const textGate = !interaction.over && !interaction.confirmingAbort && gate?.answer === 'text';
   const scroll = scrollCommand(input, key, textGate);
   if (scroll) return { type: 'scroll', command: scroll };
+  if (input === '?' && !textGate && !key.ctrl && !key.meta)
+    return { type: 'overlay', overlay: { kind: 'help' } };
 
   if (interaction.over) {
     if (input === 'q' || key.escape) return { type: 'quit' };
@@ -77,9 +96,11 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
 
 /** A key while the run goes on and no text is being typed: y/n at a gate, a to abort. */
 function runningKey({ interaction, gate }: UiState, input: string): KeyAction {
-  if (gate?.answer === 'yes_no' && (input === 'y' || input === 'n')) {
-    return { type: 'gate', decision: input === 'y' ? 'approve' : 'reject' };
-  }
+  if (gate?.answer === 'yes_no' && input === 'y') return { type: 'gate', decision: 'approve' };
+  // A "no" is confirmed, with room for why (the agent reads it on its next attempt).
+  if (gate?.answer === 'yes_no' && input === 'n') return { type: 'reject_ask' };
+  if (input === 'v' && (gate?.documents?.length ?? 0) > 0)
+    return { type: 'overlay', overlay: { kind: 'document', index: 0, top: 0 } };
   if (input === 'a') {
     return interaction.aborting
       ? {
@@ -112,6 +133,10 @@ function textGateKey(draft: string, input: string, key: KeyInfo): KeyAction {
       ? { type: 'answer', text: draft }
       : { type: 'hint', text: 'Type an answer first (Esc declines to answer).' };
   }
+  return editDraft(draft, input, key);
+}
+
+function editDraft(draft: string, input: string, key: KeyInfo): KeyAction {
   if (key.backspace || key.delete) return withDraft([...draft].slice(0, -1).join(''));
   if (key.ctrl && input === 'u') return withDraft('');
   if (key.ctrl || key.meta || key.tab || input === '') return NONE;
@@ -121,4 +146,32 @@ function textGateKey(draft: string, input: string, key: KeyInfo): KeyAction {
 
 function withDraft(draft: string): KeyAction {
   return { type: 'draft', draft: draft.slice(0, MAX_DRAFT_CHARS) };
+}
+
+/** A key while a gate's document is open: scroll it, pick another, or close it. */
+function documentKey(state: UiState, index: number, input: string, key: KeyInfo): KeyAction {
+  const count = state.gate?.documents?.length ?? 0;
+  if (key.escape || input === 'q' || input === 'v') return { type: 'overlay', overlay: null };
+  const pick = (next: number): KeyAction => ({
+    type: 'overlay',
+    overlay: { kind: 'document', index: (next + count) % Math.max(1, count), top: 0 },
+  });
+  if (key.tab || key.rightArrow || input === 'l') return pick(index + 1);
+  if (key.leftArrow || input === 'h') return pick(index - 1);
+  const digit = /^[1-9]$/.test(input) ? Number(input) : 0;
+  if (digit >= 1 && digit <= count) return pick(digit - 1);
+  if (input === ' ') return { type: 'document_scroll', command: 'page_down' };
+  const scroll = scrollCommand(input, key, false);
+  if (scroll) return { type: 'document_scroll', command: scroll };
+  if (input === 'y' || input === 'n')
+    return { type: 'hint', text: 'Esc closes the viewer; then y approves, n rejects.' };
+  return NONE;
+}
+
+/** A key while the human says why they reject: typed like an answer; Enter rejects, Esc goes back. */
+function reasonKey(draft: string, input: string, key: KeyInfo): KeyAction {
+  if (key.escape) return { type: 'reject_cancel' };
+  if (input === '\n' || (key.return && key.meta)) return withDraft(`${draft}\n`);
+  if (key.return) return { type: 'gate', decision: 'reject', reason: draft };
+  return editDraft(draft, input, key);
 }

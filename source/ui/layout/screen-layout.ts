@@ -5,7 +5,7 @@ import { currentTaskRows } from '../panels/CurrentTask.js';
 import { gateWant } from '../panels/GatePanel.js';
 import { laneRows } from '../panels/Lanes.js';
 import { ledgerRows } from '../panels/Ledger.js';
-import { phaseRows } from '../panels/PhaseTimeline.js';
+import { compactPhaseRows, phaseRows } from '../panels/PhaseTimeline.js';
 import { resultRows } from '../panels/ResultPanel.js';
 import { taskRows } from '../panels/Tasks.js';
 import { tickRows } from '../panels/TickTimeline.js';
@@ -64,6 +64,12 @@ export const TWO_COLUMNS_FROM = 100;
 const TIMELINE_CAP = 14;
 /** The output's smallest frame: its borders and one line. */
 const OUTPUT_FLOOR = 3;
+/**
+ * One column this short (80×24 is the default terminal) shows every panel in its compact form:
+ * one row each (the phases on a line, the task at work, the last verification, the blast radius's
+ * summary), so none disappears (issue 16 item 4).
+ */
+const COMPACT_UP_TO_ROWS = 30;
 
 export function screenLayout(state: UiState, columns: number, rows: number): ScreenLayout {
   if (columns < MIN_COLUMNS || rows < MIN_ROWS) return { kind: 'too_small', columns, rows };
@@ -71,7 +77,8 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
   const twoColumns = columns >= TWO_COLUMNS_FROM;
   const leftWidth = twoColumns ? Math.min(64, Math.max(40, Math.round(columns * 0.4))) : columns;
   const rightWidth = twoColumns ? columns - leftWidth : columns;
-  const wants = panelWants(state, innerWidth(leftWidth), innerWidth(rightWidth), bodyHeight);
+  const compact = !twoColumns && bodyHeight <= COMPACT_UP_TO_ROWS;
+  const wants = panelWants(state, innerWidth(leftWidth), innerWidth(rightWidth), bodyHeight, compact);
   const pick = (ids: readonly PanelId[]) => ids.flatMap((id) => wants.filter((slot) => slot.id === id));
   const view = state.view;
   const stack: ColumnLayout[] = twoColumns
@@ -149,14 +156,18 @@ function panelWants(
   leftInner: number,
   rightInner: number,
   bodyHeight: number,
+  compact: boolean,
 ): Slot<PanelId>[] {
-  const framed = (rows: number) => rows + 2;
+  // Compact: a panel wants its one-row form (the panels render what fits in the rows they get).
+  const framed = (rows: number) => (compact ? 3 : rows + 2);
+  // What a decision or the end needs is never compacted.
+  const full = (rows: number) => rows + 2;
   const slots: Slot<PanelId>[] = [];
   const result = finalResult(state);
   if (result)
-    slots.push({ id: 'result', min: 3, want: Math.min(8, framed(resultRows(result).length)), priority: 0 });
+    slots.push({ id: 'result', min: 3, want: Math.min(8, full(resultRows(result).length)), priority: 0 });
   if (state.gate && !state.interaction.over) {
-    const want = framed(gateWant(state.gate, state.interaction.draft, rightInner));
+    const want = full(gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting));
     const cap = Math.max(6, Math.floor(bodyHeight * 0.6));
     // On a small screen the question (the frame's title) and its keys are what must show: down to
     // 4 rows, so a gate never disappears behind the output.
@@ -180,8 +191,10 @@ function panelWants(
     slots.push(
       {
         id: 'phases',
-        min: 4,
-        want: Math.min(TIMELINE_CAP, framed(phaseRows(state, leftInner).length)),
+        min: compact ? 3 : 4,
+        want: compact
+          ? compactPhaseRows(state, leftInner, 2).length + 2
+          : Math.min(TIMELINE_CAP, framed(phaseRows(state, leftInner).length)),
         priority: 2,
       },
       { id: 'tasks', min: 3, want: framed(taskRows(state, leftInner).length), priority: 5 },
@@ -195,7 +208,7 @@ function panelWants(
   const urgent = slots.reduce((sum, slot) => sum + (slot.priority === 0 ? slot.min : 0), 0);
   const outputMin = Math.max(
     OUTPUT_FLOOR,
-    Math.min(Math.max(5, Math.round(bodyHeight * 0.35)), bodyHeight - urgent),
+    Math.min(compact ? 5 : Math.max(5, Math.round(bodyHeight * 0.35)), bodyHeight - urgent),
   );
   slots.push(
     { id: 'breaker', min: 3, want: framed(breakerRows(state).length), priority: 3 },

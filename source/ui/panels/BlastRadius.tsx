@@ -1,6 +1,7 @@
 import { Frame, innerHeight } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, text } from '../components/row.js';
+import { sandboxWords } from '../format/sandbox.js';
 import { count, plural } from '../format/text.js';
 import type { UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
@@ -26,6 +27,13 @@ export function blastRows(state: UiState): Row[] {
         ? [text('what the pull request holds (base..HEAD)', { dim: true })]
         : [text(`${GLYPH.done} scope ok`, { tone: 'ok' })],
   ];
+  if (blast.sandbox)
+    rows.push([
+      text(sandboxWords(blast.sandbox), {
+        dim: blast.sandbox === 'bwrap',
+        tone: blast.sandbox === 'bwrap' ? undefined : 'warn',
+      }),
+    ]);
   for (const violation of blast.violations) rows.push([text(`  ${violation}`, { tone: 'error' })]);
   if (blast.touchedPaths.length > 0) {
     const more = blast.touchedTotal - blast.touchedPaths.length;

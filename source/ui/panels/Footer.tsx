@@ -8,11 +8,26 @@ import type { UiState } from '../store/ui-state.js';
 export function footerKeys(state: UiState): Array<[key: string, label: string]> {
   const { interaction, gate } = state;
   const scroll: [string, string] = ['↑↓ PgUp PgDn Home End', 'scroll'];
-  if (interaction.over) return [['q', 'quit'], scroll];
+  const help: [string, string] = ['?', 'keys'];
+  const overlay = interaction.overlay;
+  if (overlay?.kind === 'help') return [['any key', 'close']];
+  if (overlay?.kind === 'document')
+    return [
+      ['↑↓ PgUp PgDn', 'scroll'],
+      ...((gate?.documents?.length ?? 0) > 1 ? ([['Tab', 'next file']] as Array<[string, string]>) : []),
+      ['Esc', 'back to the question'],
+    ];
+  if (interaction.over) return [['q', 'quit'], help, scroll];
   if (interaction.confirmingAbort)
     return [
       ['y/a', 'abort the run'],
       ['any other key', 'cancel'],
+    ];
+  if (gate && interaction.rejecting)
+    return [
+      ['Enter', 'reject'],
+      ['Esc', 'back'],
+      ['^C', 'stop'],
     ];
   if (gate?.answer === 'text') {
     return [
@@ -24,10 +39,11 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
       ['PgUp PgDn', 'scroll'],
     ];
   }
-  if (interaction.aborting) return [['^C', 'force quit'], scroll];
+  if (interaction.aborting) return [['^C', 'force quit'], help, scroll];
   const keys: Array<[string, string]> = [];
   if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
-  keys.push(['a', 'abort'], ['^C', 'stop'], scroll);
+  if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
+  keys.push(help, ['a', 'abort'], ['^C', 'stop'], scroll);
   return keys;
 }
 
@@ -35,14 +51,16 @@ export function footerRow(state: UiState): Row {
   const { interaction } = state;
   const lead: Segment[] = interaction.confirmingAbort
     ? [text(' Abort the running work? ', { bold: true, tone: 'error' })]
-    : interaction.aborting && !workIsOver(state)
-      ? [
-          interaction.interrupting
-            ? // Ctrl-C is a resumable interrupt (seed 002 §7), not an abort: say so.
-              text(' stopping… ralphy start resumes ', { bold: true, tone: 'warn' })
-            : text(' aborting… ', { bold: true, tone: 'error' }),
-        ]
-      : [];
+    : state.gate && interaction.rejecting && !interaction.overlay
+      ? [text(' Reject? ', { bold: true, tone: 'error' })]
+      : interaction.aborting && !workIsOver(state)
+        ? [
+            interaction.interrupting
+              ? // Ctrl-C is a resumable interrupt (seed 002 §7), not an abort: say so.
+                text(' stopping… ralphy start resumes ', { bold: true, tone: 'warn' })
+              : text(' aborting… ', { bold: true, tone: 'error' }),
+          ]
+        : [];
   const keys = footerKeys(state).flatMap(([key, label]): Segment[] => [
     text(` ${key} `, { inverse: true }),
     text(` ${label}  `, { dim: true }),

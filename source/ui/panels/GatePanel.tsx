@@ -16,17 +16,47 @@ export const PLAN_GATE_KEYS = 'Enter send · Ctrl-J new line · Ctrl-P proceed �
 /** Lines of the answer box a text gate shows at most (the newest ones). */
 const DRAFT_ROWS = 4;
 
-export function gateRows(gate: GateModel, draft: string, width: number, height: number): Row[] {
-  const footer = gate.answer === 'yes_no' ? yesNoRows() : draftRows(draft, width, keysOf(gate));
+/** Under `n` at a yes/no gate: why (optional), sent with the "no" to the agent's next attempt. */
+export const REASON_KEYS = 'Enter reject · Ctrl-J new line · Esc back to the question';
+
+export function gateRows(
+  gate: GateModel,
+  draft: string,
+  width: number,
+  height: number,
+  rejecting = false,
+): Row[] {
+  const footer = footerRows(gate, draft, width, rejecting);
   const body = bodyRows(gate, width);
   const room = Math.max(0, height - footer.length - 1);
   return [...clipRows(body, room), BLANK, ...footer];
 }
 
 /** Rows the gate would like (the layout caps them). */
-export function gateWant(gate: GateModel, draft: string, width: number): number {
-  const footer = gate.answer === 'yes_no' ? 1 : draftRows(draft, width, keysOf(gate)).length;
-  return bodyRows(gate, width).length + 1 + footer;
+export function gateWant(gate: GateModel, draft: string, width: number, rejecting = false): number {
+  return bodyRows(gate, width).length + 1 + footerRows(gate, draft, width, rejecting).length;
+}
+
+function footerRows(gate: GateModel, draft: string, width: number, rejecting: boolean): Row[] {
+  if (gate.answer === 'text') return draftRows(draft, width, keysOf(gate));
+  if (rejecting)
+    return [
+      [text('Why do you reject? (optional: the agent reads it on its next attempt)', { tone: 'error' })],
+      ...draftRows(draft, width, REASON_KEYS),
+    ];
+  return [...documentRows(gate), ...yesNoRows()];
+}
+
+/** The gate's documents, named, with the key that opens them (the QA gate never points at unseen notes). */
+function documentRows(gate: GateModel): Row[] {
+  const docs = gate.documents ?? [];
+  if (docs.length === 0) return [];
+  return [
+    [
+      text(' v ', { inverse: true, bold: true, tone: 'gate' }),
+      text(` read in full: ${docs.map((d) => d.name).join(', ')}`),
+    ],
+  ];
 }
 
 /** A long line (a planner's question) wraps under its own indent instead of being cut. */
@@ -91,6 +121,7 @@ export function GatePanel(props: {
     props.state.interaction.draft,
     innerWidth(props.width),
     innerHeight(props.height),
+    props.state.interaction.rejecting,
   );
   return (
     <Frame

@@ -1,23 +1,25 @@
 import { Box } from 'ink';
 import { RowLine } from '../components/RowLine.js';
-import { type Row, text } from '../components/row.js';
+import { type Row, type Segment, text } from '../components/row.js';
 import { spendOfBudget } from '../format/money.js';
+import { truncate, widthOf } from '../format/text.js';
 import { stopwatch } from '../format/time.js';
 import { elapsedMs, phaseLabel, workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
-/** One line: product, project, branch, where the run is, elapsed, spend against the budget. */
-export function headerRow(state: UiState): Row {
+/**
+ * One line: product, project, title, branch, where the run is, elapsed, spend against the budget.
+ * Where the run is, its time and its cost always show (issue 16 item 4: at 80 columns they were
+ * cut off the end): on a narrow terminal the title goes first, then the branch and the project
+ * are shortened.
+ */
+export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row {
   const h = state.header;
   const sep = text(' · ', { dim: true });
   const elapsed = elapsedMs(state);
   const overBudget = h.budgetUsd !== null && h.costUsd >= h.budgetUsd;
-  const row = [
-    text(state.view === 'workflow' ? ' ralphy ' : ' relais ', { bold: true, inverse: true }),
-    text(' '),
-    text(h.project || 'project', { bold: true }),
-    ...(h.title ? [sep, text(`"${h.title}"`)] : []),
-    ...(h.branch ? [sep, text(h.branch, { tone: 'accent' })] : []),
+  const product = text(state.view === 'workflow' ? ' ralphy ' : ' relais ', { bold: true, inverse: true });
+  const status: Segment[] = [
     sep,
     text(phaseLabel(state), { bold: true, tone: state.end?.state === 'FAILED' ? 'error' : 'accent' }),
     ...(elapsed === null ? [] : [sep, text(stopwatch(elapsed))]),
@@ -34,13 +36,53 @@ export function headerRow(state: UiState): Row {
         ]
       : []),
   ];
-  return row;
+  const room = width - rowWidth([product, text(' '), ...status]);
+  // Still too wide: where the run is, its time and cost matter more than the product's name.
+  if (room < 4) return [text(' '), ...status.slice(1)];
+  const project = h.project || 'project';
+  const full = [project, h.title ? `"${h.title}"` : null, h.branch];
+  // What fits, dropping the title first, then shortening the branch and the project.
+  const fitted = fitIdentity(full, room);
+  const identity: Segment[] = [];
+  fitted.forEach((part, index) => {
+    if (part === null) return;
+    if (identity.length > 0) identity.push(sep);
+    identity.push(
+      index === 0 ? text(part, { bold: true }) : index === 2 ? text(part, { tone: 'accent' }) : text(part),
+    );
+  });
+  return [product, text(' '), ...identity, ...status];
+}
+
+function rowWidth(row: Row): number {
+  return row.reduce((sum, segment) => sum + ('text' in segment ? widthOf(segment.text) : 1), 0);
+}
+
+/** [project, title, branch] within `room` columns (separators counted). */
+function fitIdentity(parts: readonly (string | null)[], room: number): (string | null)[] {
+  const width = (list: readonly (string | null)[]) => {
+    const present = list.filter((p): p is string => p !== null);
+    return present.reduce((sum, p) => sum + widthOf(p), 0) + 3 * Math.max(0, present.length - 1);
+  };
+  let list = [...parts];
+  if (width(list) <= room) return list;
+  list = [list[0] ?? null, null, list[2] ?? null];
+  if (width(list) <= room) return list;
+  // Shorten the branch, then the project, each down to a few characters.
+  const branch = list[2];
+  if (branch) {
+    const left = room - width([list[0] ?? null]) - 3;
+    list[2] = left >= 8 ? truncate(branch, left) : null;
+    if (width(list) <= room) return list;
+  }
+  list = [truncate(list[0] ?? '', Math.max(4, room)), null, null];
+  return list;
 }
 
 export function Header({ state, width }: { readonly state: UiState; readonly width: number }) {
   return (
     <Box width={width} height={1} flexShrink={0}>
-      <RowLine row={headerRow(state)} />
+      <RowLine row={headerRow(state, width)} />
     </Box>
   );
 }

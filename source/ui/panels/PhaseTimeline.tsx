@@ -2,8 +2,10 @@ import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
 import { usd } from '../format/money.js';
-import { fitTo, flatten, padStartTo } from '../format/text.js';
+import { fitTo, flatten, padStartTo, widthOf } from '../format/text.js';
 import { duration } from '../format/time.js';
+import { gateOutcome } from '../format/wording.js';
+import { nothingRuns, workIsOver } from '../store/selectors.js';
 import type { GateNote, PhaseRow, PhaseSpendModel, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -18,11 +20,8 @@ export function phaseRows(state: UiState, width: number, height = Number.POSITIV
   const end = endRow(state);
   const fixed = state.phases.length + (end ? 1 : 0);
   const notes = state.phases.reduce((n, phase) => n + phase.gates.length, 0);
-  if (fixed > height)
-    return clipRows(
-      [...state.phases.map((p) => phaseRow(p, state, nameWidth)), ...(end ? [end] : [])],
-      height,
-    );
+  // Too few rows for one phase a row (80×24): every phase on a line or two, short names.
+  if (fixed > height) return compactPhaseRows(state, width, height);
   const room = height - fixed;
   // One row says how many were left out, when some are.
   const hidden = notes <= room ? 0 : room === 0 ? notes : notes - (room - 1);
@@ -44,12 +43,12 @@ export function phaseRows(state: UiState, width: number, height = Number.POSITIV
 function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
   const name =
     phase.state === 'IMPLEMENTATION' && phase.status === 'running' && state.tickPhase
-      ? `${phase.state} · ${state.tickPhase}`
+      ? `${phase.state} · step ${state.tickPhase}`
       : phase.state;
   const spend = spendLabel(phase.spend);
   const label = spend ? `${name} · ${spend}` : name;
   return [
-    glyphOf(phase),
+    glyphOf(phase, state),
     text(' '),
     text(fitTo(label, nameWidth), { dim: phase.status === 'pending', bold: isCurrent(phase) }),
     text(padStartTo(phaseDuration(phase, state.nowMs), 8), { dim: true }),
@@ -65,6 +64,43 @@ export function spendLabel(spend: PhaseSpendModel | undefined): string {
   const cost = `${usd(spend.costUsd)}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
   const calls = `${spend.calls}${spend.maxCalls !== null ? `/${spend.maxCalls}` : ''} call${spend.calls === 1 && spend.maxCalls === null ? '' : 's'}`;
   return `${cost} ${calls}`;
+}
+
+const SHORT_NAMES: Record<string, string> = {
+  PLANNING: 'plan',
+  SPECIFICATION: 'spec',
+  AWAITING_SPEC_VALIDATION: 'spec gate',
+  IMPLEMENTATION: 'build',
+  QA: 'QA',
+  AWAITING_QA_VALIDATION: 'QA gate',
+  PR: 'PR',
+};
+
+/** Each phase as `glyph name`, packed into as few rows as the width allows; the end last. */
+export function compactPhaseRows(state: UiState, width: number, height: number): Row[] {
+  const items: Row[] = state.phases.map((phase) => [
+    glyphOf(phase, state),
+    text(` ${SHORT_NAMES[phase.state] ?? phase.state}`, {
+      dim: phase.status === 'pending',
+      bold: isCurrent(phase),
+    }),
+  ]);
+  const end = endRow(state);
+  if (end) items.push(end);
+  const rows: Segment[][] = [];
+  let used = 0;
+  for (const item of items) {
+    const w = item.reduce((sum, seg) => sum + ('text' in seg ? widthOf(seg.text) : 1), 0);
+    const current = rows.at(-1);
+    if (current && used + 2 + w <= width) {
+      current.push(text('  '), ...item);
+      used += 2 + w;
+    } else {
+      rows.push([...item]);
+      used = w;
+    }
+  }
+  return clipRows(rows, height);
 }
 
 function endRow(state: UiState): Row | null {
@@ -83,10 +119,13 @@ function endRow(state: UiState): Row | null {
 
 const isCurrent = (phase: PhaseRow) => phase.status === 'running' || phase.status === 'waiting';
 
-function glyphOf(phase: PhaseRow): Segment {
+function glyphOf(phase: PhaseRow, state: UiState): Segment {
   switch (phase.status) {
     case 'running':
-      return spinner('accent');
+      // At a gate the phase waits for a human: nothing turns (issue 16 item 10: an idle screen
+      // is not redrawn ten times a second), and once the work is over nothing runs at all.
+      if (state.gate && !workIsOver(state)) return text(GLYPH.waiting, { tone: 'gate', bold: true });
+      return nothingRuns(state) ? text(GLYPH.stopped, { dim: true }) : spinner('accent');
     case 'waiting':
       return text(GLYPH.waiting, { tone: 'gate', bold: true });
     case 'interrupted':
@@ -108,15 +147,17 @@ function phaseDuration(phase: PhaseRow, nowMs: number): string {
 }
 
 function gateNote(note: GateNote): Segment[] {
-  // Nobody could answer (the terminal went away): no decision was taken, so none is shown.
-  if (note.by === 'nobody') return [text(`${note.gate}: nobody answered`, { tone: 'warn' })];
-  const by = note.by === 'human' ? '' : ` (${note.by})`;
-  if (note.decision === 'approve') return [text(`${note.gate} approved${by}`, { tone: 'ok' })];
-  if (note.decision === 'reject') return [text(`${note.gate} rejected${by}`, { tone: 'error' })];
-  return [
-    text(`${note.gate} answered${by}`, { tone: 'info' }),
-    text(`: ${flatten(note.answer ?? '', 200)}`, { dim: true }),
-  ];
+  // The log's words (format/wording.ts): nobody answering names no decision, Esc at a question
+  // is "declined", --yes is named.
+  const words = gateOutcome(note.gate, note.decision, note.by, note.gate);
+  if (note.by === 'nobody') return [text(words, { tone: 'warn' })];
+  if (note.decision === 'approve') return [text(words, { tone: 'ok' })];
+  if (note.decision === 'reject')
+    return [
+      text(words, { tone: 'error' }),
+      ...(note.answer ? [text(`: ${flatten(note.answer, 200)}`, { dim: true })] : []),
+    ];
+  return [text(words, { tone: 'info' }), text(`: ${flatten(note.answer ?? '', 200)}`, { dim: true })];
 }
 
 export function PhaseTimeline(props: {

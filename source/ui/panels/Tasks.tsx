@@ -77,9 +77,24 @@ export function taskGlyph(task: TaskRow, over = false): Segment {
   return text(GLYPH.pending, { dim: true });
 }
 
+/**
+ * Fewer rows than tasks (80×24): the task at work first (or the first the runner has not
+ * verified), then the ones after it; the frame's title keeps the verified count.
+ */
+export function taskRowsIn(state: UiState, width: number, height: number): Row[] {
+  const rows = taskRows(state, width);
+  if (rows.length <= height) return rows;
+  const tasks = state.tasks;
+  const current = tasks.findIndex((t) => t.status === 'in_progress');
+  const unverified = tasks.findIndex((t) => t.verdict !== 'verified');
+  const from = current >= 0 ? current : Math.max(0, unverified);
+  const start = Math.min(from, Math.max(0, rows.length - height));
+  return clipRows(rows.slice(start), height, 'more tasks');
+}
+
 export function Tasks(props: { readonly state: UiState; readonly width: number; readonly height: number }) {
   const verified = verifiedCount(props.state.tasks);
-  const rows = clipRows(taskRows(props.state, innerWidth(props.width)), innerHeight(props.height));
+  const rows = taskRowsIn(props.state, innerWidth(props.width), innerHeight(props.height));
   return (
     <Frame
       title="Tasks"

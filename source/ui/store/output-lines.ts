@@ -2,6 +2,7 @@ import type { AgentRole, EventType, StampedEvent, StampedEventOf } from '../../e
 import { usd } from '../format/money.js';
 import { displayLines, flatten } from '../format/text.js';
 import { duration } from '../format/time.js';
+import { gateOutcome } from '../format/wording.js';
 
 /**
  * The agent output panel's lines: what the agent printed, its tool calls (one readable line
@@ -80,10 +81,12 @@ const FORMATS: Formats = {
     ),
   ],
   'workflow.waiting': (e) => [line('warn', `usage limit: waiting until ${e.until} (${e.reason})`)],
+  // The words that came with the decision: a typed answer, or why a human rejected.
   'gate.resolved': (e) => [
-    e.by === 'nobody'
-      ? line('warn', `gate ${e.gate}: nobody could answer`)
-      : line('info', `gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`),
+    line(
+      e.by === 'nobody' ? 'warn' : 'info',
+      `${gateOutcome(e.gate, e.decision, e.by)}${e.answer && e.by === 'human' ? `: ${e.answer}` : ''}`,
+    ),
   ],
   'task.proposed': (e) => [line('info', `task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${e.intent}`)],
   'judge.finished': (e) => [

@@ -1,4 +1,5 @@
 import type { EventType, StampedEventOf } from '../../engine/events.js';
+import { sandboxOf } from '../format/sandbox.js';
 import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_PATHS, KEPT_VERIFICATIONS, type UiState, type VerifyRow } from './ui-state.js';
 
@@ -80,6 +81,8 @@ export function judgeFinished(state: UiState, e: Of<'judge.finished'>): UiState 
       violations: e.violations.slice(0, KEPT_PATHS).map((v) => flatten(v, 300)),
       touchedPaths: e.touched_paths.slice(0, KEPT_PATHS).map((p) => flatten(p, 300)),
       touchedTotal: e.touched_paths.length,
+      // The branch's measure is not a run: no sandbox to name.
+      sandbox: e.scope === 'branch' ? null : sandboxOf(e),
     },
   };
 }

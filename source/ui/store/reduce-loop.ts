@@ -1,4 +1,5 @@
 import type { EventType, StampedEventOf } from '../../engine/events.js';
+import { sandboxOf } from '../format/sandbox.js';
 import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_TICKS, type UiState } from './ui-state.js';
 
@@ -73,6 +74,7 @@ export function tickFinished(state: UiState, e: Of<'tick.finished'>, atMs: numbe
       blastLine: flatten(e.blast_radius_line, 200),
       commit: flattenOrNull(e.commit, 100),
       reportPath: flattenOrNull(e.report_path, 300),
+      sandbox: sandboxOf(e),
     },
     runningTick: state.runningTick ? { ...state.runningTick, verdict: e.verdict } : null,
   };

@@ -140,7 +140,12 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
 
 export function gateRequested(state: UiState, e: Of<'gate.requested'>): UiState {
   const lines = e.lines.map((line) => flatten(line));
-  return { ...state, gate: { gate: e.gate, title: flatten(e.title, 300), lines, answer: e.answer } };
+  // The documents come with the port's request (not the event): a late event keeps them.
+  const documents = state.gate?.gate === e.gate ? state.gate.documents : undefined;
+  return {
+    ...state,
+    gate: { gate: e.gate, title: flatten(e.title, 300), lines, answer: e.answer, documents },
+  };
 }
 
 export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
@@ -158,7 +163,12 @@ function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
   return {
     ...state,
     gate: state.gate?.gate === e.gate ? null : state.gate,
-    interaction: { ...state.interaction, draft: '' },
+    interaction: {
+      ...state.interaction,
+      draft: '',
+      rejecting: false,
+      overlay: state.interaction.overlay?.kind === 'document' ? null : state.interaction.overlay,
+    },
   };
 }
 

@@ -66,3 +66,17 @@ function bottomOf(firstSeq: number, lastSeq: number, anchor: number | null, rows
 function lowestBottom(firstSeq: number, lastSeq: number, rows: number): number {
   return Math.min(lastSeq, firstSeq + rows - 1);
 }
+
+/** A fixed text's first shown row after `command` (the document viewer); the caller clamps it. */
+export function scrolledTop(top: number, command: ScrollCommand, height: number, total: number): number {
+  const page = Math.max(1, height - 1); // a page keeps one line of context
+  const moved = {
+    line_up: top - 1,
+    line_down: top + 1,
+    page_up: top - page,
+    page_down: top + page,
+    top: 0,
+    bottom: total,
+  }[command];
+  return Math.max(0, moved);
+}

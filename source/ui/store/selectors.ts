@@ -1,4 +1,6 @@
+import { sandboxWords } from '../format/sandbox.js';
 import { duration } from '../format/time.js';
+import { tickHeadline, tickStepLabel } from '../format/wording.js';
 import type { ResultModel, UiState } from './ui-state.js';
 
 /** Values several panels derive from the state; pure. */
@@ -6,13 +8,13 @@ import type { ResultModel, UiState } from './ui-state.js';
 /** What the header names as "where we are". */
 export function phaseLabel(state: UiState): string {
   if (state.view === 'loop') {
-    if (state.runningTick)
-      return `tick ${state.runningTick.tick}${state.tickPhase ? ` · ${state.tickPhase}` : ''}`;
+    if (state.runningTick) return tickStepLabel(state.runningTick.tick, state.tickPhase);
     return state.result ? 'finished' : state.ticks.length > 0 ? 'between ticks' : 'starting';
   }
   const current = state.workflowState ?? 'starting';
-  return current === 'IMPLEMENTATION' && state.tickPhase && state.runningTick
-    ? `${current} · ${state.tickPhase}`
+  // The workflow's phase, then the tick's step in words of its own (issue 16 item 8).
+  return current === 'IMPLEMENTATION' && state.runningTick
+    ? `${current} · ${tickStepLabel(state.runningTick.tick, state.tickPhase)}`
     : current;
 }
 
@@ -46,9 +48,10 @@ export function finalResult(state: UiState): ResultModel | null {
   if (!state.interaction.over || !last) return null;
   return {
     ok: last.verdict === 'success',
-    headline: `Tick ${last.verdict.toUpperCase()} ${last.code}`,
+    headline: tickHeadline(last.verdict, last.code),
     lines: [
       last.blastLine,
+      ...(last.sandbox ? [sandboxWords(last.sandbox)] : []),
       ...(last.detail ? [last.detail] : []),
       ...(last.verdict === 'success' ? [] : [`Fix: ${last.remediation}`]),
       ...(last.reportPath ? [`Report: ${last.reportPath}`] : []),

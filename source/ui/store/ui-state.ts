@@ -1,6 +1,8 @@
 import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
+import type { GateDocument } from '../../engine/gates.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
+import type { SandboxShown } from '../format/sandbox.js';
 import { flatten } from '../format/text.js';
 import { type LanesModel, NO_LANES } from './reduce-lanes.js';
 
@@ -99,6 +101,8 @@ export interface BlastModel {
   readonly violations: readonly string[];
   readonly touchedPaths: readonly string[];
   readonly touchedTotal: number;
+  /** The sandbox the judged agent ran in; null when the engine did not say. */
+  readonly sandbox?: SandboxShown | null;
 }
 
 export type VerifyStatus = 'running' | 'passed' | 'failed' | 'timed_out';
@@ -130,6 +134,8 @@ export interface GateModel {
   readonly title: string;
   readonly lines: readonly string[];
   readonly answer: 'yes_no' | 'text';
+  /** What is being approved, in full (SPEC.md, TASKS.md, QA_REPORT.md, the diff): `v` opens them. */
+  readonly documents?: readonly GateDocument[];
 }
 
 export interface WaitModel {
@@ -188,6 +194,8 @@ export interface TickOutcome {
   readonly blastLine: string;
   readonly commit: string | null;
   readonly reportPath: string | null;
+  /** The sandbox the tick ran in; null when the engine did not say. */
+  readonly sandbox?: SandboxShown | null;
 }
 
 /** The end of the work as the engine announced it (run.finished, loop.finished, tick.finished). */
@@ -196,6 +204,14 @@ export interface ResultModel {
   readonly headline: string;
   readonly lines: readonly string[];
 }
+
+/**
+ * What covers the panels for a while: the `?` list of keys, or a gate's document in the viewer
+ * (`top`: the first wrapped row shown).
+ */
+export type Overlay =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'document'; readonly index: number; readonly top: number };
 
 /** Key-driven state: what the footer offers and what a key means right now. */
 export interface InteractionModel {
@@ -214,6 +230,12 @@ export interface InteractionModel {
   readonly draft: string;
   /** A one-line hint after a key that does nothing now ("q works once the run is over"). */
   readonly hint: string | null;
+  readonly overlay: Overlay | null;
+  /**
+   * `n` was pressed at a yes/no gate: the human types an optional reason (in `draft`); Enter
+   * rejects, Esc goes back to the question (issue 16 item 5).
+   */
+  readonly rejecting: boolean;
 }
 
 export interface UiState {
@@ -304,6 +326,8 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       over: false,
       draft: '',
       hint: null,
+      overlay: null,
+      rejecting: false,
     },
     lanes: NO_LANES,
   };

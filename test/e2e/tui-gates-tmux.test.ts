@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI, type TestProject } from '../support/project.js';
+import { TmuxSession } from '../support/tmux.js';
+import { happyScenario, workflowFile, workflowProject } from '../support/workflow.js';
+
+// Issue 16 items 4, 5, 10 and 11 in a real terminal at 80×24 (the default size): the spec gate
+// with every workflow panel in its compact form and a header that keeps phase, elapsed and cost;
+// `v` reads SPEC.md and TASKS.md in full; `?` lists the keys; nothing is written while nothing
+// changes but the clock; `n` asks why, and the reason lands in WORKFLOW.json.
+
+let tmux: TmuxSession | null = null;
+let project: TestProject | null = null;
+afterEach(() => {
+  tmux?.kill();
+  tmux = null;
+  project?.dispose();
+  project = null;
+});
+
+const interactive = (extra: Record<string, string | undefined>) => ({
+  CI: undefined,
+  CONTINUOUS_INTEGRATION: undefined,
+  TERM: 'xterm-256color',
+  ...extra,
+});
+
+const stopwatchOf = (screen: string) => /· (\d\d):(\d\d) ·/.exec(screen.split('\n')[0] ?? '');
+const seconds = (screen: string) => {
+  const m = stopwatchOf(screen);
+  return m ? Number(m[1]) * 60 + Number(m[2]) : null;
+};
+
+describe('a gate at 80×24 (tmux)', () => {
+  it('compact panels, the documents in full, the keys, an idle screen, and a reject with its reason', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    project = workflowProject();
+    project.scenario(happyScenario());
+    tmux = new TmuxSession('gates', 80, 24);
+    tmux.start(
+      `cd ${project.root} && node ${CLI} start; echo "START_EXIT=$?"; read -r _`,
+      interactive({ ...project.env, CI: undefined, CONTINUOUS_INTEGRATION: undefined, IS_SANDBOX: '1' }),
+    );
+    // The footer is drawn last: with it on screen the whole frame is.
+    const atGate = await tmux.waitFor(
+      (s) => s.includes('Approve the specification') && /a\s+abort/.test(s),
+      'the spec gate',
+    );
+    const header = atGate.split('\n')[0] ?? '';
+    expect(header).toContain('AWAITING_SPEC_VALIDATION');
+    expect(stopwatchOf(atGate)).not.toBeNull();
+    expect(header).toMatch(/\$\d+\.\d+/);
+    for (const panel of ['Phases', 'Output']) expect(atGate).toContain(panel);
+    expect(atGate).toMatch(/✓ spec\s+◆|✓ spec\s+\S spec gate/);
+    expect(atGate).toContain('read in full: specs/SPEC.md, specs/TASKS.md');
+    expect(atGate).toMatch(/y\s+approve\s+n\s+reject/);
+
+    // Item 10: at a gate only the clock changes. Three ticks of the header's stopwatch are awaited
+    // (the screen is the event), and what was written meanwhile is a few redraws, not thirty.
+    const before = tmux.written().length;
+    const start = seconds(atGate) ?? 0;
+    await tmux.waitFor((s) => (seconds(s) ?? 0) >= start + 3, 'three seconds on the stopwatch', 10_000);
+    const perSecond = (tmux.written().length - before) / 3;
+    // A full 80×24 frame is about 2 KB; ten a second (a spinner) would be 20 KB.
+    expect(perSecond).toBeLessThan(6_000);
+
+    tmux.keys('v');
+    const spec = await tmux.waitFor((s) => s.includes('[specs/SPEC.md]'), 'SPEC.md in the viewer');
+    expect(spec).toContain('Two functions: greet and bye.');
+    tmux.keys('Tab');
+    const tasks = await tmux.waitFor((s) => s.includes('[specs/TASKS.md]'), 'TASKS.md in the viewer');
+    expect(tasks).not.toContain('Two functions: greet and bye.');
+    tmux.keys('Escape');
+    await tmux.waitFor(
+      (s) => !s.includes('[specs/TASKS.md]') && s.includes('Approve the specification'),
+      'the question again',
+    );
+
+    tmux.keys('?');
+    const help = await tmux.waitFor((s) => s.includes('any key closes this list'), 'the list of keys');
+    expect(help).toContain('reject (asks why first');
+    expect(help).toMatch(/v\s+read specs\/SPEC\.md, specs\/TASKS\.md in full/);
+    tmux.keys('x');
+    await tmux.waitFor((s) => !s.includes('any key closes this list'), 'the list closed');
+
+    tmux.keys('n');
+    await tmux.waitFor((s) => s.includes('Why do you reject?'), 'the reason prompt');
+    tmux.keys('-l', 'say which locale');
+    await tmux.waitFor((s) => s.includes('say which locale▌'), 'the reason typed');
+    tmux.keys('Enter');
+    const end = await tmux.waitFor((s) => s.includes('REJECTED') && s.includes('q  quit'), 'the end');
+    expect(end).toContain('spec gate: rejected: say which locale');
+    tmux.keys('q');
+    const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
+    expect(after).toContain('START_EXIT=1');
+    expect(workflowFile(project).gate_decisions.at(-1)).toMatchObject({
+      gate: 'spec',
+      decision: 'reject',
+      by: 'human',
+      reason: 'say which locale',
+    });
+  }, 180_000);
+});
