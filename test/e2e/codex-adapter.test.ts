@@ -42,6 +42,7 @@ function runner(url: string) {
     configOverrides: fakeProviderOverrides(url),
     extraEnv: { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: home, HOME: home },
     env: process.env,
+    sandbox: { kind: 'off' },
   });
 }
 
@@ -150,6 +151,7 @@ describe('e2e: the Codex adapter drives the real codex exec --json', () => {
       configOverrides: [],
       extraEnv: {},
       env: process.env,
+      sandbox: { kind: 'off' },
     }).run(request(root), new EngineBus());
     expect(outcome.failure).toContain('codex command was not found');
   });

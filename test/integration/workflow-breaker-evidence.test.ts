@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
+import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -117,6 +118,8 @@ describe('the output-size cap counts what the agent process writes, not the tool
         command: FAKE_CLAUDE,
         extraEnv: {},
         env: { ...process.env, RELAIS_FAKE_SCENARIO: scenarioPath },
+        // The breaker is under test here, not the sandbox: the fake writes beside its scenario.
+        sandbox: { kind: 'off' },
       }),
       { breaker, clock, onBreaker: (event) => events.push(event) },
     );
@@ -223,8 +226,8 @@ describe('an agent that hands its prompt back is not done', () => {
    * The real Claude adapter on the scripted fake CLI, except that the first run of each workflow
    * agent answers with its rendered prompt (after doing the work, so only the answer is wrong).
    */
-  function echoingFirstRuns(env: NodeJS.ProcessEnv): AgentRunner {
-    const real = claudeRunner({ command: FAKE_CLAUDE, extraEnv: {}, env });
+  function echoingFirstRuns(env: NodeJS.ProcessEnv, sandbox: Sandbox): AgentRunner {
+    const real = claudeRunner({ command: FAKE_CLAUDE, extraEnv: {}, env, sandbox });
     const echoed = new Set<string>();
     return {
       async run(request, bus) {
@@ -289,7 +292,7 @@ describe('an agent that hands its prompt back is not done', () => {
       env,
       gates: scriptedGates({ spec: YES, qa: YES }),
       clock: new FakeClock(),
-      agentRunner: () => echoingFirstRuns(env),
+      agentRunner: (setup) => echoingFirstRuns(env, setup.sandbox),
     });
     const warnings = events.flatMap((e) => (e.type === 'log' && e.level === 'warn' ? [e.message] : []));
     expect(warnings).toEqual(

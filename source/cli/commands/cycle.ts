@@ -3,6 +3,7 @@ import type { CycleRunners } from '../../engine/cycle/context.js';
 import { type LoopEnd, runCycleLoop } from '../../engine/cycle/loop.js';
 import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
 import { cycleRunners } from '../../engine/cycle/runners.js';
+import { resolveSandbox, SANDBOX_FIX } from '../../engine/sandbox/sandbox.js';
 import { resumeCycle } from '../../engine/cycle/status.js';
 import { supervisedCycleRunners } from '../../engine/cycle/supervision.js';
 import {
@@ -87,6 +88,11 @@ export async function cycleCommand(
   }
   const { policy, agents, codexCli } = parsed.sections;
   const workspace = loaded.config.workspace_dir;
+  const sandbox = await resolveSandbox(loaded.config, root, io.env);
+  if (sandbox.kind === 'unavailable') {
+    println(io.stderr, `relais cycle: BLOCKED: ${sandbox.reason}. ${SANDBOX_FIX}`);
+    return EXIT.BLOCKED;
+  }
   if (flags.resume) {
     const verdict = flags.verdict
       ? {
@@ -116,7 +122,7 @@ export async function cycleCommand(
           runners:
             runners ??
             supervisedCycleRunners(
-              cycleRunners(agents, loaded.config, codexCli, io.env),
+              cycleRunners(agents, loaded.config, codexCli, io.env, sandbox),
               loaded.config,
               bus,
               realClock,
@@ -125,6 +131,7 @@ export async function cycleCommand(
           signal,
           env: io.env,
           gates,
+          sandbox,
         };
         if (!flags.loop) {
           const outcome = await runCycle({ ...options, cycleId: flags.cycleId });

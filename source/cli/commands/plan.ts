@@ -14,7 +14,7 @@ import {
 } from '../../engine/planner/index.js';
 import { readLearnings } from '../../engine/planner/store.js';
 import { realClock } from '../../engine/supervise/clock.js';
-import { loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
+import { loadSetup, sandboxRefusal, type TickSetup } from '../../engine/tick/preflight.js';
 import { readPrd } from '../../engine/workflow/prd.js';
 import { acquireLock } from '../../engine/workspace/lock.js';
 import { type EngineSession, withEngine } from '../engine-session.js';
@@ -54,6 +54,11 @@ export async function planCommand(
     return EXIT.BLOCKED;
   }
   const setup = loaded.setup;
+  const noSandbox = sandboxRefusal(setup.sandbox);
+  if (noSandbox && !flags.stats) {
+    println(io.stdout, `BLOCKED: ${noSandbox.detail}`);
+    return EXIT.BLOCKED;
+  }
   if (flags.stats) return printStats(io, setup, flags.json);
   const issue = flags.issue;
   return withEngine(io, { json: flags.json, onInterrupt: 'stopping the planner' }, (session) =>
@@ -80,7 +85,12 @@ async function issueMode(io: CommandIo, setup: TickSetup, { bus, signal }: Engin
     bus,
     signal,
     clock: realClock,
-    runner: claudeRunner({ command: claude, extraEnv: setup.config.claude_code_cli.extra_env, env: io.env }),
+    runner: claudeRunner({
+      command: claude,
+      extraEnv: setup.config.claude_code_cli.extra_env,
+      env: io.env,
+      sandbox: setup.sandbox,
+    }),
     now: () => new Date(),
   });
   return reportIssue(bus, issue, outcome);
@@ -156,6 +166,7 @@ async function prdMode(io: CommandIo, setup: TickSetup, { bus, signal }: EngineS
         command: claude,
         extraEnv: setup.config.claude_code_cli.extra_env,
         env: io.env,
+        sandbox: setup.sandbox,
       }),
       now: () => new Date(),
     });

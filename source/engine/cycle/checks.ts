@@ -1,4 +1,5 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { dirname, join } from 'node:path';
 import micromatch from 'micromatch';
 import { z } from 'zod';
@@ -199,6 +200,7 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
     bus: ctx.bus,
     signal: ctx.signal,
     env: ctx.env,
+    sandbox: verificationSandbox(ctx.sandbox),
   });
   const output = await readTail(log, 64 * 1024);
   const last = outcome.runs.at(-1);

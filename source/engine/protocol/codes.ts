@@ -146,6 +146,11 @@ const codeTable = {
     remediation:
       'The agent CLI was not found. Install Claude Code (npm install -g @anthropic-ai/claude-code) or set claude_code_cli.command to its path.',
   },
+  BLOCKED_SANDBOX_UNAVAILABLE: {
+    verdict: 'blocked',
+    remediation:
+      'No OS sandbox can be started here (see detail; `relais doctor` names the fix). Install bubblewrap and allow user namespaces, or set "sandbox": "off" in relais.config.json to run agents unprotected.',
+  },
 } as const satisfies Record<string, CodeInfo>;
 
 export type Code = keyof typeof codeTable;

@@ -61,6 +61,7 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
       permissionMode: 'bypassPermissions',
       streaming: true,
       cwd: setup.facts.root,
+      writableGlobs: task.scope.allowed_globs,
       timeoutMs: ctx.remainingMs(),
       signal: ctx.signal,
       onSpawn: (pgid) => recordAgent(ctx, pgid),

@@ -23,6 +23,7 @@ import {
 import { loadConfig } from '../workspace/load-config.js';
 import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
+import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 
 /**
  * Seed 000 Appendix A1, in priority order. Rows 1-2 (and the agent CLI check) need no lock and
@@ -40,6 +41,8 @@ export interface TickSetup {
   readonly paths: WorkspacePaths;
   readonly git: Git;
   readonly facts: RepoFacts;
+  /** The OS sandbox every agent and verification of this run goes through (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 export type SetupResult =
@@ -78,7 +81,8 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
       paths: null,
     };
   }
-  return { ok: true, setup: { config, paths, git, facts: repo.facts } };
+  const sandbox = await resolveSandbox(config, repo.facts.root, env);
+  return { ok: true, setup: { config, paths, git, facts: repo.facts, sandbox } };
 }
 
 export type StartCheck =
@@ -197,6 +201,8 @@ async function startNeeds(
       },
     };
   }
+  const refused = sandboxRefusal(setup.sandbox);
+  if (refused) return { ok: false, block: refused };
   const agentCommand = await findExecutable(config.claude_code_cli.command, env, root);
   if (!agentCommand) {
     return {
@@ -223,4 +229,11 @@ async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Pr
   }
   const shown = entries.slice(0, 10).map((e) => JSON.stringify(e));
   return `${entries.length} uncommitted or untracked path(s): ${shown.join(', ')}${entries.length > 10 ? ', …' : ''}`;
+}
+
+/** Issue 14: nobody runs unprotected by accident; "off" in the config is the only way past. */
+export function sandboxRefusal(sandbox: Sandbox): Block | null {
+  return sandbox.kind === 'unavailable'
+    ? { code: 'BLOCKED_SANDBOX_UNAVAILABLE', detail: `${sandbox.reason}. ${SANDBOX_FIX}` }
+    : null;
 }

@@ -101,6 +101,7 @@ async function lockedTick(
         command: start.agentCommand,
         extraEnv: setup.config.claude_code_cli.extra_env,
         env: options.env,
+        sandbox: setup.sandbox,
       }),
     signal: AbortSignal.any([options.signal, deadline.signal]),
     remainingMs: () => Math.max(1, deadlineAt - Date.now()),

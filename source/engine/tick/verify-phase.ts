@@ -4,6 +4,7 @@ import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.j
 import { worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import type { BuildGuards } from './judge-phase.js';
@@ -37,6 +38,7 @@ export async function verify(ctx: TickContext, task: Task): Promise<void> {
     bus: ctx.options.bus,
     signal: ctx.signal,
     env: ctx.options.env,
+    sandbox: verificationSandbox(setup.sandbox, task.scope.allowed_globs),
   });
   record.runs = outcome.runs;
   if (outcome.aborted) {

@@ -1,6 +1,7 @@
 import { appendFile } from 'node:fs/promises';
 import type { EngineBus } from '../events.js';
 import type { VerificationRun } from '../protocol/report.js';
+import type { SandboxPolicy } from '../sandbox/policy.js';
 import { TailBuffer } from '../supervise/line-splitter.js';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
 import type { PlannedRun } from './plan.js';
@@ -28,6 +29,8 @@ export async function runVerifications(
     bus: EngineBus;
     signal: AbortSignal;
     env: NodeJS.ProcessEnv;
+    /** The OS sandbox every command runs in (issue 14); unsandboxed only when the config says "off". */
+    sandbox: SandboxPolicy | undefined;
   },
 ): Promise<VerificationOutcome> {
   const runs: VerificationRun[] = [];
@@ -51,6 +54,7 @@ export async function runVerifications(
       signal: options.signal,
       onOutput: (_stream, data) => log.push(data),
       keepTailBytes: 0,
+      sandbox: options.sandbox,
     });
     const run: VerificationRun = {
       template_id: plan.templateId,

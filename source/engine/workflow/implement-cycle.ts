@@ -41,7 +41,7 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
       ctx,
       breaker,
       ctx.options.cycleRunners?.(ctx.setup) ??
-        cycleRunners(agents, config, config.codex_cli, ctx.options.env),
+        cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.sandbox),
     );
     const open = parsed.tasks.filter((t) => t.status !== 'completed');
     for (const task of open) await ctx.updateTask(task.number, { status: 'in_progress' });

@@ -7,7 +7,8 @@ import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
 import { readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import { isSafeBranchName, type WorkflowFile, type WorkflowStateName } from '../protocol/workflow.js';
-import { loadSetup, type TickSetup } from '../tick/preflight.js';
+import { SANDBOX_FIX } from '../sandbox/sandbox.js';
+import { loadSetup, sandboxRefusal, type TickSetup } from '../tick/preflight.js';
 import { recoverInterruptedRun } from '../tick/recover.js';
 import type { DoctorCheck } from '../workspace/doctor-checks.js';
 import { initWorkspace } from '../workspace/init-workspace.js';
@@ -75,6 +76,8 @@ export async function prepareWorkflow(
       'Fix relais.config.json (the detail names the field), then try again.',
     );
   const setup = loaded.setup;
+  const noSandbox = sandboxRefusal(setup.sandbox);
+  if (noSandbox) return refuse(noSandbox.detail, SANDBOX_FIX);
   const prerequisites = await workflowPrerequisites({
     config: setup.config,
     git: setup.git,
@@ -161,7 +164,12 @@ async function underLock(
     );
   const runner =
     options.agentRunner?.(setup) ??
-    claudeRunner({ command: claude, extraEnv: setup.config.claude_code_cli.extra_env, env: options.env });
+    claudeRunner({
+      command: claude,
+      extraEnv: setup.config.claude_code_cli.extra_env,
+      env: options.env,
+      sandbox: setup.sandbox,
+    });
   const previous = existing.kind === 'ok' ? existing.value : null;
   const resumable =
     previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';

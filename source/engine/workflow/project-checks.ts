@@ -1,4 +1,5 @@
 import type { VerificationRun } from '../protocol/report.js';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import type { WorkflowContext } from './context.js';
@@ -34,6 +35,7 @@ export async function runProjectChecks(ctx: WorkflowContext, signal: AbortSignal
     bus: ctx.bus,
     signal,
     env: ctx.options.env,
+    sandbox: verificationSandbox(ctx.setup.sandbox),
   });
   const head = (await ctx.setup.git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });

@@ -2,7 +2,8 @@ import { isAbsolute, resolve } from 'node:path';
 import type { EngineBus, OutputKind } from '../../events.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';
 import { type ResultWrapper, readStreamLine } from './stream.js';
@@ -14,6 +15,8 @@ export interface ClaudeCliSettings {
   readonly command: string;
   readonly extraEnv: Readonly<Record<string, string>>;
   readonly env: NodeJS.ProcessEnv;
+  /** The run's OS sandbox: every process of this adapter runs inside it (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 const MAX_RESULT_LINE = 2 * 1024 * 1024;
@@ -47,6 +50,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         onSpawn: request.onSpawn,
+        sandbox: requestSandbox(settings.sandbox, request),
         maxLineBytes: MAX_RESULT_LINE,
         onOutput: (stream, data) => {
           request.onActivity?.();

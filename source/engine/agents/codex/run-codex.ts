@@ -1,7 +1,14 @@
 import type { EngineBus, OutputKind } from '../../events.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import { type AgentOutcome, type AgentRequest, type AgentRunner, rawOutput } from '../agent-run.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
+import {
+  type AgentOutcome,
+  type AgentRequest,
+  type AgentRunner,
+  rawOutput,
+  requestSandbox,
+} from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
 import { codexArgs, codexPrompt } from './args.js';
 import { type CodexItem, readCodexLine } from './stream.js';
@@ -19,6 +26,8 @@ export interface CodexCliSettings {
   readonly configOverrides: readonly string[];
   readonly extraEnv: Readonly<Record<string, string>>;
   readonly env: NodeJS.ProcessEnv;
+  /** The run's OS sandbox: every process of this adapter runs inside it (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 const MAX_EVENT_TEXT = 400;
@@ -51,6 +60,7 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         onSpawn: request.onSpawn,
+        sandbox: requestSandbox(settings.sandbox, request),
         maxLineBytes: MAX_LINE,
         onOutput: (_stream, data) => rawOutput(request, data),
         onStdoutLine: (line, truncated) => {
