@@ -1,5 +1,4 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch, writeFileSync } from 'node:fs';
-import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { claudeRunner } from '../../source/engine/agents/claude-code/run-claude.
 import { supervisedRunner } from '../../source/engine/agents/supervised-runner.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
 import { Git } from '../../source/engine/judge/git.js';
+import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { type BreakerEvent, CircuitBreaker } from '../../source/engine/supervise/circuit-breaker.js';
 import type { WorkflowContext } from '../../source/engine/workflow/context.js';
 import { evidenceWatcher } from '../../source/engine/workflow/evidence.js';

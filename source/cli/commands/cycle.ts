@@ -3,7 +3,6 @@ import type { CycleRunners } from '../../engine/cycle/context.js';
 import { type LoopEnd, runCycleLoop } from '../../engine/cycle/loop.js';
 import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
 import { cycleRunners } from '../../engine/cycle/runners.js';
-import { resolveSandbox, SANDBOX_FIX } from '../../engine/sandbox/sandbox.js';
 import { resumeCycle } from '../../engine/cycle/status.js';
 import { supervisedCycleRunners } from '../../engine/cycle/supervision.js';
 import {
@@ -15,6 +14,7 @@ import {
   cyclePolicySchema,
   splitCycleSection,
 } from '../../engine/protocol/cycle-policy.js';
+import { resolveSandbox, SANDBOX_FIX } from '../../engine/sandbox/sandbox.js';
 import { realClock } from '../../engine/supervise/clock.js';
 import { loadConfig } from '../../engine/workspace/load-config.js';
 import { withEngine } from '../engine-session.js';

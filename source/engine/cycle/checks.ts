@@ -1,9 +1,9 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { verificationSandbox } from '../sandbox/sandbox.js';
 import { dirname, join } from 'node:path';
 import micromatch from 'micromatch';
 import { z } from 'zod';
 import { SECRET_SHAPES } from '../judge/secrets.js';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';

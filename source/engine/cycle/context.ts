@@ -4,8 +4,8 @@ import type { GatePort } from '../gates.js';
 import type { Git } from '../judge/git.js';
 import type { RepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import type { Sandbox } from '../sandbox/sandbox.js';
 import type { CycleAgents, CyclePolicy, CycleRole } from '../protocol/cycle-policy.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { CycleCode } from './codes.js';
 import type { CyclePaths, CycleState } from './state.js';
 

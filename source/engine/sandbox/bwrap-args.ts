@@ -19,6 +19,7 @@ export function bwrapArgs(policy: SandboxPolicy, scratch: string, cwd: string): 
   for (const dir of policy.homeDirs) args.push('--bind', dir, join(home, basename(dir)));
   for (const dir of policy.writable) args.push('--bind', dir, dir);
   for (const path of policy.readOnly) args.push('--ro-bind', path, path);
+  for (const file of policy.writableFiles) args.push('--bind', file, file);
   args.push('--unshare-pid', '--unshare-ipc', '--die-with-parent', '--new-session');
   if (!policy.network) args.push('--unshare-net');
   args.push('--chdir', cwd, '--');

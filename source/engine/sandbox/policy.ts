@@ -10,6 +10,11 @@ export interface SandboxPolicy {
   readonly root: string;
   /** Folders bound writable: the task's allowed paths (their static prefixes) and any configured extras. */
   readonly writable: readonly string[];
+  /**
+   * Single runner-made files bound writable on top of the read-only ones (an external driver's
+   * result file in the workspace); written in place, never replaced by rename.
+   */
+  readonly writableFiles: readonly string[];
   /** Bound read-only after the writable ones, so they stay read-only inside them: `.git/`, `relais/`. */
   readonly readOnly: readonly string[];
   /** Folders of the real HOME the agent needs (its login, ~/.claude), bound writable into the scratch HOME. */

@@ -56,9 +56,13 @@ export async function resolveSandbox(
   const probe = await probeBwrap(env, root);
   if (!probe.ok) return { kind: 'unavailable', reason: probe.reason };
   const realRoot = realpathSync(root);
-  const readOnly = [join(realRoot, '.git'), join(realRoot, config.workspace_dir)].filter((p) => existsSync(p));
+  const readOnly = [join(realRoot, '.git'), join(realRoot, config.workspace_dir)].filter((p) =>
+    existsSync(p),
+  );
   const home = env.HOME ? safeReal(env.HOME) : null;
-  const homeEntries = home ? AGENT_HOME_ENTRIES.map((name) => join(home, name)).filter((p) => existsSync(p)) : [];
+  const homeEntries = home
+    ? AGENT_HOME_ENTRIES.map((name) => join(home, name)).filter((p) => existsSync(p))
+    : [];
   return {
     kind: 'bwrap',
     bwrap: probe.bwrap,
@@ -78,12 +82,19 @@ export async function resolveSandbox(
  * The policy for an agent: writable where the task may write (the whole repository when no task
  * scope applies), `.git/` and the workspace read-only, the host network unless configured off.
  */
-export function agentSandbox(sandbox: Sandbox, allowedGlobs?: readonly string[]): SandboxPolicy | undefined {
-  return policyFor(sandbox, allowedGlobs, 'agents');
+export function agentSandbox(
+  sandbox: Sandbox,
+  allowedGlobs?: readonly string[],
+  writableFiles: readonly string[] = [],
+): SandboxPolicy | undefined {
+  return policyFor(sandbox, allowedGlobs, 'agents', writableFiles);
 }
 
 /** The policy for a verification command: the same writable paths, no network by default. */
-export function verificationSandbox(sandbox: Sandbox, allowedGlobs?: readonly string[]): SandboxPolicy | undefined {
+export function verificationSandbox(
+  sandbox: Sandbox,
+  allowedGlobs?: readonly string[],
+): SandboxPolicy | undefined {
   return policyFor(sandbox, allowedGlobs, 'verification');
 }
 
@@ -91,6 +102,7 @@ function policyFor(
   sandbox: Sandbox,
   allowedGlobs: readonly string[] | undefined,
   role: 'agents' | 'verification',
+  writableFiles: readonly string[] = [],
 ): SandboxPolicy | undefined {
   if (sandbox.kind === 'off') return undefined;
   // A run never gets here without a sandbox (preflight refuses it); fail closed if one does.
@@ -104,6 +116,7 @@ function policyFor(
     root: sandbox.root,
     writable: outermost([...inRepo, ...sandbox.writableOutside]),
     readOnly: sandbox.readOnly,
+    writableFiles,
     homeDirs: role === 'agents' ? sandbox.homeDirs : [],
     homeFiles: role === 'agents' ? sandbox.homeFiles : [],
     network: sandbox.network[role],
@@ -133,14 +146,29 @@ export function probeBwrap(
       if (!bwrap) return { ok: false as const, reason: 'bwrap (bubblewrap) is not installed or not on PATH' };
       const run = await runProcess({
         cmd: bwrap,
-        args: ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', '--', 'true'],
+        args: [
+          '--ro-bind',
+          '/',
+          '/',
+          '--dev',
+          '/dev',
+          '--proc',
+          '/proc',
+          '--unshare-pid',
+          '--die-with-parent',
+          '--',
+          'true',
+        ],
         cwd: '/',
         env,
         timeoutMs: 10_000,
       });
       if (run.exitCode === 0) return { ok: true as const, bwrap };
       const said = run.stderrTail.trim().split('\n').at(-1) ?? '';
-      return { ok: false as const, reason: `bwrap cannot create a sandbox here (${said || `exit ${run.exitCode}`})` };
+      return {
+        ok: false as const,
+        reason: `bwrap cannot create a sandbox here (${said || `exit ${run.exitCode}`})`,
+      };
     })();
     probes.set(key, probe);
   }

@@ -200,16 +200,41 @@ async function supervise(
   watch?.stop();
   if (pid !== undefined) liveGroups.delete(pid);
 
-  const ended = exit as { code: number | null; signal: NodeJS.Signals | null } | null;
-  if (pid === undefined || (ended === null && result.code !== undefined && result.exitCode === undefined)) {
-    const spawnError = result.code ?? 'spawn failed';
-    return base({ exitCode: null, signal: null, spawnError, timedOut: false, aborted: false });
-  }
-  const exitCode = ended?.code ?? result.exitCode ?? null;
-  const signal = ended?.signal ?? (result.signal as NodeJS.Signals | undefined) ?? null;
-  if (policy && exitCode === 1 && BWRAP_EXEC_FAILED.test(tails.stderrTail.text()))
-    return base({ exitCode: null, signal: null, spawnError: 'ENOENT', timedOut, aborted });
-  return base({ exitCode, signal, spawnError: null, timedOut, aborted });
+  return base(
+    howItEnded(
+      pid === undefined ? null : exit,
+      result,
+      { timedOut, aborted },
+      policy !== undefined && BWRAP_EXEC_FAILED.test(tails.stderrTail.text()),
+    ),
+  );
+}
+
+type Ending = Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'timedOut' | 'aborted'>;
+
+/**
+ * The child's real exit (its 'exit' event: execa reports the signal it sent, not the one that
+ * ended the child), or why it never started.
+ */
+function howItEnded(
+  exit: { code: number | null; signal: NodeJS.Signals | null } | null,
+  result: { code?: string; exitCode?: number; signal?: string },
+  cancelled: { timedOut: boolean; aborted: boolean },
+  bwrapCouldNotExec: boolean,
+): Ending {
+  if (exit === null && result.exitCode === undefined && result.signal === undefined)
+    return {
+      exitCode: null,
+      signal: null,
+      spawnError: result.code ?? 'spawn failed',
+      timedOut: false,
+      aborted: false,
+    };
+  const exitCode = exit?.code ?? result.exitCode ?? null;
+  if (exitCode === 1 && bwrapCouldNotExec)
+    return { exitCode: null, signal: null, spawnError: 'ENOENT', ...cancelled };
+  const signal = exit?.signal ?? (result.signal as NodeJS.Signals | undefined) ?? null;
+  return { exitCode, signal, spawnError: null, ...cancelled };
 }
 
 /**

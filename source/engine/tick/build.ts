@@ -7,6 +7,7 @@ import { type BuilderResult, builderResultSchema } from '../protocol/builder-res
 import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
+import { agentSandbox } from '../sandbox/sandbox.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { effectiveScopeFor } from './judge-phase.js';
 import { builderValues, fillTemplate, readPrompt } from './prompts.js';
@@ -36,7 +37,7 @@ export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> 
     case 'patch':
       return buildWithPatch(ctx, task, task.builder.patch);
     case 'cursor':
-      return buildWithDriver(ctx);
+      return buildWithDriver(ctx, task);
   }
 }
 
@@ -166,7 +167,7 @@ async function buildWithPatch(ctx: TickContext, task: BuildTask, patch: string):
 }
 
 /** PR5: the driver's timeout kills its whole tree (STOP_BUILDER_TIMEOUT); its edits are judged. */
-async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
+async function buildWithDriver(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup, options } = ctx;
   const driver = setup.config.builder.cursor;
   if (!driver)
@@ -184,17 +185,19 @@ async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
       result: null,
       invalidReason: null,
     };
+  const outputFile = resolve(setup.facts.root, driver.output_file);
   const run = await runDriver({
     driver,
     command,
     root: setup.facts.root,
     taskFile: setup.paths.task,
-    outputFile: resolve(setup.facts.root, driver.output_file),
+    outputFile,
     env: options.env,
     bus: options.bus,
     signal: ctx.signal,
     remainingMs: ctx.remainingMs(),
     onSpawn: (pgid) => recordAgent(ctx, pgid),
+    sandbox: agentSandbox(setup.sandbox, task.scope.allowed_globs, [outputFile]),
   });
   await settleAgentRecord(ctx);
   if (run.timedOut) {

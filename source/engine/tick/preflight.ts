@@ -7,6 +7,7 @@ import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js'
 import type { Code } from '../protocol/codes.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
@@ -23,7 +24,6 @@ import {
 import { loadConfig } from '../workspace/load-config.js';
 import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
-import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 
 /**
  * Seed 000 Appendix A1, in priority order. Rows 1-2 (and the agent CLI check) need no lock and

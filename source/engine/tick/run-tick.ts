@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
@@ -230,6 +230,10 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
       : null;
   // A result file left by an earlier tick must never pass for this one's.
   if (driverOutput) await rm(driverOutput, { force: true });
+  // In a sandbox the workspace is read-only: the driver's result file is made (empty, ours) and
+  // bound writable on its own, before the guards take their picture.
+  if (driverOutput && setup.sandbox.kind === 'bwrap')
+    await writeFile(driverOutput, '', { mode: 0o600, flag: 'wx' });
   return takeBuildGuards(
     setup,
     options.env,

@@ -1,8 +1,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { EngineBus, OutputKind } from '../../events.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import type { Sandbox } from '../../sandbox/sandbox.js';
 import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';

@@ -1,7 +1,7 @@
 import type { EngineBus, OutputKind } from '../../events.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import type { Sandbox } from '../../sandbox/sandbox.js';
 import {
   type AgentOutcome,
   type AgentRequest,

@@ -1,5 +1,6 @@
 import type { EngineBus } from '../../events.js';
 import type { RelaisConfig } from '../../protocol/config.js';
+import type { SandboxPolicy } from '../../sandbox/policy.js';
 import { describeEnd, type ProcessResult, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
 import { readUntrustedFile } from '../../workspace/safe-read.js';
@@ -35,6 +36,8 @@ export async function runDriver(input: {
   signal: AbortSignal;
   remainingMs: number;
   onSpawn?: (pgid: number) => void;
+  /** The builder's sandbox; its output file must be among the policy's writable files. */
+  sandbox?: SandboxPolicy;
 }): Promise<DriverRun> {
   const values: Record<string, string> = {
     TASK_FILE: input.taskFile,
@@ -65,12 +68,15 @@ export async function runDriver(input: {
     timeoutMs: Math.min(ownTimeout, input.remainingMs),
     signal: input.signal,
     onSpawn: input.onSpawn,
+    sandbox: input.sandbox,
     onStdoutLine: (line) => {
       if (line.trim())
         input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400), kind: 'text' });
     },
   });
-  const read = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
+  const raw = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
+  // In a sandbox the runner made the file empty beforehand (a bind needs it): empty is unwritten.
+  const read = raw.ok && raw.text === '' ? { ok: false as const, reason: 'missing' } : raw;
   input.bus.emit({
     type: 'agent.finished',
     role: 'builder',
