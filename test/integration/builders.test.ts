@@ -209,7 +209,7 @@ function withDriver(timeout = 30): TestProject {
 
 const cursorTask = () => task({ builder: { mode: 'cursor', max_turns: 1, instructions: 'do it' } });
 const drive = (p: TestProject, plan: Record<string, unknown>) => {
-  const path = join(p.base, 'driver.json');
+  const path = join(p.harness, 'driver.json');
   writeFileSync(path, JSON.stringify(plan));
   return { RELAIS_FAKE_DRIVER: path };
 };

@@ -73,6 +73,14 @@ async function lockedTick(
   const recovered = await recover(found, record, options);
   if (!recovered.ok) return finishWithoutTick(found, record, recovered.block, null, options, now);
   const setup = recovered.setup;
+  record.sandbox = setup.sandbox.kind;
+  if (setup.sandbox.kind === 'off')
+    options.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message:
+        'sandbox is "off" in relais.config.json: agents and verifications run unprotected (no PID namespace, no write fence)',
+    });
   const start = await checkStartConditions(setup, true, options.env, options.runCaps);
   if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   if (start.removedTmp.length > 0)
@@ -145,7 +153,11 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     } else {
       phase('VERIFY');
       // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
-      const workspaceGuard = await guardWorkspace(setup.paths, [setup.paths.state, setup.paths.historyDir]);
+      const workspaceGuard = await guardWorkspace(setup.paths, [
+        setup.paths.state,
+        setup.paths.historyDir,
+        agentFile(setup.paths),
+      ]);
       await verify(ctx, task);
       const after = await checkAfterVerify(ctx, guards, workspaceGuard, task);
       if (after && record.code === 'SUCCESS') {
@@ -280,6 +292,7 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     code: record.judge.verdict.code,
     blast_radius: record.judge.blast,
     blast_radius_line: record.judge.blastLine,
+    sandbox: record.sandbox,
     violations: record.judge.verdict.violations.slice(0, 50),
     touched_paths: record.judge.touched.files.slice(0, 200).map((f) => f.path),
   });

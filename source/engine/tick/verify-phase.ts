@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { recordAgentInFlight } from './recover.js';
 import { readGitSideState, sideStateChange } from '../judge/git-side-state.js';
 import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.js';
 import { worktreeStatus } from '../judge/repo.js';
@@ -39,6 +40,8 @@ export async function verify(ctx: TickContext, task: Task): Promise<void> {
     signal: ctx.signal,
     env: ctx.options.env,
     sandbox: verificationSandbox(setup.sandbox, task.scope.allowed_globs),
+    // Issue 14: a verification orphaned by a SIGKILLed runner is ended by the next run's recovery.
+    onSpawn: (pid) => recordAgentInFlight(setup.paths, pid),
   });
   record.runs = outcome.runs;
   if (outcome.aborted) {

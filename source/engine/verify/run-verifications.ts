@@ -31,6 +31,8 @@ export async function runVerifications(
     env: NodeJS.ProcessEnv;
     /** The OS sandbox every command runs in (issue 14); unsandboxed only when the config says "off". */
     sandbox: SandboxPolicy | undefined;
+    /** Each command's sandbox (or process group), as it starts: crash recovery ends it. */
+    onSpawn?: (pid: number) => Promise<void>;
   },
 ): Promise<VerificationOutcome> {
   const runs: VerificationRun[] = [];
@@ -45,6 +47,7 @@ export async function runVerifications(
       args: plan.args,
     });
     const log = new TailBuffer(options.maxLogBytes);
+    let recorded: Promise<void> | undefined;
     const result = await runProcess({
       cmd: plan.cmd,
       args: plan.args,
@@ -55,7 +58,12 @@ export async function runVerifications(
       onOutput: (_stream, data) => log.push(data),
       keepTailBytes: 0,
       sandbox: options.sandbox,
+      onSpawn: (pid) => {
+        recorded = options.onSpawn?.(pid).catch(() => undefined);
+      },
     });
+    // The record's write is over before the next step compares the workspace.
+    await recorded;
     const run: VerificationRun = {
       template_id: plan.templateId,
       phase: plan.phase,
