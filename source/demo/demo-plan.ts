@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { demoPlanner } from './demo-planner.js';
-import type { RelaisModelPlan } from './relais-script.js';
+import { type RelaisModelPlan, userText } from './relais-script.js';
 import type { ModelReply } from './scripted-model-server.js';
 
 /**
@@ -76,7 +77,33 @@ function builderResult(summary: string, files: string[]): ModelReply {
   return { text: JSON.stringify({ summary, files_intended: files, commands_ran: [], notes: [] }) };
 }
 
-export function demoPlan(repo: string): RelaisModelPlan {
+/**
+ * `resume`: the run goes on from wherever an abort left it (`npm run demo -- --resume <folder>`),
+ * so the orchestrator answers from the code on disk (task 1 not done yet: its honest fix; done:
+ * task 2) and the builder from the task id it is given, instead of in call order.
+ */
+export function demoPlan(repo: string, options: { resume?: boolean } = {}): RelaisModelPlan {
+  const plan = firstRunPlan(repo);
+  if (!options.resume) return plan;
+  const [cheat, fix, punctuation] = plan.orchestrator as readonly string[];
+  const builders = plan.builder as ReadonlyArray<readonly ModelReply[]>;
+  return {
+    ...plan,
+    orchestrator: () => {
+      const trimmed = readFileSync(join(repo, 'src/slugify.js'), 'utf8').includes('.trim()');
+      return (trimmed ? punctuation : fix) ?? '';
+    },
+    builder: (request) => {
+      const ids = [cheat, fix, punctuation].map((t) => JSON.parse(t ?? '{}').task_id as string);
+      const text = userText(request);
+      // The longest id first: "T1-trim-again" also contains "T1-trim".
+      const index = [1, 2, 0].find((i) => text.includes(`"${ids[i]}"`)) ?? 1;
+      return builders[index] ?? [];
+    },
+  };
+}
+
+function firstRunPlan(repo: string): RelaisModelPlan {
   const source = join(repo, 'src/slugify.js');
   const test = join(repo, 'tests/slugify.test.js');
   return {

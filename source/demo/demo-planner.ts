@@ -49,7 +49,8 @@ export function demoPlanner(request: ModelRequest): ModelReply {
         type: 'post_comment',
         data: {
           kind: 'proceed_gate',
-          content: 'Thanks, that settles it. I have enough to draft the spec: shall I proceed?',
+          content:
+            'Thanks, that settles it. I have enough to draft the spec: shall I proceed? (This is the scripted demo: your answer is recorded as the decision, but the scripted spec-agent writes the same spec whatever you answered.)',
         },
       },
     ]);

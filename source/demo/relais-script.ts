@@ -7,9 +7,18 @@ import type { ModelReply, ModelRequest, ModelScript } from './scripted-model-ser
  * of call i. Anything else Claude Code asks on its own (titles, summaries) gets a short "OK".
  */
 
+/**
+ * The turns of one call: a list per call in order, or a function choosing a call's turns from the
+ * request itself (what it asks for), so a resumed run that repeats or skips a call still gets the
+ * answer that fits.
+ */
+export type CallScript =
+  | ReadonlyArray<readonly ModelReply[]>
+  | ((request: ModelRequest) => readonly ModelReply[]);
+
 export interface RelaisModelPlan {
-  readonly orchestrator: readonly string[];
-  readonly builder: ReadonlyArray<readonly ModelReply[]>;
+  readonly orchestrator: readonly string[] | ((request: ModelRequest) => string);
+  readonly builder: CallScript;
   readonly spec?: ReadonlyArray<readonly ModelReply[]>;
   readonly dev?: ReadonlyArray<readonly ModelReply[]>;
   readonly qa?: ReadonlyArray<readonly ModelReply[]>;
@@ -51,15 +60,28 @@ export function relaisScript(plan: RelaisModelPlan): ModelScript {
     const turn = request.messages.filter((m) => m.role === 'assistant').length;
     if (turn === 0) calls[role]++;
     if (role === 'orchestrator') {
-      const text = plan.orchestrator[calls.orchestrator];
+      const text =
+        typeof plan.orchestrator === 'function'
+          ? plan.orchestrator(request)
+          : plan.orchestrator[calls.orchestrator];
       if (text === undefined) throw new Error(`no scripted orchestrator answer #${calls.orchestrator + 1}`);
       return { text };
     }
-    const replies = plan[role];
-    const reply = typeof replies === 'function' ? undefined : replies?.[calls[role]]?.[turn];
+    const script = plan[role];
+    const turns = typeof script === 'function' ? callTurns(script, request) : script?.[calls[role]];
+    const reply = turns?.[turn];
     if (!reply) throw new Error(`no scripted ${role} turn ${turn + 1} of call #${calls[role] + 1}`);
     return reply;
   };
+}
+
+/** A function script's turns; the planner's (one reply per request) is its own single turn. */
+function callTurns(
+  script: (request: ModelRequest) => readonly ModelReply[] | ModelReply,
+  request: ModelRequest,
+): readonly ModelReply[] {
+  const answer = script(request);
+  return Array.isArray(answer) ? answer : [answer as ModelReply];
 }
 
 /** What the runner sent as the user's words (Claude Code sends a string or text blocks). */

@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { isCi } from '../cli/front-end/is-ci.js';
 import { findExecutable } from '../engine/agents/find-executable.js';
 import { PACKAGE_ROOT } from '../engine/workspace/package-assets.js';
 import { demoPlan } from './demo-plan.js';
+import { notCompleted, USAGE, WHAT_IS_SCRIPTED } from './demo-text.js';
 import { DEMO_PR_URL, installGhStandIn, readGhCalls } from './gh-stand-in.js';
 import { relaisScript } from './relais-script.js';
 import { startScriptedModel } from './scripted-model-server.js';
@@ -44,19 +45,46 @@ async function findClaude(): Promise<string> {
   );
 }
 
+type DemoArgs =
+  | { kind: 'fresh' }
+  | { kind: 'resume'; folder: string }
+  | { kind: 'help' }
+  | { kind: 'bad'; message: string };
+
+function readArgs(argv: readonly string[]): DemoArgs {
+  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  if (argv.length === 0) return { kind: 'fresh' };
+  if (argv[0] === '--resume' && argv.length === 2 && argv[1]) return { kind: 'resume', folder: argv[1] };
+  return { kind: 'bad', message: `unexpected arguments: ${argv.join(' ')}` };
+}
+
+/** The demo's folder from what a user pastes: the demo folder itself or its demo-project inside. */
+function demoFolder(given: string): string | null {
+  const path = resolve(given);
+  const base = basename(path) === 'demo-project' ? dirname(path) : path;
+  const parts = ['demo-project', 'github-stand-in.git', 'home', 'bin'];
+  return parts.every((part) => existsSync(join(base, part))) ? base : null;
+}
+
 async function main(): Promise<number> {
+  const args = readArgs(process.argv.slice(2));
+  if (args.kind === 'help' || args.kind === 'bad') {
+    if (args.kind === 'bad') process.stderr.write(`demo: ${args.message}\n`);
+    (args.kind === 'help' ? process.stdout : process.stderr).write(USAGE);
+    return args.kind === 'help' ? 0 : 2;
+  }
+  const base =
+    args.kind === 'resume'
+      ? demoFolder(args.folder)
+      : // RELAIS_DEMO_DIR lets the test suite choose (and clean) the folder; users get a fresh temp one.
+        mkdtempSync(join(process.env.RELAIS_DEMO_DIR ?? tmpdir(), 'relais-demo-'));
+  if (base === null) {
+    process.stderr.write(
+      `demo: ${resolve(args.kind === 'resume' ? args.folder : '.')} is not a demo folder (it has no demo-project/, github-stand-in.git/, home/, bin/).\n${USAGE}`,
+    );
+    return 2;
+  }
   const claude = await findClaude();
-  // RELAIS_DEMO_DIR lets the test suite choose (and clean) the folder; users get a fresh temp one.
-  const base = mkdtempSync(join(process.env.RELAIS_DEMO_DIR ?? tmpdir(), 'relais-demo-'));
-  const repo = join(base, 'demo-project');
-  const remote = join(base, 'github-stand-in.git');
-  const home = join(base, 'home');
-  mkdirSync(home);
-  const bin = join(base, 'bin');
-  mkdirSync(bin);
-  const ghLog = join(base, 'gh-calls.jsonl');
-  installGhStandIn(bin, ghLog);
-  cpSync(join(PACKAGE_ROOT, 'examples/demo-project'), repo, { recursive: true });
   const gitEnv = {
     ...process.env,
     GIT_AUTHOR_NAME: 'Relais Demo',
@@ -64,16 +92,22 @@ async function main(): Promise<number> {
     GIT_COMMITTER_NAME: 'Relais Demo',
     GIT_COMMITTER_EMAIL: 'demo@relais.invalid',
   };
-  const git = (...args: string[]) =>
-    spawnSync('git', args, { cwd: repo, env: gitEnv, stdio: 'ignore' }).status;
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'Demo project');
-  git('init', '-q', '--bare', remote);
-  git('remote', 'add', 'origin', remote);
-  git('push', '-q', 'origin', 'main');
+  if (args.kind === 'fresh') setUpDemo(base, gitEnv);
+  return runDemo(base, args.kind === 'resume', claude, gitEnv);
+}
 
-  const model = await startScriptedModel(relaisScript(demoPlan(repo)));
+async function runDemo(
+  base: string,
+  resuming: boolean,
+  claude: string,
+  gitEnv: NodeJS.ProcessEnv,
+): Promise<number> {
+  const repo = join(base, 'demo-project');
+  const remote = join(base, 'github-stand-in.git');
+  const home = join(base, 'home');
+  const bin = join(base, 'bin');
+  const ghLog = join(base, 'gh-calls.jsonl');
+  const model = await startScriptedModel(relaisScript(demoPlan(repo, { resume: resuming })));
   const env: NodeJS.ProcessEnv = {
     ...gitEnv,
     // `claude` and `gh` are found on PATH, as on a user's machine: here, the copy relais
@@ -88,7 +122,8 @@ async function main(): Promise<number> {
   };
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !isCi(process.env);
   try {
-    say(`ralphy start ${repo}${interactive ? '' : ' --yes'}`);
+    say(WHAT_IS_SCRIPTED);
+    say(`ralphy start ${repo}${interactive ? '' : ' --yes'}${resuming ? '   (resuming the demo)' : ''}`);
     const code = await run(
       process.execPath,
       [CLI, 'start', repo, ...(interactive ? [] : ['--yes'])],
@@ -105,17 +140,35 @@ async function main(): Promise<number> {
     say(
       code === 0 && pushed && pr
         ? [
-            'Done: PRD -> spec -> judged ticks (one cheating tick stopped and rolled back) -> QA -> branch pushed.',
+            `Done: PRD -> spec -> judged ticks${resuming ? '' : ' (one cheating tick stopped and rolled back)'} -> QA -> branch pushed.`,
             `   The pull request: the demo's gh stand-in (no GitHub, offline) was asked for it and answered ${DEMO_PR_URL}:`,
             `     gh ${pr.args.map(shellWord).join(' ')}`,
             `   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`,
           ].join('\n')
-        : `The workflow did not complete (exit ${code}${pushed ? '' : ', no branch on the remote'}${pr ? '' : ', gh pr create was not called'}); see the output above and ${repo}/relais/`,
+        : notCompleted(base, code, Boolean(pushed), Boolean(pr)),
     );
     return code === 0 && !(pushed && pr) ? 1 : code;
   } finally {
     await model.close();
   }
+}
+
+/** The throwaway project, its bare "GitHub" and the gh stand-in, in a fresh `base`. */
+function setUpDemo(base: string, gitEnv: NodeJS.ProcessEnv): void {
+  const repo = join(base, 'demo-project');
+  const remote = join(base, 'github-stand-in.git');
+  mkdirSync(join(base, 'home'));
+  mkdirSync(join(base, 'bin'));
+  installGhStandIn(join(base, 'bin'), join(base, 'gh-calls.jsonl'));
+  cpSync(join(PACKAGE_ROOT, 'examples/demo-project'), repo, { recursive: true });
+  const git = (...args: string[]) =>
+    spawnSync('git', args, { cwd: repo, env: gitEnv, stdio: 'ignore' }).status;
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'Demo project');
+  git('init', '-q', '--bare', remote);
+  git('remote', 'add', 'origin', remote);
+  git('push', '-q', 'origin', 'main');
 }
 
 /** An argument as a human would paste it into a shell. */

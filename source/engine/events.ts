@@ -1,6 +1,12 @@
 import type { Code, Verdict } from './protocol/codes.js';
 import type { BlastRadius, SandboxName, VerificationRun } from './protocol/report.js';
-import type { BreakerSnapshot, FailureReason, WorkflowFile, WorkflowStateName } from './protocol/workflow.js';
+import type {
+  BreakerSnapshot,
+  FailureReason,
+  TaskVerdict,
+  WorkflowFile,
+  WorkflowStateName,
+} from './protocol/workflow.js';
 
 /**
  * The one typed event union of the engine (DESIGN.md "Flow of a run"). Events are plain JSON, so
@@ -35,8 +41,20 @@ export type EngineEvent =
       feature_branch: string | null;
       engine: 'ticks' | 'single' | 'cycle';
       resumed_from: WorkflowStateName | null;
+      /** Phases an earlier run finished for good (a resume shows them done, PLANNING included). */
+      completed_phases?: WorkflowStateName[];
       max_cost_usd: number | null;
-      tasks: Array<{ number: number; title: string; status: 'pending' | 'in_progress' | 'completed' }>;
+      /** What the workflow already spent (a resume goes on from there, not from $0). */
+      cost_usd?: number;
+      tasks: Array<{
+        number: number;
+        title: string;
+        status: 'pending' | 'in_progress' | 'completed';
+        claimed?: string | null;
+        verified?: string | null;
+        /** The runner's verdict (see task.updated); absent means none yet. */
+        verdict?: TaskVerdict | null;
+      }>;
     }
   | { type: 'phase.changed'; phase: TickPhase }
   /** A Ralphy workflow state (seed 002 §8), persisted in WORKFLOW.json at the same moment. */
@@ -74,7 +92,14 @@ export type EngineEvent =
       title: string;
       status: 'pending' | 'in_progress' | 'completed';
       claimed: string | null;
+      /** What the runner checked, or why it did not accept the task: words, never a verdict. */
       verified: string | null;
+      /**
+       * The runner's verdict, the only "done" a front end may show (issue 16 item 1): `verified`
+       * after a judged and verified completion, `rejected` after a stopped or blocked attempt.
+       * Absent or null: no verdict yet, which never shows as done.
+       */
+      verdict?: TaskVerdict | null;
     }
   | { type: 'agent.started'; role: AgentRole; attempt: number; command: string; model: string }
   | { type: 'agent.output'; role: AgentRole; text: string; kind: OutputKind }

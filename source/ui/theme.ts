@@ -37,6 +37,10 @@ export const GLYPH = {
   waiting: '◇',
   rejected: '⊘',
   claimed: '◐',
+  /** A phase Ctrl-C stopped: resumable, not failed. */
+  interrupted: '‖',
+  /** Something that was running when the work stopped. */
+  stopped: '·',
   warn: '!',
   tool: '▸',
   /** The spinner's frame when animation is off (tests, screenshots). */

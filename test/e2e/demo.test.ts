@@ -75,18 +75,20 @@ describe('npm run demo', () => {
     expect(code, out).toBe(0);
     // Seed 004: the planner asks its one question; with --yes nobody answers, so the runner
     // proceeds and the planner closes it as an assumption it states before the spec starts.
+    // Said before anything runs: the model is scripted, and a typed answer changes nothing it writes.
+    expect(out).toContain('This is a scripted demo.');
     expect(out).toContain('Phase: PLANNING');
     expect(out).toContain('=== Planner, round 1: 1 open question ===');
-    expect(out).toContain('Gate plan: reject (nobody)');
-    expect(out).toContain('Gate plan: approve (auto)');
+    expect(out).toContain("Gate plan: the planner's questions are not answered (nobody at a terminal");
+    expect(out).toContain('Gate plan: approved automatically (--yes)');
     expect(out).toContain('gap 1 closed (inferred): Assumption: letters of any script stay as they are');
     expect(out).toContain('Proceeding under these assumptions:');
     expect(out.indexOf('Planner: ready for the spec')).toBeLessThan(out.indexOf('Phase: SPECIFICATION'));
     expect(out).toContain('Agent: spec-agent started');
     expect(out).toContain('spec tool Write');
-    expect(out).toContain('Gate spec: approve (auto)');
+    expect(out).toContain('Gate spec: approved automatically (--yes)');
     // Task 1, tick 1: the builder edits the test and claims success; the judge stops it.
-    expect(out).toContain('Result: STOP STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    expect(out).toContain('Result: STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
     expect(out).toMatch(
       /Task 1 Trim and collapse spaces: completed \(verified: SUCCESS, committed [0-9a-f]{12}/,
     );
@@ -94,7 +96,7 @@ describe('npm run demo', () => {
       /Task 2 Drop punctuation: completed \(verified: SUCCESS, committed [0-9a-f]{12}.*test ✓/,
     );
     expect(out).toContain('Agent: qa-agent started');
-    expect(out).toContain('Gate qa: approve (auto)');
+    expect(out).toContain('Gate qa: approved automatically (--yes)');
     expect(out).toContain('Pull request: https://github.invalid/relais-demo/demo-project/pull/1');
     expect(out).toContain('Workflow COMPLETED https://github.invalid/relais-demo/demo-project/pull/1');
     // The demo says what happened to the pull request: a stand-in, offline, and the exact call.

@@ -19,7 +19,7 @@ describe('bad configuration', () => {
     project.git('commit', '-qm', 'drop config');
     const run = project.cliSync(['run']);
     expect(run.code).toBe(3);
-    expect(run.stdout).toContain('BLOCKED BLOCKED_MISSING_CONFIG');
+    expect(run.stdout).toContain('Result: BLOCKED_MISSING_CONFIG');
     expect(run.stdout).toContain('relais init');
     expect(project.exists('relais/REPORT.json')).toBe(false);
   });

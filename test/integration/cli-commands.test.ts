@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builderWrites, CLI, TestProject, task } from '../support/project.js';
+import { builderWrites, CLI, REPO_ROOT, TestProject, task } from '../support/project.js';
 
 let project: TestProject;
 afterEach(() => project?.dispose());
@@ -101,7 +101,7 @@ describe('relais status', () => {
     expect(text.stdout).toContain('Milestone: M1');
     expect(text.stdout).toContain('ticks 1/200');
     expect(text.stdout).toContain('Lock:      free');
-    expect(text.stdout).toMatch(/Last run: +\S+ SUCCESS SUCCESS/);
+    expect(text.stdout).toMatch(/Last run: +\S+ SUCCESS \(1 file, /);
     const json = JSON.parse(project.cliSync(['status', '--json']).stdout);
     expect(json).toMatchObject({
       milestone: 'M1',
@@ -177,6 +177,16 @@ describe('usage', () => {
     const none = spawnSync(process.execPath, [CLI], { encoding: 'utf8' });
     expect(none.status).toBe(2);
     expect(none.stdout).toContain('Exit codes');
+  });
+
+  it('status on a folder that does not exist says so (exit 2) instead of advising relais init', () => {
+    const missing = spawnSync(process.execPath, [CLI, 'status', 'no-such-folder'], {
+      encoding: 'utf8',
+      cwd: REPO_ROOT,
+    });
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain(`relais status: no such folder: ${join(REPO_ROOT, 'no-such-folder')}`);
+    expect(missing.stdout + missing.stderr).not.toContain('relais init');
   });
 
   it('--json on run prints only NDJSON engine events', () => {

@@ -23,7 +23,9 @@ describe('seed 000 fixtures F005-F009', () => {
     expect(run.code).toBe(1);
     const report = project.report();
     expect(report.code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
-    expect(report.scope.violations).toContain('outside allowed globs: package.json');
+    // The config allows package.json, so the fix is the task's scope (issue 21: name the fence).
+    expect(report.scope.violations).toContain("outside the task's allowed_globs: package.json");
+    expect(report.detail).toContain('effective fence: task [src/**] ∩ config [');
     expect(report.scope.touched_paths).toEqual(['package.json']);
     expect(project.read('package.json')).toBe('{ "name": "demo" }\n');
     expect(project.status()).toBe('');
@@ -48,6 +50,9 @@ describe('seed 000 fixtures F005-F009', () => {
     });
     project.cliSync(['run']);
     expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    expect(project.report().scope.violations).toContain(
+      "outside the config's scope.default_allowed_globs (the task allowed it): lib/b.ts",
+    );
     expect(project.read('lib/b.ts')).toBe('b\n');
   });
 

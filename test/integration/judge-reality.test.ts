@@ -181,15 +181,12 @@ describe('judge: the touched set from git reality', () => {
     expect(project.state().budgets).toMatchObject({ ticks: 2, builder_calls: 2 });
   });
 
-  it('verification side effects are not committed: what was judged is what gets committed', () => {
+  it('untracked files verification leaves are not committed: what was judged is what gets committed', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
       config.verification.templates.push({
         id: 'messy',
         cmd: 'node',
-        args: [
-          '-e',
-          'require("fs").writeFileSync("coverage.txt", "x"); require("fs").writeFileSync("src/a.ts", "tampered\\n")',
-        ],
+        args: ['-e', 'require("fs").writeFileSync("coverage.txt", "x")'],
       });
     });
     project.scenario({
@@ -199,9 +196,30 @@ describe('judge: the touched set from git reality', () => {
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(0);
     expect(project.git('show', 'HEAD:src/a.ts')).toBe('judged\n');
-    expect(project.read('src/a.ts')).toBe('judged\n');
     expect(project.exists('coverage.txt')).toBe(false);
     expect(project.report().rollback.notes.join()).toContain('verification side effects');
+  });
+
+  it('a verification that rewrites a judged file is STOP_TREE_CHANGED_DURING_VERIFY, never SUCCESS (issue 14)', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+      config.verification.templates.push({
+        id: 'tamper',
+        cmd: 'node',
+        args: ['-e', 'require("fs").writeFileSync("src/a.ts", "tampered\\n")'],
+      });
+    });
+    const base = project.head();
+    project.scenario({
+      orchestrator: [{ result_json: task({ verification: { fast: ['tamper'], slow: [] } }) }],
+      builder: [builderWrites({ 'src/a.ts': 'judged\n' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(1);
+    expect(project.report()).toMatchObject({ verdict: 'stop', code: 'STOP_TREE_CHANGED_DURING_VERIFY' });
+    expect(project.report().detail).toContain('src/a.ts');
+    expect(project.head()).toBe(base);
+    expect(project.read('src/a.ts')).toBe('a\n');
+    expect(project.status()).toBe('');
   });
 });
 

@@ -28,9 +28,9 @@ describe('relais loop', () => {
     });
     const run = project.cliSync(['loop', '--mode', 'milestone']);
     expect(run.code, run.stdout).toBe(0);
-    expect(run.stdout).toMatch(/Tick 1: SUCCESS SUCCESS T1 \[M1\]/);
-    expect(run.stdout).toMatch(/Tick 2: SUCCESS SUCCESS T2 \[M1\]/);
-    expect(run.stdout).toMatch(/Tick 3: SUCCESS SUCCESS DONE \[M1\] .* control stop/);
+    expect(run.stdout).toMatch(/Tick 1: SUCCESS T1 \[M1\]/);
+    expect(run.stdout).toMatch(/Tick 2: SUCCESS T2 \[M1\]/);
+    expect(run.stdout).toMatch(/Tick 3: SUCCESS DONE \[M1\] .* control stop/);
     expect(run.stdout).toMatch(
       /Loop finished \(milestone\): 3 tick\(s\) \[3 SUCCESS\], 5 agent call\(s\), \$0\.0500; stopped because control stop: the goal is met/,
     );

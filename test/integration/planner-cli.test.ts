@@ -34,7 +34,7 @@ describe('relais plan (PRD.md)', () => {
     expect(plan.code, plan.stdout + plan.stderr).toBe(0);
     expect(plan.stdout).toContain('=== Planner, round 1: 1 open question ===');
     expect(plan.stdout).toContain(`    1. ${Q}`);
-    expect(plan.stdout).toContain('Gate plan: approve (auto)');
+    expect(plan.stdout).toContain('Gate plan: approved automatically (--yes)');
     expect(plan.stdout).toContain('Proceeding under these assumptions:');
     expect(plan.stdout).toContain('Summary: Greet by first name.');
     expect(plan.stdout).toContain('Planning is done: ralphy start gives this handoff to the spec-agent.');
@@ -54,7 +54,9 @@ describe('relais plan (PRD.md)', () => {
     p.scenario({ planner: [answer(ask('reporter', [{ q: Q }]))] });
     const plan = p.cliSync(['plan']);
     expect(plan.code).toBe(1);
-    expect(plan.stdout).toContain('Gate plan: reject (nobody)');
+    expect(plan.stdout).toContain(
+      "Gate plan: the planner's questions are not answered (nobody at a terminal",
+    );
     expect(plan.stdout).toContain(
       'nobody can answer them here. Run relais plan in a terminal, or with --yes',
     );

@@ -38,7 +38,7 @@ describe('ralphy start (CLI)', () => {
       'Agent: spec-agent completed',
       '=== VALIDATION REQUIRED: Approve the specification and tasks? ===',
       '  - specs/TASKS.md (2 tasks)',
-      'Gate spec: approve (auto)',
+      'Gate spec: approved automatically (--yes)',
       'Phase: IMPLEMENTATION',
       'Task 1 Greet by name: completed (verified: SUCCESS',
       'Phase: QA',

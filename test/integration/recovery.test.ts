@@ -25,7 +25,7 @@ async function killDuringBuild(p: TestProject, killBuilderToo = true): Promise<s
 }
 
 describe('recovery after a killed run', () => {
-  it('an unjudged builder commit is taken off the branch (kept under a ref) and the next tick judges against the real base', async () => {
+  it('a commit made while the builder could still run is never moved: recovery asks, and does what the user answers', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     const base = project.head();
     project.scenario({
@@ -40,13 +40,21 @@ describe('recovery after a killed run', () => {
       ],
     });
     const runId = await killDuringBuild(project);
+    const forged = project.head();
+    const asked = project.cliSync(['run']);
+    expect(asked.code, asked.stdout).toBe(3);
+    expect(project.report().code).toBe('BLOCKED_CRASH_RECOVERY_REQUIRED');
+    expect(project.report().detail).toContain('cannot tell the builder');
+    expect(project.head()).toBe(forged);
+    // The user says the commit is the run's: the exact command from the detail, then run again.
+    expect(project.report().detail).toContain(`git reset --hard ${base.slice(0, 12)}`);
+    project.git('branch', `relais-dropped-${runId}`, 'HEAD');
+    project.git('reset', '-q', '--hard', base);
     const next = project.cliSync(['run']);
     expect(next.code, next.stdout).toBe(0);
-    expect(next.stdout).toContain(`commits made since base are kept at refs/relais/recovered/${runId}`);
     expect(project.report()).toMatchObject({ code: 'SUCCESS', base_commit: base });
     expect(project.git('rev-parse', 'HEAD~1').trim()).toBe(base);
     expect(project.read('README.md')).toBe('readme\n');
-    expect(project.git('show', `refs/relais/recovered/${runId}:README.md`)).toBe('hostile\n');
   });
 
   it('a global git config planted before the kill never runs in the recovery or the next tick', async () => {
@@ -120,7 +128,7 @@ describe('recovery after a killed run', () => {
     expect(project.cliSync(['run']).code).toBe(0);
   });
 
-  it('work done by hand after the crash is not lost: commits stay reachable, files are moved aside', async () => {
+  it('work done by hand after the crash is not lost: the commit stays on the branch once the user vouches for it, files are moved aside', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
@@ -130,11 +138,20 @@ describe('recovery after a killed run', () => {
     project.write('notes.md', 'my notes\n');
     project.git('add', 'notes.md');
     project.git('commit', '-qm', 'my own work');
+    const mine = project.head();
     project.write('scratch.txt', 'scratch\n');
+    const asked = project.cliSync(['run']);
+    expect(asked.code, asked.stdout).toBe(3);
+    expect(project.head()).toBe(mine);
+    expect(project.report().detail).toContain(`git update-ref refs/relais/keep/${runId} HEAD`);
+    project.git('update-ref', `refs/relais/keep/${runId}`, 'HEAD');
     const next = project.cliSync(['run']);
     expect(next.code, next.stdout).toBe(0);
-    expect(project.git('show', `refs/relais/recovered/${runId}:notes.md`)).toBe('my notes\n');
+    expect(project.git('rev-parse', 'HEAD~1').trim()).toBe(mine);
+    expect(project.read('notes.md')).toBe('my notes\n');
     expect(project.read(`relais/recovered/${runId}/untracked/scratch.txt`)).toBe('scratch\n');
+    expect(next.stdout).toContain(`relais/recovered/${runId}/untracked/`);
+    expect(project.git('for-each-ref', 'refs/relais/keep/')).toBe('');
   });
 
   it('a rollback that could not finish keeps INFLIGHT.json, so the next run does not start on a dirty state', () => {
@@ -146,6 +163,9 @@ describe('recovery after a killed run', () => {
     });
     project.cliSync(['run']);
     expect(project.report().rollback.clean).toBe(false);
+    // Issue 14: never called "rolled back" when it was not.
+    expect(project.report().code).toBe('STOP_ROLLBACK_FAILED');
+    expect(project.read('relais/REPORT.md')).toContain('did NOT finish');
     expect(project.exists('relais/INFLIGHT.json')).toBe(true);
     expect(project.cliSync(['run']).code).toBe(3);
     expect(project.report().detail).toContain('node_modules/runner/index.js');

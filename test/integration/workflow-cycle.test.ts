@@ -84,6 +84,6 @@ describe('ralphy start with the cycle engine', () => {
     expect(run.outcome.detail).toContain('needs_human');
     const status = project.cliSync(['status']);
     expect(status.stdout).toContain('Cycle: phase needs_human');
-    expect(status.stdout).toContain('Fix:       The deadf cycle stopped');
+    expect(status.stdout).toContain('Fix:       The cycle (`relais cycle`) stopped');
   });
 });

@@ -202,6 +202,11 @@ describe('resume after an interruption, in each phase', () => {
       ticks: 2,
       claimed: 'done',
       verified: expect.stringMatching(/^STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED/),
+      verdict: 'rejected',
     });
+    // Front ends hear the runner's verdict, never a "verified" for a stopped task (issue 16 item 1).
+    const updates = run.events.filter((e) => e.type === 'task.updated');
+    expect(updates.some((e) => e.verdict === 'rejected')).toBe(true);
+    expect(updates.filter((e) => e.verdict === 'verified')).toEqual([]);
   });
 });

@@ -226,7 +226,7 @@ export const NO_KEY: KeyInfo = {
 /** The engine entering a workflow state, as the reducer sees it. */
 export const enter = (
   state: Extract<EngineEvent, { type: 'workflow.changed' }>['state'],
-  status: 'running' | 'waiting' = 'running',
+  status: 'running' | 'waiting' | 'interrupted' = 'running',
 ): EngineEvent => ({ type: 'workflow.changed', state, status, reason: null, detail: null });
 
 export const KEY = {

@@ -226,6 +226,7 @@ describe('Tasks', () => {
         status: 'completed',
         claimed: 'done',
         verified: 'SUCCESS a1b2c3d',
+        verdict: 'verified',
       })
       .emit({
         type: 'task.updated',
@@ -261,7 +262,8 @@ describe('Tasks', () => {
       verified: null,
     });
     const view = renderPanel(<Tasks state={s.state} width={44} height={6} />);
-    expect(lineWith(view.frame(), 'Render list')).toMatch(/◐\s+2 Render list\s+agent ✓ runner ✗/);
+    // The agent's claim is ◐, never ✓: that mark belongs to the runner's verdict alone.
+    expect(lineWith(view.frame(), 'Render list')).toMatch(/◐\s+2 Render list\s+agent ◐ runner ✗/);
   });
 });
 

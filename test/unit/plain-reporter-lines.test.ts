@@ -44,8 +44,71 @@ describe('plain lines', () => {
       ' Gate spec: nobody could answer: the gate waits',
       ' Gate qa: nobody could answer: the gate waits',
       ' Gate input: nobody could answer',
-      ' Gate qa: reject',
+      ' Gate qa: rejected',
     ]);
+  });
+
+  it('issue 16 wording: a code said once, "Step:" for a tick and "Phase:" for the workflow', () => {
+    const { emit, lines } = reporter();
+    emit({ type: 'phase.changed', phase: 'BUILD' });
+    emit({ type: 'workflow.changed', state: 'QA', status: 'running', reason: null, detail: null });
+    emit({
+      type: 'tick.finished',
+      run_id: 'r1',
+      verdict: 'success',
+      code: 'SUCCESS',
+      remediation: 'Nothing to fix.',
+      detail: null,
+      blast_radius_line: '1 file, +1/-0, 0 new',
+      commit: null,
+      report_path: null,
+    });
+    emit({
+      type: 'loop.tick',
+      tick: 2,
+      run_id: 'r2',
+      verdict: 'stop',
+      code: 'STOP_DIFF_TOO_LARGE',
+      task_id: 'T2',
+      milestone: null,
+      blast_radius_line: '3 files, +90/-0, 0 new',
+      cost_usd: 0,
+      commit: null,
+      control: null,
+    });
+    expect(lines().map((l) => l.replace(STAMP, ''))).toEqual([
+      ' Step: BUILD',
+      ' Phase: QA',
+      ' Result: SUCCESS (1 file, +1/-0, 0 new)',
+      ' Tick 2: STOP_DIFF_TOO_LARGE T2 (3 files, +90/-0, 0 new) $0.0000',
+    ]);
+  });
+
+  it("the planner's questions left unanswered are never a rejected plan; --yes says it decided", () => {
+    const { emit, lines } = reporter();
+    const ask = (answer: 'text' | 'yes_no') =>
+      emit({ type: 'gate.requested', gate: 'plan', title: 'Planner', lines: [], answer });
+    ask('text');
+    emit({ type: 'gate.resolved', gate: 'plan', decision: 'reject', by: 'nobody', answer: null });
+    ask('yes_no');
+    emit({ type: 'gate.resolved', gate: 'plan', decision: 'approve', by: 'auto', answer: null });
+    ask('text'); // Esc at the question: skipped, then the proceed question
+    emit({ type: 'gate.resolved', gate: 'plan', decision: 'reject', by: 'human', answer: null });
+    ask('yes_no');
+    emit({ type: 'gate.resolved', gate: 'plan', decision: 'reject', by: 'human', answer: null });
+    ask('text');
+    emit({ type: 'gate.resolved', gate: 'plan', decision: 'answer', by: 'human', answer: 'keep accents' });
+    const resolved = lines()
+      .map((l) => l.replace(STAMP, ''))
+      .filter((l) => l.startsWith(' Gate'));
+    expect(resolved).toEqual([
+      " Gate plan: the planner's questions are not answered (nobody at a terminal; --yes answers yes/no gates only)",
+      ' Gate plan: approved automatically (--yes)',
+      " Gate plan: the planner's questions are not answered (skipped)",
+      ' Gate plan: declined: planning stops here',
+      ' Gate plan: answered',
+    ]);
+    for (const line of resolved) expect(line).not.toMatch(/\breject(ed)?\b/);
   });
 
   it('a usage-limit wait counts down every whole minute and at 10 s, on the injected clock', () => {

@@ -48,6 +48,7 @@ describe('the plain reporter with hostile text', () => {
       status: 'completed',
       claimed: `done\u0007${OSC52}`,
       verified: `SUCCESS\u009b2J`,
+      verdict: 'verified',
     },
     {
       type: 'gate.requested',

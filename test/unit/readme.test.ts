@@ -7,19 +7,21 @@ import { FAILURE_REASONS, remediationOfFailure } from '../../source/engine/proto
 import { REPO_ROOT } from '../support/project.js';
 
 const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+// The code tables live in docs/codes.md; the README links it.
+const codes = readFileSync(join(REPO_ROOT, 'docs/codes.md'), 'utf8');
 
-describe('README and the code enum stay in step', () => {
+describe('docs/codes.md and the code enum stay in step', () => {
   it.each(ALL_CODES)('%s is documented with its remediation', (code) => {
-    expect(readme).toMatch(new RegExp(`\\| \`${code}\` +\\| \\S`));
+    expect(codes).toMatch(new RegExp(`\\| \`${code}\` +\\| \\S`));
   });
 
   it.each(FAILURE_REASONS)('workflow failure reason %s is documented with its remediation', (reason) => {
-    expect(readme).toMatch(new RegExp(`\\| \`${reason}\` +\\| \\S`));
+    expect(codes).toMatch(new RegExp(`\\| \`${reason}\` +\\| \\S`));
     expect(remediationOfFailure(reason).length).toBeGreaterThan(20);
   });
 
   it.each(Object.entries(EXIT))('exit code %s (%i) is documented', (_name, value) => {
-    expect(readme).toMatch(new RegExp(`\\| ${value} +\\| \\S`));
+    expect(codes).toMatch(new RegExp(`\\| ${value} +\\| \\S`));
   });
 
   it('every code has a verdict matching its prefix and a non-empty remediation', () => {
@@ -29,9 +31,26 @@ describe('README and the code enum stay in step', () => {
       expect(remediationOf(code).length).toBeGreaterThan(20);
     }
   });
+});
 
+describe('the README, for a newcomer', () => {
   it('gives the two commands a newcomer pastes', () => {
     expect(readme).toContain('npm ci && npm run demo');
     expect(readme).toContain('npm test ');
+  });
+
+  it.each(['docs/commands.md', 'docs/configuration.md', 'docs/codes.md', 'docs/workflow.md'])(
+    'links the reference page %s, which exists',
+    (page) => {
+      expect(readme).toContain(`](${page})`);
+      expect(readFileSync(join(REPO_ROOT, page), 'utf8').length).toBeGreaterThan(500);
+    },
+  );
+
+  it('points at nothing outside the repository', () => {
+    const pages = ['commands', 'configuration', 'codes', 'workflow'].map((p) =>
+      readFileSync(join(REPO_ROOT, `docs/${p}.md`), 'utf8'),
+    );
+    for (const text of [readme, ...pages]) expect(text).not.toMatch(/\.\.\/shared|shared\/seeds|DESIGN\.md/);
   });
 });

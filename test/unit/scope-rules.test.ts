@@ -136,8 +136,8 @@ describe('judgeScope (A4)', () => {
     expect(verdict.violations).toEqual([
       'runner-owned path modified: relais.config.json',
       'forbidden path: src/.env',
-      'outside allowed globs: relais.config.json',
-      'outside allowed globs: docs/x',
+      "outside the config's scope.default_allowed_globs: relais.config.json",
+      "outside the config's scope.default_allowed_globs: docs/x",
       'new file: src/n',
       '4 files touched > max_files_touched 3',
     ]);

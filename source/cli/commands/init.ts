@@ -1,16 +1,29 @@
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import type { ConfirmFence } from '../../engine/workspace/init-workspace.js';
 import { initWorkspace } from '../../engine/workspace/init-workspace.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';
 
-/** `relais init [project] [--force]`: config, workspace, prompts, schemas, STATE, git exclude. */
+/** `relais init [project] [--force] [--allow globs]`: config, workspace, prompts, schemas, STATE, git exclude. */
 export async function initCommand(
   io: CommandIo,
   projectArg: string | undefined,
-  flags: { force: boolean; json: boolean },
+  flags: { force: boolean; json: boolean; allow?: string },
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
-  const result = await initWorkspace(root, { force: flags.force, env: io.env, now: new Date() });
+  const allowedGlobs = flags.allow
+    ?.split(',')
+    .map((g) => g.trim())
+    .filter(Boolean);
+  const interactive = !flags.json && io.stdin?.isTTY === true && io.stdout.isTTY === true;
+  const result = await initWorkspace(root, {
+    force: flags.force,
+    env: io.env,
+    now: new Date(),
+    ...(allowedGlobs ? { allowedGlobs } : {}),
+    ...(interactive && io.stdin ? { confirmFence: askFence(io, io.stdin) } : {}),
+  });
   if (flags.json) {
     println(io.stdout, JSON.stringify({ ok: result.ok, root, steps: result.steps }));
   } else {
@@ -25,4 +38,23 @@ export async function initCommand(
     );
   }
   return result.ok ? EXIT.SUCCESS : EXIT.STOP;
+}
+
+/** On a terminal: shows the derived fence and takes Enter (keep it) or a comma-separated list. */
+function askFence(io: CommandIo, input: NodeJS.ReadableStream): ConfirmFence {
+  return async (derived) => {
+    println(io.stdout, 'The builder may only touch these paths (scope.default_allowed_globs):');
+    for (const glob of derived.globs) println(io.stdout, `  ${glob}  (${derived.reasons[glob]})`);
+    const rl = createInterface({ input, output: io.stdout as NodeJS.WritableStream });
+    try {
+      const answer = (await rl.question('Enter to accept, or type the globs (comma-separated): ')).trim();
+      const typed = answer
+        .split(',')
+        .map((g) => g.trim())
+        .filter(Boolean);
+      return typed.length > 0 ? typed : derived.globs;
+    } finally {
+      rl.close();
+    }
+  };
 }

@@ -44,6 +44,7 @@ export function startCommand(
           gates,
           clock: realClock,
           abortRequested: () => userAbort.aborted,
+          abortedBy: () => 'the abort key (a) in the app',
         });
         return EXIT_FOR[outcome.status];
       } finally {

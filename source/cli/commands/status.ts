@@ -1,3 +1,4 @@
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { cycleStatusLines } from '../../engine/cycle/status.js';
 import { type Code, remediationOf } from '../../engine/protocol/codes.js';
@@ -6,6 +7,7 @@ import { inflightSchema } from '../../engine/protocol/inflight.js';
 import { reportSchema } from '../../engine/protocol/report.js';
 import type { Ledger } from '../../engine/protocol/state.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from '../../engine/tick/preflight.js';
+import { recoveryStatusLines } from '../../engine/tick/recovery-plan.js';
 import { readWorkflow } from '../../engine/workflow/workflow-store.js';
 import { readJsonValidated } from '../../engine/workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../../engine/workspace/ledger.js';
@@ -27,6 +29,14 @@ export async function statusCommand(
   flags: { preflight: boolean; json: boolean },
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
+  // A typo in the folder is not a project to initialise: say so instead of advising `relais init`.
+  if (!existsSync(root) || !statSync(root).isDirectory()) {
+    println(
+      io.stderr,
+      `relais status: no such folder: ${root}\nGive the project folder (a git repository), or run it inside one.`,
+    );
+    return EXIT.USAGE;
+  }
   const loaded = await loadSetup(root, io.env);
   if (!loaded.ok) return printBlocked(io, flags.json, root, loaded.block.code, loaded.block.detail);
   const status = await statusView(loaded.setup, root);
@@ -66,6 +76,7 @@ async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
         : null,
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
+    recovery: await recoveryStatusLines(setup.git, paths),
     workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
     cycle: await cycleStatusLines(root, config.workspace_dir),
@@ -100,6 +111,8 @@ interface StatusView {
   totals: Ledger | null;
   /** A run killed mid-tick, rolled back by the next `relais run`/`loop`. */
   interrupted_run: string | null;
+  /** What the next run does about an interrupted one, and what recoveries kept aside (and where). */
+  recovery: string[];
   /** The Ralphy workflow (`ralphy start`), when there is one. */
   workflow: WorkflowView | null;
   workflow_problem: string | null;
@@ -125,24 +138,15 @@ function printStatus(io: CommandIo, s: StatusView): void {
       io.stdout,
       `All time:  ${s.totals.ticks} ticks, ${s.totals.orchestrator_calls + s.totals.builder_calls} agent calls, $${s.totals.estimated_cost_usd.toFixed(2)}`,
     );
-  if (s.interrupted_run)
-    println(
-      io.stdout,
-      `Recovery:  run ${s.interrupted_run} was interrupted mid-tick; the next run rolls it back (its changes are kept in relais/recovered/)`,
-    );
+  for (const line of s.recovery) println(io.stdout, `Recovery:  ${line}`);
   println(io.stdout, `Lock:      ${s.lock.held ? `held, ${s.lock.detail}` : 'free'}`);
   const last = s.last_report;
-  println(
-    io.stdout,
-    `Last run:  ${last ? `${last.run_id} ${last.verdict.toUpperCase()} ${last.code} (${last.blast_radius})` : '(none)'}`,
-  );
+  println(io.stdout, `Last run:  ${last ? `${last.run_id} ${last.code} (${last.blast_radius})` : '(none)'}`);
   if (s.preflight) {
     const p = s.preflight;
     println(
       io.stdout,
-      p.ok
-        ? 'Preflight: OK, a tick may start'
-        : `Preflight: BLOCKED ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
+      p.ok ? 'Preflight: OK, a tick may start' : `Preflight: ${p.code}: ${p.detail}\n  Fix: ${p.remediation}`,
     );
   }
 }
@@ -153,6 +157,6 @@ function printBlocked(io: CommandIo, json: boolean, root: string, code: Code, de
       io.stdout,
       JSON.stringify({ root, preflight: { ok: false, code, detail, remediation: remediationOf(code) } }),
     );
-  else println(io.stdout, `BLOCKED ${code}: ${detail}\n  Fix: ${remediationOf(code)}`);
+  else println(io.stdout, `${code}: ${detail}\n  Fix: ${remediationOf(code)}`);
   return EXIT.BLOCKED;
 }

@@ -6,7 +6,7 @@ import { type CommandIo, println } from '../io.js';
 
 /**
  * The plain front end: timestamped lines per meaningful event (seed 002 §9 style,
- * `[14:30:01] Phase: BUILD`, every line of a multi-line event stamped too), no escape codes, safe
+ * `[14:30:01] Phase: SPECIFICATION`, a tick's `Step: BUILD`, every line of a multi-line event stamped too), no escape codes, safe
  * for logs and CI. A usage-limit wait counts down on `timer` (injected, so tests move it by hand).
  */
 export function plainReporter(io: CommandIo, timer: Clock = realClock): (event: StampedEvent) => void {
@@ -15,10 +15,14 @@ export function plainReporter(io: CommandIo, timer: Clock = realClock): (event: 
       println(io.stdout, line ? `[${clock(at)}] ${line}` : `[${clock(at)}]`);
   };
   const countdown = limitCountdown(timer, (text) => print(new Date(timer.now()).toISOString(), text));
+  // A gate's answer is worded after what was asked (a question to answer, or a yes/no).
+  let asked: GateQuestion = 'yes_no';
   return (event) => {
     // Nothing else happens while a limit is waited for: any other event means the wait is over.
     if (event.type !== 'log') countdown.stop();
-    const text = formatPlain(event);
+    if (event.type === 'gate.requested') asked = event.answer;
+    const text =
+      event.type === 'gate.resolved' ? stripControls(gateResolvedLine(event, asked)) : formatPlain(event);
     if (text !== null) print(event.at, text);
     if (event.type === 'workflow.waiting') countdown.start(Date.parse(event.until));
   };
@@ -95,7 +99,8 @@ const FORMATS: Formats = {
     `Workflow "${field(e.prd_title, 300)}" in ${field(e.project, 300)} (${e.engine} engine${e.feature_branch ? `, branch ${field(e.feature_branch, 200)}` : ''})${e.resumed_from ? `, resuming at ${e.resumed_from}` : ''}`,
   'task.proposed': (e) => `Task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${field(e.intent, 200)}`,
   'ledger.updated': () => null,
-  'phase.changed': (e) => `Phase: ${e.phase}`,
+  // "Phase:" is the workflow's (seed 002 §9); a tick's steps are "Step:", so the two never read alike.
+  'phase.changed': (e) => `Step: ${e.phase}`,
   'agent.started': (e) =>
     WORKFLOW_AGENTS.has(e.role)
       ? `Agent: ${e.role}-agent started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`
@@ -116,7 +121,7 @@ const FORMATS: Formats = {
   'budget.warning': (e) => `Budget warning: ${e.warnings.join('; ')}`,
   log: (e) => `${e.level === 'info' ? '' : `${e.level.toUpperCase()}: `}${field(e.message, 400)}`,
   'loop.tick': (e) => {
-    const parts = [`Tick ${e.tick}: ${e.verdict.toUpperCase()} ${e.code}`];
+    const parts = [`Tick ${e.tick}: ${e.code}`];
     if (e.task_id) parts.push(e.task_id);
     if (e.milestone) parts.push(`[${e.milestone}]`);
     parts.push(`(${e.blast_radius_line}) $${e.cost_usd.toFixed(4)}`);
@@ -144,14 +149,11 @@ const FORMATS: Formats = {
       ...e.lines.map((l) => `  ${field(l, 300)}`),
     ].join('\n'),
   // The planner reads nobody's "no" itself (it proceeds under stated assumptions): its line stays.
-  'gate.resolved': (e) =>
-    e.by === 'nobody' && e.gate !== 'plan'
-      ? `Gate ${e.gate}: nobody could answer${WAITING_GATES.has(e.gate) ? ': the gate waits' : ''}`
-      : `Gate ${e.gate}: ${e.decision}${e.by === 'human' ? '' : ` (${e.by})`}`,
+  'gate.resolved': (e) => gateResolvedLine(e, 'yes_no'),
   'workflow.waiting': (e) =>
     `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
   'task.updated': (e) =>
-    `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (verified: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
+    `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (${e.verdict === 'verified' ? 'verified' : e.verdict === 'rejected' ? 'not accepted' : 'runner'}: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
   'run.finished': (e) =>
     [
       `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
@@ -160,7 +162,7 @@ const FORMATS: Formats = {
     ].join('\n'),
   'tick.finished': (e) =>
     [
-      `Result: ${e.verdict.toUpperCase()} ${e.code} (${e.blast_radius_line})${e.commit ? ` committed ${e.commit.slice(0, 12)}` : ''}`,
+      `Result: ${e.code} (${e.blast_radius_line})${e.commit ? ` committed ${e.commit.slice(0, 12)}` : ''}`,
       ...(e.detail ? [`  Detail: ${field(e.detail, 600)}`] : []),
       ...(e.verdict !== 'success' ? [`  Fix: ${e.remediation}`] : []),
       ...(e.report_path ? [`  Report: ${e.report_path}`] : []),
@@ -206,6 +208,30 @@ const FORMATS: Formats = {
       ...e.assumptions.map((a) => `    gap ${a.gap_id} (${field(a.question, 120)}): ${field(a.note, 300)}`),
     ].join('\n'),
 };
+
+type GateQuestion = Extract<StampedEvent, { type: 'gate.requested' }>['answer'];
+
+/**
+ * Wording rules (issue 16 item 8): a decision is said in words (approved, rejected, answered), with
+ * who made it when it was not you ("automatically (--yes)"); nobody's "no" is never a reject; the
+ * planner's questions left unanswered are "not answered", not a rejected plan.
+ */
+export function gateResolvedLine(
+  e: Extract<StampedEvent, { type: 'gate.resolved' }>,
+  asked: GateQuestion,
+): string {
+  const questions = e.gate === 'plan' && asked === 'text';
+  if (e.by === 'nobody') {
+    if (questions)
+      return "Gate plan: the planner's questions are not answered (nobody at a terminal; --yes answers yes/no gates only)";
+    return `Gate ${e.gate}: nobody could answer${WAITING_GATES.has(e.gate) ? ': the gate waits' : ''}`;
+  }
+  if (e.decision === 'answer') return `Gate ${e.gate}: answered`;
+  if (questions) return "Gate plan: the planner's questions are not answered (skipped)";
+  const word =
+    e.decision === 'approve' ? 'approved' : e.gate === 'plan' ? 'declined: planning stops here' : 'rejected';
+  return `Gate ${e.gate}: ${word}${e.by === 'auto' ? ' automatically (--yes)' : ''}`;
+}
 
 function plannerSummary(e: Extract<StampedEvent, { type: 'planner.actions' }>): string {
   const parts = [

@@ -2,6 +2,7 @@ import type { Git } from './git.js';
 import { type RepoFacts, worktreeStatus } from './repo.js';
 import { removeCreated } from './rollback.js';
 import type { JudgeIndex } from './touched-set.js';
+import { TreeChangedError } from './verified-tree.js';
 
 /**
  * A successful execute tick commits exactly the tree the judge approved (DESIGN.md decision), as
@@ -22,9 +23,15 @@ export async function commitJudgedTree(
   message: string,
   /** Runs between creating the commit and moving the branch to it (the crash-recovery record). */
   beforeMove: (commit: string) => Promise<void>,
+  /** The tree verification ran on; anything else is refused before a commit exists (issue 14). */
+  expectedTree?: string,
 ): Promise<CommitResult> {
   const notes: string[] = [];
   const tree = await git.text(['write-tree'], { env: index.env });
+  if (expectedTree !== undefined && tree !== expectedTree)
+    throw new TreeChangedError(
+      `the judge index now writes tree ${tree.slice(0, 12)}, not the verified tree ${expectedTree.slice(0, 12)}`,
+    );
   const baseTree = await git.text(['rev-parse', `${facts.head}^{tree}`]);
   let commit: string | null = null;
   if (tree !== baseTree) {

@@ -20,6 +20,18 @@ export interface RollbackResult {
   readonly notes: string[];
 }
 
+/**
+ * Ignored files the runner's own verification changed (a linter's cache in node_modules/.cache,
+ * tsc --incremental, jest): not the builder's doing, so they neither count against the rollback
+ * nor are they put back (no copy was kept). Issue 21 item 1: a red test stays an ordinary verify
+ * failure. `before` is the snapshot taken right before VERIFY; `builderPaths` what the judge saw
+ * the builder change, which stays the builder's even if verification touched it too.
+ */
+export interface VerificationIgnored {
+  readonly before: IgnoredSnapshot;
+  readonly builderPaths: ReadonlySet<string>;
+}
+
 export interface RollbackInput {
   readonly git: Git;
   readonly facts: RepoFacts;
@@ -28,6 +40,9 @@ export interface RollbackInput {
   readonly gitGuard: ProtectedGuard;
   readonly ignoredBefore: IgnoredSnapshot;
   readonly sideBefore: GitSideState;
+  readonly verification?: VerificationIgnored | null;
+  /** Called once the branch is back on base_commit (the in-flight record learns it). */
+  readonly onBranchReset?: () => Promise<void>;
 }
 
 export async function rollback(input: RollbackInput): Promise<RollbackResult> {
@@ -41,10 +56,14 @@ export async function rollback(input: RollbackInput): Promise<RollbackResult> {
 
   if (facts.branchRef) {
     await git.ok(['symbolic-ref', 'HEAD', facts.branchRef]);
+    // Issue 14: garbage written into the loose ref file makes every git command refuse the ref.
+    if (await removeBrokenLooseRef(git, facts, facts.branchRef))
+      notes.push(`${facts.branchRef} held no valid commit id; it was rewritten to base_commit`);
     await git.ok(['update-ref', '-m', 'relais: rollback', facts.branchRef, facts.head]);
   } else {
     await git.ok(['update-ref', '--no-deref', '-m', 'relais: rollback', 'HEAD', facts.head]);
   }
+  await input.onBranchReset?.();
   await git.ok(['reset', '--hard', '-q', facts.head]);
   await restoreFlags(git, userFlags);
   await abandonSequencerState(git, facts);
@@ -53,7 +72,10 @@ export async function rollback(input: RollbackInput): Promise<RollbackResult> {
   await removeCreated(facts.root, untracked);
   if (untracked.length > 0) notes.push(`removed ${untracked.length} untracked path(s) created by the tick`);
 
-  const ignoredChanges = await diffIgnored(git, input.paths.relDir, input.ignoredBefore);
+  const verificationOwn = await changedByVerification(git, input);
+  const ignoredChanges = (await diffIgnored(git, input.paths.relDir, input.ignoredBefore)).filter(
+    (c) => c.change === 'created' || !verificationOwn.has(c.path),
+  );
   const lostIgnored = await restoreIgnored(facts.root, input.ignoredBefore, ignoredChanges);
   await removeEmptyParents(
     facts.root,
@@ -61,9 +83,37 @@ export async function rollback(input: RollbackInput): Promise<RollbackResult> {
   );
   for (const path of lostIgnored)
     notes.push(`ignored file ${path} changed and no copy was kept to restore it`);
+  const leftByVerification = [...verificationOwn].filter((p) => existsSync(join(facts.root, p)));
+  if (leftByVerification.length > 0)
+    notes.push(
+      `left ${leftByVerification.length} ignored file(s) as the runner's own verification changed them (tool caches, not the builder's): ${leftByVerification.slice(0, 5).join(', ')}`,
+    );
 
   // Clean means clean: a file that could not be restored makes the rollback incomplete.
-  return { clean: lostIgnored.length + restored.unrestorable.length === 0 && (await isClean(input)), notes };
+  const clean =
+    lostIgnored.length + restored.unrestorable.length === 0 && (await isClean(input, verificationOwn));
+  return { clean, notes };
+}
+
+/** Ignored paths changed during VERIFY and not by the builder (see VerificationIgnored). */
+async function changedByVerification(git: Git, input: RollbackInput): Promise<Set<string>> {
+  if (!input.verification) return new Set();
+  const during = await diffIgnored(git, input.paths.relDir, input.verification.before);
+  return new Set(during.map((c) => c.path).filter((p) => !input.verification?.builderPaths.has(p)));
+}
+
+/**
+ * A loose ref file whose content is not a commit id (issue 14: a builder wrote garbage into
+ * `.git/refs/heads/<branch>`) is deleted so update-ref can write it again; git itself refuses to
+ * touch a broken ref. Returns whether it did.
+ */
+async function removeBrokenLooseRef(git: Git, facts: RepoFacts, ref: string): Promise<boolean> {
+  const resolved = await git.run(['rev-parse', '--verify', '-q', `${ref}^{commit}`]);
+  if (resolved.code === 0) return false;
+  const loose = join(facts.commonDir, ref);
+  if (!existsSync(loose)) return false;
+  await rm(loose, { force: true });
+  return true;
 }
 
 async function abandonSequencerState(git: Git, facts: RepoFacts): Promise<void> {
@@ -94,7 +144,7 @@ async function removeEmptyParents(root: string, relPaths: readonly string[]): Pr
   for (const dir of deepestFirst) await rmdir(join(root, dir)).catch(() => undefined);
 }
 
-async function isClean(input: RollbackInput): Promise<boolean> {
+async function isClean(input: RollbackInput, verificationOwn: ReadonlySet<string>): Promise<boolean> {
   const { git, facts } = input;
   const status = await git.ok([
     'status',
@@ -104,6 +154,8 @@ async function isClean(input: RollbackInput): Promise<boolean> {
     '--ignore-submodules=dirty',
   ]);
   const head = await git.text(['rev-parse', 'HEAD']);
-  const ignoredLeft = await diffIgnored(git, input.paths.relDir, input.ignoredBefore);
+  const ignoredLeft = (await diffIgnored(git, input.paths.relDir, input.ignoredBefore)).filter(
+    (c) => !verificationOwn.has(c.path),
+  );
   return status.length === 0 && head === facts.head && ignoredLeft.length === 0;
 }

@@ -32,6 +32,8 @@ export interface JudgeInput {
   readonly hiddenChanges: readonly string[];
   /** Set when HEAD or the branch moved in a way the builder diff does not explain (row 9). */
   readonly headMoved: string | null;
+  /** Hard links, FIFOs, sockets and device nodes the tick made (issue 14): refused like a forbidden path. */
+  readonly unsafeFiles?: readonly string[];
 }
 
 export interface JudgeVerdict {
@@ -108,19 +110,28 @@ function forbidden(input: JudgeInput): string[] {
   for (const f of input.files)
     if (f.gitlink) out.push(`nested repository recorded as a submodule: ${f.path}`);
   out.push(...input.hiddenChanges);
+  out.push(...(input.unsafeFiles ?? []));
   return out;
 }
 
 function outsideAllowed(input: JudgeInput): string[] {
   const { taskAllowed, configAllowed } = input.scope;
-  return input.files
-    .filter((f) => f.source !== 'protected')
-    .filter(
-      (f) =>
-        !micromatch.isMatch(f.path, [...taskAllowed], MATCH) ||
-        !micromatch.isMatch(f.path, [...configAllowed], MATCH),
-    )
-    .map((f) => `outside allowed globs: ${f.path}`);
+  return (
+    input.files
+      .filter((f) => f.source !== 'protected')
+      .map((f) => ({
+        path: f.path,
+        task: micromatch.isMatch(f.path, [...taskAllowed], MATCH),
+        config: micromatch.isMatch(f.path, [...configAllowed], MATCH),
+      }))
+      .filter((f) => !f.task || !f.config)
+      // Which fence excluded it: the fix differs (issue 21 item 4: widen the config, not the task).
+      .map((f) =>
+        f.config
+          ? `outside the task's allowed_globs: ${f.path}`
+          : `outside the config's scope.default_allowed_globs${f.task ? ' (the task allowed it)' : ''}: ${f.path}`,
+      )
+  );
 }
 
 function isLockfile(path: string, lockfiles: readonly string[]): boolean {

@@ -71,6 +71,16 @@ const codeTable = {
     remediation:
       'The builder changed runner-owned files (relais/ workspace or relais.config.json); they were restored and the repo rolled back. Check the builder prompt and tools.',
   },
+  STOP_GIT_OBJECT_CORRUPTED: {
+    verdict: 'stop',
+    remediation:
+      'An object that existed before the tick was changed, replaced or removed in .git/objects; nothing was committed. Run `git fsck --full`, restore the damaged objects from a clone or backup, then run again.',
+  },
+  STOP_TREE_CHANGED_DURING_VERIFY: {
+    verdict: 'stop',
+    remediation:
+      'The files changed between judging and the end of verification, so what passed is not what would be committed; the repo was rolled back. Find what writes to the tree meanwhile (a background process, a watcher, a check that edits sources) and stop it.',
+  },
   STOP_BUILDER_OUTPUT_INVALID: {
     verdict: 'stop',
     remediation:
@@ -101,6 +111,16 @@ const codeTable = {
     remediation:
       'The tick was interrupted (agent failure, timeout, signal or write failure) and rolled back. Read the report detail, fix the cause, then run again.',
   },
+  STOP_ROLLBACK_FAILED: {
+    verdict: 'stop',
+    remediation:
+      'The rollback did not finish, so the repository may still hold part of the tick (see the rollback notes); relais/INFLIGHT.json stays. Run `relais run` again: it finishes the recovery first, or its BLOCKED detail names the exact command to run.',
+  },
+  STOP_SCOPE_OUTSIDE_CONFIG: {
+    verdict: 'stop',
+    remediation:
+      'The task asked for paths that scope.default_allowed_globs in relais.config.json excludes, so nothing ran. Add those paths to scope.default_allowed_globs (or run `relais init` to derive the fence from the repository), then run again.',
+  },
   BLOCKED_BUDGET_EXHAUSTED: {
     verdict: 'blocked',
     remediation:
@@ -124,7 +144,7 @@ const codeTable = {
   BLOCKED_CRASH_RECOVERY_REQUIRED: {
     verdict: 'blocked',
     remediation:
-      'A runner-owned file is corrupt (see detail). Restore it from relais/history/<last run>/ or delete it and run `relais init` to recreate a fresh one; counters are never reset silently.',
+      'An interrupted run or a corrupt runner-owned file needs a decision relais will not take alone; the detail says what it found and the exact command to run (for a corrupt file: restore it from relais/history/<last run>/, or delete it and run `relais init`; counters are never reset silently).',
   },
   BLOCKED_ORCHESTRATOR_OUTPUT_INVALID: {
     verdict: 'blocked',

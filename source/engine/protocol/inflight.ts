@@ -41,6 +41,13 @@ export const inflightSchema = z.strictObject({
   outside_config_file: z.string().nullable(),
   /** Set just before the branch moves to the judged commit: only that exact commit may be kept. */
   committed: z.string().min(7).max(64).nullable(),
+  /**
+   * Where the tick last left the branch, once its builder had ended: HEAD as the judge saw it,
+   * then base_commit again after a rollback reset it, or the judged commit. Commits on top of it
+   * were made after the runner stopped (the user's) and are never moved. Null while the builder
+   * may still run: then nobody can tell its commits from the user's, and recovery asks.
+   */
+  tick_head: z.string().min(7).max(64).nullable().default(null),
   flagged: z.record(z.string(), z.enum(['assume-unchanged', 'skip-worktree'])),
   replace_refs: z.array(z.string()),
   ignored: z.array(fingerprint),

@@ -62,7 +62,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'The phase ran past workflow.timeouts. Raise that timeout if the work is legitimately long, then ralphy start resumes the phase.',
   agent_failed:
     'The agent did not finish after its retries (CLI error, timeout, or no EXIT_SIGNAL: true). Read its last lines, fix the cause (login, model, prompt), then ralphy start resumes.',
-  aborted: 'Stopped by ralphy abort. ralphy start resumes from the last completed phase.',
+  aborted:
+    "Stopped on request (the app's a key, or ralphy abort). ralphy start resumes from the last completed phase.",
   rejected_at_qa:
     'The QA report was rejected at the second gate. Fix the findings on the feature branch, commit, then ralphy start (answer n to start over, or move WORKFLOW.json aside).',
   needs_input:
@@ -80,9 +81,9 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
   pr_failed:
     'The PR phase could not run (no feature branch recorded). Push the branch and open the pull request by hand.',
   planning_failed:
-    "The planner's answer broke seed 004's rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
+    "The planner's answer broke its rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
   cycle_stopped:
-    'The deadf cycle stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
+    'The cycle (`relais cycle`) stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
 };
 
 export function remediationOfFailure(reason: FailureReason): string {
@@ -125,12 +126,21 @@ export const gateDecisionSchema = z.strictObject({
  * One task of specs/TASKS.md as the runner saw it: what the agent claimed and what the runner
  * verified are kept apart, so "the agent said done" is never read as "done".
  */
+export const TASK_VERDICT = z.enum(['verified', 'rejected']);
+export type TaskVerdict = z.infer<typeof TASK_VERDICT>;
+
 export const taskRecordSchema = z.strictObject({
   number: z.int().min(0),
   title: z.string().max(300),
   status: z.enum(['pending', 'in_progress', 'completed']),
   claimed: z.string().max(500).nullable(),
   verified: z.string().max(500).nullable(),
+  /**
+   * The runner's verdict on the task, and the only source of "done" a front end may show:
+   * `verified` once a judged, verified change completed it, `rejected` while its last attempt was
+   * stopped or blocked (`verified` then says why). Files written before it existed load as null.
+   */
+  verdict: TASK_VERDICT.nullable().default(null),
   commits: z.array(z.string().min(7).max(64)).max(100),
   ticks: z.int().min(0),
 });

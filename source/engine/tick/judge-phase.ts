@@ -7,15 +7,18 @@ import {
   ignoredBlindSpots,
   snapshotIgnored,
 } from '../judge/ignored-files.js';
+import { damagedObjects, type ObjectSnapshot, snapshotObjects } from '../judge/object-guard.js';
 import {
   checkAndRestore,
   guardGitControlFiles,
   guardWorkspace,
   type ProtectedGuard,
 } from '../judge/protected-files.js';
+import { type RefsSnapshot, snapshotRefs } from '../judge/refs-guard.js';
 import { configOriginFiles, type RepoFacts } from '../judge/repo.js';
 import { type EffectiveScope, effectiveScope, type JudgeVerdict, judgeScope } from '../judge/scope-rules.js';
 import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/touched-set.js';
+import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
 import type { BlastRadius } from '../protocol/report.js';
 import type { Task, TaskKind } from '../protocol/task.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
@@ -32,6 +35,11 @@ export interface BuildGuards {
   readonly workspaceGuard: ProtectedGuard;
   readonly ignoredBefore: IgnoredSnapshot;
   readonly sideBefore: GitSideState;
+  /** Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused. */
+  readonly objectsBefore: ObjectSnapshot;
+  readonly refsBefore: RefsSnapshot;
+  /** Files whose inode changed after this instant were made by the tick (unsafe-files.ts). */
+  readonly startedAtMs: number;
 }
 
 /**
@@ -50,6 +58,10 @@ export async function takeBuildGuards(
     gitGuard: await guardGitControlFiles(setup.facts, origins, env),
     sideBefore: await readGitSideState(setup.git),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
+    objectsBefore: await snapshotObjects(setup.git, setup.facts.commonDir),
+    refsBefore: await snapshotRefs(setup.facts),
+    // A second of margin for filesystems whose timestamps lag the process clock.
+    startedAtMs: Date.now() - 1000,
   };
   await beforeWorkspace(early);
   return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip) };
@@ -81,6 +93,9 @@ export async function judgeChanges(
   const notes = [...workspace.unrestorable, ...gitControl.unrestorable].map(
     (p) => `could not restore ${p} (no copy kept)`,
   );
+  // Before git reads any object: a damaged one would make it fail or lie.
+  const damaged = await damagedObjects(git, guards.objectsBefore);
+  if (damaged.length > 0) return objectsDamaged(damaged, notes);
   const headMoved = await headMovement(git, facts);
   const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore);
   const side = await readGitSideState(git);
@@ -93,6 +108,7 @@ export async function judgeChanges(
     [...side.flagged.keys()],
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
+  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs);
   const verdict = judgeScope({
     files: touched.files,
     taskKind,
@@ -104,9 +120,25 @@ export async function judgeChanges(
       ...hidden.newReplaceRefs.map((r) => `replace ref added: ${r}`),
     ],
     headMoved,
+    unsafeFiles: unsafe.map(describeUnsafe),
   });
   const blast = blastRadius(touched.files);
   return { touched, verdict, blast, blastLine: blastRadiusLine(blast), notes };
+}
+
+/**
+ * Existing objects were changed: no diff, blob or tree of this repository can be trusted, so the
+ * tick stops on that alone (the rollback still restores what it can and says what it could not).
+ */
+function objectsDamaged(damaged: string[], notes: string[]): JudgeOutcome {
+  const blast = blastRadius([]);
+  return {
+    touched: { files: [], index: { file: '', env: {}, dispose: async () => undefined } },
+    verdict: { code: 'STOP_GIT_OBJECT_CORRUPTED', violations: damaged, linesChanged: 0 },
+    blast,
+    blastLine: blastRadiusLine(blast),
+    notes,
+  };
 }
 
 /** The task's scope inside the config's fence, plus what the runner always forbids. */
@@ -172,9 +204,12 @@ export function blastRadius(files: readonly TouchedFile[]): BlastRadius {
   };
 }
 
-/** Seed 000 §10: "<files_touched> files, +<lines_added>/-<lines_deleted>, <new_files> new". */
+/**
+ * Seed 000 §10: "<files_touched> files, +<lines_added>/-<lines_deleted>, <new_files> new", with
+ * "1 file" in the singular (issue 16 item 8: "1 files" read as a bug).
+ */
 export function blastRadiusLine(b: BlastRadius): string {
-  return `${b.files_touched} files, +${b.lines_added}/-${b.lines_deleted}, ${b.new_files} new`;
+  return `${b.files_touched} ${b.files_touched === 1 ? 'file' : 'files'}, +${b.lines_added}/-${b.lines_deleted}, ${b.new_files} new`;
 }
 
 export async function writeDiffPatch(
@@ -183,6 +218,8 @@ export async function writeDiffPatch(
   touched: TouchedSet,
   path: string,
 ): Promise<boolean> {
+  // No judge index when the objects were damaged (objectsDamaged): there is no diff to keep.
+  if (touched.index.file === '') return false;
   const result = await git.toFile(
     ['diff', '--cached', '--binary', '--no-renames', '--no-ext-diff', '--no-textconv', base],
     path,

@@ -1,3 +1,5 @@
+import { checkTaskAgainstFence } from '../judge/config-fence.js';
+import { splitNul } from '../judge/git.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { orchestrate } from './orchestrate.js';
@@ -77,6 +79,17 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   if (!isBuildTask(outcome.task)) {
     // Seed 001 PR6: a control decision instead of a build; the tick succeeds without a builder.
     record.control = outcome.task.control;
+    return null;
+  }
+  const fence = checkTaskAgainstFence(
+    outcome.task.scope.allowed_globs,
+    setup.config.scope.default_allowed_globs,
+    splitNul(await setup.git.ok(['ls-files', '-z'])),
+  );
+  if (fence.excluded.length > 0) {
+    // Issue 21 item 4: refused before the builder is paid for; the fix is in the config.
+    record.code = 'STOP_SCOPE_OUTSIDE_CONFIG';
+    record.detail = `the task's scope ${fence.excluded.join(', ')} lies outside scope.default_allowed_globs in relais.config.json; effective fence: ${fence.effective}`;
     return null;
   }
   return outcome.task;

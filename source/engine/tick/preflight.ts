@@ -6,8 +6,10 @@ import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { inflightSchema } from '../protocol/inflight.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
+import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
@@ -24,6 +26,7 @@ import {
 import { loadConfig } from '../workspace/load-config.js';
 import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
+import { brokenHeadDetail, planRecovery } from './recovery-plan.js';
 
 /**
  * Seed 000 Appendix A1, in priority order. Rows 1-2 (and the agent CLI check) need no lock and
@@ -67,8 +70,13 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
   // Row 2: not a git repository, or HEAD unreadable.
   const git = new Git(root, env);
   const repo = await readRepoFacts(git, root);
-  if (!repo.ok)
-    return { ok: false, block: { code: 'BLOCKED_MISSING_CONFIG', detail: repo.detail }, paths: null };
+  if (!repo.ok) {
+    // Issue 14: an unreadable HEAD after an interrupted tick is a recovery to finish, not a fresh repo.
+    const broken = await interruptedRunDetail(paths, root);
+    return broken
+      ? { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: broken }, paths: null }
+      : { ok: false, block: { code: 'BLOCKED_MISSING_CONFIG', detail: repo.detail }, paths: null };
+  }
   git.pin(repo.facts.gitDir, repo.facts.commonDir);
   const workspace = await stat(paths.dir).catch(() => null);
   if (!workspace?.isDirectory()) {
@@ -85,6 +93,11 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
   return { ok: true, setup: { config, paths, git, facts: repo.facts, sandbox } };
 }
 
+async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promise<string | null> {
+  const inflight = await readJsonValidated(paths.inflight, inflightSchema);
+  return inflight.kind === 'ok' ? brokenHeadDetail(inflight.value, paths, join(root, '.git')) : null;
+}
+
 export type StartCheck =
   | { ok: true; state: WorkspaceState; removedTmp: string[]; agentCommand: string }
   | { ok: false; block: Block; state: WorkspaceState | null };
@@ -99,6 +112,15 @@ export async function checkStartConditions(
   env: NodeJS.ProcessEnv,
   runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null },
 ): Promise<StartCheck> {
+  // A real run recovers an interrupted one before these rows; the preflight asks the same plan, so
+  // `relais status --preflight` and `relais run` reach the same verdict (issue 21 item 3).
+  const recovery = sideEffects ? null : await planRecovery(setup.git, setup.paths);
+  if (recovery?.kind === 'blocked')
+    return {
+      ok: false,
+      block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail },
+      state: null,
+    };
   const needs = await startNeeds(setup, env);
   if (!needs.ok) return { ok: false, block: needs.block, state: null };
   const early = (await dirtyRow(setup, sideEffects)) ?? (await historyRow(setup));

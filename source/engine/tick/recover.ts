@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { type Git, splitNul } from '../judge/git.js';
@@ -19,15 +19,18 @@ import { processStartTicks } from '../supervise/process-tree.js';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { isInsideDir } from '../workspace/safe-path.js';
+import { keepRef, planRecovery, type RecoveryPlan, recoveredRef, unresolvedDetail } from './recovery-plan.js';
 
 /**
  * Recovery from a run that was killed mid-tick (seed 001 PR2: "the next run still recovers
  * cleanly"). INFLIGHT.json says where the tick started. The next run, once it holds the lock,
- * ends the orphaned agent, restores every git config file (so nothing planted runs), and puts the
- * branch and the tree back on base_commit. Nothing is lost: commits made since are kept under
- * refs/relais/recovered/<run_id>, tracked changes as a patch and untracked or new ignored files
- * are moved, all under relais/recovered/<run_id>/. Changed ignored files cannot be restored (no
- * copy of them is kept on disk): they are listed and the next run is blocked until a human looks.
+ * ends the orphaned agent, restores every git config file (so nothing planted runs), then does
+ * what recovery-plan.ts decides: the tick's own commits leave the branch (kept under
+ * refs/relais/recovered/<run_id>), the user's never do, and when it cannot tell them apart it
+ * stops and asks. Nothing is lost: tracked changes are kept as a patch and untracked or new
+ * ignored files are moved, all under relais/recovered/<run_id>/. Changed ignored files cannot be
+ * restored (no copy of them is kept on disk): they are listed and the next run is blocked until a
+ * human looks.
  */
 
 export interface InflightStart {
@@ -58,6 +61,7 @@ export async function markInflight(start: InflightStart): Promise<void> {
     git_files: repoFiles.files,
     outside_config_file: await writeOutsideConfig(start.env, start.runId, outside),
     committed: null,
+    tick_head: null,
     flagged: Object.fromEntries(start.side.flagged),
     replace_refs: [...start.side.replaceRefs],
     ignored: ignored.ignored,
@@ -111,6 +115,11 @@ export function recordCommitInFlight(paths: WorkspacePaths, commit: string): Pro
   return update(paths, (i) => ({ ...i, committed: commit }));
 }
 
+/** Where the tick last left the branch (see Inflight.tick_head). */
+export function recordTickHead(paths: WorkspacePaths, head: string | null): Promise<void> {
+  return update(paths, (i) => ({ ...i, tick_head: head }));
+}
+
 export async function clearInflight(paths: WorkspacePaths): Promise<void> {
   const read = await readJsonValidated(paths.inflight, inflightSchema);
   if (read.kind === 'ok' && read.value.outside_config_file)
@@ -121,8 +130,9 @@ export async function clearInflight(paths: WorkspacePaths): Promise<void> {
 
 export type Recovery =
   | { kind: 'none' }
-  | { kind: 'recovered'; note: string }
-  | { kind: 'failed'; detail: string };
+  | { kind: 'recovered'; notes: string[] }
+  /** `notes` says what was moved aside before it stopped (always reported, issue 21 item 2). */
+  | { kind: 'failed'; detail: string; notes: string[] };
 
 export async function recoverInterruptedRun(
   git: Git,
@@ -131,104 +141,108 @@ export async function recoverInterruptedRun(
 ): Promise<Recovery> {
   const read = await readJsonValidated(paths.inflight, inflightSchema);
   if (read.kind === 'missing') return { kind: 'none' };
-  if (read.kind === 'invalid')
-    return { kind: 'failed', detail: `${paths.relDir}/INFLIGHT.json: ${read.reason}` };
-  const inflight = read.value;
-  if (inflight.unresolved.length > 0) return { kind: 'failed', detail: unresolvedDetail(inflight, paths) };
+  const inflight = read.kind === 'ok' && read.value.unresolved.length === 0 ? read.value : null;
+  const notes: string[] = [];
   try {
-    const agent = await readJsonValidated(agentFile(paths), agentSchema);
-    endOrphanedAgent(agent.kind === 'ok' ? agent.value : null);
-    // Filesystem only, before any git command: planted config and hooks are undone first.
-    await checkAndRestore(
-      replayGuard({ roots: inflight.git_roots, files: inflight.git_files }, inflight.git_dir_identities),
-      facts,
-      paths,
-    );
-    const outsideRestored = await restoreOutsideConfig(inflight, facts, paths);
+    if (inflight) {
+      const agent = await readJsonValidated(agentFile(paths), agentSchema);
+      endOrphanedAgent(agent.kind === 'ok' ? agent.value : null);
+      // Filesystem only, before any git command: planted config and hooks are undone first.
+      await checkAndRestore(
+        replayGuard({ roots: inflight.git_roots, files: inflight.git_files }, inflight.git_dir_identities),
+        facts,
+        paths,
+      );
+    }
+    const outsideRestored = inflight ? await restoreOutsideConfig(inflight, facts, paths) : false;
     // Without the copy of the global config, recovery's own git ignores global and system config.
     const safeGit = outsideRestored
       ? git
       : git.withEnv({ GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' });
-    return await rollBackInterrupted(safeGit, facts, paths, inflight);
+    const plan = await planRecovery(safeGit, paths);
+    if (plan.kind === 'none') return { kind: 'none' };
+    if (plan.kind === 'blocked') return { kind: 'failed', detail: plan.detail, notes };
+    return await carryOut(safeGit, facts, paths, plan, notes);
   } catch (error) {
+    const runId = read.kind === 'ok' ? read.value.run_id : '(unknown)';
     return {
       kind: 'failed',
-      detail: `recovering interrupted run ${inflight.run_id} failed: ${(error as Error).message}`,
+      detail: `recovering interrupted run ${runId} failed: ${(error as Error).message}${notes.length > 0 ? `; before that: ${notes.join('; ')}` : ''}`,
+      notes,
     };
   }
 }
 
-async function rollBackInterrupted(
+/**
+ * The plan, done: the tick's own commits go under refs/relais/recovered/<run_id> (only when
+ * nothing of the user's is on top of them), uncommitted changes become a patch, untracked and new
+ * ignored files are moved under relais/recovered/<run_id>/. Every move is pushed to `notes` as it
+ * happens, so a failure later still says where things went.
+ */
+async function carryOut(
   git: Git,
   facts: RepoFacts,
   paths: WorkspacePaths,
-  inflight: Inflight,
+  plan: Extract<RecoveryPlan, { kind: 'recover' }>,
+  notes: string[],
 ): Promise<Recovery> {
-  const head = (await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'])).stdout
-    .toString('utf8')
-    .trim();
+  const { inflight, branchTo } = plan;
   const keep = join(paths.recoveredDir, inflight.run_id);
+  const keptRel = `${paths.relDir}/recovered/${inflight.run_id}`;
   await mkdir(keep, { recursive: true });
-  const notes: string[] = [];
-  if (head && head !== inflight.base_commit) {
-    // Commits made since (by the builder, or by hand after the crash) stay reachable.
+  if (plan.tickCommitsAt) {
     // Even the tick's own judged commit is not kept on the branch: a builder able to kill the
     // runner could also have edited INFLIGHT.json to vouch for its commit. A human decides.
-    await git.ok(['update-ref', `refs/relais/recovered/${inflight.run_id}`, head]);
-    const judged = inflight.committed !== null && head === inflight.committed;
+    await git.ok(['update-ref', recoveredRef(inflight.run_id), plan.tickCommitsAt]);
+    const judged = inflight.committed !== null && plan.tickCommitsAt === inflight.committed;
     notes.push(
       judged
-        ? `the run had committed its judged change ${head.slice(0, 12)} just before it stopped; it is at refs/relais/recovered/${inflight.run_id} (git merge --ff-only refs/relais/recovered/${inflight.run_id} to keep it)`
-        : `commits made since base are kept at refs/relais/recovered/${inflight.run_id}`,
+        ? `the run had committed its judged change ${plan.tickCommitsAt.slice(0, 12)} just before it stopped; it is at ${recoveredRef(inflight.run_id)} (git merge --ff-only ${recoveredRef(inflight.run_id)} to keep it)`
+        : `the run's unjudged commits were taken off the branch and are kept at ${recoveredRef(inflight.run_id)}`,
     );
   }
   const userFlags = await clearForRollback(git, {
     flagged: new Map(Object.entries(inflight.flagged)),
     replaceRefs: new Set(inflight.replace_refs),
   });
-  const patch = await git.run(['diff', '--binary', '--no-ext-diff', '--no-textconv', inflight.base_commit]);
-  if (patch.stdout.length > 0) writeFileSync(join(keep, 'worktree.patch'), patch.stdout);
+  const patch = await git.run(['diff', '--binary', '--no-ext-diff', '--no-textconv', branchTo]);
+  if (patch.stdout.length > 0) {
+    writeFileSync(join(keep, 'worktree.patch'), patch.stdout);
+    notes.push(`uncommitted changes saved as ${keptRel}/worktree.patch (git apply it to get them back)`);
+  }
+  if (branchTo !== facts.head) await moveBranch(git, inflight, branchTo);
+  await git.ok(['reset', '--hard', '-q', branchTo]);
+  await restoreFlags(git, userFlags);
+  const untracked = splitNul(await git.ok(['ls-files', '-z', '--others', '--exclude-standard']));
+  await moveAside(facts.root, untracked, join(keep, 'untracked'));
+  if (untracked.length > 0)
+    notes.push(`${untracked.length} untracked path(s) moved to ${keptRel}/untracked/`);
+  const ignored = await settleIgnored(git, facts, paths, inflight, join(keep, 'ignored'));
+  if (ignored.moved > 0) notes.push(`${ignored.moved} new ignored path(s) moved to ${keptRel}/ignored/`);
+  if (ignored.unresolved.length > 0) {
+    const stuck = { ...inflight, unresolved: ignored.unresolved };
+    await writeJsonAtomic(paths.inflight, inflightSchema, stuck);
+    return { kind: 'failed', detail: `${unresolvedDetail(stuck, paths)}; ${notes.join('; ')}`, notes };
+  }
+  await git.run(['update-ref', '-d', keepRef(inflight.run_id)]);
+  await clearInflight(paths);
+  await rmdir(keep).catch(() => undefined); // only when nothing was kept in it
+  const where =
+    branchTo === inflight.base_commit
+      ? `the branch is back on the run's base ${branchTo.slice(0, 12)}`
+      : `the branch stays at ${branchTo.slice(0, 12)} with the ${plan.userCommits.length} commit(s) made after the run stopped (${plan.userCommits.slice(0, 5).join('; ')})`;
+  notes.unshift(`recovered interrupted run ${inflight.run_id}: ${where}`);
+  return { kind: 'recovered', notes };
+}
+
+async function moveBranch(git: Git, inflight: Inflight, to: string): Promise<void> {
+  const message = 'relais: recover interrupted run';
   if (inflight.branch_ref) {
     await git.ok(['symbolic-ref', 'HEAD', inflight.branch_ref]);
-    await git.ok([
-      'update-ref',
-      '-m',
-      'relais: recover interrupted run',
-      inflight.branch_ref,
-      inflight.base_commit,
-    ]);
+    await git.ok(['update-ref', '-m', message, inflight.branch_ref, to]);
   } else {
-    await git.ok([
-      'update-ref',
-      '--no-deref',
-      '-m',
-      'relais: recover interrupted run',
-      'HEAD',
-      inflight.base_commit,
-    ]);
+    await git.ok(['update-ref', '--no-deref', '-m', message, 'HEAD', to]);
   }
-  await git.ok(['reset', '--hard', '-q', inflight.base_commit]);
-  await restoreFlags(git, userFlags);
-  await moveAside(
-    facts.root,
-    splitNul(await git.ok(['ls-files', '-z', '--others', '--exclude-standard'])),
-    join(keep, 'untracked'),
-  );
-  const unresolved = await settleIgnored(git, facts, paths, inflight, join(keep, 'ignored'));
-  if (unresolved.length > 0) {
-    const stuck = { ...inflight, unresolved };
-    await writeJsonAtomic(paths.inflight, inflightSchema, stuck);
-    return { kind: 'failed', detail: unresolvedDetail(stuck, paths) };
-  }
-  await clearInflight(paths);
-  const kept = `${paths.relDir}/recovered/${inflight.run_id}/`;
-  return {
-    kind: 'recovered',
-    note: [
-      `rolled back interrupted run ${inflight.run_id} to ${inflight.base_commit.slice(0, 12)}; its changes are kept in ${kept}`,
-      ...notes,
-    ].join('; '),
-  };
 }
 
 /** New ignored files are moved aside; changed ones cannot be restored and are returned. */
@@ -238,20 +252,15 @@ async function settleIgnored(
   paths: WorkspacePaths,
   inflight: Inflight,
   keep: string,
-): Promise<string[]> {
+): Promise<{ moved: number; unresolved: string[] }> {
   const before = replayIgnored(inflight.ignored, inflight.ignored_inside, inflight.ignored_unwatched);
   const changes = await diffIgnored(git, paths.relDir, before);
-  await moveAside(
-    facts.root,
-    changes.filter((c) => c.change === 'created').map((c) => c.path),
-    keep,
-  );
-  return changes.filter((c) => c.change !== 'created').map((c) => c.path);
-}
-
-function unresolvedDetail(inflight: Inflight, paths: WorkspacePaths): string {
-  const list = inflight.unresolved.slice(0, 10).join(', ');
-  return `interrupted run ${inflight.run_id} changed ignored files that cannot be restored: ${list}. Restore them (e.g. reinstall dependencies), then delete ${paths.relDir}/INFLIGHT.json`;
+  const created = changes.filter((c) => c.change === 'created').map((c) => c.path);
+  await moveAside(facts.root, created, keep);
+  return {
+    moved: created.length,
+    unresolved: changes.filter((c) => c.change !== 'created').map((c) => c.path),
+  };
 }
 
 async function moveAside(root: string, relPaths: readonly string[], into: string): Promise<void> {

@@ -3,19 +3,22 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import type { TickPhase } from '../events.js';
+import { effectiveFenceLine } from '../judge/config-fence.js';
+import { snapshotIgnored } from '../judge/ignored-files.js';
 import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
-import type { BuildTask } from '../protocol/task.js';
+import { type BuildTask, isBuildTask } from '../protocol/task.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { acquireLock } from '../workspace/lock.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
+import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
 import { type Block, checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
-import { agentFile, clearInflight, markInflight, recoverInterruptedRun } from './recover.js';
+import { agentFile, clearInflight, markInflight, recordTickHead, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { ledgerEvent, TickLedger } from './tick-ledger.js';
@@ -119,6 +122,7 @@ async function lockedTick(
         : options.signal.aborted
           ? 'interrupted by signal'
           : null,
+    verifyIgnored: null,
   };
   try {
     return await startedTick(ctx);
@@ -132,6 +136,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   const phase = (p: TickPhase) => options.bus.emit({ type: 'phase.changed', phase: p });
   const finish = () => finishTick(setup, record, ledger.state, options, ctx.now);
   let guards: BuildGuards | null = null;
+  let verifiedTree: TreeBeforeVerify | null = null;
   try {
     phase('ORCHESTRATE');
     await ledger.add({ ticks: 1 });
@@ -146,6 +151,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     phase('BUILD');
     guards = await prepareBuild(ctx, task);
     await buildAndJudge(ctx, task, guards);
+    // The builder has ended: commits on top of this HEAD can only be someone else's (issue 21).
+    await recordTickHead(setup.paths, await currentHead(setup));
     const stop = firstStop(ctx);
     if (stop) {
       record.code = stop.code;
@@ -158,14 +165,21 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
         setup.paths.historyDir,
         agentFile(setup.paths),
       ]);
+      ctx.verifyIgnored = {
+        before: await snapshotIgnored(setup.git, setup.paths.relDir),
+        builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
+      };
+      verifiedTree = await treeBeforeVerify(ctx);
       await verify(ctx, task);
-      const after = await checkAfterVerify(ctx, guards, workspaceGuard, task);
+      const after =
+        (await checkAfterVerify(ctx, guards, workspaceGuard, task)) ??
+        (await checkIntegrityAfterVerify(ctx, guards, verifiedTree));
       if (after && record.code === 'SUCCESS') {
         record.code = after.code;
         record.detail = after.detail;
       }
     }
-    await settle(ctx, task, guards);
+    await settle(ctx, task, guards, verifiedTree?.judged);
     await settleInflight(ctx);
     return await finish();
   } catch (error) {
@@ -187,7 +201,13 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     return await finish();
   } finally {
     await record.judge?.touched.index.dispose();
+    await verifiedTree?.disk.dispose();
   }
+}
+
+async function currentHead(setup: TickSetup): Promise<string | null> {
+  const head = await setup.git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+  return head.code === 0 ? head.stdout.toString('utf8').trim() : null;
 }
 
 /** The marker goes once the tick committed or rolled back cleanly; otherwise the next run recovers. */
@@ -207,10 +227,11 @@ async function recover(
 ): Promise<{ ok: true; setup: TickSetup } | { ok: false; block: Block }> {
   const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
   if (recovery.kind === 'none') return { ok: true, setup };
+  // Whatever recovery moved aside is said, whether or not it finished (issue 21 item 2).
+  record.notes.push(...recovery.notes);
+  for (const note of recovery.notes) options.bus.emit({ type: 'log', level: 'warn', message: note });
   if (recovery.kind === 'failed')
     return { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: recovery.detail } };
-  record.notes.push(recovery.note);
-  options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
   const facts = await readRepoFacts(setup.git, setup.facts.root);
   if (!facts.ok)
     return {
@@ -314,6 +335,17 @@ function firstStop(ctx: TickContext): { code: Code; detail: string } | null {
   if (built?.invalidReason)
     record.warnings.push('builder output invalid (strict_builder_json=false): judged from git alone');
   const judged = record.judge?.verdict;
+  if (judged?.code === 'STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED' && record.task && isBuildTask(record.task)) {
+    // The report shows what the builder could really touch (issue 21 item 4).
+    const fence = effectiveFenceLine(
+      record.task.scope.allowed_globs,
+      setup.config.scope.default_allowed_globs,
+    );
+    return {
+      code: judged.code,
+      detail: `${judged.violations.slice(0, 5).join('; ')}; effective fence: ${fence}`,
+    };
+  }
   if (judged?.code) return { code: judged.code, detail: judged.violations.slice(0, 5).join('; ') };
   return null;
 }

@@ -1,32 +1,47 @@
 import { commitJudgedTree } from '../judge/commit.js';
 import { rollback } from '../judge/rollback.js';
+import { undoBeyondGit } from '../judge/stop-cleanup.js';
+import { TreeChangedError } from '../judge/verified-tree.js';
 import { verdictOf } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
 import { oneLine } from '../workspace/printable.js';
 import type { BuildGuards } from './judge-phase.js';
-import { recordCommitInFlight } from './recover.js';
+import { recordCommitInFlight, recordTickHead } from './recover.js';
 import type { TickContext } from './tick-context.js';
 
 /**
  * The end of a tick that ran its builder: commit the judged tree on success, otherwise roll back
- * (Appendix B). A rollback that cannot finish cleanly turns the outcome into STOP_INTERRUPTED.
+ * (Appendix B). A rollback that cannot finish cleanly turns the outcome into STOP_ROLLBACK_FAILED.
  */
-export async function settle(ctx: TickContext, task: Task, guards: BuildGuards): Promise<void> {
+export async function settle(
+  ctx: TickContext,
+  task: Task,
+  guards: BuildGuards,
+  /** The tree verification ran on (verified-tree.ts): the commit must record exactly that tree. */
+  verifiedTree?: string,
+): Promise<void> {
   const { setup, record } = ctx;
   const judge = record.judge;
   if (verdictOf(record.code) === 'success' && judge) {
     if (task.task_kind === 'execute' && setup.config.runner.commit_on_success) {
-      const committed = await commitJudgedTree(
-        setup.git,
-        setup.facts,
-        judge.touched.index,
-        commitMessage(task, ctx),
-        (commit) => recordCommitInFlight(setup.paths, commit),
-      );
-      record.commit = committed.commit;
-      record.notes.push(...committed.notes);
-    }
-    return;
+      try {
+        const committed = await commitJudgedTree(
+          setup.git,
+          setup.facts,
+          judge.touched.index,
+          commitMessage(task, ctx),
+          (commit) => recordCommitInFlight(setup.paths, commit),
+          verifiedTree,
+        );
+        record.commit = committed.commit;
+        record.notes.push(...committed.notes);
+        return;
+      } catch (error) {
+        if (!(error instanceof TreeChangedError)) throw error;
+        record.code = 'STOP_TREE_CHANGED_DURING_VERIFY';
+        record.detail = error.message;
+      }
+    } else return;
   }
   await rollBack(ctx, guards);
 }
@@ -35,6 +50,7 @@ export async function rollBack(ctx: TickContext, guards: BuildGuards): Promise<v
   const { setup, record } = ctx;
   record.rollback.performed = true;
   try {
+    record.rollback.notes.push(...(await undoBeyondGit(setup.facts, setup.paths, guards)));
     const result = await rollback({
       git: setup.git,
       facts: setup.facts,
@@ -42,17 +58,20 @@ export async function rollBack(ctx: TickContext, guards: BuildGuards): Promise<v
       gitGuard: guards.gitGuard,
       ignoredBefore: guards.ignoredBefore,
       sideBefore: guards.sideBefore,
+      verification: ctx.verifyIgnored,
+      onBranchReset: () => recordTickHead(setup.paths, setup.facts.head),
     });
     record.rollback.clean = result.clean;
     record.rollback.notes.push(...result.notes);
     if (!result.clean) {
-      record.detail = `rollback left the tree unclean (original outcome ${record.code}: ${record.detail ?? ''})`;
-      record.code = 'STOP_INTERRUPTED';
+      // Issue 14: never "rolled back" when it was not; INFLIGHT.json stays for the next run.
+      record.detail = `rollback did not leave the tree clean (original outcome ${record.code}: ${record.detail ?? ''})`;
+      record.code = 'STOP_ROLLBACK_FAILED';
     }
   } catch (error) {
     record.rollback.clean = false;
     record.detail = `rollback failed: ${(error as Error).message} (original outcome ${record.code}: ${record.detail ?? ''})`;
-    record.code = 'STOP_INTERRUPTED';
+    record.code = 'STOP_ROLLBACK_FAILED';
   }
 }
 

@@ -1,5 +1,6 @@
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
+import type { VerificationIgnored } from '../judge/rollback.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { Control } from '../protocol/task.js';
@@ -65,6 +66,8 @@ export interface TickContext {
   remainingMs(): number;
   /** Why the tick is being cut short (deadline or signal), or null. */
   interruption(): string | null;
+  /** Ignored files as VERIFY found them, once it starts: what it changes is the runner's own. */
+  verifyIgnored: VerificationIgnored | null;
 }
 
 export function relativeToRoot(setup: TickSetup, path: string): string {

@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { recordAgentInFlight } from './recover.js';
 import { readGitSideState, sideStateChange } from '../judge/git-side-state.js';
 import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.js';
 import { worktreeStatus } from '../judge/repo.js';
@@ -9,6 +8,7 @@ import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import type { BuildGuards } from './judge-phase.js';
+import { recordAgentInFlight } from './recover.js';
 import { relativeToRoot, type TickContext } from './tick-context.js';
 
 /**

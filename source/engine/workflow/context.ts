@@ -31,6 +31,11 @@ export interface WorkflowOptions {
    * fired. runWorkflow sets it from the abort requests it watches; a caller may add its own.
    */
   readonly abortRequested?: () => boolean;
+  /**
+   * Who asked for the abort, in words for the failure detail ("the abort key (a) in the app"):
+   * issue 16 item 6, an `a` in the app must not read "aborted by ralphy abort".
+   */
+  readonly abortedBy?: () => string;
 }
 
 export type PhaseResult =
@@ -149,6 +154,7 @@ export class WorkflowContext {
       status: task.status,
       claimed: task.claimed,
       verified: task.verified,
+      verdict: task.verdict,
     });
   }
 
@@ -184,7 +190,13 @@ export class WorkflowContext {
 }
 
 function sameView(a: TaskRecord, b: TaskRecord): boolean {
-  return a.status === b.status && a.claimed === b.claimed && a.verified === b.verified && a.title === b.title;
+  return (
+    a.status === b.status &&
+    a.claimed === b.claimed &&
+    a.verified === b.verified &&
+    a.verdict === b.verdict &&
+    a.title === b.title
+  );
 }
 
 /** Dollars as a human reads them: cents, or more digits for amounts under a dollar. */

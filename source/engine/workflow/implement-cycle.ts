@@ -87,6 +87,7 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
         status: 'completed',
         claimed: 'the implementer committed it',
         verified: 'cycle verify: the six deterministic checks and every LLM criterion passed',
+        verdict: 'verified',
         commits: statusCommit ? [statusCommit] : [],
       });
     }

@@ -59,6 +59,7 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
       status: 'completed',
       claimed: task.claimed ?? 'the dev-agent marked it completed',
       verified,
+      verdict: 'verified',
       commits: outcome.run.commit ? [outcome.run.commit] : task.commits,
     });
   return { kind: 'next', event: 'exit_signal' };

@@ -241,6 +241,7 @@ async function completeTask(
     status: 'completed',
     claimed: claimed?.slice(0, 500) ?? null,
     verified: verified.join('; ').slice(0, 500),
+    verdict: 'verified',
     commits: [...new Set([...(record?.commits ?? []), ...added])].slice(-100),
   });
   await ctx.update({ pending_answer: null });
@@ -262,6 +263,7 @@ async function showStopped(ctx: WorkflowContext, task: TaskRecord, tick: TickRes
   await ctx.updateTask(task.number, {
     claimed: report?.agents.builder.summary?.slice(0, 500) ?? null,
     verified: verified.join('; ').slice(0, 500),
+    verdict: 'rejected',
   });
 }
 

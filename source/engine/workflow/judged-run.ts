@@ -3,6 +3,7 @@ import { commitJudgedTree } from '../judge/commit.js';
 import { keepAside } from '../judge/keep-aside.js';
 import { rollback } from '../judge/rollback.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
+import { undoBeyondGit } from '../judge/stop-cleanup.js';
 import type { BlastRadius } from '../protocol/report.js';
 import { type BuildGuards, judgeChanges, takeBuildGuards } from '../tick/judge-phase.js';
 import { agentFile, clearInflight, markInflight, recordCommitInFlight } from '../tick/recover.js';
@@ -87,7 +88,7 @@ export async function judgedAgentRun(
   try {
     if (step.kind !== 'done' || judged.verdict.code !== null) {
       const kept = await keepAside(setup.git, setup.facts, setup.paths, runId);
-      await undo(ctx, guards);
+      await undo(ctx, guards, [`refs/relais/recovered/${runId}`]);
       const violations =
         step.kind === 'done' ? judged.verdict.violations.map((v) => `${judged.verdict.code}: ${v}`) : [];
       return { ...base, violations, commit: null, kept };
@@ -134,8 +135,10 @@ function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {
   };
 }
 
-async function undo(ctx: WorkflowContext, guards: BuildGuards): Promise<void> {
+async function undo(ctx: WorkflowContext, guards: BuildGuards, keepRefs: readonly string[]): Promise<void> {
   const { setup } = ctx;
+  // Unsafe files and refs first (issue 14): restored refs let the rollback's git read them.
+  await undoBeyondGit(setup.facts, setup.paths, guards, keepRefs);
   const result = await rollback({
     git: setup.git,
     facts: setup.facts,

@@ -96,7 +96,11 @@ export function timeoutFailure(ctx: WorkflowContext): PhaseResult {
 /** Ctrl-C (the workflow stays resumable) or `ralphy abort` (FAILED, reason aborted). */
 export function stopped(ctx: WorkflowContext): PhaseResult {
   return ctx.options.abortRequested?.()
-    ? { kind: 'fail', reason: 'aborted', detail: 'aborted by ralphy abort' }
+    ? {
+        kind: 'fail',
+        reason: 'aborted',
+        detail: `aborted by ${ctx.options.abortedBy?.() ?? 'an abort request'}`,
+      }
     : { kind: 'stopped' };
 }
 

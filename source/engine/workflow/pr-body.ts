@@ -19,15 +19,16 @@ export interface PrEvidence {
 
 export function renderPrBody(evidence: PrEvidence): string {
   const { workflow, blast } = evidence;
-  const done = workflow.tasks.filter((t) => t.status === 'completed').length;
+  // Only the runner's verdict ticks a box (issue 16 item 1): a stopped task never reads as done.
+  const done = workflow.tasks.filter((t) => t.verdict === 'verified').length;
   const lines = [
     '## Summary',
     evidence.objective.trim() || workflow.prd_title,
     '',
-    `## Tasks (${done}/${workflow.tasks.length} completed)`,
+    `## Tasks (${done}/${workflow.tasks.length} verified by the runner)`,
     ...workflow.tasks.map(
       (t) =>
-        `- [${t.status === 'completed' ? 'x' : ' '}] ${t.number}. ${t.title}${t.verified ? ` — verified: ${t.verified}` : ''}`,
+        `- [${t.verdict === 'verified' ? 'x' : ' '}] ${t.number}. ${t.title}${t.verified ? ` — ${t.verdict === 'verified' ? 'verified' : 'not accepted'}: ${t.verified}` : ''}`,
     ),
     '',
     '## Blast radius',

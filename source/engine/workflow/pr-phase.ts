@@ -90,6 +90,8 @@ async function openPullRequest(
       `git push --set-upstream ${remote} ${branch}`,
       ghLine,
     ]);
+  const ahead = await baseAheadOfRemote(ctx, remote, base);
+  if (ahead) ctx.bus.emit({ type: 'log', level: 'warn', message: ahead });
   const push = await supervised(ctx, breaker, phase, 'git', [
     '-c',
     'core.hooksPath=/dev/null',
@@ -123,6 +125,26 @@ async function openPullRequest(
   await ctx.update({ pr_url: url });
   ctx.bus.emit({ type: 'log', level: 'info', message: `Pull request: ${url}` });
   return { result: { kind: 'next', event: 'exit_signal' }, nextSteps: [] };
+}
+
+/**
+ * Issue 21 item 5: a local base branch with commits its remote lacks makes the PR carry them too
+ * (they are in the head branch's history but not in the remote base). Said before the push.
+ */
+export async function baseAheadOfRemote(
+  ctx: WorkflowContext,
+  remote: string,
+  base: string,
+): Promise<string | null> {
+  const git = ctx.setup.git;
+  const remoteRef = `refs/remotes/${remote}/${base}`;
+  const known = await git.run(['rev-parse', '--verify', '-q', `${remoteRef}^{commit}`]);
+  const local = await git.run(['rev-parse', '--verify', '-q', `refs/heads/${base}^{commit}`]);
+  if (known.code !== 0 || local.code !== 0) return null;
+  const count = await git.run(['rev-list', '--count', `${remoteRef}..refs/heads/${base}`]);
+  const n = Number(count.stdout.toString('utf8').trim());
+  if (count.code !== 0 || !Number.isFinite(n) || n === 0) return null;
+  return `the base branch ${base} is ${n} commit(s) ahead of ${remote}/${base}: the pull request would carry them too. Push ${base} first (git push ${remote} ${base}), or review them in the PR`;
 }
 
 /** The branch is ready but the PR could not be opened from here: COMPLETED, with the exact commands. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, realpath, rename } from 'node:fs/promises';
+import { mkdir, readFile, realpath, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import { identityEnv } from '../judge/commit.js';
@@ -10,6 +10,7 @@ import { isSafeBranchName, type WorkflowFile, type WorkflowStateName } from '../
 import { SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { loadSetup, sandboxRefusal, type TickSetup } from '../tick/preflight.js';
 import { recoverInterruptedRun } from '../tick/recover.js';
+import { writeFileAtomic } from '../workspace/atomic-write.js';
 import type { DoctorCheck } from '../workspace/doctor-checks.js';
 import { initWorkspace } from '../workspace/init-workspace.js';
 import { acquireLock, type HeldLock } from '../workspace/lock.js';
@@ -139,15 +140,11 @@ async function underLock(
 > {
   let setup = found;
   const recovery = await recoverInterruptedRun(setup.git, setup.facts, setup.paths);
+  if (recovery.kind !== 'none')
+    for (const note of recovery.notes) options.bus.emit({ type: 'log', level: 'warn', message: note });
   if (recovery.kind === 'failed')
-    return refuse(
-      recovery.detail,
-      'Look at relais/recovered/ and the detail, then remove relais/INFLIGHT.json once the tree is as it should be.',
-    );
-  if (recovery.kind === 'recovered') {
-    options.bus.emit({ type: 'log', level: 'warn', message: recovery.note });
-    setup = await withFreshFacts(setup);
-  }
+    return refuse(recovery.detail, 'Do what the detail says (it names the exact command), then run again.');
+  if (recovery.kind === 'recovered') setup = await withFreshFacts(setup);
   const existing = await readWorkflow(setup.paths);
   if (existing.kind === 'invalid')
     return refuse(
@@ -176,23 +173,13 @@ async function underLock(
   if (resumable) {
     const probe = new WorkflowContext(setup, options, previous, prd, runner);
     const from = resumePhase(previous);
-    const reply = await askGate(
-      probe,
-      'resume',
-      'Resume the interrupted workflow?',
-      [
-        `"${previous.prd_title}" stopped in ${previous.state} (${previous.status}${previous.failure_reason ? `, ${previous.failure_reason}` : ''}).`,
-        `y: resume at ${from}, on branch ${previous.feature_branch ?? '(none)'}`,
-        'n: start a new workflow (the old state is kept in relais/history/workflows/)',
-      ],
-      'yes_no',
-    );
+    const reply = await askResume(probe, previous, from);
     if (options.signal.aborted) {
       // `ralphy abort` while the question waited: the stopped workflow is what the human aborts.
       if (options.abortRequested?.())
         await probe.enter('FAILED', 'failed', {
           failure_reason: 'aborted',
-          failure_detail: `aborted by ralphy abort while it waited to be resumed (it had stopped in ${previous.state})`,
+          failure_detail: `aborted by ${options.abortedBy?.() ?? 'an abort request'} while it waited to be resumed (it had stopped in ${previous.state})`,
         });
       return refuse('interrupted while asking whether to resume', 'Run ralphy start again.');
     }
@@ -205,6 +192,35 @@ async function underLock(
   }
   if (previous) await archive(setup, previous);
   return startFresh(options, setup, prd, runner, configUntracked, now, previous);
+}
+
+/** The resume question, with the task list in view (issue 16 item 6): as the runner left each task. */
+async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: WorkflowStateName) {
+  for (const t of previous.tasks)
+    probe.bus.emit({
+      type: 'task.updated',
+      number: t.number,
+      title: t.title,
+      status: t.status,
+      claimed: t.claimed,
+      verified: t.verified,
+      verdict: t.verdict,
+    });
+  const verified = previous.tasks.filter((t) => t.verdict === 'verified').length;
+  return askGate(
+    probe,
+    'resume',
+    'Resume the interrupted workflow?',
+    [
+      `"${previous.prd_title}" stopped in ${previous.state} (${previous.status}${previous.failure_reason ? `, ${previous.failure_reason}` : ''}).`,
+      ...(previous.tasks.length > 0
+        ? [`${verified}/${previous.tasks.length} task(s) verified by the runner so far.`]
+        : []),
+      `y: resume at ${from}, on branch ${previous.feature_branch ?? '(none)'}`,
+      'n: start a new workflow (the old state is kept in relais/history/workflows/)',
+    ],
+    'yes_no',
+  );
 }
 
 async function resume(
@@ -267,13 +283,22 @@ async function startFresh(
       'git switch to the branch the work should start from.',
     );
   const feature = await freeBranchName(found.git, `${config.workflow.branch_prefix}${branchSlug(prd.title)}`);
+  // The config this start loaded, as it is now: the base may not have it (see below).
+  const configPath = join(found.facts.root, CONFIG_FILE_NAME);
+  const configText = await readFile(configPath, 'utf8').catch(() => null);
   const created = await found.git.run(['checkout', '-q', '-b', feature, baseCommit]);
   if (created.code !== 0)
     return refuse(
       `cannot create the branch ${feature}: ${created.stderr.trim()}`,
       'Check the repository, then run ralphy start again.',
     );
-  if (configUntracked) {
+  // Issue 16 item 12: an earlier start committed relais init's config on its own branch, which was
+  // then rejected; starting over from the base loses it, and every tick would be
+  // BLOCKED_MISSING_CONFIG. What `ralphy start` set up for the user survives: the config it ran
+  // with is carried onto the new branch (a base with its own config keeps that one).
+  const carried = configText !== null && !existsSync(configPath);
+  if (carried) await writeFileAtomic(configPath, configText);
+  if (configUntracked || carried) {
     // `relais init` wrote the config: it is the workflow's first commit, on its own branch.
     await found.git.ok(['add', '--', CONFIG_FILE_NAME]);
     await found.git.ok(

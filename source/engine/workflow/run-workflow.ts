@@ -40,6 +40,7 @@ export async function runWorkflow(given: WorkflowOptions): Promise<WorkflowOutco
     ...given,
     signal: AbortSignal.any([given.signal, abort.signal]),
     abortRequested: () => abort.signal.aborted || (given.abortRequested?.() ?? false),
+    abortedBy: () => (abort.signal.aborted ? 'ralphy abort' : (given.abortedBy?.() ?? 'an abort request')),
   };
   const watcher = watchAbortRequests(options.clock, () => {
     options.bus.emit({ type: 'log', level: 'warn', message: 'ralphy abort: stopping the agent' });
@@ -192,8 +193,17 @@ function announceStart(
     feature_branch: w.feature_branch,
     engine: w.engine,
     resumed_from: resumedFrom,
+    completed_phases: resumedFrom ? [...w.completed_phases] : [],
     max_cost_usd: w.max_cost_usd,
-    tasks: w.tasks.map((t) => ({ number: t.number, title: t.title, status: t.status })),
+    cost_usd: w.cost_usd,
+    tasks: w.tasks.map((t) => ({
+      number: t.number,
+      title: t.title,
+      status: t.status,
+      claimed: t.claimed,
+      verified: t.verified,
+      verdict: t.verdict,
+    })),
   });
 }
 

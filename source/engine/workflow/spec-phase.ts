@@ -78,6 +78,7 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
       status: t.status,
       claimed: known?.claimed ?? null,
       verified: known?.verified ?? null,
+      verdict: known?.verdict ?? null,
       commits: known?.commits ?? [],
       ticks: known?.ticks ?? 0,
     };
@@ -98,5 +99,6 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
       status: r.status,
       claimed: r.claimed,
       verified: r.verified,
+      verdict: r.verdict,
     });
 }

@@ -8,6 +8,7 @@ import type { RelaisConfig } from '../protocol/config.js';
 import { renderJsonSchemaFile, SCHEMA_FILE_NAMES } from '../protocol/json-schemas.js';
 import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { runProcess } from '../supervise/run-process.js';
+import { checkFence, checkVerification, trackedFiles } from './doctor-project-checks.js';
 import { budgetSummary, budgetWarnings, reservationShortfalls } from './ledger.js';
 import { loadConfig } from './load-config.js';
 import { inspectLock } from './lock.js';
@@ -53,6 +54,9 @@ export async function runDoctor(root: string, env: NodeJS.ProcessEnv): Promise<D
     await checkExclude(git, config.workspace_dir),
     await checkLedger(paths, config),
     await checkLock(paths),
+    checkFence(config, await trackedFiles(git)),
+    // Never beside a running tick: its verification would race the builder's edits.
+    ...((await inspectLock(paths.lock)).held ? [] : await checkVerification(git, root, config, env)),
   ];
 }
 

@@ -1,14 +1,17 @@
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Git } from '../judge/git.js';
+import { Git, splitNul } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
 import { renderJsonSchemaFile, SCHEMA_FILE_NAMES } from '../protocol/json-schemas.js';
 import { freshState, workspaceStateSchema } from '../protocol/state.js';
 import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-write.js';
 import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
+import { type DerivedFence, deriveFence, productNameOf } from './derive-fence.js';
 import { loadConfig } from './load-config.js';
 import { PACKAGE_ROOT } from './package-assets.js';
 import { CONFIG_FILE_NAME, PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from './paths.js';
+import { PRD_TEMPLATE_NAME, prdTemplate } from './prd-template.js';
 
 /**
  * `relais init`: idempotent, and it never overwrites a user's file without `force` (then the old
@@ -21,9 +24,26 @@ export interface InitStep {
   readonly note?: string;
 }
 
+/**
+ * How the derived fence is settled: the CLI asks on a terminal (shows the globs, takes an edit),
+ * a flag gives them outright, and without either the derived fence is used as it is.
+ */
+export type ConfirmFence = (derived: DerivedFence) => Promise<string[]>;
+
+export interface InitOptions {
+  readonly force: boolean;
+  readonly env: NodeJS.ProcessEnv;
+  readonly now: Date;
+  /** `--allow a,b`: the fence, instead of the derived one. */
+  readonly allowedGlobs?: readonly string[];
+  readonly confirmFence?: ConfirmFence;
+}
+
 interface InitContext {
   readonly root: string;
   readonly force: boolean;
+  readonly git: Git;
+  readonly options: InitOptions;
   readonly now: Date;
   /** Suffix for backups of replaced files: 20261122T041150Z. */
   readonly stamp: string;
@@ -31,7 +51,7 @@ interface InitContext {
 
 export async function initWorkspace(
   root: string,
-  options: { force: boolean; env: NodeJS.ProcessEnv; now: Date },
+  options: InitOptions,
 ): Promise<{ ok: boolean; steps: InitStep[] }> {
   const git = new Git(root, options.env);
   const repo = await readRepoFacts(git, root);
@@ -45,6 +65,8 @@ export async function initWorkspace(
   const ctx: InitContext = {
     root,
     force: options.force,
+    git,
+    options,
     now: options.now,
     stamp: options.now
       .toISOString()
@@ -57,7 +79,9 @@ export async function initWorkspace(
     await mkdir(dir, { recursive: true });
   const steps = [
     config.step,
+    ...config.fenceSteps,
     ...(await ensurePrompts(ctx, paths)),
+    await offerPrdTemplate(ctx, paths),
     ...(await ensureSchemas(paths)),
     await ensureState(ctx, paths),
   ];
@@ -66,25 +90,36 @@ export async function initWorkspace(
   return { ok: steps.every((s) => s.action !== 'problem'), steps };
 }
 
-async function ensureConfig(ctx: InitContext): Promise<{ step: InitStep; workspaceDir: string }> {
+async function ensureConfig(
+  ctx: InitContext,
+): Promise<{ step: InitStep; workspaceDir: string; fenceSteps: InitStep[] }> {
   const loaded = await loadConfig(ctx.root);
   const workspaceDir = loaded.ok ? loaded.config.workspace_dir : 'relais';
   const path = join(ctx.root, CONFIG_FILE_NAME);
-  const fresh = renderConfig(
-    defaultConfig(`./${workspaceDir}/schemas/config.schema.json`, detectTemplates(ctx.root)),
-  );
+  const fresh = async () => {
+    const fence = await settleFence(ctx);
+    const config = defaultConfig(`./${workspaceDir}/schemas/config.schema.json`, detectTemplates(ctx.root));
+    config.product_name = productNameOf(ctx.root);
+    if (fence.globs.length > 0)
+      config.scope = { ...(config.scope as object), default_allowed_globs: fence.globs };
+    return { text: renderConfig(config), fenceSteps: [fence.step] };
+  };
   if (!loaded.ok && loaded.problem === 'missing') {
-    await writeFileAtomic(path, fresh);
+    const made = await fresh();
+    await writeFileAtomic(path, made.text);
     return {
       workspaceDir,
+      fenceSteps: made.fenceSteps,
       step: { path: CONFIG_FILE_NAME, action: 'created', note: 'commit it before `relais run`' },
     };
   }
   if (ctx.force) {
+    const made = await fresh();
     await rename(path, `${path}.${ctx.stamp}.bak`);
-    await writeFileAtomic(path, fresh);
+    await writeFileAtomic(path, made.text);
     return {
       workspaceDir,
+      fenceSteps: made.fenceSteps,
       step: {
         path: CONFIG_FILE_NAME,
         action: 'replaced',
@@ -95,6 +130,7 @@ async function ensureConfig(ctx: InitContext): Promise<{ step: InitStep; workspa
   if (!loaded.ok) {
     return {
       workspaceDir,
+      fenceSteps: [],
       step: {
         path: CONFIG_FILE_NAME,
         action: 'problem',
@@ -102,7 +138,52 @@ async function ensureConfig(ctx: InitContext): Promise<{ step: InitStep; workspa
       },
     };
   }
-  return { workspaceDir, step: { path: CONFIG_FILE_NAME, action: 'kept' } };
+  return { workspaceDir, fenceSteps: [], step: { path: CONFIG_FILE_NAME, action: 'kept' } };
+}
+
+/** The fence for a new config: the flag's, the terminal's answer, or the one derived from the repo. */
+async function settleFence(ctx: InitContext): Promise<{ globs: string[]; step: InitStep }> {
+  const path = 'scope.default_allowed_globs';
+  if (ctx.options.allowedGlobs && ctx.options.allowedGlobs.length > 0) {
+    const globs = [...ctx.options.allowedGlobs];
+    return { globs, step: { path, action: 'created', note: `from --allow: ${globs.join(', ')}` } };
+  }
+  const tracked = splitNul((await ctx.git.run(['ls-files', '-z'])).stdout);
+  const derived = deriveFence(ctx.root, tracked);
+  const globs = ctx.options.confirmFence ? await ctx.options.confirmFence(derived) : derived.globs;
+  if (globs.length === 0)
+    return {
+      globs,
+      step: { path, action: 'created', note: 'no tracked source yet: the default fence is used' },
+    };
+  const chosen = globs.join(', ');
+  return {
+    globs,
+    step: {
+      path,
+      action: 'created',
+      note:
+        globs === derived.globs
+          ? `derived from the repository: ${chosen}`
+          : `as you chose: ${chosen} (derived: ${derived.globs.join(', ')})`,
+    },
+  };
+}
+
+/**
+ * A PRD.md template for `ralphy start` (issue 21 item 5), offered in the workspace so the tree
+ * stays clean: PRD.md itself is the user's to write and commit.
+ */
+async function offerPrdTemplate(ctx: InitContext, paths: WorkspacePaths): Promise<InitStep> {
+  const rel = `${paths.relDir}/${PRD_TEMPLATE_NAME}`;
+  const hasPrd = existsSync(join(ctx.root, 'PRD.md'));
+  const target = join(paths.dir, PRD_TEMPLATE_NAME);
+  if (!existsSync(target)) await writeFileAtomic(target, prdTemplate(productNameOf(ctx.root)));
+  return {
+    path: rel,
+    action: 'kept',
+    note: hasPrd ? 'PRD.md exists' : `for ralphy start: cp ${rel} PRD.md, fill it in, commit it`,
+  };
 }
 
 /** Prompts are the user's to edit: copied once, replaced only with force (old kept as .bak). */

@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { type LockFile, lockFileSchema } from '../protocol/lock.js';
-import { readJsonValidated } from './atomic-write.js';
+import { describeZodError } from '../protocol/model-json.js';
+import { jsonErrorWhere, readJsonValidated } from './atomic-write.js';
 import { currentBootId, isProcessAlive, processStartTicks } from './boot-id.js';
 
 /**
@@ -33,7 +34,7 @@ export async function acquireLock(lockPath: string, command: string): Promise<Lo
   const first = await tryCreate(lockPath, info);
   if (first === 'created') return { ok: true, lock: heldLock(lockPath, info), reclaimed: null };
 
-  const existing = await readJsonValidated(lockPath, lockFileSchema);
+  const existing = await readLockText(lockPath);
   if (existing.kind === 'missing') {
     // Released between our attempt and our read: one more try, no loop.
     const again = await tryCreate(lockPath, info);
@@ -48,36 +49,68 @@ export async function acquireLock(lockPath: string, command: string): Promise<Lo
   }
   const verdict = staleness(existing.value);
   if (verdict.stale === false) return { ok: false, detail: verdict.why };
-  if (!(await removeIfStill(lockPath, existing.value)))
+  if (!(await removeStale(lockPath, existing.text, info, 0)))
     return { ok: false, detail: 'another run reclaimed the stale lock first' };
   const retry = await tryCreate(lockPath, info);
   if (retry === 'created') return { ok: true, lock: heldLock(lockPath, info), reclaimed: existing.value };
   return { ok: false, detail: 'another run reclaimed the stale lock first' };
 }
 
+/** A token may itself be left by a reclaimer that died; that nesting is bounded. */
+const MAX_TOKEN_DEPTH = 2;
+
 /**
- * Removes the stale lock only if it is still the one judged stale. Two runs may judge the same
- * stale lock at once: the lock is first renamed to a name of our own (atomic, so only one of them
- * gets it), and if what we moved turns out to be someone's fresh lock it is put back.
+ * Removes the stale lock whose exact text is `staleText`, with one winner by construction: only the
+ * run that exclusively creates the reclaim token named after that very lock may delete it, and it
+ * re-reads the lock after winning (a slower run may win the token after the first winner already
+ * replaced the lock; it then finds other text and backs off). No step ever puts a lock back, so
+ * no window exists where a live lock is missing (the flaw of the earlier rename-and-restore).
+ * A token whose holder died is reclaimed the same way, one level deeper.
  */
-async function removeIfStill(lockPath: string, judged: LockFile): Promise<boolean> {
-  const aside = `${lockPath}.${process.pid}.${randomBytes(3).toString('hex')}.stale`;
-  try {
-    await rename(lockPath, aside);
-  } catch {
-    return false;
+async function removeStale(path: string, staleText: string, me: LockFile, depth: number): Promise<boolean> {
+  const token = `${path}.reclaim-${createHash('sha256').update(staleText).digest('hex').slice(0, 16)}`;
+  let won = (await tryCreate(token, me)) === 'created';
+  if (!won && depth < MAX_TOKEN_DEPTH) {
+    const holder = await readLockText(token);
+    if (holder.kind === 'ok' && staleness(holder.value).stale) {
+      if (await removeStale(token, holder.text, me, depth + 1))
+        won = (await tryCreate(token, me)) === 'created';
+    }
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
-  let same = false;
+  if (!won) return false;
   try {
-    const parsed = JSON.parse(moved) as Partial<LockFile>;
-    same = parsed.pid === judged.pid && parsed.started_at === judged.started_at;
-  } catch {
-    same = false;
+    const current = await readFile(path, 'utf8').catch(() => null);
+    if (current !== staleText) return false;
+    await unlink(path);
+    return true;
+  } finally {
+    await unlink(token).catch(() => undefined);
   }
-  if (!same) await link(aside, lockPath).catch(() => undefined);
-  await unlink(aside).catch(() => undefined);
-  return same;
+}
+
+type LockRead =
+  | { kind: 'missing' }
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'ok'; value: LockFile; text: string };
+
+/** The lock with its exact text: the text is the identity a reclaim is about. */
+async function readLockText(path: string): Promise<LockRead> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'invalid', reason: `unreadable: ${(error as Error).message}` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: 'invalid', reason: `not JSON: ${jsonErrorWhere(text, error as Error)}` };
+  }
+  const parsed = lockFileSchema.safeParse(value);
+  if (!parsed.success) return { kind: 'invalid', reason: describeZodError(parsed.error) };
+  return { kind: 'ok', value: parsed.data, text };
 }
 
 /** Read-only view used by `relais status` and `--preflight`: would a run get the lock now? */

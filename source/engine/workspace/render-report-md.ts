@@ -65,7 +65,7 @@ function blastSection(r: Report): string {
   return [
     '## Blast radius',
     '',
-    `${b.files_touched} files touched, +${b.lines_added}/-${b.lines_deleted} lines, ${b.new_files} new files.`,
+    `${count(b.files_touched, 'file')} touched, +${b.lines_added}/-${b.lines_deleted} lines, ${count(b.new_files, 'new file')}.`,
     r.diff.diff_patch_path ? `Diff: ${code(r.diff.diff_patch_path)}` : 'Diff: (not kept)',
   ].join('\n');
 }
@@ -140,8 +140,11 @@ function outcomeSection(r: Report): string {
     );
   if (r.commit) lines.push(`- Committed ${code(r.commit)}.`);
   if (r.rollback.performed) {
+    // Issue 14: a rollback that did not finish is never called "rolled back".
     lines.push(
-      `- Rolled back to ${r.base_commit ?? 'base'}; tree clean afterwards: ${r.rollback.clean === null ? 'unknown' : r.rollback.clean ? 'yes' : 'NO'}.`,
+      r.rollback.clean === false
+        ? `- Rollback to ${r.base_commit ?? 'base'} did NOT finish: the tree is not as it was (see below); the next run recovers or says what to do.`
+        : `- Rolled back to ${r.base_commit ?? 'base'}; tree clean afterwards: ${r.rollback.clean === null ? 'unknown' : 'yes'}.`,
     );
   }
   for (const n of r.rollback.notes) lines.push(`- ${text(n)}`);
@@ -170,4 +173,9 @@ function sandboxLine(sandbox: Report['sandbox']): string {
     return '**OFF** (relais.config.json "sandbox": "off"): agents and verifications ran unprotected';
   if (sandbox === 'unavailable') return 'none available: nothing was run';
   return 'not chosen (the run stopped before any agent started)';
+}
+
+/** "1 file", "2 files": a count with its noun in the right number. */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }

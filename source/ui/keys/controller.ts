@@ -38,7 +38,12 @@ export function createUiController(options: UiControllerOptions): UiController {
   function interrupt(how: 'abort' | 'interrupt'): void {
     interrupts++;
     if (interrupts === 1) {
-      store.setInteraction({ aborting: true, confirmingAbort: false, hint: null });
+      store.setInteraction({
+        aborting: true,
+        interrupting: how === 'interrupt',
+        confirmingAbort: false,
+        hint: null,
+      });
       if (how === 'abort') options.onAbort();
       else (options.onInterrupt ?? options.onAbort)();
       return;

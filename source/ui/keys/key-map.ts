@@ -82,7 +82,10 @@ function runningKey({ interaction, gate }: UiState, input: string): KeyAction {
   }
   if (input === 'a') {
     return interaction.aborting
-      ? { type: 'hint', text: 'Already aborting: Ctrl-C again force-quits.' }
+      ? {
+          type: 'hint',
+          text: `Already ${interaction.interrupting ? 'stopping' : 'aborting'}: Ctrl-C again force-quits.`,
+        }
       : { type: 'abort_ask' };
   }
   if (input === 'q') return { type: 'hint', text: 'q leaves once the run is over; a aborts it.' };

@@ -1,6 +1,7 @@
 import { Box } from 'ink';
 import { RowLine } from '../components/RowLine.js';
 import { type Row, type Segment, text } from '../components/row.js';
+import { workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
 /** The keys that work right now (and only those), then the hint for the last key, if any. */
@@ -34,8 +35,13 @@ export function footerRow(state: UiState): Row {
   const { interaction } = state;
   const lead: Segment[] = interaction.confirmingAbort
     ? [text(' Abort the running work? ', { bold: true, tone: 'error' })]
-    : interaction.aborting && !interaction.over
-      ? [text(' aborting… ', { bold: true, tone: 'error' })]
+    : interaction.aborting && !workIsOver(state)
+      ? [
+          interaction.interrupting
+            ? // Ctrl-C is a resumable interrupt (seed 002 §7), not an abort: say so.
+              text(' stopping… ralphy start resumes ', { bold: true, tone: 'warn' })
+            : text(' aborting… ', { bold: true, tone: 'error' }),
+        ]
       : [];
   const keys = footerKeys(state).flatMap(([key, label]): Segment[] => [
     text(` ${key} `, { inverse: true }),

@@ -3,7 +3,7 @@ import { RowLine } from '../components/RowLine.js';
 import { type Row, text } from '../components/row.js';
 import { spendOfBudget } from '../format/money.js';
 import { stopwatch } from '../format/time.js';
-import { elapsedMs, phaseLabel } from '../store/selectors.js';
+import { elapsedMs, phaseLabel, workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
 /** One line: product, project, branch, where the run is, elapsed, spend against the budget. */
@@ -24,7 +24,15 @@ export function headerRow(state: UiState): Row {
     sep,
     text(spendOfBudget(h.costUsd, h.budgetUsd), { tone: overBudget ? 'error' : undefined }),
     ...(h.budgetWarnings.length > 0 ? [sep, text('! budget warning', { tone: 'warn', bold: true })] : []),
-    ...(state.interaction.aborting ? [sep, text('ABORTING', { tone: 'error', bold: true })] : []),
+    // Only while the work still runs: once it ended (FAILED, interrupted) it is not "aborting" any more.
+    ...(state.interaction.aborting && !workIsOver(state)
+      ? [
+          sep,
+          state.interaction.interrupting
+            ? text('STOPPING (resumable)', { tone: 'warn', bold: true })
+            : text('ABORTING', { tone: 'error', bold: true }),
+        ]
+      : []),
   ];
   return row;
 }

@@ -75,6 +75,8 @@ function glyphOf(phase: PhaseRow): Segment {
       return spinner('accent');
     case 'waiting':
       return text(GLYPH.waiting, { tone: 'gate', bold: true });
+    case 'interrupted':
+      return text(GLYPH.interrupted, { tone: 'warn', bold: true });
     case 'done':
       return text(GLYPH.done, { tone: 'ok' });
     case 'failed':

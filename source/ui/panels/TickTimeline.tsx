@@ -5,6 +5,7 @@ import { clipRowsTail, type Row, type Segment, spinner, text } from '../componen
 import { usd } from '../format/money.js';
 import { fitTo, padStartTo } from '../format/text.js';
 import { duration } from '../format/time.js';
+import { workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -24,7 +25,11 @@ export function tickRows(state: UiState, width: number): Row[] {
   const running = state.runningTick;
   if (running) {
     rows.push([
-      running.verdict ? verdictGlyph(running.verdict) : spinner('accent'),
+      running.verdict
+        ? verdictGlyph(running.verdict)
+        : workIsOver(state)
+          ? text(GLYPH.stopped, { dim: true })
+          : spinner('accent'),
       text(` #${running.tick} `, { bold: true }),
       text(running.phase ?? 'starting', { tone: 'accent' }),
       text(`  ${duration(state.nowMs - running.startedAtMs)}`, { dim: true }),

@@ -3,6 +3,7 @@ import { Rows } from '../components/RowLine.js';
 import { clipRowsTail, type Row, type Segment, spinner, text } from '../components/row.js';
 import { fitTo, padStartTo } from '../format/text.js';
 import { duration } from '../format/time.js';
+import { workIsOver } from '../store/selectors.js';
 import type { UiState, VerifyRow } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -10,7 +11,7 @@ import { GLYPH } from '../theme.js';
 export function verifyRows(state: UiState): Row[] {
   if (state.verifications.length === 0) return [[text('no verification run yet', { dim: true })]];
   return state.verifications.map((run) => [
-    statusGlyph(run),
+    statusGlyph(run, workIsOver(state)),
     text(` ${run.phase.padEnd(4)} `, { dim: true }),
     text(fitTo(run.templateId, 14), { bold: true }),
     text(fitTo(` ${statusWord(run)}`, 12), { tone: toneOf(run) }),
@@ -19,8 +20,8 @@ export function verifyRows(state: UiState): Row[] {
   ]);
 }
 
-function statusGlyph(run: VerifyRow): Segment {
-  if (run.status === 'running') return spinner('accent');
+function statusGlyph(run: VerifyRow, over: boolean): Segment {
+  if (run.status === 'running') return over ? text(GLYPH.stopped, { dim: true }) : spinner('accent');
   return run.status === 'passed' ? text(GLYPH.done, { tone: 'ok' }) : text(GLYPH.failed, { tone: 'error' });
 }
 

@@ -50,17 +50,24 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       branch: flattenOrNull(e.feature_branch ?? e.base_branch, 200),
       startedAtMs: state.header.startedAtMs ?? atMs,
       budgetUsd: e.max_cost_usd ?? state.header.budgetUsd,
+      // A resume goes on from what the workflow already spent (WORKFLOW.json), never from $0.
+      costUsd: Math.max(state.header.costUsd, e.cost_usd ?? 0),
     },
-    // A resume starts after phases finished by an earlier run: they are done, with no times.
-    phases: state.phases.map((row) =>
-      orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
-    ),
+    // A resume starts after phases finished by an earlier run: they are done, with no times. An
+    // optional phase the earlier run went through (PLANNING) keeps its row.
+    phases: (e.completed_phases ?? [])
+      .filter(isTimelineState)
+      .reduce(withRow, state.phases)
+      .map((row) =>
+        orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
+      ),
     tasks: e.tasks.map((t) => ({
       number: t.number,
       title: flatten(t.title, 300),
       status: t.status,
-      claimed: null,
-      verified: null,
+      claimed: flattenOrNull(t.claimed ?? null, 300),
+      verified: flattenOrNull(t.verified ?? null, 300),
+      verdict: verdictOf(t.verdict),
     })),
   };
 }
@@ -69,12 +76,15 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
   const target = e.state;
   const targetIndex = isTimelineState(target) ? TIMELINE_STATES.indexOf(target) : -1;
   const closing: PhaseStatus = target === 'FAILED' ? 'failed' : target === 'REJECTED' ? 'rejected' : 'done';
-  const entered: PhaseStatus = e.status === 'waiting' ? 'waiting' : 'running';
+  const entered: PhaseStatus =
+    e.status === 'waiting' ? 'waiting' : e.status === 'interrupted' ? 'interrupted' : 'running';
   const rows = isTimelineState(target) ? withRow(state.phases, target) : state.phases;
   const phases = rows.map((row): PhaseRow => {
     if (row.state === target) {
       // Same phase again (running <-> waiting for a human): keep its start.
       const gates = state.earlyGates.length > 0 ? [...state.earlyGates, ...row.gates] : row.gates;
+      // Interrupted: the phase stops here (its time too) until `ralphy start` resumes it.
+      if (entered === 'interrupted') return { ...row, status: entered, endedAtMs: atMs, gates };
       return isCurrent(row)
         ? { ...row, status: entered, gates }
         : { ...row, status: entered, startedAtMs: atMs, endedAtMs: null, gates };
@@ -121,6 +131,11 @@ function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
   };
 }
 
+/** Only the runner's two verdicts pass; anything else (absent, unknown) is no verdict. */
+function verdictOf(value: unknown): TaskRow['verdict'] {
+  return value === 'verified' || value === 'rejected' ? value : null;
+}
+
 export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
   const row: TaskRow = {
     number: e.number,
@@ -128,6 +143,7 @@ export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
     status: e.status,
     claimed: flattenOrNull(e.claimed, 300),
     verified: flattenOrNull(e.verified, 300),
+    verdict: verdictOf(e.verdict),
   };
   const others = state.tasks.filter((t) => t.number !== e.number);
   return { ...state, tasks: [...others, row].sort((a, b) => a.number - b.number) };

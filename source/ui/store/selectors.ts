@@ -16,6 +16,14 @@ export function phaseLabel(state: UiState): string {
     : current;
 }
 
+/**
+ * The work is over (the workflow reached an end state, the engine announced its end, or the front
+ * end's `finish` ran): nothing runs any more, so nothing may spin or say "aborting".
+ */
+export function workIsOver(state: UiState): boolean {
+  return state.interaction.over || state.result !== null || state.end !== null;
+}
+
 /** Run time so far (frozen once the work ended). */
 export function elapsedMs(state: UiState): number | null {
   const { startedAtMs, endedAtMs } = state.header;

@@ -16,7 +16,8 @@ export const TIMELINE_STATES = PHASE_ORDER;
 export type TimelineState = (typeof TIMELINE_STATES)[number];
 export type EndState = 'COMPLETED' | 'FAILED' | 'REJECTED';
 
-export type PhaseStatus = 'pending' | 'running' | 'waiting' | 'done' | 'failed' | 'rejected';
+/** `interrupted`: Ctrl-C stopped the phase; `ralphy start` resumes it (nothing turns any more). */
+export type PhaseStatus = 'pending' | 'running' | 'waiting' | 'interrupted' | 'done' | 'failed' | 'rejected';
 
 export interface GateNote {
   readonly gate: GateKind;
@@ -106,8 +107,10 @@ export interface TaskRow {
   readonly status: 'pending' | 'in_progress' | 'completed';
   /** What the agent said about it: never proof of anything. */
   readonly claimed: string | null;
-  /** What the runner checked (judge verdict, verification): the only "done" that counts. */
+  /** What the runner checked, or why it did not accept the task: words, never a verdict. */
   readonly verified: string | null;
+  /** The runner's verdict: the only "done" that counts (no verdict is never shown as done). */
+  readonly verdict: 'verified' | 'rejected' | null;
 }
 
 export interface GateModel {
@@ -188,6 +191,11 @@ export interface InteractionModel {
   readonly confirmingAbort: boolean;
   /** Abort was requested (by `a` + confirm or the first Ctrl-C). */
   readonly aborting: boolean;
+  /**
+   * The stop came from Ctrl-C (or a signal): a resumable interrupt, not an abort. The header and
+   * footer say so, instead of "aborting".
+   */
+  readonly interrupting: boolean;
   /** The engine's work is over (the front end's `finish` was called): `q` leaves. */
   readonly over: boolean;
   /** What the human typed so far at a text gate. */
@@ -275,6 +283,13 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
     ledger: null,
     lastTick: null,
     result: null,
-    interaction: { confirmingAbort: false, aborting: false, over: false, draft: '', hint: null },
+    interaction: {
+      confirmingAbort: false,
+      aborting: false,
+      interrupting: false,
+      over: false,
+      draft: '',
+      hint: null,
+    },
   };
 }

@@ -1,0 +1,264 @@
+/**
+ * One entry per command: what `relais <command> --help`, `relais help <command>` and the usage
+ * errors print, and the options each command accepts (an option not listed here is a usage
+ * error, exit 2). main.ts reads this table BEFORE any command module loads, so help never runs a
+ * command and costs no more than reading this file: keep it plain data, import nothing.
+ *
+ * Adding a command: add its entry here, then one `case` in main.ts. A subcommand (`relais config
+ * get`) gets its own entry keyed by both words; `relais config get --help` finds it, and
+ * `relais config --help` lists it under the parent's usage.
+ */
+
+export type OptionType = 'boolean' | 'string' | 'number';
+
+export interface OptionHelp {
+  /** The long name without dashes, kebab-case as typed (`max-ticks`); commands read it camelCased. */
+  readonly name: string;
+  readonly type: OptionType;
+  /** How the value is shown in usage (`<n>`); only for string and number options. */
+  readonly value?: string;
+  readonly text: string;
+}
+
+export interface CommandHelp {
+  /** One line each, without the program name: `run [dir] [--json]`. */
+  readonly usage: readonly string[];
+  /** One line for the command list. */
+  readonly summary: string;
+  /** A few lines saying what happens, in words a newcomer knows. */
+  readonly details: readonly string[];
+  readonly options: readonly OptionHelp[];
+  /** Complete command lines, ready to paste. */
+  readonly examples: readonly string[];
+}
+
+const JSON_EVENTS: OptionHelp = {
+  name: 'json',
+  type: 'boolean',
+  text: 'Print machine-readable JSON (one engine event per line) instead of text',
+};
+const JSON_RESULT: OptionHelp = { name: 'json', type: 'boolean', text: 'Print the result as JSON' };
+
+const DIR_LINE = '[dir] is the project folder, a git repository (default: the current folder).';
+
+export const COMMAND_HELP = {
+  start: {
+    usage: ['start [dir] [--yes] [--json]'],
+    summary: 'Run the whole workflow on PRD.md: plan, spec, [y/n], implement, QA, [y/n], pull request',
+    details: [
+      'Reads PRD.md (a "# Title" and an "## Objective" section), asks the planner questions,',
+      'has an agent write specs/SPEC.md and specs/TASKS.md, waits for your yes/no, implements',
+      'each task in judged steps on a new branch ralphy/<title>, runs QA, waits for your yes/no,',
+      'then pushes the branch and opens a pull request with gh. Runs `relais init` first when',
+      'the project has no relais.config.json. Running it again resumes a stopped workflow.',
+      DIR_LINE,
+    ],
+    options: [
+      {
+        name: 'yes',
+        type: 'boolean',
+        text: 'Approve every yes/no gate without asking (the planner proceeds on its stated assumptions)',
+      },
+      JSON_EVENTS,
+    ],
+    examples: ['ralphy start', 'ralphy start ./my-project --yes --json > run.ndjson'],
+  },
+  plan: {
+    usage: ['plan [dir] [--yes] [--json]', 'plan --issue <n> [dir] [--json]', 'plan --stats [dir] [--json]'],
+    summary: 'Plan PRD.md with the planner (its questions, your answers), without implementing',
+    details: [
+      'The same planning session `ralphy start` opens with: the planner reads PRD.md and the',
+      'code, asks the questions whose answers change the spec, and writes what it settled.',
+      'Answer at the prompt (end with an empty line). --issue plans a GitHub issue thread',
+      'instead, through gh (one pass; run it again after a human replies). --stats shows every',
+      "planning session's signals.",
+      DIR_LINE,
+    ],
+    options: [
+      {
+        name: 'yes',
+        type: 'boolean',
+        text: 'Proceed without asking, under the assumptions the planner states',
+      },
+      {
+        name: 'issue',
+        type: 'number',
+        value: '<n>',
+        text: 'Plan GitHub issue n through gh (reads it, posts comments)',
+      },
+      {
+        name: 'stats',
+        type: 'boolean',
+        text: 'Show questions, rounds, gaps closed and the spec acceptance rate',
+      },
+      JSON_EVENTS,
+    ],
+    examples: ['relais plan', 'relais plan --issue 42', 'relais plan --stats --json'],
+  },
+  abort: {
+    usage: ['abort [dir] [--json]'],
+    summary: 'Stop the workflow running in another terminal (it can be resumed with start)',
+    details: [
+      'Asks the running `ralphy start` to stop: its agent is killed, the workflow ends FAILED',
+      '(reason aborted) and `ralphy start` resumes it later. Does nothing when none is running.',
+      DIR_LINE,
+    ],
+    options: [JSON_RESULT],
+    examples: ['ralphy abort', 'ralphy abort ./my-project'],
+  },
+  init: {
+    usage: ['init [dir] [--force] [--allow globs] [--json]'],
+    summary: 'Set up a project: relais.config.json, the relais/ folder, the git exclude entry',
+    details: [
+      'Writes a default relais.config.json (checks taken from the lint, typecheck and test scripts',
+      'of your package.json), the relais/ workspace Relais keeps its state in (ignored by git through',
+      '.git/info/exclude) and its prompts. Safe to run twice: it never overwrites your files',
+      'unless --force, which keeps the old file as .bak. The scope fence (the paths the builder may',
+      'touch) is derived from your tracked source, test and doc files and package.json files, main',
+      'and workspaces; on a terminal init shows it and asks, --allow gives it outright. It also',
+      'leaves a PRD.md template in relais/PRD.template.md for ralphy start.',
+      DIR_LINE,
+    ],
+    options: [
+      { name: 'force', type: 'boolean', text: 'Replace existing files (the old ones are kept as .bak)' },
+      {
+        name: 'allow',
+        type: 'string',
+        value: '<globs>',
+        text: 'The scope fence as comma-separated globs, instead of the derived one',
+      },
+      JSON_RESULT,
+    ],
+    examples: [
+      'relais init',
+      'relais init ./my-project --force',
+      "relais init --allow 'index.js,test.js,readme.md'",
+    ],
+  },
+  run: {
+    usage: ['run [dir] [--json]'],
+    summary: 'Run one judged step: an agent picks one task, another does it, Relais checks it',
+    details: [
+      'One "tick": the orchestrator model proposes one task, the builder agent does it, then',
+      'Relais itself reads what changed in git, checks it stayed in scope, runs your checks,',
+      'and commits it or rolls it back. The verdict and its fix are printed and written to',
+      'relais/REPORT.md. Ctrl-C stops the agent and rolls back.',
+      DIR_LINE,
+    ],
+    options: [JSON_EVENTS],
+    examples: ['relais run', 'relais run ./my-project --json'],
+  },
+  loop: {
+    usage: ['loop [dir] [--mode milestone|autonomous] [--max-ticks <n>] [--json]'],
+    summary: 'Run judged steps until done, stopped, blocked or out of budget',
+    details: [
+      'Repeats `relais run` until the orchestrator says the work is done, a step is stopped or',
+      'blocked, the budget runs low, or --max-ticks steps ran. In milestone mode (the default) it',
+      'also stops when the orchestrator moves to the next milestone.',
+      DIR_LINE,
+    ],
+    options: [
+      {
+        name: 'mode',
+        type: 'string',
+        value: '<mode>',
+        text: 'milestone (stop when the milestone changes; default) or autonomous',
+      },
+      { name: 'max-ticks', type: 'number', value: '<n>', text: 'Run at most n steps' },
+      JSON_EVENTS,
+    ],
+    examples: ['relais loop', 'relais loop --mode autonomous --max-ticks 5'],
+  },
+  cycle: {
+    usage: [
+      'cycle [dir] [--loop] [--yes] [--cycle-id <id>] [--json]',
+      'cycle --resume [dir] [--verdict yes|no [--reason <text>]] [--json]',
+    ],
+    summary: 'Run one plan-implement-verify-reflect cycle (--loop: until done or a human is needed)',
+    details: [
+      'One cycle loads the project state, decides the next action (plan a track, write a task,',
+      'implement it, verify it, reflect), runs it, records it, and prints CYCLE_OK, CYCLE_FAIL',
+      'or DONE as its last line. When it needs a human it pauses; --resume continues, and',
+      '--verdict gives your judgement of a check that paused for you.',
+      'Exit codes: 0 CYCLE_OK, 1 CYCLE_FAIL, 3 needs a human, 4 DONE (0 with --loop).',
+      DIR_LINE,
+    ],
+    options: [
+      {
+        name: 'loop',
+        type: 'boolean',
+        text: 'Run cycles until DONE, a human is needed, or too many failures',
+      },
+      { name: 'resume', type: 'boolean', text: 'End a pause: go back to the phase it stopped in' },
+      {
+        name: 'verdict',
+        type: 'string',
+        value: 'yes|no',
+        text: 'With --resume: your judgement of the paused check',
+      },
+      { name: 'reason', type: 'string', value: '<text>', text: 'With --verdict: why (kept with it)' },
+      { name: 'yes', type: 'boolean', text: 'Approve every yes/no question without asking' },
+      { name: 'cycle-id', type: 'string', value: '<id>', text: 'Use this cycle id (never reused)' },
+      JSON_EVENTS,
+    ],
+    examples: [
+      'relais cycle',
+      'relais cycle --loop',
+      'relais cycle --resume --verdict yes --reason "checked by hand"',
+    ],
+  },
+  status: {
+    usage: ['status [dir] [--preflight] [--json]'],
+    summary: 'Show the workflow, the budget, the lock and the last report (reads only)',
+    details: [
+      'Shows where the workflow and the cycle stand and what to do next, the budget spent',
+      'against its caps, whether a run holds the lock, and the last verdict. Changes nothing.',
+      DIR_LINE,
+    ],
+    options: [
+      {
+        name: 'preflight',
+        type: 'boolean',
+        text: 'Also run the checks a run starts with (exit 3 with the reason if it would be refused)',
+      },
+      JSON_RESULT,
+    ],
+    examples: ['relais status', 'relais status --preflight --json'],
+  },
+  doctor: {
+    usage: ['doctor [dir] [--json]'],
+    summary: 'Check Node, git, claude, the config, the relais/ folder and the budget, with fixes',
+    details: [
+      'Runs every check a run depends on and prints each with its fix. Exits 1 if one fails.',
+      DIR_LINE,
+    ],
+    options: [JSON_RESULT],
+    examples: ['relais doctor', 'relais doctor --json'],
+  },
+  help: {
+    usage: ['help [command]', '<command> --help', '--version'],
+    summary: 'Show this help, or the help of one command',
+    details: ['Help never runs anything: it only prints.'],
+    options: [],
+    examples: ['relais help start', 'relais run -h', 'relais --version'],
+  },
+} as const satisfies Record<string, CommandHelp>;
+
+export type CommandName = keyof typeof COMMAND_HELP;
+
+/** Options every command answers, besides its own. */
+export const HELP_OPTION: OptionHelp = {
+  name: 'help',
+  type: 'boolean',
+  text: 'Show this help and exit',
+};
+
+export function isCommandName(word: string): word is CommandName {
+  return Object.hasOwn(COMMAND_HELP, word);
+}
+
+export function helpOf(command: CommandName): CommandHelp {
+  return COMMAND_HELP[command];
+}
+
+export const COMMAND_NAMES = Object.keys(COMMAND_HELP) as CommandName[];

@@ -1,0 +1,140 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
+import type { Git } from './git.js';
+import { statOrNull } from './stat-or-null.js';
+
+/**
+ * Issue 14 "Git integrity": objects the tick did not create must be unchanged before anything is
+ * committed. Git objects are immutable by name, so the snapshot keeps only each file's identity
+ * (inode, size, change time: a change time cannot be set back by a builder); only files whose
+ * identity moved are read and re-hashed, which keeps an unchanged repository's check to a
+ * directory walk. A pack that is new or changed is checked with `git verify-pack` (a new pack
+ * could hold a forged copy of an existing object, and git reads packs before loose objects).
+ */
+
+export interface ObjectSnapshot {
+  readonly objectsDir: string;
+  readonly format: 'sha1' | 'sha256';
+  /** Loose object id -> file identity. */
+  readonly loose: ReadonlyMap<string, string>;
+  /** Pack or index file name -> file identity. */
+  readonly packs: ReadonlyMap<string, string>;
+}
+
+export async function snapshotObjects(git: Git, commonDir: string): Promise<ObjectSnapshot> {
+  const objectsDir = join(commonDir, 'objects');
+  const format = (await git.run(['rev-parse', '--show-object-format'])).stdout.toString().trim();
+  return {
+    objectsDir,
+    format: format === 'sha256' ? 'sha256' : 'sha1',
+    loose: await looseObjects(objectsDir),
+    packs: await packFiles(objectsDir),
+  };
+}
+
+/** Every object of the snapshot that is now damaged, missing or shadowed; empty when all hold. */
+export async function damagedObjects(git: Git, before: ObjectSnapshot): Promise<string[]> {
+  const damaged: string[] = [];
+  const nowLoose = await looseObjects(before.objectsDir);
+  const gone: string[] = [];
+  for (const [oid, identity] of before.loose) {
+    const now = nowLoose.get(oid);
+    if (now === undefined) gone.push(oid);
+    else if (now !== identity && !(await looseObjectIntact(before, oid)))
+      damaged.push(`object ${oid} was changed in .git/objects`);
+  }
+  // A repack moves loose objects into a pack: they must still be readable, with their content.
+  if (gone.length > 0) damaged.push(...(await unreadable(git, gone, before.format)));
+
+  const nowPacks = await packFiles(before.objectsDir);
+  const changedIdx = [...nowPacks]
+    .filter(([name, identity]) => name.endsWith('.idx') && before.packs.get(name) !== identity)
+    .map(([name]) => name);
+  const changedPacks = [...nowPacks]
+    .filter(([name, identity]) => name.endsWith('.pack') && before.packs.get(name) !== identity)
+    .map(([name]) => name.replace(/\.pack$/, '.idx'));
+  for (const idx of new Set([...changedIdx, ...changedPacks])) {
+    const result = await git.run(['verify-pack', join(before.objectsDir, 'pack', idx)]);
+    if (result.code !== 0) damaged.push(`pack ${idx.replace(/\.idx$/, '')} fails git verify-pack`);
+  }
+  const removedPacks = [...before.packs.keys()].filter((name) => !nowPacks.has(name));
+  if (removedPacks.length > 0) {
+    // Objects of a removed pack may be gone: everything reachable must still be there.
+    const fsck = await git.run(['fsck', '--connectivity-only', '--no-dangling', '--no-progress']);
+    if (fsck.code !== 0)
+      damaged.push(
+        `pack ${removedPacks[0]} was removed and objects are missing: ${fsck.stderr.slice(0, 200)}`,
+      );
+  }
+  return damaged;
+}
+
+async function looseObjectIntact(snapshot: ObjectSnapshot, oid: string): Promise<boolean> {
+  try {
+    const raw = inflateSync(await readFile(join(snapshot.objectsDir, oid.slice(0, 2), oid.slice(2))));
+    return createHash(snapshot.format).update(raw).digest('hex') === oid;
+  } catch {
+    return false;
+  }
+}
+
+/** Reads the objects through git (loose or packed) and re-hashes their content. */
+async function unreadable(
+  git: Git,
+  oids: readonly string[],
+  format: ObjectSnapshot['format'],
+): Promise<string[]> {
+  const out = await git.run(['cat-file', '--batch'], { stdin: `${oids.join('\n')}\n` });
+  const bad: string[] = [];
+  let at = 0;
+  for (const oid of oids) {
+    const eol = out.stdout.indexOf(0x0a, at);
+    const header = out.stdout.subarray(at, eol < 0 ? out.stdout.length : eol).toString('utf8');
+    const [name, type, sizeText] = header.split(' ');
+    if (eol < 0 || name !== oid || !type || sizeText === undefined || type === 'missing') {
+      bad.push(`object ${oid} is missing from .git/objects`);
+      if (eol < 0) break;
+      at = eol + 1;
+      continue;
+    }
+    const size = Number(sizeText);
+    const body = out.stdout.subarray(eol + 1, eol + 1 + size);
+    at = eol + 1 + size + 1;
+    const hash = createHash(format).update(`${type} ${size}\0`).update(body).digest('hex');
+    if (hash !== oid) bad.push(`object ${oid} was changed in .git/objects`);
+  }
+  return bad;
+}
+
+async function looseObjects(objectsDir: string): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const fanout = await readdir(objectsDir).catch(() => [] as string[]);
+  for (const dir of fanout) {
+    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+    for (const name of await readdir(join(objectsDir, dir)).catch(() => [] as string[])) {
+      if (!/^[0-9a-f]{38}([0-9a-f]{24})?$/.test(name)) continue;
+      const identity = identityOf(join(objectsDir, dir, name));
+      if (identity) found.set(dir + name, identity);
+    }
+  }
+  return found;
+}
+
+async function packFiles(objectsDir: string): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  const dir = join(objectsDir, 'pack');
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith('.pack') && !name.endsWith('.idx')) continue;
+    const identity = identityOf(join(dir, name));
+    if (identity) found.set(name, identity);
+  }
+  return found;
+}
+
+/** Synchronous on purpose: thousands of loose objects, one lstat each, nothing to overlap. */
+function identityOf(path: string): string | null {
+  const stat = statOrNull(path);
+  return stat ? `${stat.ino}:${stat.size}:${stat.ctimeNs}:${stat.isFile() ? 'f' : 'x'}` : null;
+}

@@ -1,0 +1,111 @@
+import { lstat, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import type { RepoFacts } from './repo.js';
+
+/**
+ * Issue 14 "Git integrity": branches and tags the builder created, changed or deleted are put back
+ * on any STOP. The snapshot is taken at the filesystem level (loose refs, packed-refs, a reftable
+ * folder), so a ref file holding garbage, which git itself refuses to read or update, is restored
+ * as well: restoring runs before the rollback's first git command.
+ */
+
+export interface RefsSnapshot {
+  readonly roots: readonly string[];
+  /** Absolute path -> content, for every ref storage file present at tick start. */
+  readonly files: ReadonlyMap<string, Buffer>;
+  /** Folders present at tick start: only folders the tick created are pruned. */
+  readonly folders: ReadonlySet<string>;
+}
+
+export async function snapshotRefs(facts: RepoFacts): Promise<RefsSnapshot> {
+  const roots = refRoots(facts);
+  const files = new Map<string, Buffer>();
+  const folders = new Set<string>();
+  for (const path of await listFiles(roots, folders)) {
+    const content = await readFile(path).catch(() => null);
+    if (content) files.set(path, content);
+  }
+  return { roots, files, folders };
+}
+
+/** Ref storage files created, changed or deleted since the snapshot, relative to the git folder. */
+export async function changedRefs(snapshot: RefsSnapshot, facts: RepoFacts): Promise<string[]> {
+  const changed: string[] = [];
+  const now = await listFiles(snapshot.roots);
+  for (const path of now) {
+    const before = snapshot.files.get(path);
+    const content = await readFile(path).catch(() => null);
+    if (!before || !content || !before.equals(content)) changed.push(path);
+  }
+  const present = new Set(now);
+  for (const path of snapshot.files.keys()) if (!present.has(path)) changed.push(path);
+  return changed.map((p) => display(p, facts)).sort();
+}
+
+/** Puts every ref storage file back as it was; returns one note per file it had to fix. */
+export async function restoreRefs(
+  snapshot: RefsSnapshot,
+  facts: RepoFacts,
+  /** Refs the runner itself made since the snapshot (keep-aside.ts), e.g. `refs/relais/recovered/<run>`. */
+  keep: readonly string[] = [],
+): Promise<string[]> {
+  const notes: string[] = [];
+  const now = await listFiles(snapshot.roots);
+  for (const path of now) {
+    if (snapshot.files.has(path) || keep.includes(display(path, facts))) continue;
+    await rm(path, { force: true });
+    notes.push(`removed ref ${display(path, facts)} created by the tick`);
+  }
+  for (const [path, content] of snapshot.files) {
+    const current = await readFile(path).catch(() => null);
+    if (current?.equals(content)) continue;
+    // A folder planted where the ref file was would make the write fail: it goes first.
+    const stat = await lstat(path).catch(() => null);
+    if (stat && !stat.isFile()) await rm(path, { recursive: true, force: true });
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, content);
+    notes.push(`restored ref ${display(path, facts)} changed by the tick`);
+  }
+  await removeNewFolders(snapshot);
+  return notes;
+}
+
+function refRoots(facts: RepoFacts): string[] {
+  const roots = new Set<string>();
+  for (const dir of new Set([facts.commonDir, facts.gitDir])) {
+    roots.add(join(dir, 'refs'));
+    roots.add(join(dir, 'packed-refs'));
+    roots.add(join(dir, 'reftable'));
+  }
+  return [...roots];
+}
+
+async function listFiles(roots: readonly string[], folders = new Set<string>()): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (path: string): Promise<void> => {
+    const stat = await lstat(path).catch(() => null);
+    if (!stat) return;
+    if (!stat.isDirectory()) {
+      out.push(path);
+      return;
+    }
+    folders.add(path);
+    for (const name of await readdir(path).catch(() => [] as string[])) await walk(join(path, name));
+  };
+  for (const root of roots) await walk(root);
+  return out.sort();
+}
+
+/** Folders the tick created under the ref roots, deepest first, once emptied by the restore. */
+async function removeNewFolders(snapshot: RefsSnapshot): Promise<void> {
+  const now = new Set<string>();
+  await listFiles(snapshot.roots, now);
+  const created = [...now].filter((dir) => !snapshot.folders.has(dir));
+  created.sort((a, b) => b.length - a.length);
+  for (const dir of created) await rmdir(dir).catch(() => undefined);
+}
+
+function display(path: string, facts: RepoFacts): string {
+  const base = path.startsWith(facts.gitDir) ? facts.gitDir : facts.commonDir;
+  return relative(base, path) || path;
+}

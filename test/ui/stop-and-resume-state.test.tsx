@@ -1,0 +1,162 @@
+import { describe, expect, test, vi } from 'vitest';
+
+vi.hoisted(() => {
+  delete process.env.CI;
+});
+
+import type { Key } from 'ink';
+import type { EngineEvent } from '../../source/engine/events.js';
+import { createUiController } from '../../source/ui/keys/controller.js';
+import { Footer } from '../../source/ui/panels/Footer.js';
+import { Header } from '../../source/ui/panels/Header.js';
+import { PhaseTimeline } from '../../source/ui/panels/PhaseTimeline.js';
+import { Tasks } from '../../source/ui/panels/Tasks.js';
+import { Verifications } from '../../source/ui/panels/Verifications.js';
+import { enter, NO_KEY, renderPanel, Script } from './helpers.js';
+
+// Issue 16 item 6: what the app says after an abort, an interrupt and on a resume.
+
+const started = (extra: Partial<Extract<EngineEvent, { type: 'workflow.started' }>> = {}): EngineEvent => ({
+  type: 'workflow.started',
+  project: 'demo',
+  prd_title: 'Todo app',
+  base_branch: 'main',
+  feature_branch: 'ralphy/todo',
+  engine: 'ticks',
+  resumed_from: null,
+  max_cost_usd: 5,
+  tasks: [
+    { number: 1, title: 'Parse PRD', status: 'in_progress' },
+    { number: 2, title: 'Render list', status: 'pending' },
+  ],
+  ...extra,
+});
+
+/** The controller takes Ink's full Key; the keys here need only the fields the key map reads. */
+const key = (extra: Partial<Key> = {}) => ({ ...NO_KEY, ...extra }) as Key;
+
+const lineWith = (frame: string, text: string) => frame.split('\n').find((l) => l.includes(text)) ?? '';
+
+function running(): Script {
+  return new Script().emit([
+    started(),
+    enter('IMPLEMENTATION'),
+    { type: 'verify.started', template_id: 'unit', phase: 'fast', cmd: 'npm', args: ['test'] },
+  ]);
+}
+
+function controllerOf(s: Script, calls: string[]) {
+  return createUiController({
+    store: s.store,
+    onAbort: () => calls.push('abort'),
+    onInterrupt: () => calls.push('interrupt'),
+    onForceQuit: () => calls.push('force'),
+  });
+}
+
+describe('after `a`: ABORTING while it stops, never after the end', () => {
+  test('the header drops ABORTING and nothing spins once the workflow is FAILED', () => {
+    const s = running();
+    const calls: string[] = [];
+    const controller = controllerOf(s, calls);
+    controller.handleKey('a', key(), 10);
+    controller.handleKey('y', key(), 10);
+    expect(calls).toEqual(['abort']);
+    expect(renderPanel(<Header state={s.state} width={120} />).frame()).toContain('ABORTING');
+    expect(renderPanel(<Footer state={s.state} width={120} />).frame()).toContain('aborting…');
+    // While it runs, the task and the verification spin (⠿ is the still frame).
+    expect(
+      lineWith(renderPanel(<Tasks state={s.state} width={90} height={5} />).frame(), 'Parse PRD'),
+    ).toContain('⠿');
+
+    s.emit({
+      type: 'workflow.changed',
+      state: 'FAILED',
+      status: 'failed',
+      reason: 'aborted',
+      detail: 'aborted by the abort key (a) in the app',
+    });
+    const header = renderPanel(<Header state={s.state} width={120} />).frame();
+    expect(header).toContain('FAILED');
+    expect(header).not.toContain('ABORTING');
+    expect(renderPanel(<Footer state={s.state} width={120} />).frame()).not.toContain('aborting');
+    const tasks = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
+    expect(lineWith(tasks, 'Parse PRD')).not.toContain('⠿');
+    const verify = renderPanel(<Verifications state={s.state} width={90} height={5} />).frame();
+    expect(verify).toContain('unit');
+    expect(verify).not.toContain('⠿');
+  });
+});
+
+describe('Ctrl-C: a resumable interrupt, not an abort', () => {
+  test('the header and footer say stopping and resumable; the phase shows interrupted, not running', () => {
+    const s = running();
+    const calls: string[] = [];
+    const controller = controllerOf(s, calls);
+    controller.handleKey('c', key({ ctrl: true }), 10);
+    expect(calls).toEqual(['interrupt']);
+    const header = renderPanel(<Header state={s.state} width={140} />).frame();
+    expect(header).toContain('STOPPING (resumable)');
+    expect(header).not.toContain('ABORTING');
+    const footer = renderPanel(<Footer state={s.state} width={140} />).frame();
+    expect(footer).toContain('ralphy start resumes');
+    expect(footer).not.toContain('aborting');
+
+    s.emit(enter('IMPLEMENTATION', 'interrupted'));
+    const phases = renderPanel(<PhaseTimeline state={s.state} width={60} height={10} />).frame();
+    expect(lineWith(phases, 'IMPLEMENTATION')).toContain('‖ IMPLEMENTATION');
+    expect(phases).not.toContain('⠿');
+  });
+});
+
+describe('a resume', () => {
+  test('keeps PLANNING in the phase list and the spend so far', () => {
+    const s = new Script().emit([
+      started({
+        resumed_from: 'IMPLEMENTATION',
+        completed_phases: ['PLANNING', 'SPECIFICATION', 'AWAITING_SPEC_VALIDATION'],
+        cost_usd: 0.75,
+      }),
+      enter('IMPLEMENTATION'),
+    ]);
+    const phases = renderPanel(<PhaseTimeline state={s.state} width={60} height={12} />).frame();
+    expect(lineWith(phases, 'PLANNING')).toContain('✓ PLANNING');
+    expect(lineWith(phases, 'SPECIFICATION ')).toContain('✓ SPECIFICATION');
+    expect(phases).toContain('3/7');
+    expect(renderPanel(<Header state={s.state} width={140} />).frame()).toContain('$0.7500 / $5.00');
+  });
+
+  test('the task list shows at the resume question (task.updated before the workflow starts)', () => {
+    const s = new Script().emit([
+      {
+        type: 'task.updated',
+        number: 1,
+        title: 'Parse PRD',
+        status: 'completed',
+        claimed: 'done',
+        verified: 'SUCCESS a1b2c3d',
+        verdict: 'verified',
+      },
+      {
+        type: 'task.updated',
+        number: 2,
+        title: 'Render list',
+        status: 'pending',
+        claimed: null,
+        verified: null,
+        verdict: null,
+      },
+      {
+        type: 'gate.requested',
+        gate: 'resume',
+        title: 'Resume the interrupted workflow?',
+        lines: ['1/2 task(s) verified by the runner so far.'],
+        answer: 'yes_no',
+      },
+    ]);
+    const tasks = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
+    expect(lineWith(tasks, 'Parse PRD')).toContain('✓');
+    expect(tasks).toContain('Render list');
+    expect(tasks).toContain('1/2 verified');
+  });
+});

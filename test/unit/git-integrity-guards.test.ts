@@ -1,0 +1,155 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Git } from '../../source/engine/judge/git.js';
+import { damagedObjects, snapshotObjects } from '../../source/engine/judge/object-guard.js';
+import { changedRefs, restoreRefs, snapshotRefs } from '../../source/engine/judge/refs-guard.js';
+import { readRepoFacts } from '../../source/engine/judge/repo.js';
+import { findUnsafeFiles } from '../../source/engine/judge/unsafe-files.js';
+
+// The issue 14 guards on a real repository, with the git operations a normal builder does (which
+// must pass) next to the attacks (which must not).
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function repo(): { root: string; git: Git; sh: (...args: string[]) => string } {
+  dir = mkdtempSync(join(tmpdir(), 'relais-guards-'));
+  const root = join(dir, 'repo');
+  mkdirSync(root);
+  const sh = (...args: string[]) => {
+    const r = spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout.trim();
+  };
+  sh('init', '-q', '-b', 'main');
+  for (let i = 0; i < 5; i++) writeFileSync(join(root, `f${i}.txt`), `content ${i}\n`);
+  sh('add', '-A');
+  sh('commit', '-qm', 'one');
+  writeFileSync(join(root, 'f0.txt'), 'changed\n');
+  sh('commit', '-qam', 'two');
+  return { root, git: new Git(root), sh };
+}
+
+async function factsOf(git: Git, root: string) {
+  const read = await readRepoFacts(git, root);
+  if (!read.ok) throw new Error(read.detail);
+  return read.facts;
+}
+
+describe('object guard', () => {
+  it('holds through a commit, a gc that packs every loose object, and a re-add of existing content', async () => {
+    const { root, git, sh } = repo();
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotObjects(git, facts.commonDir);
+    expect(snapshot.loose.size).toBeGreaterThan(5);
+    writeFileSync(join(root, 'f1.txt'), 'new\n');
+    sh('commit', '-qam', 'three');
+    sh('gc', '-q', '--prune=now');
+    writeFileSync(join(root, 'f2.txt'), 'content 2\n');
+    sh('add', 'f2.txt');
+    expect(await damagedObjects(git, snapshot)).toEqual([]);
+  });
+
+  it('names a loose object rewritten in place, and one replaced by another valid object', async () => {
+    const { root, git, sh } = repo();
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const blob = sh('rev-parse', 'HEAD~1:f1.txt');
+    const other = sh('rev-parse', 'HEAD:f0.txt');
+    const pathOf = (oid: string) => join(facts.commonDir, 'objects', oid.slice(0, 2), oid.slice(2));
+    chmodSync(pathOf(blob), 0o644);
+    writeFileSync(pathOf(blob), 'garbage');
+    const tree = sh('rev-parse', 'HEAD^{tree}');
+    chmodSync(pathOf(tree), 0o644);
+    writeFileSync(pathOf(tree), readFileSync(pathOf(other)));
+    expect((await damagedObjects(git, snapshot)).sort()).toEqual(
+      [`object ${blob} was changed in .git/objects`, `object ${tree} was changed in .git/objects`].sort(),
+    );
+  });
+
+  it('names a loose object that was deleted and is nowhere else', async () => {
+    const { root, git, sh } = repo();
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const blob = sh('rev-parse', 'HEAD:f3.txt');
+    rmSync(join(facts.commonDir, 'objects', blob.slice(0, 2), blob.slice(2)));
+    expect(await damagedObjects(git, snapshot)).toEqual([`object ${blob} is missing from .git/objects`]);
+  });
+
+  it('names a pack whose bytes were changed', async () => {
+    const { root, git, sh } = repo();
+    sh('gc', '-q', '--prune=now');
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const pack = [...snapshot.packs.keys()].find((n) => n.endsWith('.pack')) as string;
+    const path = join(facts.commonDir, 'objects', 'pack', pack);
+    chmodSync(path, 0o644);
+    const bytes = readFileSync(path);
+    bytes[bytes.length - 30] = (bytes[bytes.length - 30] as number) ^ 0xff;
+    writeFileSync(path, bytes);
+    expect(await damagedObjects(git, snapshot)).toEqual([
+      `pack ${pack.replace(/\.pack$/, '')} fails git verify-pack`,
+    ]);
+  });
+});
+
+describe('refs guard', () => {
+  it('sees and undoes created, moved, deleted and packed refs, garbage included', async () => {
+    const { root, git, sh } = repo();
+    sh('branch', 'keep', 'HEAD~1');
+    sh('tag', 'v1');
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotRefs(facts);
+    const refs = () => sh('for-each-ref', '--format=%(refname) %(objectname)');
+    const was = refs();
+    sh('branch', 'evil');
+    sh('branch', '-D', 'keep');
+    sh('tag', '-f', 'v1', 'HEAD~1');
+    sh('pack-refs', '--all');
+    writeFileSync(join(facts.commonDir, 'refs', 'heads', 'main'), 'garbage\n');
+    expect(await changedRefs(snapshot, facts)).toEqual(
+      expect.arrayContaining(['packed-refs', 'refs/heads/keep', 'refs/heads/main', 'refs/tags/v1']),
+    );
+    const notes = await restoreRefs(snapshot, facts);
+    expect(notes.length).toBeGreaterThan(0);
+    expect(refs()).toBe(was);
+    expect(await changedRefs(snapshot, facts)).toEqual([]);
+    expect(await restoreRefs(snapshot, facts)).toEqual([]);
+  });
+
+  it("keeps the ref the runner itself set aside for the run's commits", async () => {
+    const { root, git, sh } = repo();
+    const facts = await factsOf(git, root);
+    const snapshot = await snapshotRefs(facts);
+    sh('update-ref', 'refs/relais/recovered/run-1', 'HEAD');
+    sh('update-ref', 'refs/relais/recovered/run-2', 'HEAD');
+    expect(await restoreRefs(snapshot, facts, ['refs/relais/recovered/run-1'])).toEqual([
+      'removed ref refs/relais/recovered/run-2 created by the tick',
+    ]);
+    expect(sh('for-each-ref', '--format=%(refname)', 'refs/relais/')).toBe('refs/relais/recovered/run-1');
+  });
+});
+
+describe('unsafe files', () => {
+  it('finds new hard links and FIFOs, not old ones, not .git, not the workspace', async () => {
+    const { root } = repo();
+    writeFileSync(join(dir, 'outside'), 'x');
+    linkSync(join(dir, 'outside'), join(root, 'old-link'));
+    spawnSync('mkfifo', [join(root, 'old-fifo')]);
+    const since = Date.now() + 5_000;
+    expect(await findUnsafeFiles(root, join(root, 'relais'), since)).toEqual([]);
+    const all = await findUnsafeFiles(root, join(root, 'relais'), 0);
+    expect(all.map((f) => `${f.kind} ${f.path}`)).toEqual(['FIFO old-fifo', 'hard link old-link']);
+    mkdirSync(join(root, 'relais'));
+    spawnSync('mkfifo', [join(root, 'relais', 'fifo')]);
+    linkSync(join(root, 'f1.txt'), join(root, '.git', 'linked'));
+    const again = await findUnsafeFiles(root, join(root, 'relais'), 0);
+    expect(again.map((f) => f.path)).toEqual(['f1.txt', 'old-fifo', 'old-link']);
+  });
+});
