@@ -20,12 +20,12 @@ const COLUMNS = 120;
 const ROWS = 40;
 
 // Realistic lines: prose, code, a tool call now and then, a long line now and then.
-function* agentEvents() {
+function* agentEvents(totalBytes = TOTAL_BYTES) {
   const words = 'the runner judges every change against git reality scope verification and budgets'.split(
     ' ',
   );
   let bytes = 0;
-  for (let n = 0; bytes < TOTAL_BYTES; n++) {
+  for (let n = 0; bytes < totalBytes; n++) {
     if (n % 50 === 49) {
       const target = `src/module-${n % 97}/file-${n}.ts`;
       bytes += target.length + 4;
@@ -135,7 +135,7 @@ class FakeStdin extends EventEmitter {
   }
 }
 
-async function renderedApp(animate) {
+async function renderedApp(animate, totalBytes = TOTAL_BYTES) {
   const stdout = new FakeStdout();
   const bus = new EngineBus();
   const frontEnd = startInkFrontEnd({
@@ -162,7 +162,7 @@ async function renderedApp(animate) {
   let events = 0;
   let batch = 0;
   const started = performance.now();
-  for (const event of agentEvents()) {
+  for (const event of agentEvents(totalBytes)) {
     bus.emit(event);
     events++;
     batch += event.text?.length ?? event.target.length;
@@ -178,8 +178,15 @@ async function renderedApp(animate) {
   memory(peak);
   const frames = stdout.frames - framesBefore;
   const bytes = stdout.bytes;
+  // What the live app keeps: heap after a full collection, the app still on screen.
+  gc();
+  const retained = process.memoryUsage().heapUsed;
+  // Idle: nothing changes for a while (spinner off): every write now is a redraw of nothing.
+  const writesBeforeIdle = stdout.writes;
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const idleWrites = stdout.writes - writesBeforeIdle;
   await frontEnd.finish([], { waitForQuit: false });
-  return { events, ms: streamedMs, frames, bytes, peak };
+  return { events, ms: streamedMs, frames, bytes, peak, retained, idleWrites };
 }
 
 console.log(
@@ -218,4 +225,18 @@ console.log(
   `  store flushes under the same stream: ${cadence.flushes} (${perSecond(cadence.flushes, cadence.ms)}/s), shortest gap ${cadence.shortest} ms (issue 5: at most every 100 ms)`,
 );
 console.log(`  peak heap ${mb(app.peak.heap)}, peak RSS ${mb(app.peak.rss)}`);
+console.log(`  idle for 1 s after the stream (spinner off): ${quiet.idleWrites} write(s) to the terminal`);
+
+// Issue 17: the app's retained heap must not grow with the volume of output (<= 10 MB from 20
+// to 80 MB of output). Spinner off, so only the output drives the app.
+const RETAIN_FROM = Number(process.env.BENCH_TUI_RETAIN_FROM ?? 20);
+const RETAIN_TO = Number(process.env.BENCH_TUI_RETAIN_TO ?? 80);
+const small = await renderedApp(false, RETAIN_FROM * 1024 * 1024);
+const large = await renderedApp(false, RETAIN_TO * 1024 * 1024);
+const growth = large.retained - small.retained;
+console.log(`\nretained heap of the live app after GC (spinner off)`);
+console.log(`  ${RETAIN_FROM} MB of output: ${mb(small.retained)}; ${RETAIN_TO} MB: ${mb(large.retained)}`);
+console.log(`  growth ${mb(growth)} (goal <= 10 MB: ${growth <= 10 * 1024 * 1024 ? 'meets' : 'MISSES'})`);
+const fps = Number(perSecond(app.frames, app.ms));
+console.log(`  frames ${fps}/s with the spinner (goal <= 30/s: ${fps <= 30 ? 'meets' : 'MISSES'})`);
 console.log(`  process peak RSS (getrusage): ${mb(process.resourceUsage().maxRSS * 1024)}`);

@@ -1,6 +1,12 @@
 import { basename } from 'node:path';
-import { EngineBus, type StampedEvent } from '../engine/events.js';
-import type { GatePort } from '../engine/gates.js';
+import {
+  EngineBus,
+  type EngineEvent,
+  type GatePort,
+  killAllChildrenNow,
+  type StampedEvent,
+} from '../engine/index.js';
+import type { InkFrontEnd } from '../ui/index.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
 import { formatPlain, plainReporter } from './front-end/plain-reporter.js';
@@ -91,12 +97,82 @@ export async function withEngine<T>(
     }
   }
   const summary = summaryOf(options.view);
-  bus.subscribe(summary.take);
+  const view = options.view;
+  const app = lazyApp(() => startApp(io, options, view, { bus, appBus }, userAbort, interrupts));
+  // Issue 16 item 4: an error before the work starts (not a repository, no PRD.md, claude missing)
+  // is printed as plain text, not in the full-screen app. The app starts with the first event that
+  // is not a log line (the work began: a phase, a tick, the resume question); until then the
+  // events wait in the app's bus, whose backlog replays them to whichever front end takes them.
+  const appBus = new EngineBus();
+  // One subscriber: the bus replays its backlog to the first one only.
+  bus.subscribe((event) => {
+    summary.take(event);
+    const { at: _at, ...plainEvent } = event;
+    appBus.emit(plainEvent as EngineEvent);
+    // A failure to start shows where the app is awaited (a gate, the end of the work).
+    if (event.type !== 'log') app.start().catch(() => undefined);
+  });
+  const lazyGates: GatePort = {
+    ask: async (request, signal) => (await app.start()).gates.ask(request, signal),
+  };
+  try {
+    const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
+    let result: T;
+    try {
+      result = await work({ bus, signal, userAbort: userAbort.signal, appGates: lazyGates });
+    } catch (error) {
+      const started = app.started();
+      // The work failed unexpectedly: leave at once, with what the run logged so far on the normal
+      // screen, before the caller prints the error itself.
+      // A failure to leave must not hide the work's own error.
+      if (started)
+        await (await started).finish(summary.lines(), { waitForQuit: false }).catch(() => undefined);
+      else appBus.subscribe(plainReporter(io));
+      throw error;
+    }
+    const started = app.started();
+    if (!started) {
+      // Nothing but log lines: the work never began. They go out as plain text, nothing is kept on screen.
+      appBus.subscribe(plainReporter(io));
+      return result;
+    }
+    // After Ctrl-C or a signal the human asked to stop: leave at once, also when the signal comes
+    // while the final screen shows (a SIGTERM then has no work left to abort). Otherwise the
+    // final screen stays until q, so the result can be read.
+    await (await started).finish(summary.lines(), { leaveOn: interrupts.signal });
+    return result;
+  } finally {
+    const started = app.started();
+    if (started) (await started.catch(() => null))?.restore();
+    interrupts.dispose();
+  }
+}
+
+/** Starts the app once, on first need; `started()` is null until then. */
+function lazyApp(start: () => Promise<InkFrontEnd>) {
+  let app: Promise<InkFrontEnd> | null = null;
+  return {
+    start: () => {
+      app ??= start();
+      return app;
+    },
+    started: () => app,
+  };
+}
+
+async function startApp(
+  io: CommandIo,
+  options: SessionOptions,
+  view: 'workflow' | 'loop',
+  { bus, appBus }: { readonly bus: EngineBus; readonly appBus: EngineBus },
+  userAbort: AbortController,
+  interrupts: ReturnType<typeof installInterruptHandler>,
+): Promise<InkFrontEnd> {
   // Ink, React and the layout engine take about half a second to load: only when the app runs.
   const { startInkFrontEnd } = await import('../ui/index.js');
   const app = startInkFrontEnd({
-    bus,
-    view: options.view,
+    bus: appBus,
+    view,
     project: basename(options.project ?? io.cwd),
     // The app runs only when both are terminals (chooseFrontEnd): in a command, process.stdin/out.
     stdin: io.stdin as NodeJS.ReadStream,
@@ -112,30 +188,10 @@ export async function withEngine<T>(
     onInterrupt: () => interrupts.interrupt('SIGINT'),
     // A second Ctrl-C, the app's `a` then Ctrl-C: the same forced exit as a second signal.
     onForceQuit: () => interrupts.forceQuit(),
+    killChildren: killAllChildrenNow,
   });
   interrupts.beforeForceQuit(app.restore);
-  try {
-    const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
-    let result: T;
-    try {
-      result = await work({ bus, signal, userAbort: userAbort.signal, appGates: app.gates });
-    } catch (error) {
-      // The work failed unexpectedly: leave at once, with what the run logged so far on the normal
-      // screen, before the caller prints the error itself.
-      // A failure to leave must not hide the work's own error.
-      await app.finish(summary.lines(), { waitForQuit: false }).catch(() => undefined);
-      throw error;
-    }
-    const lines = summary.lines();
-    // After Ctrl-C or a signal the human asked to stop: leave at once, also when the signal comes
-    // while the final screen shows (a SIGTERM then has no work left to abort). Otherwise the
-    // final screen stays until q, so the result can be read.
-    await app.finish(lines, { leaveOn: interrupts.signal });
-    return result;
-  } finally {
-    app.restore();
-    interrupts.dispose();
-  }
+  return app;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Verdict } from '../engine/protocol/codes.js';
+import type { Verdict } from '../engine/index.js';
 
 /**
  * Process exit codes, documented in the README. 2 is a usage error because that is what the

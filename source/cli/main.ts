@@ -25,7 +25,8 @@ async function main(): Promise<number> {
       break;
   }
   const [command, project, ...extra] = cli.input;
-  if (extra.length > 0) {
+  // `config` takes its own words (get <key>, set <key> <value>...).
+  if (extra.length > 0 && cli.command !== 'config') {
     process.stderr.write(`Too many arguments: ${extra.join(' ')}\nSee \`relais ${command} --help\`.\n`);
     return EXIT.USAGE;
   }
@@ -56,6 +57,8 @@ async function main(): Promise<number> {
       return (await import('./commands/status.js')).statusCommand(io, project, cli.flags);
     case 'doctor':
       return (await import('./commands/doctor.js')).doctorCommand(io, project, cli.flags);
+    case 'config':
+      return (await import('./commands/config.js')).configCommand(io, cli.input.slice(1), cli.flags);
     case 'help':
       process.stdout.write(helpText(null)); // unreachable: readCommandLine answers `help` first
       return EXIT.SUCCESS;

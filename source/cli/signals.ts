@@ -1,6 +1,6 @@
 import { closeSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import { killAllChildrenNow } from '../engine/supervise/run-process.js';
+import { killAllChildrenNow } from '../engine/index.js';
 import { EXIT } from './exit-codes.js';
 
 /**

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A scripted stand-in for the Anthropic Messages API on 127.0.0.1, so the REAL `claude` binary can
- * run offline (DESIGN.md: ANTHROPIC_BASE_URL + SSE on POST /v1/messages). Only the model is fake:
+ * run offline (docs/ARCHITECTURE.md: ANTHROPIC_BASE_URL + SSE on POST /v1/messages). Only the model is fake:
  * Claude Code's tools, permissions and output formats are the real ones. Used by the e2e tests and
  * by the bundled demo.
  */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * A scripted stand-in for the OpenAI Responses API on 127.0.0.1, so the REAL `codex` binary runs
- * offline (DESIGN.md: `-c model_provider=fake` pointing at this server, SSE on POST /v1/responses).
+ * offline (docs/ARCHITECTURE.md: `-c model_provider=fake` pointing at this server, SSE on POST /v1/responses).
  * Only the model is fake: Codex's sandbox, its shell tool (the function `exec_command` with
  * `{"cmd": "..."}`) and its JSONL events are the real ones.
  */

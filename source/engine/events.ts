@@ -8,8 +8,11 @@ import type {
   WorkflowStateName,
 } from './protocol/workflow.js';
 
+/** Event text is model and process output: front ends print it through these, never raw. */
+export { oneLine, printable, stripControls } from './workspace/printable.js';
+
 /**
- * The one typed event union of the engine (DESIGN.md "Flow of a run"). Events are plain JSON, so
+ * The one typed event union of the engine (docs/ARCHITECTURE.md "Flow of a run"). Events are plain JSON, so
  * the NDJSON reporter prints them as they are; front ends only ever see the engine through them.
  */
 
@@ -29,6 +32,15 @@ export type GateKind = 'spec' | 'qa' | 'input' | 'resume' | 'plan';
 
 /** What an agent printed: its own words, or an error (a failed tool call, an API error). */
 export type OutputKind = 'text' | 'error';
+
+/** The milestone counters `ledger.updated` carries twice: what was used, and the caps. */
+export interface LedgerCounts {
+  ticks: number;
+  orchestrator_calls: number;
+  builder_calls: number;
+  verify_runs: number;
+  cost_usd: number;
+}
 
 export type EngineEvent =
   | { type: 'run.started'; run_id: string; command: string; project: string }
@@ -123,6 +135,8 @@ export type EngineEvent =
     }
   | {
       type: 'judge.finished';
+      /** `branch`: the whole feature branch measured for the PR (no verdict); absent: one step's judgement. */
+      scope?: 'step' | 'branch';
       code: Code | null;
       blast_radius: BlastRadius;
       blast_radius_line: string;
@@ -147,20 +161,8 @@ export type EngineEvent =
   | {
       type: 'ledger.updated';
       milestone: string | null;
-      used: {
-        ticks: number;
-        orchestrator_calls: number;
-        builder_calls: number;
-        verify_runs: number;
-        cost_usd: number;
-      };
-      caps: {
-        ticks: number;
-        orchestrator_calls: number;
-        builder_calls: number;
-        verify_runs: number;
-        cost_usd: number;
-      };
+      used: LedgerCounts;
+      caps: LedgerCounts;
     }
   | { type: 'log'; level: 'info' | 'warn' | 'error'; message: string }
   | {
@@ -281,6 +283,47 @@ export type EngineEvent =
     };
 
 export type StampedEvent = EngineEvent & { at: string };
+
+/** One event by its type (`EventOf<'agent.started'>`); consumers use these, never `Extract<>`. */
+export type EventType = EngineEvent['type'];
+export type EventOf<T extends EventType> = Extract<EngineEvent, { type: T }>;
+/** One event as a subscriber receives it: with the time it was emitted. */
+export type StampedEventOf<T extends EventType> = EventOf<T> & { at: string };
+/** A handler for each event type (a reducer table, a formatter table). */
+export type EventHandlers<R> = { [T in EventType]: (event: StampedEventOf<T>) => R };
+
+export type AgentFinishedEvent = EventOf<'agent.finished'>;
+export type AgentOutputEvent = EventOf<'agent.output'>;
+export type AgentRetryEvent = EventOf<'agent.retry'>;
+export type AgentStartedEvent = EventOf<'agent.started'>;
+export type AgentToolEvent = EventOf<'agent.tool'>;
+export type BreakerChangedEvent = EventOf<'breaker.changed'>;
+export type BudgetWarningEvent = EventOf<'budget.warning'>;
+export type CycleDecidedEvent = EventOf<'cycle.decided'>;
+export type CycleFinishedEvent = EventOf<'cycle.finished'>;
+export type CycleNotificationEvent = EventOf<'cycle.notification'>;
+export type CycleStartedEvent = EventOf<'cycle.started'>;
+export type CycleVerdictEvent = EventOf<'cycle.verdict'>;
+export type GateRequestedEvent = EventOf<'gate.requested'>;
+export type GateResolvedEvent = EventOf<'gate.resolved'>;
+export type JudgeFinishedEvent = EventOf<'judge.finished'>;
+export type LedgerUpdatedEvent = EventOf<'ledger.updated'>;
+export type LogEvent = EventOf<'log'>;
+export type LoopFinishedEvent = EventOf<'loop.finished'>;
+export type LoopTickEvent = EventOf<'loop.tick'>;
+export type PhaseChangedEvent = EventOf<'phase.changed'>;
+export type PlannerActionsEvent = EventOf<'planner.actions'>;
+export type PlannerReadyEvent = EventOf<'planner.ready'>;
+export type RunFinishedEvent = EventOf<'run.finished'>;
+export type RunStartedEvent = EventOf<'run.started'>;
+export type TaskProposedEvent = EventOf<'task.proposed'>;
+export type TaskUpdatedEvent = EventOf<'task.updated'>;
+export type TickFinishedEvent = EventOf<'tick.finished'>;
+export type VerifyFinishedEvent = EventOf<'verify.finished'>;
+export type VerifyStartedEvent = EventOf<'verify.started'>;
+export type WorkflowChangedEvent = EventOf<'workflow.changed'>;
+export type WorkflowStartedEvent = EventOf<'workflow.started'>;
+export type WorkflowWaitingEvent = EventOf<'workflow.waiting'>;
 
 type Listener = (event: StampedEvent) => void;
 

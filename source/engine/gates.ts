@@ -1,7 +1,7 @@
 import type { GateKind } from './events.js';
 
 /**
- * Human decisions are an injected async port (DESIGN.md; the style of codex-cli's
+ * Human decisions are an injected async port (docs/ARCHITECTURE.md; the style of codex-cli's
  * getCommandConfirmation): the engine asks, the front end answers from a key, a prompt, `--yes`,
  * or nobody (then the answer is no).
  */

@@ -1,7 +1,6 @@
 import { type Instance, render } from 'ink';
 import type { EngineBus } from '../engine/events.js';
 import { denyAll, type GatePort } from '../engine/gates.js';
-import { killAllChildrenNow } from '../engine/supervise/run-process.js';
 import { App } from './components/App.js';
 import { captureConsole } from './console-capture.js';
 import { createUiController } from './keys/controller.js';
@@ -41,6 +40,11 @@ export interface InkFrontEndOptions {
   readonly onInterrupt?: () => void;
   /** Second Ctrl-C: quit now. */
   readonly onForceQuit: () => void;
+  /**
+   * The app crashed: end the agents' process groups at once (the engine's own cleanup will not
+   * run). The command passes the engine's kill; the UI never reaches into the process layer.
+   */
+  readonly killChildren: () => void;
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
   readonly env?: NodeJS.ProcessEnv;
@@ -81,7 +85,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   // and would outlive it (DESIGN style rule 3: restore the terminal, kill the children).
   const onCrash = () => {
     restore();
-    killAllChildrenNow();
+    options.killChildren();
   };
   // A closed terminal (a hang-up) fails every write with EIO, asynchronously: unheard, that error
   // would crash the process before the engine has stopped its agents and released the lock.

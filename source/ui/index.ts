@@ -3,6 +3,9 @@
  * The engine never imports this module; the CLI starts it when the terminal is interactive.
  */
 
+// First: it must run before React is loaded (see react-mode.ts).
+import './react-mode.js';
+
 export { App, type AppProps } from './components/App.js';
 export { type InkFrontEnd, type InkFrontEndOptions, startInkFrontEnd } from './front-end.js';
 export { KeyboardGates } from './gates/keyboard-gates.js';

@@ -111,15 +111,52 @@ describe('bad runner state', () => {
     expect(project.calls()).toEqual([]);
   });
 
-  it('history above its cap blocks', () => {
+  it('history above its cap rotates: the oldest runs go, the newest stay, and the tick runs', () => {
+    project = TestProject.create();
+    project.commitConfig((c) => {
+      c.history.max_mb = 0.01; // 10,485 bytes
+    });
+    project.write('relais/history/20200101T000000Z-aaaaaa/report.md', 'x'.repeat(6000));
+    project.write('relais/history/20200102T000000Z-bbbbbb/report.md', 'y'.repeat(6000));
+    project.write('relais/history/20200103T000000Z-cccccc/report.md', 'z'.repeat(3000));
+    project.scenario({ orchestrator: [{ result_json: task() }], builder: [edit] });
+    const run = project.cliSync(['run', '--json']);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(run.code).toBe(0);
+    // 15,000 bytes > cap: the oldest goes, which leaves 9,000 bytes and the two newer runs.
+    expect(project.exists('relais/history/20200101T000000Z-aaaaaa')).toBe(false);
+    expect(project.exists('relais/history/20200102T000000Z-bbbbbb/report.md')).toBe(true);
+    expect(project.exists('relais/history/20200103T000000Z-cccccc/report.md')).toBe(true);
+    expect(run.stdout).toContain('removed the 1 oldest run folder(s)');
+    expect(project.json('relais/history/sizes.json').runs).toEqual({
+      '20200102T000000Z-bbbbbb': 6000,
+      '20200103T000000Z-cccccc': 3000,
+    });
+    // The next run measures the first tick's own folder once and keeps the total under the cap.
+    const firstRun = project.report().run_id as string;
+    project.scenario({ orchestrator: [{ result_json: task() }], builder: [edit] });
+    project.cliSync(['run', '--json']);
+    const runs = project.json('relais/history/sizes.json').runs as Record<string, number>;
+    expect(Object.values(runs).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(0.01 * 1024 * 1024);
+    expect(runs[firstRun] ?? 0).toBeGreaterThan(0);
+    expect(project.exists('relais/history/20200102T000000Z-bbbbbb')).toBe(false);
+  });
+
+  it('an unreadable history size index is rebuilt by measuring, and rotation still happens', () => {
     project = TestProject.create();
     project.commitConfig((c) => {
       c.history.max_mb = 0.001;
     });
-    project.write('relais/history/old-run/report.md', 'x'.repeat(5000));
-    const run = project.cliSync(['run']);
-    expect(run.code).toBe(3);
-    expect(project.report().code).toBe('BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED');
+    project.write('relais/history/20200101T000000Z-aaaaaa/report.md', 'x'.repeat(5000));
+    project.write('relais/history/sizes.json', '{ not json');
+    const run = project.cliSync(['status', '--preflight']);
+    // Without side effects nothing is deleted and nothing blocks.
+    expect(run.stdout).not.toContain('BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED');
+    expect(project.exists('relais/history/20200101T000000Z-aaaaaa/report.md')).toBe(true);
+    project.scenario({ orchestrator: [{ result_json: task() }], builder: [edit] });
+    project.cliSync(['run']);
+    expect(project.exists('relais/history/20200101T000000Z-aaaaaa')).toBe(false);
+    expect(project.json('relais/history/sizes.json').version).toBe(1);
   });
 
   it('the 80% budget warning is recorded, emitted and handed to the next orchestrator', () => {

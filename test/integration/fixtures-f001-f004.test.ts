@@ -62,7 +62,7 @@ describe('seed 000 fixtures F001-F004', () => {
     expect(project.state().budgets).toMatchObject({ orchestrator_calls: 2, builder_calls: 1 });
   });
 
-  it('F001 invokes Claude Code with the flags of seed 000 §8-9 as corrected in DESIGN.md', () => {
+  it('F001 invokes Claude Code with the flags of seed 000 §8-9 as corrected in docs/ARCHITECTURE.md', () => {
     project = TestProject.create();
     project.scenario({
       orchestrator: [{ result_json: task() }],

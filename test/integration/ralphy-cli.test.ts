@@ -74,7 +74,7 @@ describe('ralphy start (CLI)', () => {
     expect(args[9]).toMatch(/\/relais\/PR_BODY\.md$/);
     expect(body).toBe(p.read('relais/PR_BODY.md'));
     expect(body).toContain('## Summary\nGreet people by name, politely.');
-    expect(body).toContain('## Tasks (2/2 completed)');
+    expect(body).toContain('## Tasks (2/2 verified by the runner)');
     expect(body).toMatch(/## Verification \(run by the runner, not the agent\)\nOn [0-9a-f]{12}: ok ✓/);
     expect(body).toMatch(/## Human gates\n- spec: approve \(auto, [^)]+\)\n- qa: approve \(auto, [^)]+\)\n/);
 
@@ -173,7 +173,7 @@ describe('ralphy start (CLI)', () => {
     expect(run.code, run.stdout).toBe(1);
     const stamp = '\\[\\d{2}:\\d{2}:\\d{2}\\]';
     for (const line of [
-      '⚠ Circuit breaker: inactivity detected \\(1s without output\\)',
+      '⚠ Circuit breaker: inactivity detected \\(\\ds without output; threshold 1s, inactivity_timeout\\)',
       '✗ Circuit breaker: OPEN - agent stopped after 1 attempts',
       'State: FAILED \\(reason: circuit_breaker_triggered\\)( .*)?',
       'Workflow FAILED \\(reason: circuit_breaker_triggered\\)',

@@ -134,7 +134,11 @@ describe('the output-size cap counts what the agent process writes, not the tool
   ])('the cap counts %s: OPEN, and the agent is killed', async (_name, step) => {
     const { outcome, events, breaker, scenarioPath } = await capped(step);
     expect(events).toEqual([
-      expect.objectContaining({ kind: 'open', trigger: 'output_size', detail: 'output size above 64 KB' }),
+      expect.objectContaining({
+        kind: 'open',
+        trigger: 'output_size',
+        detail: expect.stringContaining('threshold 65536 bytes, max_output_size'),
+      }),
     ]);
     expect(breaker.isOpen).toBe(true);
     expect(outcome.process.aborted).toBe(true);
@@ -213,7 +217,7 @@ describe('special case: the PR phase waits 120 s for a quiet git or gh', () => {
     expect(breakerEvents).toHaveLength(1);
     expect(breakerEvents[0]).toMatchObject({
       trigger: 'inactivity',
-      detail: 'inactivity detected (120s without output)',
+      detail: 'inactivity detected (120s without output; threshold 120s, inactivity_timeout)',
       breaker: { state: 'open' },
     });
     expect(run.states.slice(-2)).toEqual(['PR', 'FAILED']);

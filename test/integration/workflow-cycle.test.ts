@@ -10,7 +10,7 @@ import {
   YES,
 } from '../support/workflow.js';
 
-// `ralphy start` with `implementation_engine: "cycle"` (DESIGN.md): TASKS.md becomes one deadf
+// `ralphy start` with `implementation_engine: "cycle"` (docs/ARCHITECTURE.md): TASKS.md becomes one deadf
 // track; the spec and QA agents are the fake claude (real processes), the cycle's implementer and
 // verifier are scripted in-process runners (no model can run here; the real codex and claude
 // binaries drive the cycle in test/e2e/cycle-*.test.ts). Git, the six checks and the judge are real.

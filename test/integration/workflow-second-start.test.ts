@@ -48,5 +48,5 @@ describe('a second start after a rejected spec', () => {
     expect(project.read('relais.config.json')).toBe(config);
     expect(project.git('log', '--format=%s', `main..${branch}`)).toContain('ralphy: add relais config');
     expect(project.git('log', '--format=%s', `main..${branch}`)).not.toContain('untrack the config');
-  }, 120_000);
+  }, 300_000);
 });

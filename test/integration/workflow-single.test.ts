@@ -105,5 +105,37 @@ describe('single engine', () => {
     expect(project.exists('.github/workflows/deploy.yml')).toBe(false);
     expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
     expect(project.status()).toBe('');
+    // The claim was rolled back with the change: no record counts it as done.
+    const workflow = workflowFile(project);
+    expect(workflow.tasks.map((t: any) => t.status)).not.toContain('completed');
+    expect(workflow.tasks_completed).toBe(0);
+  });
+
+  // Issue 15: the dev-agent marks every task completed and says EXIT_SIGNAL, but the runner's
+  // checks fail on every try. The claim is disproved: WORKFLOW.json (and so `ralphy status`'s
+  // Tasks count and any PR body) never counts those tasks as completed.
+  it('a claim the runner disproved is never recorded as done', async () => {
+    project = workflowProject((config) => {
+      config.workflow.implementation_engine = 'single';
+      config.workflow.agent_retries = 1;
+      config.verification.templates.push(HAS_BYE);
+    });
+    const scenario = happyScenario();
+    const claim = {
+      actions: [GREET, { write: 'specs/TASKS.md', content: tasksWith('completed', 'completed') }],
+      result: DONE,
+    };
+    scenario.dev = [claim, claim];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
+    expect(run.outcome).toMatchObject({ state: 'FAILED' });
+    expect(devCalls()).toHaveLength(2);
+    const workflow = workflowFile(project);
+    expect(workflow.tasks.map((t: any) => t.status)).toEqual(['in_progress', 'in_progress']);
+    expect(workflow.tasks_completed).toBe(0);
+    expect(workflow.tasks.every((t: any) => t.verified === null)).toBe(true);
+    expect(workflow.tasks[1].claimed).toBe('the dev-agent marked it completed');
+    const updates = run.events.filter((e: any) => e.type === 'task.updated');
+    expect(updates.some((e: any) => e.status === 'completed')).toBe(false);
   });
 });

@@ -146,6 +146,35 @@ describe('ticks engine', () => {
     );
   });
 
+  // Issue 15: a builder that answers with a question instead of its result JSON raises the
+  // question gate; it is not STOP_BUILDER_OUTPUT_INVALID retried until max_ticks_per_task.
+  it("a builder's question goes to the human at the needs-input gate, and costs no tick", async () => {
+    project = workflowProject((config) => {
+      config.workflow.max_ticks_per_task = 1;
+    });
+    const scenario = happyScenario();
+    const [first, ...rest] = scenario.orchestrator ?? [];
+    scenario.orchestrator = [first, first, ...rest] as typeof rest;
+    scenario.builder = [
+      { result: 'Before I edit src/a.ts: should greet() say "Hello" or "Good day"?' },
+      ...(scenario.builder ?? []),
+    ];
+    project.scenario(scenario);
+    const gates = scriptedGates({
+      spec: YES,
+      input: { decision: 'answer', by: 'human', text: 'Hello.' },
+      qa: YES,
+    });
+    const run = await runInProcess(project, { gates });
+    const asked = gates.asked.find((g) => g.gate === 'input');
+    expect(asked).toMatchObject({ title: 'builder-agent needs input', answer: 'text' });
+    expect(asked?.lines[0]).toContain('should greet() say "Hello" or "Good day"?');
+    expect(orchestratorCalls()[1]?.prompt).toContain('The human answered:\nHello.');
+    expect(run.outcome, JSON.stringify(run.outcome)).toMatchObject({ state: 'COMPLETED' });
+    const workflow = workflowFile(project);
+    expect(workflow.tasks.map((t: any) => t.status)).toEqual(['completed', 'completed']);
+  }, 180_000);
+
   it('a stopped tick shows on its task: what the builder claimed next to the stop code or the failed verification', async () => {
     project = workflowProject((config) => {
       config.verification.templates.push({ id: 'fail', cmd: 'node', args: ['-e', 'process.exit(3)'] });
@@ -155,7 +184,11 @@ describe('ticks engine', () => {
     const failing = {
       result_json: { ...(t1 as any).result_json, verification: { fast: ['fail'], slow: [] } },
     };
-    scenario.orchestrator = [t1, failing, t1, t2];
+    // The third proposal is a re-plan: the first plan failed, so the same one would be refused.
+    const replanned = {
+      result_json: { ...(t1 as any).result_json, intent: 'Implement task 1 again, inside src/a.ts only' },
+    };
+    scenario.orchestrator = [t1, failing, replanned, t2];
     const [goodA, goodB] = scenario.builder ?? [];
     scenario.builder = [
       {
@@ -191,5 +224,50 @@ describe('ticks engine', () => {
     expect(task1[4]).toMatchObject({ claimed: 'did it' });
     expect(task1[4]?.verified).toMatch(/^SUCCESS, committed/);
     expect(project.read('src/b.ts')).toContain('bye');
-  });
+  }, 180_000);
+
+  // Issue 15: re-planning with a task fingerprint before escalating. After a stopped tick the
+  // orchestrator is told to re-plan; the same plan proposed again is refused before anything is
+  // built (STOP_PLAN_REPEATED) and the human is asked how to do it differently.
+  it('the same failed plan proposed again is refused before building, then escalated to the human', async () => {
+    project = workflowProject((config) => {
+      config.verification.templates.push({ id: 'fail', cmd: 'node', args: ['-e', 'process.exit(3)'] });
+    });
+    const scenario = happyScenario();
+    const [t1, t2] = scenario.orchestrator ?? [];
+    const failing = {
+      result_json: { ...(t1 as any).result_json, verification: { fast: ['fail'], slow: [] } },
+    };
+    // Same plan again under another task id: the fingerprint ignores the name.
+    const again = { result_json: { ...failing.result_json, task_id: 'T1-again' } };
+    scenario.orchestrator = [failing, again, t1, t2];
+    const [goodA, goodB] = scenario.builder ?? [];
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'export const greet = 1;\n' }], result_json: BUILDER_OK },
+      goodA,
+      goodB,
+    ];
+    project.scenario(scenario);
+    const gates = scriptedGates({
+      spec: YES,
+      input: { decision: 'answer', by: 'human', text: 'Drop the failing check; verify with the tests.' },
+      qa: NO,
+    });
+    const run = await runInProcess(project, { gates });
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'rejected_at_qa' });
+    // The orchestrator was told to re-plan after the first stop.
+    expect(orchestratorCalls()[1]?.prompt).toContain('Re-plan: propose a different approach');
+    // The repeat was refused before the builder ran: three builder runs for three built plans.
+    expect((project as TestProject).calls().filter((c) => c.role === 'builder')).toHaveLength(3);
+    const refused = run.events.find(
+      (e: any) => e.type === 'tick.finished' && e.code === 'STOP_PLAN_REPEATED',
+    );
+    expect(refused).toMatchObject({ verdict: 'stop' });
+    const asked = gates.asked.find((g) => g.gate === 'input');
+    expect(asked?.lines[0]).toContain(
+      'proposed again the plan that already failed with STOP_VERIFY_FAILED_FAST',
+    );
+    expect(orchestratorCalls()[2]?.prompt).toContain('Drop the failing check; verify with the tests.');
+    expect(workflowFile(project).tasks.map((t: any) => t.status)).toEqual(['completed', 'completed']);
+  }, 180_000);
 });

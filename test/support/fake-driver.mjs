@@ -16,6 +16,12 @@ writeFileSync(
     env_output: process.env.RELAIS_OUTPUT_FILE,
   }),
 );
+// As an agent provider it also gets its role's prompt on stdin: kept when the plan asks.
+if (plan.record_stdin)
+  writeFileSync(
+    `${process.env.RELAIS_FAKE_DRIVER}.stdin.json`,
+    JSON.stringify({ role: process.env.RELAIS_AGENT_ROLE, stdin: readFileSync(0, 'utf8') }),
+  );
 for (const [path, content] of Object.entries(plan.writes ?? {})) {
   mkdirSync(dirname(resolve(path)), { recursive: true });
   writeFileSync(resolve(path), content);

@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 // The CLI picks its front end from the environment; tests always get the plain reporter, and
 // git commands inside tests never read the developer's global config.
 process.env.GIT_CONFIG_NOSYSTEM = '1';
@@ -5,3 +9,6 @@ process.env.GIT_AUTHOR_NAME = 'Relais Test';
 process.env.GIT_AUTHOR_EMAIL = 'test@relais.invalid';
 process.env.GIT_COMMITTER_NAME = 'Relais Test';
 process.env.GIT_COMMITTER_EMAIL = 'test@relais.invalid';
+// User-level settings (`relais config`, through conf) go to a folder of this test file, never the
+// developer's own config folder; a CLI spawned by a test inherits it.
+process.env.RELAIS_CONFIG_DIR = mkdtempSync(join(tmpdir(), 'relais-user-settings-'));

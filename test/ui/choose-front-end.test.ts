@@ -9,7 +9,7 @@ import type { CommandIo } from '../../source/cli/io.js';
 import { approveAll, denyAll } from '../../source/engine/gates.js';
 import { FakeStdin } from './helpers.js';
 
-// Which front end a command gets (DESIGN.md "Flow of a run"), and the one CI rule it shares with
+// Which front end a command gets (docs/ARCHITECTURE.md "Flow of a run"), and the one CI rule it shares with
 // Ink: when Ink believes it runs in CI it writes only the last frame, so the app must not start.
 
 const tty = { isTTY: true, write: () => true };

@@ -7,7 +7,7 @@ vi.hoisted(() => {
 import { withEngine } from '../../source/cli/engine-session.js';
 import type { CommandIo } from '../../source/cli/io.js';
 import type { EngineEvent } from '../../source/engine/events.js';
-import { LEAVE_ALTERNATE_SCREEN } from '../../source/ui/terminal.js';
+import { ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN } from '../../source/ui/terminal.js';
 import { FakeTerminal, plain } from './helpers.js';
 
 // The CLI's session with the full-screen app on a fake terminal: what a command gets between its
@@ -172,21 +172,53 @@ describe('the engine session with the full-screen app', () => {
     expect(terminal.stdout.output).toContain('stopping');
   });
 
-  test('a start that could not start: the summary holds its error and the fix', async () => {
+  test('a start that could not start prints its lines as plain text, never opening the full-screen app', async () => {
     const terminal = new FakeTerminal();
     const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
       bus.emit({ type: 'log', level: 'info', message: 'Initialised relais in /tmp/demo' });
-      bus.emit({ type: 'log', level: 'error', message: 'Cannot start: claude: not found on PATH' });
-      bus.emit({ type: 'log', level: 'info', message: 'Fix: npm install -g @anthropic-ai/claude-code' });
-      bus.emit({ type: 'log', level: 'info', message: 'Fix: not after an error, not in the summary' });
+      bus.emit({
+        type: 'log',
+        level: 'error',
+        message: `Cannot start: ${'not a git repository '.repeat(8)}`,
+      });
+      bus.emit({
+        type: 'log',
+        level: 'info',
+        message: 'Fix: Run ralphy start at the root of a git repository',
+      });
       return 3;
     });
-    await terminal.stdout.waitFor((out) => /q\S*\s+\S*quit/.test(plain(out)), 'the final screen');
-    terminal.stdin.press('q');
+    // No key is needed: nothing waits on a final screen.
     await expect(session).resolves.toBe(3);
-    expect(afterLeaving(terminal)).toBe(
-      'ERROR: Cannot start: claude: not found on PATH\nFix: npm install -g @anthropic-ai/claude-code\n',
-    );
+    const out = terminal.stdout.output;
+    expect(out).not.toContain(ENTER_ALTERNATE_SCREEN);
+    expect(terminal.stdin.rawMode).toBe(false);
+    // Whole lines, never cut to the terminal's width: the error and its fix.
+    expect(plain(out)).toContain(`Cannot start: ${'not a git repository '.repeat(8).trim()}`);
+    expect(plain(out)).toMatch(/Cannot start: .*\n.*Fix: Run ralphy start at the root of a git repository\n/);
+  });
+
+  test('the app opens with the first sign of work, and its screen holds what was logged before', async () => {
+    const terminal = new FakeTerminal();
+    const session = withEngine(ioOn(terminal), SESSION, async ({ bus }) => {
+      bus.emit({ type: 'log', level: 'warn', message: 'gh: not found, the PR will be left ready' });
+      expect(terminal.stdout.output).not.toContain(ENTER_ALTERNATE_SCREEN);
+      bus.emit({
+        type: 'workflow.changed',
+        state: 'SPECIFICATION',
+        status: 'running',
+        reason: null,
+        detail: null,
+      });
+      await terminal.stdout.waitFor((out) => out.includes('gh: not found'), 'the early log line in the app');
+      bus.emit(completed);
+      return 0;
+    });
+    await terminal.stdout.waitFor((out) => /q\S*\s+\S*quit/.test(plain(out)), 'the final screen');
+    expect(terminal.stdout.output).toContain(ENTER_ALTERNATE_SCREEN);
+    terminal.stdin.press('q');
+    await expect(session).resolves.toBe(0);
+    expect(afterLeaving(terminal)).toContain('Workflow COMPLETED');
   });
 
   test('errors logged on the way come before the end of the work', async () => {

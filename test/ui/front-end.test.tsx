@@ -5,7 +5,7 @@ vi.hoisted(() => {
 });
 
 import { EngineBus } from '../../source/engine/events.js';
-import { runProcess } from '../../source/engine/supervise/run-process.js';
+import { killAllChildrenNow, runProcess } from '../../source/engine/supervise/run-process.js';
 import { type InkFrontEnd, startInkFrontEnd } from '../../source/ui/index.js';
 import { CLEAR_SCREEN, ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN } from '../../source/ui/terminal.js';
 import { FakeTerminal, plain } from './helpers.js';
@@ -25,6 +25,7 @@ function start(terminal: FakeTerminal, options: { onAbort?: () => void; env?: No
     project: 'demo',
     onAbort: options.onAbort ?? (() => {}),
     onForceQuit: () => {},
+    killChildren: killAllChildrenNow,
     stdin: terminal.stdin as unknown as NodeJS.ReadStream,
     stdout: terminal.stdout as unknown as NodeJS.WriteStream,
     env: options.env ?? {},

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { render } from 'ink-testing-library';
 import type { ReactElement } from 'react';
-import type { EngineEvent, StampedEvent } from '../../source/engine/events.js';
+import type { EngineEvent, StampedEvent, WorkflowChangedEvent } from '../../source/engine/events.js';
 import { App } from '../../source/ui/components/App.js';
 import { createUiController, type UiController } from '../../source/ui/keys/controller.js';
 import type { KeyInfo } from '../../source/ui/keys/key-map.js';
@@ -225,7 +225,7 @@ export const NO_KEY: KeyInfo = {
 
 /** The engine entering a workflow state, as the reducer sees it. */
 export const enter = (
-  state: Extract<EngineEvent, { type: 'workflow.changed' }>['state'],
+  state: WorkflowChangedEvent['state'],
   status: 'running' | 'waiting' | 'interrupted' = 'running',
 ): EngineEvent => ({ type: 'workflow.changed', state, status, reason: null, detail: null });
 

@@ -49,6 +49,7 @@ function start(env: NodeJS.ProcessEnv) {
       project: 'demo',
       onAbort: () => {},
       onForceQuit: () => {},
+      killChildren: () => {},
       stdin: terminal.stdin as unknown as NodeJS.ReadStream,
       stdout: terminal.stdout as unknown as NodeJS.WriteStream,
       env,

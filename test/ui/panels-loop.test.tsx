@@ -4,7 +4,7 @@ vi.hoisted(() => {
   delete process.env.CI;
 });
 
-import type { EngineEvent } from '../../source/engine/events.js';
+import type { EngineEvent, LoopTickEvent } from '../../source/engine/events.js';
 import { CurrentTask } from '../../source/ui/panels/CurrentTask.js';
 import { Ledger } from '../../source/ui/panels/Ledger.js';
 import { TickTimeline } from '../../source/ui/panels/TickTimeline.js';
@@ -29,7 +29,7 @@ function loopTick(tick: number, verdict: 'success' | 'stop' | 'blocked', code: s
     tick,
     run_id: `r${tick}`,
     verdict,
-    code: code as Extract<EngineEvent, { type: 'loop.tick' }>['code'],
+    code: code as LoopTickEvent['code'],
     task_id: `T-${tick}`,
     milestone: 'M1',
     blast_radius_line: '1 file, +3/-1, 0 new',

@@ -315,7 +315,7 @@ describe('Verifications', () => {
     view.rerender(<Verifications state={s.state} width={80} height={5} />);
     expect(lineWith(view.frame(), 'lint')).toMatch(/✓ fast\s+lint\s+exit 0\s+3\.2s/);
     expect(lineWith(view.frame(), 'unit')).toMatch(/✗ slow\s+unit\s+exit 1\s+3\.2s/);
-    expect(view.frame()).toContain('1 passed · 1 failed');
+    expect(view.frame()).toContain('run · 1 passed · 1 failed');
   });
 });
 

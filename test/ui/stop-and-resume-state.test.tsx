@@ -5,7 +5,7 @@ vi.hoisted(() => {
 });
 
 import type { Key } from 'ink';
-import type { EngineEvent } from '../../source/engine/events.js';
+import type { EngineEvent, WorkflowStartedEvent } from '../../source/engine/events.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
 import { Header } from '../../source/ui/panels/Header.js';
@@ -16,7 +16,7 @@ import { enter, NO_KEY, renderPanel, Script } from './helpers.js';
 
 // Issue 16 item 6: what the app says after an abort, an interrupt and on a resume.
 
-const started = (extra: Partial<Extract<EngineEvent, { type: 'workflow.started' }>> = {}): EngineEvent => ({
+const started = (extra: Partial<WorkflowStartedEvent> = {}): EngineEvent => ({
   type: 'workflow.started',
   project: 'demo',
   prd_title: 'Todo app',
@@ -158,5 +158,22 @@ describe('a resume', () => {
     expect(lineWith(tasks, 'Parse PRD')).toContain('✓');
     expect(tasks).toContain('Render list');
     expect(tasks).toContain('1/2 verified');
+  });
+});
+
+describe('an idle gate (issue 16 item 10)', () => {
+  test('a task in progress does not spin while the run waits for a human answer', () => {
+    const s = running().emit({
+      type: 'gate.requested',
+      gate: 'input',
+      title: 'The orchestrator asks about task 1',
+      lines: ['Which port?'],
+      answer: 'text',
+    });
+    const tasks = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
+    expect(lineWith(tasks, 'Parse PRD')).not.toContain('⠿');
+    s.emit({ type: 'gate.resolved', gate: 'input', decision: 'answer', by: 'human', answer: '8080' });
+    const again = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
+    expect(lineWith(again, 'Parse PRD')).toContain('⠿');
   });
 });

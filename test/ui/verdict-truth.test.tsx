@@ -4,7 +4,7 @@ vi.hoisted(() => {
   delete process.env.CI;
 });
 
-import type { EngineEvent, StampedEvent } from '../../source/engine/events.js';
+import type { EngineEvent, StampedEvent, WorkflowStartedEvent } from '../../source/engine/events.js';
 import { ALL_CODES, verdictOf } from '../../source/engine/protocol/codes.js';
 import { Tasks } from '../../source/ui/panels/Tasks.js';
 import { createUiStore } from '../../source/ui/store/create-store.js';
@@ -34,7 +34,7 @@ const SIZES: ReadonlyArray<readonly [number, number]> = [
 /** Lines of a frame that mention `text`. */
 const linesWith = (frame: string, text: string) => frame.split('\n').filter((l) => l.includes(text));
 
-const started = (tasks: Extract<EngineEvent, { type: 'workflow.started' }>['tasks']): EngineEvent => ({
+const started = (tasks: WorkflowStartedEvent['tasks']): EngineEvent => ({
   type: 'workflow.started',
   project: 'demo',
   prd_title: 'Todo app',
@@ -195,5 +195,5 @@ describe('with the real engine: a builder that writes outside its scope', () => 
     const start = resumed.events.find((e) => e.type === 'workflow.started');
     expect(start).toMatchObject({ resumed_from: 'IMPLEMENTATION' });
     expect(checkEveryFrame(resumed.events).frames).toBeGreaterThan(2);
-  }, 60_000);
+  }, 300_000);
 });

@@ -88,10 +88,22 @@ describe('repeated error: the last 10 lines', () => {
     expect(b.onOutput(error)).toMatchObject({ trigger: 'repeated_error' });
   });
 
-  it('another error between two copies starts the count again', () => {
+  // Seed 002 §6.1 says "3 consecutive identical hashes"; issue 15 refines it: the trigger counts
+  // copies of one error, so another error between them does not hide the loop.
+  it('another error between two copies does not start the count again', () => {
     const { breaker: b } = breaker();
-    expect(feed(b, [error, error, 'TypeError: x is not a function', error, error])).toEqual([]);
-    expect(b.onOutput(error)).toMatchObject({ trigger: 'repeated_error' });
+    expect(feed(b, [error, error, 'TypeError: x is not a function', error])).toEqual([3]);
+  });
+
+  it('a two-line npm error printed again and again opens it; progress lines never count', () => {
+    const { breaker: b } = breaker();
+    const npm = ['npm ERR! code ELIFECYCLE', 'npm ERR! errno 1'];
+    expect(
+      feed(b, ['Bash npm run build', ...npm, 'Bash npm run build', ...npm, 'Bash npm run build', ...npm]),
+    ).toEqual([7]);
+    const { breaker: busy } = breaker();
+    const progress = ['Edit src/errors.ts', 'Bash npm test', 'Tests: 0 failed, 12 passed, 12 total'];
+    expect(feed(busy, [...progress, ...progress, ...progress, ...progress])).toEqual([]);
   });
 
   it('the hash ignores timestamps and line numbers', () => {
@@ -169,12 +181,14 @@ describe('special cases: inactivity thresholds by place and by command', () => {
     clock.advance(1_000);
     expect(b.check()).toMatchObject({
       trigger: 'inactivity',
-      detail: 'inactivity detected (300s without output)',
+      detail: 'inactivity detected (300s without output; threshold 300s, test_inactivity_timeout)',
     });
     // Any other command: 60 s as usual.
     b.onOutput('Bash ls src');
     clock.advance(60_000);
-    expect(b.check()).toMatchObject({ detail: 'inactivity detected (60s without output)' });
+    expect(b.check()).toMatchObject({
+      detail: 'inactivity detected (60s without output; threshold 60s, inactivity_timeout)',
+    });
   });
 
   it('the PR phase waits 120 s, the other phases 60 s', () => {
@@ -184,11 +198,40 @@ describe('special cases: inactivity thresholds by place and by command', () => {
     const qa = breakerFrom(config, 'QA', () => clock.now());
     if (!pr || !qa) throw new Error('breakers expected');
     clock.advance(60_000);
-    expect(qa.check()).toMatchObject({ detail: 'inactivity detected (60s without output)' });
+    expect(qa.check()).toMatchObject({
+      detail: 'inactivity detected (60s without output; threshold 60s, inactivity_timeout)',
+    });
     expect(pr.check()).toBeNull();
     clock.advance(59_000);
     expect(pr.check()).toBeNull();
     clock.advance(1_000);
-    expect(pr.check()).toMatchObject({ detail: 'inactivity detected (120s without output)' });
+    expect(pr.check()).toMatchObject({
+      detail: 'inactivity detected (120s without output; threshold 120s, inactivity_timeout)',
+    });
+  });
+});
+
+// Issue 15: a reason says what the breaker saw and its threshold, in the config's unit (seconds),
+// so a 45 s stagnation threshold is never "no task completed in 0 min".
+describe('breaker reasons in the config unit', () => {
+  it('stagnation configured in seconds is reported in seconds', () => {
+    const clock = new FakeClock();
+    const config = configSchema.parse({
+      circuit_breaker: { task_stagnation_timeout: 45, inactivity_timeout: 600 },
+    });
+    const b = breakerFrom(config, 'IMPLEMENTATION', () => clock.now());
+    if (!b) throw new Error('breaker expected');
+    clock.advance(45_000);
+    expect(b.check()).toMatchObject({
+      trigger: 'stagnation',
+      detail: 'task stagnation (no task completed in 45s; threshold 45s, task_stagnation_timeout)',
+    });
+  });
+
+  it('the output cap names the bytes seen and the threshold', () => {
+    const { breaker: b } = breaker({ maxOutputBytes: 1000 });
+    expect(b.onBytes(1500)?.detail).toBe(
+      'output size 1500 bytes in this run; threshold 1000 bytes, max_output_size',
+    );
   });
 });

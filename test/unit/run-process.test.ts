@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runProcess } from '../../source/engine/supervise/run-process.js';
+import { killAllChildrenNow, runProcess } from '../../source/engine/supervise/run-process.js';
 import { isAlive } from '../support/project.js';
 
 // The one subprocess wrapper: real child processes, argv only, never rejects, kills trees.
@@ -106,5 +106,42 @@ describe('runProcess', () => {
       [4096, true],
       [5, false],
     ]);
+  });
+});
+
+// Issue 15: the forced exit (a second Ctrl-C) cannot await, yet nothing it killed may still run
+// when it returns: the flaky "builder pid still alive right after the forced exit" of relais loop.
+describe('killAllChildrenNow', () => {
+  it('returns only once every process of every live tree is dead, SIGTERM ignored or not', async () => {
+    const pids: number[] = [];
+    const script = [
+      "process.on('SIGTERM', () => undefined);",
+      "const { spawn } = require('node:child_process');",
+      "const c = spawn(process.execPath, ['-e', \"process.on('SIGTERM', () => undefined); setInterval(() => undefined, 1000)\"], { stdio: 'ignore' });",
+      "console.log(process.pid + ' ' + c.pid);",
+      'setInterval(() => undefined, 1000);',
+    ].join('\n');
+    const ended = runProcess({
+      cmd: process.execPath,
+      args: ['-e', script],
+      cwd: tmpdir(),
+      env: process.env,
+      onStdoutLine: (line) => {
+        pids.push(...line.trim().split(' ').map(Number));
+      },
+    });
+    const started = new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (pids.length === 2) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 10);
+    });
+    await started;
+    expect(pids.every(isAlive)).toBe(true);
+    killAllChildrenNow();
+    expect(pids.filter(isAlive)).toEqual([]);
+    await ended;
   });
 });

@@ -66,7 +66,12 @@ describe('EXIT_SIGNAL (seed 002 §5)', () => {
     ['I am done.\nEXIT_SIGNAL: false', 'false'],
     ['EXIT_SIGNAL: true\n...on second thought, tests fail.\nEXIT_SIGNAL: false', 'false'],
     ['The prompt says to emit `EXIT_SIGNAL: true` when finished.', 'absent'],
-    ['Example:\n```\nEXIT_SIGNAL: true\n```\nNot yet.', 'absent'],
+    // Issue 15: a fenced status block counts; prose after it saying work remains makes it false.
+    ['Example:\n```\nEXIT_SIGNAL: true\n```\nNot yet.', 'false'],
+    ['Both tasks are done and tested.\n```\nEXIT_SIGNAL: true\n```', 'true'],
+    ['Use this format:\n````markdown\n```\nEXIT_SIGNAL: true\n```\n````', 'absent'],
+    ['EXIT_SIGNAL: true\n\nTask 2 still needs its tests; I will continue next loop.', 'false'],
+    ['All done.\nEXIT_SIGNAL: true\nNothing remains to do.', 'true'],
     ['> EXIT_SIGNAL: true\nquoted only', 'absent'],
   ])('%j → %s', (answer, expected) => {
     expect(readExitSignal(answer)).toBe(expected);
@@ -101,10 +106,11 @@ describe('usage limits', () => {
     ["You've hit your limit · resets Apr 23 at 4pm (America/Recife)", '2027-04-23T19:00:00.000Z'],
     ["You've hit your limit · resets Nov 22 at 11am (UTC)", '2026-11-22T11:00:00.000Z'],
   ])('%s → %s', (text, at) => {
-    // The cap (8 h) applies to waits longer than that; check the parsed time below it.
+    // The cap (a day for a time of day, 8 days for a dated reset) applies to longer waits only.
     const limit = readUsageLimit(text, now);
     const expected = Date.parse(at);
-    const wait = Math.min(expected - now.getTime(), 8 * 3600 * 1000);
+    const cap = / at /.test(text) ? 8 * 24 * 3600 * 1000 : 24 * 3600 * 1000;
+    const wait = Math.min(expected - now.getTime(), cap);
     expect(limit?.resetAt.getTime()).toBe(now.getTime() + wait);
   });
   it('waits a default while on a 429 without a time, and ignores ordinary errors', () => {
@@ -179,7 +185,7 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
     expect(open).toMatchObject({ kind: 'open', trigger: 'inactivity', attempts: 3 });
     expect(breaker.isOpen).toBe(true);
     expect(breakerLogLines(open as never)).toEqual([
-      '⚠ Circuit breaker: inactivity detected (60s without output)',
+      '⚠ Circuit breaker: inactivity detected (60s without output; threshold 60s, inactivity_timeout)',
       '✗ Circuit breaker: OPEN - agent stopped after 3 attempts',
     ]);
   });
@@ -216,12 +222,13 @@ describe('circuit breaker (seed 002 §6.1) with a fake clock', () => {
     );
   });
 
-  it('a different error between two copies breaks the run', () => {
+  // Issue 15: the trigger counts copies of one error; another error between them hides nothing.
+  it('a different error between two copies does not break the run', () => {
     const { breaker } = make();
     breaker.onOutput('Error: A');
     breaker.onOutput('Error: B');
     expect(breaker.onOutput('Error: A')).toBeNull();
-    expect(breaker.onOutput('Error: A')).toBeNull();
+    expect(breaker.onOutput('Error: A')).toMatchObject({ trigger: 'repeated_error' });
   });
 
   it('stagnation counts tasks that reach completed', () => {

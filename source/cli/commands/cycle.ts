@@ -1,22 +1,13 @@
 import { resolve } from 'node:path';
-import type { CycleRunners } from '../../engine/cycle/context.js';
-import { type LoopEnd, runCycleLoop } from '../../engine/cycle/loop.js';
-import { type Reply, runCycle } from '../../engine/cycle/run-cycle.js';
-import { cycleRunners } from '../../engine/cycle/runners.js';
-import { resumeCycle } from '../../engine/cycle/status.js';
-import { supervisedCycleRunners } from '../../engine/cycle/supervision.js';
 import {
-  type CodexCli,
-  type CycleAgents,
-  type CyclePolicy,
-  codexCliSchema,
-  cycleAgentsSchema,
-  cyclePolicySchema,
-  splitCycleSection,
-} from '../../engine/protocol/cycle-policy.js';
-import { resolveSandbox, SANDBOX_FIX } from '../../engine/sandbox/sandbox.js';
-import { realClock } from '../../engine/supervise/clock.js';
-import { loadConfig } from '../../engine/workspace/load-config.js';
+  type CycleRunners,
+  type GivenSections,
+  type LoopEnd,
+  loadCycleSetup,
+  type Reply,
+  resumeCycle,
+  runCycleEntry,
+} from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { chooseGates } from '../front-end/choose-gates.js';
@@ -34,13 +25,6 @@ export const CYCLE_EXIT = {
   NEEDS_HUMAN: 3,
   DONE: 4,
 } as const;
-
-/** The cycle's sections of relais.config.json (`cycle`, with its roles in `cycle.agents`, and `codex_cli`). */
-export interface CycleSections {
-  readonly policy: CyclePolicy;
-  readonly agents: CycleAgents;
-  readonly codexCli: CodexCli;
-}
 
 export interface CycleFlags {
   readonly json: boolean;
@@ -61,7 +45,7 @@ export async function cycleCommand(
   io: CommandIo,
   projectArg: string | undefined,
   flags: CycleFlags,
-  sections: Partial<{ policy: unknown; agents: unknown; codexCli: unknown }> = {},
+  sections: GivenSections = {},
   runners?: CycleRunners,
 ): Promise<number> {
   const usage = usageProblem(flags);
@@ -70,29 +54,12 @@ export async function cycleCommand(
     return EXIT.USAGE;
   }
   const root = resolve(io.cwd, projectArg ?? '.');
-  const loaded = await loadConfig(root);
+  const loaded = await loadCycleSetup(root, sections, io.env);
   if (!loaded.ok) {
     println(io.stderr, `relais cycle: ${loaded.detail}`);
     return EXIT.BLOCKED;
   }
-  // relais.config.json's `cycle` (policy and `cycle.agents`) and `codex_cli`, unless a caller gives its own.
-  const fromConfig = splitCycleSection(loaded.config.cycle);
-  const parsed = parseSections({
-    policy: sections.policy ?? fromConfig.policy,
-    agents: sections.agents ?? fromConfig.agents,
-    codexCli: sections.codexCli ?? loaded.config.codex_cli,
-  });
-  if (!parsed.ok) {
-    println(io.stderr, `relais cycle: ${parsed.detail}`);
-    return EXIT.BLOCKED;
-  }
-  const { policy, agents, codexCli } = parsed.sections;
-  const workspace = loaded.config.workspace_dir;
-  const sandbox = await resolveSandbox(loaded.config, root, io.env);
-  if (sandbox.kind === 'unavailable') {
-    println(io.stderr, `relais cycle: BLOCKED: ${sandbox.reason}. ${SANDBOX_FIX}`);
-    return EXIT.BLOCKED;
-  }
+  const workspace = loaded.setup.config.workspace_dir;
   if (flags.resume) {
     const verdict = flags.verdict
       ? {
@@ -114,34 +81,20 @@ export async function cycleCommand(
       io,
       { json: flags.json, onInterrupt: 'stopping the agent and recording the cycle as failed' },
       async ({ bus, signal }) => {
-        const options = {
-          root,
-          config: loaded.config,
-          policy,
-          agents,
-          runners:
-            runners ??
-            supervisedCycleRunners(
-              cycleRunners(agents, loaded.config, codexCli, io.env, sandbox),
-              loaded.config,
-              bus,
-              realClock,
-            ),
-          bus,
-          signal,
-          env: io.env,
-          gates,
-          sandbox,
-        };
-        if (!flags.loop) {
-          const outcome = await runCycle({ ...options, cycleId: flags.cycleId });
+        const ran = await runCycleEntry(
+          loaded.setup,
+          { bus, signal, env: io.env, gates, runners },
+          { loop: flags.loop, cycleId: flags.cycleId },
+        );
+        if (ran.kind === 'cycle') {
+          const { outcome } = ran;
           if (signal.aborted) return EXIT.INTERRUPTED;
           // The reply token alone is the last line (seed 003 REPLY), whatever the reporter stamps.
           if (!flags.json) println(io.stdout, outcome.reply);
           // A pause (needs_human, an unreadable STATE.json included) is 3, not a failure to retry (1).
           return exitFor(outcome.reply, outcome.phase === 'needs_human');
         }
-        const result = await runCycleLoop(options);
+        const { result } = ran;
         bus.emit({
           type: 'log',
           level: 'info',
@@ -180,24 +133,6 @@ const END_TEXT: Record<LoopEnd, string> = {
   max_cycles: 'cycle.max_cycles_per_loop reached',
   interrupted: 'interrupted',
 };
-
-function parseSections(
-  raw: Partial<{ policy: unknown; agents: unknown; codexCli: unknown }>,
-): { ok: true; sections: CycleSections } | { ok: false; detail: string } {
-  const policy = cyclePolicySchema.safeParse(raw.policy);
-  if (!policy.success) return { ok: false, detail: `cycle: ${policy.error.message}` };
-  // The config's `agents` holds every role; the cycle reads its three.
-  const all = (raw.agents ?? {}) as Record<string, unknown>;
-  const agents = cycleAgentsSchema.safeParse({
-    planner: all.planner,
-    implementer: all.implementer,
-    verifier: all.verifier,
-  });
-  if (!agents.success) return { ok: false, detail: `agents: ${agents.error.message}` };
-  const codexCli = codexCliSchema.safeParse(raw.codexCli);
-  if (!codexCli.success) return { ok: false, detail: `codex_cli: ${codexCli.error.message}` };
-  return { ok: true, sections: { policy: policy.data, agents: agents.data, codexCli: codexCli.data } };
-}
 
 /** Flag combinations that cannot mean anything: refused before anything runs. */
 function usageProblem(flags: CycleFlags): string | null {

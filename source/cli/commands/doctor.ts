@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { runDoctor } from '../../engine/workspace/doctor-checks.js';
+import { runDoctor } from '../../engine/index.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';
 

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import type { ConfirmFence } from '../../engine/workspace/init-workspace.js';
-import { initWorkspace } from '../../engine/workspace/init-workspace.js';
+import { type ConfirmFence, initWorkspace } from '../../engine/index.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';
 

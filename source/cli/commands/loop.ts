@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { type LoopExit, runLoop } from '../../engine/tick/loop.js';
+import { type LoopExit, runLoop } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';

@@ -1,22 +1,16 @@
-import { join, resolve } from 'node:path';
-import { claudeRunner } from '../../engine/agents/claude-code/run-claude.js';
-import { findExecutable } from '../../engine/agents/find-executable.js';
-import type { EngineBus } from '../../engine/events.js';
+import { resolve } from 'node:path';
 import {
-  handoffText,
+  type EngineBus,
   type IssueOutcome,
-  loadPlannerStats,
-  planIssue,
-  plannerPaths,
-  planPrd,
+  loadSetup,
+  type PlanRefusal,
+  type PrdPlanResult,
+  planIssueEntry,
+  plannerStatsOf,
+  planPrdEntry,
   statsLines,
-  type TerminalOutcome,
-} from '../../engine/planner/index.js';
-import { readLearnings } from '../../engine/planner/store.js';
-import { realClock } from '../../engine/supervise/clock.js';
-import { loadSetup, sandboxRefusal, type TickSetup } from '../../engine/tick/preflight.js';
-import { readPrd } from '../../engine/workflow/prd.js';
-import { acquireLock } from '../../engine/workspace/lock.js';
+  type TickSetup,
+} from '../../engine/index.js';
 import { type EngineSession, withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { chooseGates } from '../front-end/choose-gates.js';
@@ -54,11 +48,6 @@ export async function planCommand(
     return EXIT.BLOCKED;
   }
   const setup = loaded.setup;
-  const noSandbox = sandboxRefusal(setup.sandbox);
-  if (noSandbox && !flags.stats) {
-    println(io.stdout, `BLOCKED: ${noSandbox.detail}`);
-    return EXIT.BLOCKED;
-  }
   if (flags.stats) return printStats(io, setup, flags.json);
   const issue = flags.issue;
   return withEngine(io, { json: flags.json, onInterrupt: 'stopping the planner' }, (session) =>
@@ -67,33 +56,21 @@ export async function planCommand(
 }
 
 async function printStats(io: CommandIo, setup: TickSetup, json: boolean): Promise<number> {
-  const stats = await loadPlannerStats(plannerPaths(setup.paths));
+  const stats = await plannerStatsOf(setup);
   if (json) println(io.stdout, JSON.stringify(stats));
   else for (const line of statsLines(stats)) println(io.stdout, line);
   return EXIT.SUCCESS;
 }
 
 async function issueMode(io: CommandIo, setup: TickSetup, { bus, signal }: EngineSession, issue: number) {
-  const claude = await agentCli(setup, io, bus);
-  if (!claude) return EXIT.BLOCKED;
-  const outcome = await planIssue({
-    issue,
-    paths: setup.paths,
-    root: setup.facts.root,
-    config: setup.config,
-    env: io.env,
-    bus,
-    signal,
-    clock: realClock,
-    runner: claudeRunner({
-      command: claude,
-      extraEnv: setup.config.claude_code_cli.extra_env,
-      env: io.env,
-      sandbox: setup.sandbox,
-    }),
-    now: () => new Date(),
-  });
-  return reportIssue(bus, issue, outcome);
+  const outcome = await planIssueEntry({ setup, env: io.env, bus, signal }, issue);
+  return outcome.kind === 'cannot_start' ? cannotStart(bus, outcome) : reportIssue(bus, issue, outcome);
+}
+
+function cannotStart(bus: EngineBus, refusal: PlanRefusal): number {
+  bus.emit({ type: 'log', level: 'error', message: `Cannot plan: ${refusal.detail}` });
+  if (refusal.fix) bus.emit({ type: 'log', level: 'info', message: `Fix: ${refusal.fix}` });
+  return EXIT.BLOCKED;
 }
 
 function reportIssue(bus: EngineBus, issue: number, outcome: IssueOutcome): number {
@@ -134,63 +111,23 @@ function reportIssue(bus: EngineBus, issue: number, outcome: IssueOutcome): numb
 }
 
 async function prdMode(io: CommandIo, setup: TickSetup, { bus, signal }: EngineSession, flags: PlanFlags) {
-  const prd = await readPrd(join(setup.facts.root, 'PRD.md'));
-  if (!prd.ok) {
-    bus.emit({ type: 'log', level: 'error', message: `Cannot plan: ${prd.problem}` });
-    return EXIT.BLOCKED;
-  }
-  const claude = await agentCli(setup, io, bus);
-  if (!claude) return EXIT.BLOCKED;
-  // PRD planning shares its session with `ralphy start`: one of them at a time.
-  const lock = await acquireLock(setup.paths.lock, 'relais plan');
-  if (!lock.ok) {
-    bus.emit({
-      type: 'log',
-      level: 'error',
-      message: `Cannot plan: another run holds the workspace lock: ${lock.detail}`,
-    });
-    return EXIT.BLOCKED;
-  }
   const { gates, close } = chooseGates(io, { json: flags.json, yes: flags.yes, appGates: null });
   try {
-    const outcome = await planPrd({
-      paths: setup.paths,
-      root: setup.facts.root,
-      prd: prd.prd,
-      config: setup.config,
-      bus,
-      gates,
-      signal,
-      clock: realClock,
-      runner: claudeRunner({
-        command: claude,
-        extraEnv: setup.config.claude_code_cli.extra_env,
-        env: io.env,
-        sandbox: setup.sandbox,
-      }),
-      now: () => new Date(),
-    });
-    return await reportPrd(bus, setup, outcome);
+    const outcome = await planPrdEntry({ setup, env: io.env, bus, signal }, gates);
+    return outcome.kind === 'cannot_start' ? cannotStart(bus, outcome) : reportPrd(bus, outcome);
   } finally {
     close();
-    await lock.lock.release();
   }
 }
 
-async function reportPrd(
-  bus: EngineBus,
-  setup: TickSetup,
-  outcome: TerminalOutcome | { kind: 'unreadable'; detail: string },
-): Promise<number> {
+function reportPrd(bus: EngineBus, outcome: Exclude<PrdPlanResult, PlanRefusal>): number {
   const info = (message: string) => bus.emit({ type: 'log', level: 'info', message });
   const error = (message: string) => bus.emit({ type: 'log', level: 'error', message });
   switch (outcome.kind) {
-    case 'ready': {
-      const learnings = await readLearnings(plannerPaths(setup.paths));
-      info(handoffText(outcome.session, learnings.ok ? learnings.file.learnings : []));
+    case 'ready':
+      if (outcome.handoff) info(outcome.handoff);
       info('Planning is done: ralphy start gives this handoff to the spec-agent.');
       return EXIT.SUCCESS;
-    }
     case 'declined':
       error(
         outcome.by === 'nobody'
@@ -214,16 +151,4 @@ async function reportPrd(
     case 'stopped':
       return EXIT.INTERRUPTED;
   }
-}
-
-async function agentCli(setup: TickSetup, io: CommandIo, bus: EngineBus): Promise<string | null> {
-  const command = setup.config.claude_code_cli.command;
-  const found = await findExecutable(command, io.env, setup.facts.root);
-  if (!found)
-    bus.emit({
-      type: 'log',
-      level: 'error',
-      message: `The agent CLI (${command}) was not found. Fix: npm install -g @anthropic-ai/claude-code, or set claude_code_cli.command.`,
-    });
-  return found;
 }

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { runTick } from '../../engine/tick/run-tick.js';
+import { runTickWaitingOutLimits } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { exitCodeFor } from '../exit-codes.js';
 import type { CommandIo } from '../io.js';
@@ -15,7 +15,7 @@ export function runCommand(
     io,
     { json: flags.json, onInterrupt: 'stopping the agent and rolling back' },
     async ({ bus, signal }) => {
-      const result = await runTick({ root, bus, signal, env: io.env, command: 'run' });
+      const result = await runTickWaitingOutLimits({ root, bus, signal, env: io.env, command: 'run' });
       return exitCodeFor(result.verdict, result.interrupted);
     },
   );

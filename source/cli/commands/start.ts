@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
-import { realClock } from '../../engine/supervise/clock.js';
-import { runWorkflow, type WorkflowOutcome } from '../../engine/workflow/run-workflow.js';
+import { realClock, runWorkflow, type WorkflowOutcome } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { chooseGates } from '../front-end/choose-gates.js';

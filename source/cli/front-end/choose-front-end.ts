@@ -2,7 +2,7 @@ import type { CommandIo } from '../io.js';
 import { isCi } from './is-ci.js';
 
 /**
- * DESIGN.md "Flow of a run": the full-screen app only when a human is really there, on a real
+ * docs/ARCHITECTURE.md "Flow of a run": the full-screen app only when a human is really there, on a real
  * terminal: stdin and stdout are TTYs, not in CI (`isCi`, Ink's own rule), `TERM` is not `dumb`,
  * and no `--json`.
  * Everything else gets the plain lines or NDJSON, with no escape codes.

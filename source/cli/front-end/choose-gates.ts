@@ -1,10 +1,10 @@
-import { approveAll, denyAll, type GatePort } from '../../engine/gates.js';
+import { approveAll, denyAll, type GatePort } from '../../engine/index.js';
 import type { CommandIo } from '../io.js';
 import { isCi } from './is-ci.js';
 import { promptGates } from './prompt-gates.js';
 
 /**
- * Who answers the engine's gates (DESIGN.md "Flow of a run"): `--yes` approves every yes/no
+ * Who answers the engine's gates (docs/ARCHITECTURE.md "Flow of a run"): `--yes` approves every yes/no
  * gate; else the full-screen app's keys when it runs; else a `[y/n]` prompt when a human is at a
  * terminal (stdin and stdout TTYs, not in CI by `isCi`, no `--json`); else nobody (every gate refused).
  */

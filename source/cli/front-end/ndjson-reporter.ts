@@ -1,4 +1,4 @@
-import type { StampedEvent } from '../../engine/events.js';
+import type { StampedEvent } from '../../engine/index.js';
 import type { CommandIo } from '../io.js';
 
 /** `--json`: every engine event as one JSON line on stdout, nothing else. */

@@ -1,7 +1,15 @@
-import type { StampedEvent } from '../../engine/events.js';
-import { remediationOfFailure } from '../../engine/protocol/workflow.js';
-import { type Clock, realClock } from '../../engine/supervise/clock.js';
-import { oneLine, stripControls } from '../../engine/workspace/printable.js';
+import {
+  type Clock,
+  type EventHandlers,
+  type GateRequestedEvent,
+  type GateResolvedEvent,
+  oneLine,
+  type PlannerActionsEvent,
+  realClock,
+  remediationOfFailure,
+  type StampedEvent,
+  stripControls,
+} from '../../engine/index.js';
 import { type CommandIo, println } from '../io.js';
 
 /**
@@ -91,7 +99,7 @@ const WAITING_GATES = new Set(['spec', 'qa']);
 /** Seed 002 §9 names the workflow's agents `spec-agent`, `dev-agent`, `qa-agent`. */
 const WORKFLOW_AGENTS = new Set(['spec', 'dev', 'qa']);
 
-type Formats = { [K in StampedEvent['type']]: (event: Extract<StampedEvent, { type: K }>) => string | null };
+type Formats = EventHandlers<string | null>;
 
 const FORMATS: Formats = {
   'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
@@ -209,17 +217,14 @@ const FORMATS: Formats = {
     ].join('\n'),
 };
 
-type GateQuestion = Extract<StampedEvent, { type: 'gate.requested' }>['answer'];
+type GateQuestion = GateRequestedEvent['answer'];
 
 /**
  * Wording rules (issue 16 item 8): a decision is said in words (approved, rejected, answered), with
  * who made it when it was not you ("automatically (--yes)"); nobody's "no" is never a reject; the
  * planner's questions left unanswered are "not answered", not a rejected plan.
  */
-export function gateResolvedLine(
-  e: Extract<StampedEvent, { type: 'gate.resolved' }>,
-  asked: GateQuestion,
-): string {
+export function gateResolvedLine(e: GateResolvedEvent, asked: GateQuestion): string {
   const questions = e.gate === 'plan' && asked === 'text';
   if (e.by === 'nobody') {
     if (questions)
@@ -233,7 +238,7 @@ export function gateResolvedLine(
   return `Gate ${e.gate}: ${word}${e.by === 'auto' ? ' automatically (--yes)' : ''}`;
 }
 
-function plannerSummary(e: Extract<StampedEvent, { type: 'planner.actions' }>): string {
+function plannerSummary(e: PlannerActionsEvent): string {
   const parts = [
     ...(e.gaps_added.length > 0 ? [`${e.gaps_added.length} question(s) asked (round ${e.round})`] : []),
     ...(e.gaps_closed.length > 0 ? [`${e.gaps_closed.length} gap(s) closed`] : []),

@@ -1,5 +1,5 @@
 import { createInterface, type Interface } from 'node:readline';
-import type { GateAnswer, GatePort, GateRequest } from '../../engine/gates.js';
+import type { GateAnswer, GatePort, GateRequest } from '../../engine/index.js';
 
 /**
  * The plain front end's gates on a terminal (seed 002 §9: `Approve? [y/n]: _`). A yes/no gate

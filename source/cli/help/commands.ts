@@ -235,6 +235,28 @@ export const COMMAND_HELP = {
     options: [JSON_RESULT],
     examples: ['relais doctor', 'relais doctor --json'],
   },
+  config: {
+    usage: [
+      'config get <key>',
+      'config set <key> <value>',
+      'config unset <key>',
+      'config list [--json]',
+      'config path',
+    ],
+    summary: 'Your own settings (provider and model per role, notifications, theme), beneath every project',
+    details: [
+      'Kept in your OS config folder (relais config path), checked before anything is written.',
+      "A project's relais.config.json always wins; these fill what it leaves out.",
+      'Keys: agents.<role>.provider (claude, codex, external), agents.<role>.model,',
+      'agents.<role>.fallback_model, notifications.enabled, theme (auto, dark, light, none).',
+    ],
+    options: [JSON_RESULT],
+    examples: [
+      'relais config set agents.builder.provider codex',
+      'relais config get theme',
+      'relais config list',
+    ],
+  },
   help: {
     usage: ['help [command]', '<command> --help', '--version'],
     summary: 'Show this help, or the help of one command',

@@ -4,7 +4,7 @@ import { agentSandbox, type Sandbox } from '../sandbox/sandbox.js';
 import type { ProcessResult } from '../supervise/run-process.js';
 
 /**
- * One interface for every agent CLI (DESIGN.md `agents/`): the tick asks for a run and gets back
+ * One interface for every agent CLI (docs/ARCHITECTURE.md `agents/`): the tick asks for a run and gets back
  * the final answer text, the cost the CLI reported, and how the process ended. Adapters never
  * throw; a failure is a value.
  */

@@ -1,3 +1,4 @@
+import { DETERMINISTIC_CHECKS, deterministicCheckOf } from './det-checks.js';
 import {
   type BlockKind,
   type Entry,
@@ -240,14 +241,20 @@ export function parseTrackBlock(text: string, nonce: string): R<TrackBlock> {
   };
 }
 
-/** PHASE_COMPLETE=true [NEXT_PHASE=id|none], or PHASE_BLOCKED=true REASONS="...". */
+/**
+ * PHASE_COMPLETE=true [NEXT_PHASE=id|none], or PHASE_BLOCKED=true REASONS="...". Only two TRUE
+ * flags conflict: a flag written out as false says "not this" and stands beside the other one
+ * (issue 15: `PHASE_COMPLETE=false` with `PHASE_BLOCKED=true` and its REASONS is a valid block).
+ */
 function trackSignal(f: Section, end: number): R<TrackBlock> {
-  if (f.has('PHASE_COMPLETE') && f.has('PHASE_BLOCKED'))
+  const complete = f.has('PHASE_COMPLETE') ? f.bool('PHASE_COMPLETE') : null;
+  if (complete && !complete.ok) return complete;
+  const blockedFlag = f.has('PHASE_BLOCKED') ? f.bool('PHASE_BLOCKED') : null;
+  if (blockedFlag && !blockedFlag.ok) return blockedFlag;
+  if (complete?.value && blockedFlag?.value)
     return bad(end, 'PHASE_COMPLETE and PHASE_BLOCKED exclude each other');
-  if (f.has('PHASE_COMPLETE')) {
-    const done = f.bool('PHASE_COMPLETE');
-    if (!done.ok) return done;
-    if (!done.value) return bad(end, 'PHASE_COMPLETE=false: leave it out and select a track');
+  if (complete && (complete.value || !blockedFlag)) {
+    if (!complete.value) return bad(end, 'PHASE_COMPLETE=false: leave it out and select a track');
     const next = f.has('NEXT_PHASE') ? f.token('NEXT_PHASE', ID, 'a bare phase id or none') : null;
     if (next && !next.ok) return next;
     return {
@@ -376,6 +383,11 @@ function readTask(entries: Entry[], end: number): R<PlannedTask> {
     if (!ac.ok) return ac;
     if (acceptance.some((a) => a.id === ac.value.id))
       return bad(item.line, `duplicate criterion ${ac.value.id}`);
+    if (ac.value.text.startsWith('DET:') && deterministicCheckOf(ac.value.text) === null)
+      return bad(
+        item.line,
+        `${ac.value.id} is DET: but names none of the six deterministic checks (${DETERMINISTIC_CHECKS.map((c) => c.name).join(', ')}); prefix it LLM: instead`,
+      );
     acceptance.push({
       id: ac.value.id,
       text: ac.value.text,

@@ -12,7 +12,7 @@ import { writePlan } from './track-docs.js';
 
 /**
  * The cycle as an implementation engine for another workflow (`ralphy start` with
- * `implementation_engine: "cycle"`, DESIGN.md): the caller already has the tasks, so research and
+ * `implementation_engine: "cycle"`, docs/ARCHITECTURE.md): the caller already has the tasks, so research and
  * select-track are skipped; the track's plan is written and the cycle runs generate -> implement ->
  * verify -> reflect for each task until the track is complete, a human is needed, or the loop stops.
  * Running it again for the same track resumes where it stopped.

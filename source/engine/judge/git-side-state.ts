@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type Git, splitNul } from './git.js';
+import { type IndexCopy, indexFlags } from './index-copy.js';
 
 /**
  * Ways to hide an edit from `git diff` without touching a tracked file's visible status: index
@@ -23,8 +26,40 @@ export async function readGitSideState(git: Git): Promise<GitSideState> {
     if (tag === 'S') flagged.set(entry.slice(2), 'skip-worktree');
     else if (tag !== tag.toUpperCase()) flagged.set(entry.slice(2), 'assume-unchanged');
   }
+  return { flagged, replaceRefs: await readReplaceRefs(git) };
+}
+
+/**
+ * The state as the index bytes kept before BUILD show it (no git process, no line per entry);
+ * git's own listing when those bytes are not a plain version 2 or 3 index.
+ */
+export async function readGitSideStateOf(git: Git, index: IndexCopy | null): Promise<GitSideState> {
+  const flagged = index ? indexFlags(index.bytes) : null;
+  if (!flagged) return readGitSideState(git);
+  return { flagged, replaceRefs: await readReplaceRefs(git) };
+}
+
+/**
+ * The same state, read again after BUILD or VERIFY. Index flags live in the index file and nowhere
+ * else, so while `.git/index` is byte for byte the one kept before BUILD its flags are the ones
+ * read then, and the listing of every entry (`ls-files -v`, a cost that grows with the
+ * repository) is skipped. Replace refs are always listed again.
+ */
+export async function readGitSideStateAgain(
+  git: Git,
+  gitDir: string,
+  before: GitSideState,
+  indexBefore: IndexCopy | null,
+): Promise<GitSideState> {
+  if (!indexBefore) return readGitSideState(git);
+  const now = await readFile(join(gitDir, 'index')).catch(() => null);
+  if (!now?.equals(indexBefore.bytes)) return readGitSideState(git);
+  return { flagged: before.flagged, replaceRefs: await readReplaceRefs(git) };
+}
+
+async function readReplaceRefs(git: Git): Promise<Set<string>> {
   const refs = await git.ok(['for-each-ref', '--format=%(refname)', 'refs/replace/']);
-  return { flagged, replaceRefs: new Set(refs.toString('utf8').split('\n').filter(Boolean)) };
+  return new Set(refs.toString('utf8').split('\n').filter(Boolean));
 }
 
 export interface SideStateChange {

@@ -26,6 +26,14 @@ const HARDENING = [
   'gc.auto=0',
   '-c',
   'maintenance.auto=false',
+  // Git's "unchanged" shortcut compares stat data; these keep every field in that comparison
+  // (a write always moves ctime), whatever the user's config says. See touched-set.ts.
+  '-c',
+  'core.trustctime=true',
+  '-c',
+  'core.checkStat=default',
+  '-c',
+  'core.ignoreStat=false',
   '--no-pager',
   '--literal-pathspecs',
   // Replace refs would let a builder swap the content git shows for base_commit.
@@ -112,7 +120,12 @@ export class Git {
     return copy;
   }
 
-  /** Runs git; resolves with the exit code whatever it is (spawn failures become code 127). */
+  /**
+   * Runs git; resolves with the exit code whatever it is (spawn failures become code 127).
+   * Hand-rolled, not simple-git: simple-git takes no stdin, no byte cap, no binary stdout and no
+   * stream to a file, drops GIT_* variables it was not told about, and costs 1.65x this spawn's
+   * CPU per call (bench/git-port.mjs; docs/performance.md).
+   */
   run(args: readonly string[], call: GitCall = {}): Promise<GitResult> {
     return new Promise((resolve) => {
       const child = spawn('git', [...HARDENING, ...args], {

@@ -61,8 +61,16 @@ async function identityOf(path: string): Promise<string | null> {
 export async function guardWorkspace(
   paths: WorkspacePaths,
   skip: readonly string[] = [],
+  /** The current run's history folder: the only one of history's runs that is watched. */
+  historyRun: string | null = null,
 ): Promise<ProtectedGuard> {
   // History can be large and is only ever appended to: fingerprint it, keep the bytes of the rest.
+  // Earlier runs' folders are not walked (issue 17: thousands of them made every tick slower);
+  // what they hold is a record for humans, never read back to decide anything.
+  const earlierRun = (p: string) =>
+    isInside(p, paths.historyDir) &&
+    p !== paths.historyDir &&
+    !(historyRun !== null && isInside(p, historyRun));
   const roots: SnapshotRoot[] = [
     {
       path: paths.dir,
@@ -70,7 +78,7 @@ export async function guardWorkspace(
       keepContent: (p) => !isInside(p, paths.historyDir),
       // Files the runner itself writes while the agent runs (the caller names them) are skipped,
       // with their atomic-write temp files; nothing else in the workspace may change.
-      skip: (p) => skip.some((s) => isInside(p, s) || isTempOf(p, s)),
+      skip: (p) => earlierRun(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
     },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };

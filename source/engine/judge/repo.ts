@@ -15,11 +15,47 @@ export interface RepoFacts {
 export type RepoRead = { ok: true; facts: RepoFacts } | { ok: false; detail: string };
 
 export async function readRepoFacts(git: Git, expectedRoot: string): Promise<RepoRead> {
+  // The usual case in one process; any failure (no repository, no commit yet, an ambiguous name)
+  // takes the step-by-step path below, which says which one it was.
+  const all = await git.run([
+    'rev-parse',
+    '--show-toplevel',
+    '--absolute-git-dir',
+    '--git-common-dir',
+    'HEAD^{commit}',
+    '--symbolic-full-name',
+    'HEAD',
+  ]);
+  const lines = all.stdout.toString('utf8').trim().split('\n');
+  if (all.code === 0 && lines.length === 5 && /^[0-9a-f]{40,64}$/.test(lines[3] ?? '')) {
+    const [top = '', gitDir = '', common = '', head = '', symbolic = ''] = lines;
+    return factsFrom(expectedRoot, top, gitDir, common, head, symbolic === 'HEAD' ? null : symbolic);
+  }
   const where = await git.run(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']);
   if (where.code !== 0)
     return { ok: false, detail: `not a git repository: ${where.stderr.trim().split('\n')[0] ?? ''}` };
   const [top, gitDir, common] = where.stdout.toString('utf8').trim().split('\n');
   if (!top || !gitDir || !common) return { ok: false, detail: 'git rev-parse gave no repository paths' };
+  const head = await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
+  const symbolic = await git.run(['symbolic-ref', '-q', 'HEAD']);
+  return factsFrom(
+    expectedRoot,
+    top,
+    gitDir,
+    common,
+    head.code === 0 ? head.stdout.toString('utf8').trim() : null,
+    symbolic.code === 0 ? symbolic.stdout.toString('utf8').trim() : null,
+  );
+}
+
+async function factsFrom(
+  expectedRoot: string,
+  top: string,
+  gitDir: string,
+  common: string,
+  head: string | null,
+  branchRef: string | null,
+): Promise<RepoRead> {
   const root = await realpath(top);
   const wanted = await realpath(expectedRoot);
   if (root !== wanted) {
@@ -28,18 +64,15 @@ export async function readRepoFacts(git: Git, expectedRoot: string): Promise<Rep
       detail: `${wanted} is inside the repository ${root}; run relais at the repository root`,
     };
   }
-  const head = await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
-  if (head.code !== 0)
-    return { ok: false, detail: 'HEAD does not name a commit; make an initial commit first' };
-  const symbolic = await git.run(['symbolic-ref', '-q', 'HEAD']);
+  if (!head) return { ok: false, detail: 'HEAD does not name a commit; make an initial commit first' };
   return {
     ok: true,
     facts: {
       root,
       gitDir: await realpath(gitDir),
       commonDir: await realpath(resolve(root, common)),
-      head: head.stdout.toString('utf8').trim(),
-      branchRef: symbolic.code === 0 ? symbolic.stdout.toString('utf8').trim() : null,
+      head,
+      branchRef,
     },
   };
 }
@@ -77,8 +110,11 @@ function includeTarget(value: string, includingFile: string, home: string): stri
   return isAbsolute(value) ? value : resolve(dirname(includingFile), value);
 }
 
-/** Status lines of the worktree (tracked changes and untracked files; ignored files excluded). */
-export async function worktreeStatus(git: Git): Promise<string[]> {
+/**
+ * Status lines of the worktree (tracked changes and untracked files; ignored files excluded),
+ * for the whole tree or, given `paths`, for those paths only (literal pathspecs).
+ */
+export async function worktreeStatus(git: Git, paths?: readonly string[]): Promise<string[]> {
   const status = await git.ok([
     'status',
     '--porcelain=v1',
@@ -86,6 +122,7 @@ export async function worktreeStatus(git: Git): Promise<string[]> {
     '--untracked-files=all',
     '--no-renames',
     '--ignore-submodules=dirty',
+    ...(paths ? ['--', ...paths] : []),
   ]);
   return splitNul(status);
 }

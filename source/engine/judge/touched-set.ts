@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Git, splitNul } from './git.js';
 import type { IgnoredChange } from './ignored-files.js';
+import { type IndexCopy, writeIndexCopy } from './index-copy.js';
 import type { ProtectedChange } from './protected-files.js';
 
 /**
@@ -13,6 +14,10 @@ import type { ProtectedChange } from './protected-files.js';
  * Git-visible changes are staged into a temporary index built from base_commit, so one `diff
  * --cached` gives exact statuses and line counts (new files and binaries included), the patch for
  * history, and later the exact tree to commit: what was judged is what gets committed.
+ *
+ * When the index as it was before BUILD is known (index-copy.ts), the temporary index starts from
+ * it instead of from `read-tree base`, and one `git status` pass through it finds the candidates:
+ * git compares stat data first, so the cost follows what changed, not the repository's size.
  */
 
 export type TouchStatus = 'added' | 'modified' | 'deleted' | 'typechange';
@@ -34,6 +39,8 @@ export interface JudgeIndex {
   /** GIT_INDEX_FILE holding base_commit plus every git-visible change. */
   readonly file: string;
   readonly env: Record<string, string>;
+  /** Started from the pre-build `.git/index` (stat data and all), not from `read-tree base`. */
+  readonly fromWorktreeIndex?: boolean;
   dispose(): Promise<void>;
 }
 
@@ -49,12 +56,13 @@ export async function computeTouchedSet(
   protectedChanges: readonly ProtectedChange[],
   /** Paths git diff cannot be trusted for (index flags): staged from the worktree regardless. */
   flaggedPaths: readonly string[] = [],
+  /** The index as it was right before BUILD (see index-copy.ts); null: start from base_commit. */
+  indexBefore: IndexCopy | null = null,
 ): Promise<TouchedSet> {
-  const index = await createJudgeIndex(git, base);
+  const index = await createJudgeIndex(git, base, indexBefore);
   try {
-    const candidates = [
-      ...new Set([...(await gitVisibleCandidates(git, base)), ...(await stageable(git, base, flaggedPaths))]),
-    ].sort();
+    const visible = indexBefore ? await statusCandidates(git, index) : await gitVisibleCandidates(git, base);
+    const candidates = [...new Set([...visible, ...(await stageable(git, base, flaggedPaths))])].sort();
     if (candidates.length > 0) {
       await git.ok(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], {
         env: index.env,
@@ -93,12 +101,66 @@ function statusOf(change: 'created' | 'modified' | 'deleted'): TouchStatus {
   return change === 'created' ? 'added' : change;
 }
 
-async function createJudgeIndex(git: Git, base: string): Promise<JudgeIndex> {
+async function createJudgeIndex(git: Git, base: string, before: IndexCopy | null): Promise<JudgeIndex> {
   const dir = await mkdtemp(join(tmpdir(), 'relais-judge-'));
   const file = join(dir, 'index');
   const env = { GIT_INDEX_FILE: file };
-  await git.ok(['read-tree', base], { env });
-  return { file, env, dispose: () => rm(dir, { recursive: true, force: true }) };
+  const dispose = () => rm(dir, { recursive: true, force: true });
+  try {
+    if (before) await writeIndexCopy(before, file);
+    else await git.ok(['read-tree', base], { env });
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  return { file, env, fromWorktreeIndex: before !== null, dispose };
+}
+
+/**
+ * Every path `git status` reports through the pre-build index: tracked paths whose worktree file
+ * differs from that index, paths where that index differs from HEAD, and untracked files.
+ *
+ * Why this cannot miss a change against base_commit: preflight proved the index equal to base
+ * (no staged change) right before BUILD, and this index is that one, byte for byte, so a path
+ * whose worktree file differs from base differs from this index; git reports it unless the stat
+ * data still matches, which a write cannot arrange: every write moves ctime, and the hardening
+ * pins core.trustctime, core.checkStat and core.ignoreStat, while an entry not older than the
+ * index file is compared by content (racy git; writeIndexCopy keeps the original mtime). Entries
+ * git skips by flag (assume-unchanged, skip-worktree) come in through `flaggedPaths`. Anything
+ * this index still differs from base in (a start that was not clean) is staged as it is and shows
+ * in `diff --cached base` all the same.
+ */
+async function statusCandidates(git: Git, index: JudgeIndex): Promise<string[]> {
+  const out = await git.ok(
+    [
+      // The untracked cache trusts folder mtimes, which a builder can set back: not used here.
+      '-c',
+      'core.untrackedCache=false',
+      'status',
+      '--porcelain=v2',
+      '-z',
+      '--untracked-files=all',
+      '--no-renames',
+      '--ignore-submodules=dirty',
+    ],
+    { env: index.env },
+  );
+  return parseStatusV2(out);
+}
+
+/** Paths of `status --porcelain=v2 -z` records (renames off, so one path per record). */
+export function parseStatusV2(out: Buffer): string[] {
+  const paths: string[] = [];
+  for (const record of splitNul(out)) {
+    const kind = record[0];
+    // Field counts before the path: ordinary 8, unmerged 10, untracked and ignored 1.
+    const fields = kind === '1' ? 8 : kind === 'u' ? 10 : kind === '?' || kind === '!' ? 1 : -1;
+    if (fields < 0) throw new Error(`unexpected git status record: ${record.slice(0, 80)}`);
+    let at = 0;
+    for (let i = 0; i < fields; i++) at = record.indexOf(' ', at) + 1;
+    if (kind !== '!') paths.push(record.slice(at));
+  }
+  return paths;
 }
 
 /** Paths that differ from base in the worktree (committed or not) plus untracked files. */
@@ -128,23 +190,24 @@ async function stageable(git: Git, base: string, paths: readonly string[]): Prom
 }
 
 async function stagedChanges(git: Git, base: string, index: JudgeIndex): Promise<TouchedFile[]> {
-  const common = ['diff', '--cached', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', base];
-  const [rawOut, numstatOut] = await Promise.all([
-    git.ok([...common.slice(0, 2), '--raw', ...common.slice(2)], { env: index.env }),
-    git.ok([...common.slice(0, 2), '--numstat', ...common.slice(2)], { env: index.env }),
-  ]);
+  // One process for both formats: git prints every raw record, then every numstat record.
+  const out = await git.ok(
+    ['diff', '--cached', '--raw', '--numstat', '-z', '--no-renames', '--no-ext-diff', '--no-textconv', base],
+    { env: index.env },
+  );
   // -z raw: ":oldmode newmode oldsha newsha status" then the path, as two fields.
   const statuses = new Map<string, TouchStatus>();
   const gitlinks = new Set<string>();
-  const rawFields = splitNul(rawOut);
-  for (let i = 0; i + 1 < rawFields.length; i += 2) {
-    const [, newMode = '', , , letter = 'M'] = (rawFields[i] as string).slice(1).split(' ');
-    const path = rawFields[i + 1] as string;
+  const fields = splitNul(out);
+  let i = 0;
+  for (; i + 1 < fields.length && (fields[i] as string).startsWith(':'); i += 2) {
+    const [, newMode = '', , , letter = 'M'] = (fields[i] as string).slice(1).split(' ');
+    const path = fields[i + 1] as string;
     statuses.set(path, letterStatus(letter));
     if (newMode === '160000') gitlinks.add(path);
   }
   const files: TouchedFile[] = [];
-  for (const record of splitNul(numstatOut)) {
+  for (const record of fields.slice(i)) {
     // -z numstat: "added\tdeleted\tpath" per record when renames are off.
     const [added = '0', deleted = '0', ...rest] = record.split('\t');
     const path = rest.join('\t');

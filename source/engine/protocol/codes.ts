@@ -1,5 +1,5 @@
 /**
- * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions DESIGN.md allows).
+ * The single enum of outcome codes (seed 000 §3.3 `code`, plus the additions docs/ARCHITECTURE.md allows).
  * Every code carries its verdict and a one-line remediation, used by REPORT.md, BLOCKED.json and
  * every front end, so a human always learns what to do next.
  */
@@ -106,6 +106,11 @@ const codeTable = {
     remediation:
       'In milestone mode the orchestrator moved to another milestone, so the loop stopped before building anything. Review the milestone, then run `relais loop` again (or use --mode autonomous).',
   },
+  STOP_PLAN_REPEATED: {
+    verdict: 'stop',
+    remediation:
+      'The orchestrator proposed again a plan that already failed for this task (same task fingerprint); the runner refused it before building. Answer the question with a different approach, or change the task in specs/TASKS.md.',
+  },
   STOP_INTERRUPTED: {
     verdict: 'stop',
     remediation:
@@ -154,7 +159,7 @@ const codeTable = {
   BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED: {
     verdict: 'blocked',
     remediation:
-      'relais/history exceeds history.max_mb. Delete or archive old run folders under relais/history, or raise history.max_mb.',
+      'relais/history is above history.max_mb and an old run folder could not be deleted (see detail). Fix its permissions or remove it by hand, or raise history.max_mb.',
   },
   BLOCKED_MISSING_CONFIG: {
     verdict: 'blocked',

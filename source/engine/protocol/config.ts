@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { codexCliSchema, cycleSectionSchema } from './cycle-policy.js';
 
 /**
- * relais.config.json (seed 000 §2, with DESIGN.md's per-role `agents`). Every object is strict so a
+ * relais.config.json (seed 000 §2, with docs/ARCHITECTURE.md's per-role `agents`). Every object is strict so a
  * typo is reported by name instead of being ignored; every section has defaults so a minimal file
  * works. `prefault` runs the defaults through the schema, so nested defaults apply too.
  */
@@ -21,8 +21,15 @@ const glob = z.string().min(1).max(200);
 
 const argvWord = z.string().max(4000);
 
+/**
+ * Who plays a role (docs/ARCHITECTURE.md: `agents.<role> = { provider, model }`): Claude Code, Codex
+ * (`codex_cli`) or the external driver (`builder.cursor`), for any role in any engine.
+ */
+export const AGENT_PROVIDERS = ['claude', 'codex', 'external'] as const;
+export type AgentProvider = (typeof AGENT_PROVIDERS)[number];
+
 const agentRole = z.strictObject({
-  provider: z.enum(['claude']).default('claude'),
+  provider: z.enum(AGENT_PROVIDERS).default('claude'),
   model: z.string().min(1).max(120),
   fallback_model: z.string().min(1).max(120).nullable().default(null),
 });
@@ -409,6 +416,14 @@ export const configSchema = z
         path: ['builder', 'cursor', 'output_file'],
         message: `the driver's output file must be inside the workspace (${config.workspace_dir}/), where git does not see it`,
       });
+    }
+    for (const [role, agent] of Object.entries(config.agents)) {
+      if (agent.provider === 'external' && !driver)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['agents', role, 'provider'],
+          message: `provider "external" needs a builder.cursor driver (command, args, timeout_seconds, output_file)`,
+        });
     }
   });
 

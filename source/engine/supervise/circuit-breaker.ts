@@ -92,9 +92,8 @@ export class CircuitBreaker {
   /** A stagnation warning stands among the attempts: only a completed task answers it. */
   private stagnating = false;
   private lineCount = 0;
-  private repeatHash: string | null = null;
-  /** Line numbers of the consecutive copies of the current error. */
-  private repeatLines: number[] = [];
+  /** The error lines among the last WINDOW lines of output: their line number and hash. */
+  private recentErrors: Array<{ line: number; hash: string }> = [];
 
   constructor(
     private readonly config: BreakerConfig,
@@ -139,7 +138,7 @@ export class CircuitBreaker {
     this.outputLimit = this.outputBytes + this.config.maxOutputBytes;
     return this.trigger(
       'output_size',
-      `output size above ${Math.round(this.config.maxOutputBytes / 1024)} KB`,
+      `output size ${this.outputBytes} bytes in this run; threshold ${this.config.maxOutputBytes} bytes, max_output_size`,
     );
   }
 
@@ -192,19 +191,23 @@ export class CircuitBreaker {
     if (this.state === 'open' || this.state === 'paused') return null;
     const now = this.now();
     const inactivity = this.testsRunning ? this.config.testInactivityMs : this.config.inactivityMs;
+    // Issue 15: what it saw and the threshold, in the config's unit (seconds), never rounded to 0 min.
     if (now - this.lastActivity >= inactivity) {
+      const silent = now - this.lastActivity;
       this.lastActivity = now;
+      const which = this.testsRunning ? 'test_inactivity_timeout' : 'inactivity_timeout';
       return this.trigger(
         'inactivity',
-        `inactivity detected (${Math.round(inactivity / 1000)}s without output)`,
+        `inactivity detected (${seconds(silent)} without output; threshold ${seconds(inactivity)}, ${which})`,
       );
     }
     const stagnation = this.config.stagnationMs;
     if (stagnation !== null && now - this.lastCompletion >= stagnation) {
+      const since = now - this.lastCompletion;
       this.lastCompletion = now;
       return this.trigger(
         'stagnation',
-        `task stagnation (no task completed in ${Math.round(stagnation / 60000)} min)`,
+        `task stagnation (no task completed in ${seconds(since)}; threshold ${seconds(stagnation)}, task_stagnation_timeout)`,
       );
     }
     return null;
@@ -224,26 +227,27 @@ export class CircuitBreaker {
 
   /**
    * Lines compared without what changes between two identical failures: times, numbers, hex ids.
-   * Consecutive: the same error again with no other error between, and all the copies that count
-   * within the last WINDOW lines of output (a copy WINDOW lines before the current one is out).
+   * Issue 15: the trigger counts copies of one error, not repetition in general, and not only
+   * back-to-back copies: a two-line npm error printed again and again alternates its two lines,
+   * and each of them comes back. Lines that are no errors (editing the same file, re-running a
+   * passing test) never count. All the copies that count lie within the last WINDOW lines.
    */
   private checkRepeat(line: string): BreakerEvent | null {
     const normalized = normalize(line);
     if (!normalized) return null;
     this.lineCount++;
+    const oldest = this.lineCount - WINDOW + 1;
+    this.recentErrors = this.recentErrors.filter((e) => e.line >= oldest);
     // Judged on the line as written: normalizing first would turn "0 errors" into "# errors".
     if (!isErrorLine(line)) return null;
     const hash = createHash('sha1').update(normalized).digest('hex');
-    if (hash !== this.repeatHash) this.repeatLines = [];
-    this.repeatHash = hash;
-    const oldest = this.lineCount - WINDOW + 1;
-    this.repeatLines = [...this.repeatLines.filter((n) => n >= oldest), this.lineCount];
-    if (this.repeatLines.length < this.config.maxRepeatedErrors) return null;
-    this.repeatLines = [];
-    this.repeatHash = null;
+    this.recentErrors.push({ line: this.lineCount, hash });
+    const copies = this.recentErrors.filter((e) => e.hash === hash).length;
+    if (copies < this.config.maxRepeatedErrors) return null;
+    this.recentErrors = [];
     return this.trigger(
       'repeated_error',
-      `same error repeated ${this.config.maxRepeatedErrors} times: ${normalized.slice(0, 120)}`,
+      `same error seen ${copies} times within ${WINDOW} lines (threshold ${this.config.maxRepeatedErrors}): ${normalized.slice(0, 120)}`,
     );
   }
 
@@ -267,6 +271,11 @@ export class CircuitBreaker {
       maxAttempts: this.config.maxAttempts,
     };
   }
+}
+
+/** A duration as the config writes it: whole seconds (`90s`, floored), never rounded to another unit. */
+function seconds(ms: number): string {
+  return `${Math.floor(ms / 1000)}s`;
 }
 
 /** Drops timestamps, line:column numbers and other digits, so two copies of one error match. */

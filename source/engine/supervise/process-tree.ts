@@ -77,6 +77,20 @@ function statFields(pid: number): string[] | null {
   }
 }
 
+/**
+ * Blocks until every pid is dead (gone, or a zombie nobody needs to wait for), at most `maxMs`.
+ * For the forced exit only (a second Ctrl-C), which cannot await: SIGKILL is delivered when the
+ * target next runs, and on a loaded machine that can be after our own exit, so a process seen
+ * right after the exit could still be running (issue 15: the flaky second SIGINT of relais loop).
+ */
+export function waitUntilDeadSync(pids: readonly number[], maxMs: number): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const deadline = Date.now() + maxMs;
+  const living = () =>
+    pids.filter((pid) => statFields(pid)?.[0] !== undefined && statFields(pid)?.[0] !== 'Z');
+  while (living().length > 0 && Date.now() < deadline) Atomics.wait(pause, 0, 0, 5);
+}
+
 /** Start time of a process in clock ticks (field 22 of /proc/<pid>/stat), or null off Linux. */
 export function processStartTicks(pid: number): string | null {
   return statFields(pid)?.[19] ?? null;
@@ -120,4 +134,20 @@ export class TreeWatch {
   stop(): void {
     clearInterval(this.timer);
   }
+}
+
+/** CPU time (clock ticks) of the agent's child processes: its tools at work, on Linux. */
+export function toolCpuTicks(pgid: number): number {
+  let total = 0;
+  for (const pid of descendantsOf(pgid)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // utime and stime are fields 14 and 15 of /proc/<pid>/stat (11 and 12 after the name).
+      total += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }

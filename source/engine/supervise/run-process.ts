@@ -4,7 +4,7 @@ import { bwrapArgs, scratchEnv } from '../sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
-import { descendantsOf, groupHasMembers, signalTree, TreeWatch } from './process-tree.js';
+import { descendantsOf, groupHasMembers, signalTree, TreeWatch, waitUntilDeadSync } from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (DESIGN style rule 4), on execa: argv only (never a
@@ -56,9 +56,19 @@ export interface ProcessResult {
 /** Process groups of children still running, for a forced exit that cannot wait (second Ctrl-C). */
 const liveGroups = new Set<number>();
 
+/** Longest a forced exit waits for the killed processes to be dead. */
+const FORCED_KILL_WAIT_MS = 2000;
+
 export function killAllChildrenNow(): void {
-  for (const pgid of liveGroups) signalTree(pgid, descendantsOf(pgid), 'SIGKILL');
+  const killed: number[] = [];
+  for (const pgid of liveGroups) {
+    const tree = [pgid, ...descendantsOf(pgid)];
+    signalTree(pgid, tree, 'SIGKILL');
+    killed.push(...tree);
+  }
   liveGroups.clear();
+  // Deterministic: the forced exit returns only once the tree it killed is really dead.
+  waitUntilDeadSync(killed, FORCED_KILL_WAIT_MS);
 }
 
 const DEFAULT_MAX_LINE = 1024 * 1024;

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { runDriver } from '../agents/external/run-driver.js';
 import { findExecutable } from '../agents/find-executable.js';
+import { questionOf } from '../agents/needs-input.js';
 import { applyPatch, pathsGitSees } from '../agents/patch/apply-patch.js';
 import { validatePatch } from '../agents/patch/validate-patch.js';
 import { type BuilderResult, builderResultSchema } from '../protocol/builder-result.js';
@@ -28,6 +29,11 @@ export interface BuildOutcome {
   readonly result: BuilderResult | null;
   /** Why the builder's answer is not a valid builder_result, when it is not. */
   readonly invalidReason: string | null;
+  /**
+   * The builder answered with a question for the human instead of its result (issue 15): the
+   * workflow raises the question gate rather than retrying STOP_BUILDER_OUTPUT_INVALID.
+   */
+  readonly question?: string | null;
 }
 
 export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
@@ -105,7 +111,7 @@ function judgeClaim(costUsd: number, text: string): BuildOutcome {
   const parsed = parseModelJson(text, builderResultSchema);
   return parsed.ok
     ? { costUsd, failure: null, result: parsed.value, invalidReason: null }
-    : { costUsd, failure: null, result: null, invalidReason: parsed.reason };
+    : { costUsd, failure: null, result: null, invalidReason: parsed.reason, question: questionOf(text) };
 }
 
 /** PR4: refused before git runs unless every path passes; then git's own reading is checked too. */

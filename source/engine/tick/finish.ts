@@ -126,6 +126,7 @@ function announce(
     control: record.control,
     milestone: state?.milestone_id ?? null,
     budgetWarning: state?.budget_warning ?? false,
+    builderQuestion: record.builder.outcome?.question ?? null,
     spent: {
       ticks: record.orchestrator.calls > 0 ? 1 : 0,
       calls: record.orchestrator.calls + record.builder.calls,

@@ -1,12 +1,18 @@
 import { homedir } from 'node:os';
 import type { Git } from '../judge/git.js';
-import { type GitSideState, readGitSideState, sideStateChange } from '../judge/git-side-state.js';
+import {
+  type GitSideState,
+  readGitSideStateAgain,
+  readGitSideStateOf,
+  sideStateChange,
+} from '../judge/git-side-state.js';
 import {
   diffIgnored,
   type IgnoredSnapshot,
   ignoredBlindSpots,
   snapshotIgnored,
 } from '../judge/ignored-files.js';
+import { type IndexCopy, keepIndexCopy } from '../judge/index-copy.js';
 import { damagedObjects, type ObjectSnapshot, snapshotObjects } from '../judge/object-guard.js';
 import {
   checkAndRestore,
@@ -35,6 +41,8 @@ export interface BuildGuards {
   readonly workspaceGuard: ProtectedGuard;
   readonly ignoredBefore: IgnoredSnapshot;
   readonly sideBefore: GitSideState;
+  /** `.git/index` right before BUILD (null when it cannot be used alone, e.g. a split index). */
+  readonly indexBefore: IndexCopy | null;
   /** Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused. */
   readonly objectsBefore: ObjectSnapshot;
   readonly refsBefore: RefsSnapshot;
@@ -52,19 +60,24 @@ export async function takeBuildGuards(
   env: NodeJS.ProcessEnv,
   beforeWorkspace: (guards: Omit<BuildGuards, 'workspaceGuard'>) => Promise<void>,
   workspaceSkip: readonly string[] = [],
+  /** The run's own history folder, watched with the workspace (earlier runs are not). */
+  historyRun: string | null = null,
 ): Promise<BuildGuards> {
   const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
+  const gitGuard = await guardGitControlFiles(setup.facts, origins, env);
+  const indexBefore = await keepIndexCopy(setup.facts.gitDir);
   const early = {
-    gitGuard: await guardGitControlFiles(setup.facts, origins, env),
-    sideBefore: await readGitSideState(setup.git),
+    gitGuard,
+    sideBefore: await readGitSideStateOf(setup.git, indexBefore),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
+    indexBefore,
     objectsBefore: await snapshotObjects(setup.git, setup.facts.commonDir),
     refsBefore: await snapshotRefs(setup.facts),
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,
   };
   await beforeWorkspace(early);
-  return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip) };
+  return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip, historyRun) };
 }
 
 export interface JudgeOutcome {
@@ -98,14 +111,16 @@ export async function judgeChanges(
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
   const headMoved = await headMovement(git, facts);
   const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore);
-  const side = await readGitSideState(git);
+  const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   const hidden = sideStateChange(guards.sideBefore, side);
   const touched = await computeTouchedSet(
     git,
     facts.head,
     ignored,
     [...workspace.changes, ...gitControl.changes],
-    [...side.flagged.keys()],
+    // Flags of the index the judge starts from (before BUILD) and of the one git has now.
+    [...new Set([...guards.sideBefore.flagged.keys(), ...side.flagged.keys()])],
+    guards.indexBefore,
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
   const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs);
@@ -159,14 +174,24 @@ export function effectiveScopeFor(setup: TickSetup, task: Task): EffectiveScope 
 
 /** A4 row 9: HEAD switched branch, or the branch no longer contains base_commit. */
 async function headMovement(git: Git, facts: RepoFacts): Promise<string | null> {
-  const symbolic = await git.run(['symbolic-ref', '-q', 'HEAD']);
-  const branchNow = symbolic.code === 0 ? symbolic.stdout.toString('utf8').trim() : null;
+  // Both facts in one process when HEAD names a commit; otherwise one question at a time.
+  const both = await git.run(['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD']);
+  const [commit = '', name = ''] = both.stdout.toString('utf8').trim().split('\n');
+  const quick = both.code === 0 && /^[0-9a-f]{40,64}$/.test(commit) && name !== '';
+  const symbolic = quick ? null : await git.run(['symbolic-ref', '-q', 'HEAD']);
+  const branchNow = symbolic
+    ? symbolic.code === 0
+      ? symbolic.stdout.toString('utf8').trim()
+      : null
+    : name === 'HEAD'
+      ? null
+      : name;
   if (branchNow !== facts.branchRef) {
     return `HEAD moved from ${facts.branchRef ?? 'a detached HEAD'} to ${branchNow ?? 'a detached HEAD'}`;
   }
-  const head = (await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'])).stdout
-    .toString('utf8')
-    .trim();
+  const head = quick
+    ? commit
+    : (await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'])).stdout.toString('utf8').trim();
   if (!head) return 'HEAD no longer names a commit';
   if (head === facts.head) return null;
   const ancestor = await git.run(['merge-base', '--is-ancestor', facts.head, head]);

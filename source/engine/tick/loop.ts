@@ -1,6 +1,7 @@
 import type { EngineBus } from '../events.js';
 import type { RunTotals } from '../workspace/ledger.js';
-import { reportInterruption, runTick, type TickOptions, type TickResult } from './run-tick.js';
+import { runTickWaitingOutLimits } from './limit-waits.js';
+import { reportInterruption, type TickOptions, type TickResult } from './run-tick.js';
 
 /**
  * `relais loop` (seed 001 PR2): ticks until something says stop. Preflight runs before every tick
@@ -47,7 +48,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     }
     if (options.maxTicks !== null && ticks >= options.maxTicks)
       return end('success', `--max-ticks ${options.maxTicks} reached`);
-    const result = await runTick({
+    // A usage limit is waited out inside (issue 15): never a stop of the loop.
+    const result = await runTickWaitingOutLimits({
       ...options,
       command: 'loop',
       // Milestone mode holds to the ledger's milestone (a fresh ledger adopts the first task's).

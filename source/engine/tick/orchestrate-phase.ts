@@ -86,12 +86,17 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     setup.config.scope.default_allowed_globs,
     splitNul(await setup.git.ok(['ls-files', '-z'])),
   );
-  if (fence.excluded.length > 0) {
-    // Issue 21 item 4: refused before the builder is paid for; the fix is in the config.
+  if (fence.excluded.length === outcome.task.scope.allowed_globs.length) {
+    // Issue 21 item 4: nothing the task may touch is inside the fence. Refused before the builder
+    // is paid for; the fix is in the config.
     record.code = 'STOP_SCOPE_OUTSIDE_CONFIG';
     record.detail = `the task's scope ${fence.excluded.join(', ')} lies outside scope.default_allowed_globs in relais.config.json; effective fence: ${fence.effective}`;
     return null;
   }
+  if (fence.excluded.length > 0)
+    record.warnings.push(
+      `task globs ${fence.excluded.join(', ')} lie outside scope.default_allowed_globs; effective fence: ${fence.effective}`,
+    );
   return outcome.task;
 }
 

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
@@ -9,13 +8,14 @@ import type { RelaisConfig } from '../protocol/config.js';
 import { inflightSchema } from '../protocol/inflight.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
+import { missingAgentCommand } from '../session/agent-check.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
   removeStaleTmpFiles,
 } from '../workspace/crash-recovery.js';
-import { folderSizeBytes } from '../workspace/history.js';
+import { rotateHistory } from '../workspace/history.js';
 import {
   capsReached,
   describeShortfall,
@@ -56,7 +56,7 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
-  const loaded = await loadConfig(root);
+  const loaded = await loadConfig(root, env);
   if (!loaded.ok) {
     const hint = loaded.problem === 'missing' ? ' (run `relais init` at the repository root)' : '';
     return {
@@ -99,7 +99,13 @@ async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promis
 }
 
 export type StartCheck =
-  | { ok: true; state: WorkspaceState; removedTmp: string[]; agentCommand: string }
+  | {
+      ok: true;
+      state: WorkspaceState;
+      removedTmp: string[];
+      /** History run folders deleted to stay under history.max_mb (oldest first). */
+      prunedHistory: string[];
+    }
   | { ok: false; block: Block; state: WorkspaceState | null };
 
 /**
@@ -123,13 +129,20 @@ export async function checkStartConditions(
     };
   const needs = await startNeeds(setup, env);
   if (!needs.ok) return { ok: false, block: needs.block, state: null };
-  const early = (await dirtyRow(setup, sideEffects)) ?? (await historyRow(setup));
-  if (early) return { ok: false, block: early, state: null };
+  const dirty = await dirtyRow(setup, sideEffects);
+  if (dirty) return { ok: false, block: dirty, state: null };
+  const history = await historyRow(setup, sideEffects);
+  if (history.block) return { ok: false, block: history.block, state: null };
   const crash = await crashRow(setup, sideEffects);
   if (!crash.ok) return { ok: false, block: crash.block, state: null };
   const budget = budgetRow(setup, crash.state, runCaps);
   if (budget) return { ok: false, block: budget, state: crash.state };
-  return { ok: true, state: crash.state, removedTmp: crash.removedTmp, agentCommand: needs.agentCommand };
+  return {
+    ok: true,
+    state: crash.state,
+    removedTmp: crash.removedTmp,
+    prunedHistory: history.removed,
+  };
 }
 
 /**
@@ -143,15 +156,27 @@ async function dirtyRow(setup: TickSetup, sideEffects: boolean): Promise<Block |
   return dirty ? { code: 'BLOCKED_DIRTY_WORKTREE', detail: dirty } : null;
 }
 
-/** Row 5: history above its cap. */
-async function historyRow({ config, paths }: TickSetup): Promise<Block | null> {
-  if (!config.history.enabled) return null;
-  const bytes = await folderSizeBytes(paths.historyDir);
-  if (bytes <= config.history.max_mb * 1024 * 1024) return null;
-  const mb = (bytes / 1024 / 1024).toFixed(1);
+/**
+ * Row 5: history above its cap. The oldest runs are deleted until it fits (issue 17: history
+ * rotates, never blocking); only a folder that cannot be deleted still blocks. Without side
+ * effects nothing is deleted and nothing blocks: the next run would rotate.
+ */
+async function historyRow(
+  { config, paths }: TickSetup,
+  sideEffects: boolean,
+): Promise<{ block: Block | null; removed: string[] }> {
+  if (!config.history.enabled) return { block: null, removed: [] };
+  const cap = config.history.max_mb * 1024 * 1024;
+  const rotation = await rotateHistory(paths, cap, sideEffects);
+  if (rotation.bytes <= cap || rotation.failed.length === 0)
+    return { block: null, removed: rotation.removed };
+  const mb = (rotation.bytes / 1024 / 1024).toFixed(1);
   return {
-    code: 'BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED',
-    detail: `${paths.relDir}/history holds ${mb} MB > history.max_mb ${config.history.max_mb}`,
+    block: {
+      code: 'BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED',
+      detail: `${paths.relDir}/history holds ${mb} MB > history.max_mb ${config.history.max_mb} and ${rotation.failed.length} old run folder(s) could not be deleted: ${rotation.failed.slice(0, 3).join(', ')}`,
+    },
+    removed: rotation.removed,
   };
 }
 
@@ -210,7 +235,7 @@ function budgetRow(
 async function startNeeds(
   setup: TickSetup,
   env: NodeJS.ProcessEnv,
-): Promise<{ ok: true; agentCommand: string } | { ok: false; block: Block }> {
+): Promise<{ ok: true } | { ok: false; block: Block }> {
   const { config, paths } = setup;
   const root = setup.facts.root;
   const missingPrompts = TICK_PROMPT_FILE_NAMES.filter((name) => !existsSync(join(paths.promptsDir, name)));
@@ -225,17 +250,12 @@ async function startNeeds(
   }
   const refused = sandboxRefusal(setup.sandbox);
   if (refused) return { ok: false, block: refused };
-  const agentCommand = await findExecutable(config.claude_code_cli.command, env, root);
-  if (!agentCommand) {
-    return {
-      ok: false,
-      block: {
-        code: 'BLOCKED_AGENT_CLI_MISSING',
-        detail: `claude_code_cli.command "${config.claude_code_cli.command}" was not found (PATH or path)`,
-      },
-    };
+  // The agent CLI of each role a tick runs (agents.orchestrator and agents.builder).
+  for (const role of ['orchestrator', 'builder'] as const) {
+    const missing = await missingAgentCommand(config, role, env, root);
+    if (missing) return { ok: false, block: { code: 'BLOCKED_AGENT_CLI_MISSING', detail: missing } };
   }
-  return { ok: true, agentCommand };
+  return { ok: true };
 }
 
 async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Promise<string | null> {

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { claudeRunner } from '../agents/claude-code/run-claude.js';
+import type { AgentRunner } from '../agents/agent-run.js';
 import type { TickPhase } from '../events.js';
 import { effectiveFenceLine } from '../judge/config-fence.js';
 import { snapshotIgnored } from '../judge/ignored-files.js';
@@ -9,20 +8,20 @@ import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-file
 import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
+import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
-import { acquireLock } from '../workspace/lock.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
-import { type Block, checkStartConditions, loadSetup, type TickSetup } from './preflight.js';
+import { type Block, checkStartConditions } from './preflight.js';
 import { agentFile, clearInflight, markInflight, recordTickHead, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { ledgerEvent, TickLedger } from './tick-ledger.js';
-import { makeRunId, newTickRecord, type TickRecord } from './tick-record.js';
+import { newTickRecord, type TickRecord } from './tick-record.js';
 import { checkAfterVerify, verify } from './verify-phase.js';
 
 export type { TickOptions, TickResult } from './tick-context.js';
@@ -34,7 +33,7 @@ export type { TickOptions, TickResult } from './tick-context.js';
  */
 export async function runTick(options: TickOptions): Promise<TickResult> {
   const now = options.now ?? (() => new Date());
-  const record = newTickRecord(makeRunId(now(), randomBytes(3).toString('hex')), now());
+  const record = newTickRecord(newRunId(now()), now());
   const { bus } = options;
   bus.emit({
     type: 'run.started',
@@ -92,6 +91,12 @@ async function lockedTick(
       level: 'info',
       message: `removed ${start.removedTmp.length} stale .tmp file(s)`,
     });
+  if (start.prunedHistory.length > 0)
+    options.bus.emit({
+      type: 'log',
+      level: 'info',
+      message: `history above history.max_mb: removed the ${start.prunedHistory.length} oldest run folder(s)`,
+    });
 
   const maxMs = setup.config.runner.max_tick_seconds * 1000;
   const deadline = new AbortController();
@@ -106,14 +111,12 @@ async function lockedTick(
     ledger: new TickLedger(setup.paths, start.state, now, (state) =>
       options.bus.emit(ledgerEvent(state, setup.config.budgets.per_milestone)),
     ),
-    runner:
+    // Orchestrator and builder each run on their own role's provider (agents.<role>.provider);
+    // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
+    runner: (options.wrapRunner ?? ((r: AgentRunner) => r))(
       options.agentRunner?.(setup) ??
-      claudeRunner({
-        command: start.agentCommand,
-        extraEnv: setup.config.claude_code_cli.extra_env,
-        env: options.env,
-        sandbox: setup.sandbox,
-      }),
+        roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
+    ),
     signal: AbortSignal.any([options.signal, deadline.signal]),
     remainingMs: () => Math.max(1, deadlineAt - Date.now()),
     interruption: () =>
@@ -147,6 +150,12 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
     const task = await proposeTask(ctx);
     if (task === null) return await finish();
+    const refused = options.refusePlan?.(task) ?? null;
+    if (refused !== null) {
+      record.code = 'STOP_PLAN_REPEATED';
+      record.detail = refused;
+      return await finish();
+    }
 
     phase('BUILD');
     guards = await prepareBuild(ctx, task);
@@ -257,8 +266,12 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
     estimated_cost_usd: record.builder.costUsd,
     ...(task.builder.mode === 'patch' ? { patch_attempts: 1 } : {}),
   });
+  // The driver writes its answer during the build: in "cursor" mode, or as the builder's provider.
+  const drives =
+    task.builder.mode === 'cursor' ||
+    (task.builder.mode === 'claude_code' && setup.config.agents.builder.provider === 'external');
   const driverOutput =
-    task.builder.mode === 'cursor' && setup.config.builder.cursor
+    drives && setup.config.builder.cursor
       ? resolve(setup.facts.root, setup.config.builder.cursor.output_file)
       : null;
   // A result file left by an earlier tick must never pass for this one's.
@@ -283,6 +296,7 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
       }),
     // Written by the runner during the build (the agent's process group), or by the driver.
     [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : []), ...(options.runnerWrites ?? [])],
+    record.historyDir,
   );
 }
 
@@ -356,7 +370,7 @@ function firstStop(ctx: TickContext): { code: Code; detail: string } | null {
  */
 export async function reportInterruption(options: TickOptions, detail: string): Promise<void> {
   const now = options.now ?? (() => new Date());
-  const record = newTickRecord(makeRunId(now(), randomBytes(3).toString('hex')), now());
+  const record = newTickRecord(newRunId(now()), now());
   const loaded = await loadSetup(options.root, options.env);
   if (!loaded.ok) return;
   const lock = await acquireLock(loaded.setup.paths.lock, 'relais loop');

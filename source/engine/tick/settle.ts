@@ -32,6 +32,12 @@ export async function settle(
           commitMessage(task, ctx),
           (commit) => recordCommitInFlight(setup.paths, commit),
           verifiedTree,
+          // No verification command ran since the judge's full-tree pass: only the runner wrote
+          // since, so only the staged paths can differ from the commit (a stray process writing
+          // elsewhere leaves a dirty tree that the next preflight's full status refuses).
+          record.runs.length === 0
+            ? judge.touched.files.filter((f) => f.source === 'git').map((f) => f.path)
+            : undefined,
         );
         record.commit = committed.commit;
         record.notes.push(...committed.notes);

@@ -3,7 +3,8 @@ import type { EngineBus } from '../events.js';
 import type { VerificationIgnored } from '../judge/rollback.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
-import type { Control } from '../protocol/task.js';
+import type { BuildTask, Control } from '../protocol/task.js';
+import type { Clock } from '../supervise/clock.js';
 import type { RunTotals } from '../workspace/ledger.js';
 import type { TickSetup } from './preflight.js';
 import type { TickLedger } from './tick-ledger.js';
@@ -34,6 +35,16 @@ export interface TickOptions {
   readonly goal?: string;
   /** Run-wide caps of `relais loop`, checked in preflight with the per-milestone ones. */
   readonly runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null };
+  /**
+   * Checked on the orchestrator's task before anything is built: a reason to refuse it (a plan
+   * that already failed for this task, issue 15), or null. A refusal ends the tick
+   * STOP_PLAN_REPEATED.
+   */
+  readonly refusePlan?: (task: BuildTask) => string | null;
+  /** Wraps whichever agent runner the tick uses (usage-limit watching for `relais run` and `loop`). */
+  readonly wrapRunner?: (runner: AgentRunner) => AgentRunner;
+  /** Time for usage-limit waits between ticks; the real clock unless a test moves a fake one. */
+  readonly clock?: Clock;
 }
 
 export interface TickResult {
@@ -50,6 +61,8 @@ export interface TickResult {
   readonly budgetWarning: boolean;
   /** What this tick spent, for run-wide caps. */
   readonly spent: RunTotals;
+  /** The builder's question for the human, when it asked one instead of answering (issue 15). */
+  readonly builderQuestion: string | null;
 }
 
 /** Shared by the phases of one tick that holds the lock and passed preflight. */

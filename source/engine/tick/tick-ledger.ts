@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EngineEvent } from '../events.js';
+import type { LedgerUpdatedEvent } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { archivedMilestoneSchema, emptyLedger, type Ledger, type WorkspaceState } from '../protocol/state.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
@@ -64,7 +64,7 @@ function safeName(id: string): string {
 export function ledgerEvent(
   state: WorkspaceState,
   caps: RelaisConfig['budgets']['per_milestone'],
-): Extract<EngineEvent, { type: 'ledger.updated' }> {
+): LedgerUpdatedEvent {
   const b = state.budgets;
   return {
     type: 'ledger.updated',

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readGitSideState, sideStateChange } from '../judge/git-side-state.js';
+import { readGitSideStateAgain, sideStateChange } from '../judge/git-side-state.js';
 import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.js';
 import { worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
@@ -67,7 +67,10 @@ export async function checkAfterVerify(
   const { setup } = ctx;
   const workspace = await checkAndRestore(workspaceGuard, setup.facts, setup.paths);
   const gitControl = await checkAndRestore(guards.gitGuard, setup.facts, setup.paths);
-  const hidden = sideStateChange(guards.sideBefore, await readGitSideState(setup.git));
+  const hidden = sideStateChange(
+    guards.sideBefore,
+    await readGitSideStateAgain(setup.git, setup.facts.gitDir, guards.sideBefore, guards.indexBefore),
+  );
   const list = (paths: string[]) => paths.slice(0, 5).join(', ');
   if (workspace.changes.length > 0) {
     return {

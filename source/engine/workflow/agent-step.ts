@@ -1,6 +1,7 @@
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
+import { questionOf } from '../agents/needs-input.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
 import type { AgentRole, EngineBus } from '../events.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
@@ -143,8 +144,9 @@ async function judgeAnswer(
       question: `The agent was denied: ${denied.join('; ')}. Answer "allow" to let it run that next time, or say what to do instead.`,
     };
   }
-  const question = finalQuestion(outcome.text);
-  if (question && signal === 'absent') return { kind: 'question', question, denied: [] };
+  // Issue 15: a question followed by the prompt's `EXIT_SIGNAL: false` is still a question.
+  const question = questionOf(outcome.text);
+  if (question) return { kind: 'question', question, denied: [] };
   const detail = signal === 'false' ? 'it said EXIT_SIGNAL: false' : 'it ended without EXIT_SIGNAL: true';
   return {
     kind: 'retry',
@@ -152,11 +154,4 @@ async function judgeAnswer(
     retryNote:
       'Your last answer did not end with the status line "EXIT_SIGNAL: true". Finish the task, then end your answer with that line.',
   };
-}
-
-/** An answer that ends by asking the human something: its last paragraph ends with "?". */
-function finalQuestion(text: string): string | null {
-  const paragraphs = text.trim().split(/\n\s*\n/);
-  const last = (paragraphs.at(-1) ?? '').trim();
-  return last.endsWith('?') ? last.slice(-1000) : null;
 }

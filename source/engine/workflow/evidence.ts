@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { constants, readFileSync } from 'node:fs';
+import { constants } from 'node:fs';
 import { lstat, open, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
-import { descendantsOf } from '../supervise/process-tree.js';
+import { toolCpuTicks } from '../supervise/process-tree.js';
 import type { WorkflowContext } from './context.js';
 import { TASKS_FILE } from './phase-helpers.js';
 import { countCompleted, type PlanTask, parseTasks } from './tasks-file.js';
@@ -159,18 +159,5 @@ async function contentHash(path: string, size: number, chunk: Buffer): Promise<s
   }
 }
 
-/** CPU time (clock ticks) of the agent's child processes: its tools at work, on Linux. */
-export function toolCpuTicks(pgid: number): number {
-  let total = 0;
-  for (const pid of descendantsOf(pgid)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // utime and stime are fields 14 and 15 of /proc/<pid>/stat (11 and 12 after the name).
-      total += Number(fields[11] ?? 0) + Number(fields[12] ?? 0);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
+/** The agent's tools at work, in CPU time (kept here for the workflow's callers). */
+export { toolCpuTicks };

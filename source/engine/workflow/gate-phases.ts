@@ -1,4 +1,5 @@
 import { recordSpecGate } from '../planner/prd-session.js';
+import { announceBranchBlast, measureBranchBlast } from './branch-blast.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { askGate, QA_FILE, SPEC_FILE, stopped, TASKS_FILE } from './phase-helpers.js';
 import { qaSummary } from './qa-phase.js';
@@ -30,11 +31,16 @@ export async function specGate(ctx: WorkflowContext): Promise<PhaseResult> {
 
 export async function qaGate(ctx: WorkflowContext): Promise<PhaseResult> {
   const summary = await qaSummary(ctx);
-  const done = ctx.workflow.tasks.filter((t) => t.status === 'completed').length;
+  // Only the runner's verdict counts a task as done (issue 16 item 1).
+  const done = ctx.workflow.tasks.filter((t) => t.verdict === 'verified').length;
+  // The human approves the pull request: the Blast radius panel shows the whole branch.
+  const branch = await measureBranchBlast(ctx);
+  announceBranchBlast(ctx, branch);
   const lines = [
     `QA report: ${QA_FILE}`,
     ...(summary.length > 0 ? summary.map((l) => `  ${l}`) : ['  (the report has no summary section)']),
-    `Tasks completed: ${done}/${ctx.workflow.tasks.length}`,
+    `Tasks verified by the runner: ${done}/${ctx.workflow.tasks.length}`,
+    `The branch: ${branch.files.length} file(s), +${branch.blast.lines_added}/-${branch.blast.lines_deleted}`,
     'Approving opens the pull request.',
   ];
   const reply = await askGate(ctx, 'qa', 'Approve the QA report and open the pull request?', lines, 'yes_no');

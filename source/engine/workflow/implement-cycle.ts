@@ -20,7 +20,7 @@ import { commitTaskStatus } from './task-status.js';
 import type { PlanTask } from './tasks-file.js';
 
 /**
- * IMPLEMENTATION with the `cycle` engine (DESIGN.md, seed 003): TASKS.md becomes one deadf track
+ * IMPLEMENTATION with the `cycle` engine (docs/ARCHITECTURE.md, seed 003): TASKS.md becomes one deadf track
  * and the cycle runs generate → implement → verify → reflect for each task, every step decided by
  * the runner's table and every task verified by the six deterministic checks plus one verifier
  * verdict per `LLM:` criterion. Every agent of the cycle runs under the phase's circuit breaker.
@@ -41,7 +41,14 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
       ctx,
       breaker,
       ctx.options.cycleRunners?.(ctx.setup) ??
-        cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.sandbox),
+        cycleRunners(
+          agents,
+          config,
+          config.codex_cli,
+          ctx.options.env,
+          ctx.setup.facts.root,
+          ctx.setup.sandbox,
+        ),
     );
     const open = parsed.tasks.filter((t) => t.status !== 'completed');
     for (const task of open) await ctx.updateTask(task.number, { status: 'in_progress' });

@@ -10,12 +10,20 @@ import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
 import { workflowRunnerWrites } from './judged-run.js';
-import { askGate, type PhaseSignal, phaseSignal, readTasksFile, stopped } from './phase-helpers.js';
+import {
+  answerQuestion,
+  askGate,
+  type PhaseSignal,
+  phaseSignal,
+  readTasksFile,
+  stopped,
+} from './phase-helpers.js';
+import { PlanMemory } from './plan-memory.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
 import { commitTaskStatus } from './task-status.js';
 
 /**
- * IMPLEMENTATION with the `ticks` engine (DESIGN.md, the default): a judged Relais loop over the
+ * IMPLEMENTATION with the `ticks` engine (docs/ARCHITECTURE.md, the default): a judged Relais loop over the
  * pending tasks of TASKS.md. For each task the orchestrator proposes ticks aimed at it; a task is
  * completed only when a tick for it was judged in scope, verified by the runner and committed (or,
  * when the orchestrator says there is nothing to change, when the project's own checks pass). A
@@ -52,30 +60,13 @@ async function implementTask(
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
     : null;
   let ticks = 0;
+  const plans = new PlanMemory();
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
     let limit: UsageLimit | null = null;
-    const tick = await runTick({
-      root: ctx.setup.facts.root,
-      bus: ctx.bus,
-      signal: phase.signal,
-      env: ctx.options.env,
-      command: 'tick',
-      now: ctx.options.now,
-      lockHeld: true,
-      runnerWrites: workflowRunnerWrites(ctx.setup.paths),
-      goal: await taskGoal(ctx, task, note),
-      agentRunner: () =>
-        supervisedRunner(ctx.runner, {
-          breaker,
-          clock: ctx.options.clock,
-          onBreaker: ctx.breakerReporter(breaker),
-          watch: evidenceWatcher(ctx, breaker),
-          onLimit: (found) => {
-            limit = found;
-          },
-        }),
+    const tick = await runTaskTick(ctx, task, note, breaker, phase, plans, (found) => {
+      limit = found;
     });
     await ctx.addCost(tick.spent.costUsd);
     await ctx.refreshFacts();
@@ -85,34 +76,19 @@ async function implementTask(
     if (found && limitWaits < MAX_LIMIT_WAITS) {
       limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
-      await waitForReset({
-        limit: found,
-        bus: ctx.bus,
-        clock: ctx.options.clock,
-        breaker,
-        signal: phase.signal,
-        onWaiting: (until) => ctx.waiting(until),
-      });
-      const afterWait = interruptionOf(ctx, breaker, phase);
+      const afterWait = await waitOutLimit(ctx, found, breaker, phase);
       if (afterWait) return afterWait;
+      continue;
+    }
+    const asked = await builderQuestion(ctx, task, tick, breaker);
+    if (asked?.kind === 'end') return asked.result;
+    if (asked?.kind === 'answered') {
+      note = asked.note;
       continue;
     }
     ticks++;
     await ctx.updateTask(task.number, { ticks: task.ticks + ticks });
-    const over = ctx.overBudget();
-    if (over) return { kind: 'fail', reason: 'budget_exhausted', detail: over };
-    if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
-    if (tick.verdict === 'blocked')
-      return {
-        kind: 'fail',
-        reason: 'tick_stopped',
-        detail: `task ${task.number}: the tick was blocked (${tick.code}: ${tick.detail ?? ''}). ${remediationOf(tick.code)}`,
-      };
-    if (tick.verdict === 'stop') {
-      note = `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}`;
-      continue;
-    }
-    const next = await afterSuccess(ctx, task, tick, breaker, phase);
+    const next = await judgeTick(ctx, task, tick, plans, breaker, phase);
     if (next.kind === 'done') return null;
     if (next.kind === 'end') return next.result;
     note = next.note;
@@ -121,6 +97,142 @@ async function implementTask(
     kind: 'fail',
     reason: 'tick_stopped',
     detail: `task ${task.number} "${task.title}": no verified tick after ${maxTicks} tick(s) (workflow.max_ticks_per_task)`,
+  };
+}
+
+/** One tick aimed at `task`, every agent under the phase's breaker, limits reported to `onLimit`. */
+function runTaskTick(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  note: string | null,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+  plans: PlanMemory,
+  onLimit: (limit: UsageLimit) => void,
+): Promise<TickResult> {
+  return taskGoal(ctx, task, note).then((goal) =>
+    runTick({
+      root: ctx.setup.facts.root,
+      bus: ctx.bus,
+      signal: phase.signal,
+      env: ctx.options.env,
+      command: 'tick',
+      now: ctx.options.now,
+      lockHeld: true,
+      runnerWrites: workflowRunnerWrites(ctx.setup.paths),
+      goal,
+      refusePlan: plans.refuse,
+      agentRunner: () =>
+        supervisedRunner(ctx.runner, {
+          breaker,
+          clock: ctx.options.clock,
+          onBreaker: ctx.breakerReporter(breaker),
+          watch: evidenceWatcher(ctx, breaker),
+          onLimit,
+        }),
+    }),
+  );
+}
+
+/** A counted tick: over budget, blocked, stopped (re-plan), or a success to check against evidence. */
+async function judgeTick(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  plans: PlanMemory,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<AfterSuccess> {
+  const over = ctx.overBudget();
+  if (over) return { kind: 'end', result: { kind: 'fail', reason: 'budget_exhausted', detail: over } };
+  if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
+  if (tick.verdict === 'blocked')
+    return {
+      kind: 'end',
+      result: {
+        kind: 'fail',
+        reason: 'tick_stopped',
+        detail: `task ${task.number}: the tick was blocked (${tick.code}: ${tick.detail ?? ''}). ${remediationOf(tick.code)}`,
+      },
+    };
+  if (tick.verdict === 'stop') return afterStop(ctx, task, tick, plans, breaker);
+  return afterSuccess(ctx, task, tick, breaker, phase);
+}
+
+/**
+ * A stopped tick: its plan may not be tried again, and the orchestrator is told to re-plan. A
+ * plan the runner refused as a repeat is escalated to the human (issue 15: re-planning with a
+ * task fingerprint before escalating); unanswered, the task fails.
+ */
+async function afterStop(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  plans: PlanMemory,
+  breaker: CircuitBreaker | null,
+): Promise<{ kind: 'again'; note: string } | { kind: 'end'; result: PhaseResult }> {
+  if (tick.code !== 'STOP_PLAN_REPEATED') {
+    plans.recordStop(tick.code);
+    return {
+      kind: 'again',
+      note: `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}${plans.replanNote()}`,
+    };
+  }
+  const question = `Task ${task.number} "${task.title}": ${tick.detail ?? 'the same failed plan again'}. How should it be done differently?`;
+  const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
+  const answer = await answerQuestion(ctx, 'orchestrator', step, breaker);
+  if (answer !== null) return { kind: 'again', note: `${answer}${plans.replanNote()}` };
+  return {
+    kind: 'end',
+    result: {
+      kind: 'fail',
+      reason: 'tick_stopped',
+      detail: `task ${task.number}: ${tick.detail ?? 'the same failed plan again'}. ${remediationOf('STOP_PLAN_REPEATED')}`,
+    },
+  };
+}
+
+/** A usage limit: the countdown, the breaker paused, then whatever interrupted the wait (or null). */
+async function waitOutLimit(
+  ctx: WorkflowContext,
+  limit: UsageLimit,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<PhaseResult | null> {
+  await waitForReset({
+    limit,
+    bus: ctx.bus,
+    clock: ctx.options.clock,
+    breaker,
+    signal: phase.signal,
+    onWaiting: (until) => ctx.waiting(until),
+  });
+  return interruptionOf(ctx, breaker, phase);
+}
+
+/**
+ * Issue 15: a builder that answers with a question instead of its result JSON needs the human,
+ * like the agents of the other engines: the question gate, not a STOP_BUILDER_OUTPUT_INVALID
+ * retry counted against max_ticks_per_task. Null when the tick asked nothing.
+ */
+async function builderQuestion(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  tick: TickResult,
+  breaker: CircuitBreaker | null,
+): Promise<{ kind: 'answered'; note: string } | { kind: 'end'; result: PhaseResult } | null> {
+  const question = tick.verdict === 'stop' ? tick.builderQuestion : null;
+  if (!question) return null;
+  const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
+  const note = await answerQuestion(ctx, 'builder', step, breaker);
+  if (note !== null) return { kind: 'answered', note };
+  return {
+    kind: 'end',
+    result: {
+      kind: 'fail',
+      reason: 'needs_input',
+      detail: `task ${task.number}: the builder asked a question nobody answered: ${oneLine(question, 300)}`,
+    },
   };
 }
 

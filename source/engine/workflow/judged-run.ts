@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { commitJudgedTree } from '../judge/commit.js';
 import { keepAside } from '../judge/keep-aside.js';
 import { rollback } from '../judge/rollback.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
 import { undoBeyondGit } from '../judge/stop-cleanup.js';
 import type { BlastRadius } from '../protocol/report.js';
+import { newRunId } from '../session/run-id.js';
 import { type BuildGuards, judgeChanges, takeBuildGuards } from '../tick/judge-phase.js';
 import { agentFile, clearInflight, markInflight, recordCommitInFlight } from '../tick/recover.js';
-import { makeRunId } from '../tick/tick-record.js';
 import { CONFIG_FILE_NAME, type WorkspacePaths } from '../workspace/paths.js';
 import type { StepOutcome } from './agent-step.js';
 import type { WorkflowContext } from './context.js';
@@ -47,7 +46,7 @@ export async function judgedAgentRun(
 ): Promise<JudgedRun> {
   const { setup } = ctx;
   const env = ctx.options.env;
-  const runId = makeRunId(ctx.now(), randomBytes(3).toString('hex'));
+  const runId = newRunId(ctx.now());
   // INFLIGHT.json is the runner's last write before the agent: a crash leaves a recoverable record.
   const guards = await takeBuildGuards(
     setup,

@@ -8,7 +8,7 @@ import type { PhaseResult, WorkflowContext } from './context.js';
 import type { JudgedRun } from './judged-run.js';
 import { parseTasks, type TasksParse } from './tasks-file.js';
 
-/** Where the workflow's documents for humans live (DESIGN.md: ordinary tracked files). */
+/** Where the workflow's documents for humans live (docs/ARCHITECTURE.md: ordinary tracked files). */
 export const SPEC_FILE = 'specs/SPEC.md';
 export const TASKS_FILE = 'specs/TASKS.md';
 export const QA_FILE = 'specs/QA_REPORT.md';

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { findExecutable } from '../agents/find-executable.js';
-import type { BlastRadius } from '../protocol/report.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { describeEnd, type ProcessResult, runProcess } from '../supervise/run-process.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import { oneLine } from '../workspace/printable.js';
+import { announceBranchBlast, measureBranchBlast } from './branch-blast.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { interruptionOf } from './interruption.js';
 import { type PhaseSignal, phaseSignal, stopped } from './phase-helpers.js';
@@ -53,7 +53,8 @@ async function openPullRequest(
       reason: 'verification_failed',
       detail: `the final tree fails the project's checks (${describeRuns(checks.runs)}); fix it on ${branch}, commit, and run ralphy start again to resume the PR phase`,
     });
-  const measured = await measureBlast(ctx);
+  const measured = await measureBranchBlast(ctx);
+  announceBranchBlast(ctx, measured);
   await ctx.update({ blast_radius: measured.blast });
   const bodyPath = join(ctx.setup.paths.dir, 'PR_BODY.md');
   await writeFileAtomic(
@@ -198,36 +199,6 @@ function interruptedBy(
 
 function interruption(ctx: WorkflowContext, breaker: CircuitBreaker | null, phase: PhaseSignal): PhaseResult {
   return interruptionOf(ctx, breaker, phase) ?? stopped(ctx);
-}
-
-async function measureBlast(ctx: WorkflowContext): Promise<{ blast: BlastRadius; files: string[] }> {
-  const base = ctx.workflow.base_commit ?? 'HEAD';
-  const git = ctx.setup.git;
-  const numstat = (await git.run(['diff', '--numstat', '-z', '--no-renames', base, 'HEAD'])).stdout.toString(
-    'utf8',
-  );
-  const added = (await git.run(['diff', '--name-only', '-z', '--diff-filter=A', base, 'HEAD'])).stdout
-    .toString('utf8')
-    .split('\0')
-    .filter(Boolean);
-  const files: string[] = [];
-  let linesAdded = 0;
-  let linesDeleted = 0;
-  for (const entry of numstat.split('\0').filter(Boolean)) {
-    const [plus, minus, ...path] = entry.split('\t');
-    files.push(path.join('\t'));
-    linesAdded += Number(plus) || 0;
-    linesDeleted += Number(minus) || 0;
-  }
-  return {
-    blast: {
-      files_touched: files.length,
-      lines_added: linesAdded,
-      lines_deleted: linesDeleted,
-      new_files: added.length,
-    },
-    files,
-  };
 }
 
 function tail(run: ProcessResult): string {

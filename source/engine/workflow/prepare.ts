@@ -2,18 +2,23 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
 import { readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import { isSafeBranchName, type WorkflowFile, type WorkflowStateName } from '../protocol/workflow.js';
 import { SANDBOX_FIX } from '../sandbox/sandbox.js';
-import { loadSetup, sandboxRefusal, type TickSetup } from '../tick/preflight.js';
-import { recoverInterruptedRun } from '../tick/recover.js';
+import {
+  acquireLock,
+  type HeldLock,
+  loadSetup,
+  recoverInterruptedRun,
+  roleRoutedRunner,
+  sandboxRefusal,
+  type TickSetup,
+} from '../session/index.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import type { DoctorCheck } from '../workspace/doctor-checks.js';
 import { initWorkspace } from '../workspace/init-workspace.js';
-import { acquireLock, type HeldLock } from '../workspace/lock.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { clearAbortRequest } from './abort-request.js';
 import { WorkflowContext, type WorkflowOptions } from './context.js';
@@ -119,7 +124,7 @@ export async function prepareWorkflow(
     // workflow's first commit, on its branch; it does not make the tree dirty.
     const configUntracked =
       (await setup.git.run(['ls-files', '--error-unmatch', '--', CONFIG_FILE_NAME])).code !== 0;
-    const ready = await underLock(options, setup, prd.prd, prerequisites.claude, configUntracked, now);
+    const ready = await underLock(options, setup, prd.prd, configUntracked, now);
     if (!ready.ok) await lock.lock.release();
     return ready.ok ? { ...ready, lock: lock.lock } : ready;
   } catch (error) {
@@ -132,7 +137,6 @@ async function underLock(
   options: WorkflowOptions,
   found: TickSetup,
   prd: Prd,
-  claude: string,
   configUntracked: boolean,
   now: Date,
 ): Promise<
@@ -161,12 +165,7 @@ async function underLock(
     );
   const runner =
     options.agentRunner?.(setup) ??
-    claudeRunner({
-      command: claude,
-      extraEnv: setup.config.claude_code_cli.extra_env,
-      env: options.env,
-      sandbox: setup.sandbox,
-    });
+    roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox });
   const previous = existing.kind === 'ok' ? existing.value : null;
   const resumable =
     previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';

@@ -68,15 +68,22 @@ async function specProblem(ctx: WorkflowContext): Promise<string | null> {
   return null;
 }
 
+/** What a task record says when only TASKS.md, written by the agent, calls the task completed. */
+const TASKS_CLAIM = 'the agent marked it completed in TASKS.md';
+
 export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask[]): Promise<void> {
   const before = ctx.workflow.tasks;
   const records: TaskRecord[] = tasks.slice(0, 500).map((t) => {
     const known = ctx.workflow.tasks.find((r) => r.number === t.number);
+    // Issue 15: TASKS.md saying "completed" is the agent's claim. A task the runner knew as not
+    // completed stays so until the runner verifies it (it then sets `verified` and the status):
+    // a claim the runner disproved is never counted as done, in WORKFLOW.json or anywhere else.
+    const claimOnly = t.status === 'completed' && known && known.status !== 'completed' && !known.verified;
     return {
       number: t.number,
       title: t.title.slice(0, 300),
-      status: t.status,
-      claimed: known?.claimed ?? null,
+      status: claimOnly ? 'in_progress' : t.status,
+      claimed: claimOnly ? (known.claimed ?? TASKS_CLAIM) : (known?.claimed ?? null),
       verified: known?.verified ?? null,
       verdict: known?.verdict ?? null,
       commits: known?.commits ?? [],

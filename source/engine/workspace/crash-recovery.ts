@@ -8,6 +8,7 @@ import { workspaceStateSchema } from '../protocol/state.js';
 import { taskSchema } from '../protocol/task.js';
 import { workflowFileSchema } from '../protocol/workflow.js';
 import { readJsonValidated } from './atomic-write.js';
+import { historyRuns } from './history.js';
 import type { WorkspacePaths } from './paths.js';
 
 /**
@@ -16,8 +17,20 @@ import type { WorkspacePaths } from './paths.js';
  * blocks the run: resetting it would silently forget spent budget.
  */
 
+/**
+ * Only a run killed mid-write leaves a temp file, in its own history folder, and the lock makes
+ * that run the newest one when the next run starts here (run ids begin with their start time).
+ * The newest few folders are looked at (a clock set back still lands there); an older leftover
+ * would be an unused file, never read as data. Thousands of old runs are not listed every tick.
+ */
+const RECENT_HISTORY_FOLDERS = 20;
+
 export async function listStaleTmpFiles(paths: WorkspacePaths): Promise<string[]> {
-  const folders = [paths.dir, ...(await subfolders(paths.historyDir))];
+  const folders = [
+    paths.dir,
+    paths.historyDir,
+    ...(await historyRuns(paths)).slice(-RECENT_HISTORY_FOLDERS).map((run) => join(paths.historyDir, run)),
+  ];
   const found: string[] = [];
   for (const folder of folders) {
     const names = await readdir(folder).catch(() => [] as string[]);
@@ -32,11 +45,6 @@ export async function removeStaleTmpFiles(paths: WorkspacePaths): Promise<string
   const stale = await listStaleTmpFiles(paths);
   for (const file of stale) await unlink(file).catch(() => undefined);
   return stale;
-}
-
-async function subfolders(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  return entries.filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
 }
 
 interface RunnerFile {

@@ -42,7 +42,7 @@ export function renderConfig(config: Record<string, unknown>): string {
   return `${JSON.stringify(config, null, 2)}\n`;
 }
 
-/** The package's own relais.config.json (DESIGN.md: the default config, pointing at ./schemas). */
+/** The package's own relais.config.json (docs/ARCHITECTURE.md: the default config, pointing at ./schemas). */
 export function renderPackageDefaultConfig(): string {
   return renderConfig(defaultConfig('./schemas/config.schema.json', detectTemplates(PACKAGE_ROOT)));
 }

@@ -4,13 +4,22 @@ import { configSchema, type RelaisConfig } from '../protocol/config.js';
 import { describeZodError } from '../protocol/model-json.js';
 import { jsonErrorWhere } from './atomic-write.js';
 import { CONFIG_FILE_NAME } from './paths.js';
+import { readUserSettings, withUserDefaults } from './user-settings.js';
+
+let builtIn: Record<string, object> | null = null;
+
+/** Each role's built-in provider and model: the lowest layer under the user's and the project's. */
+function builtInAgents(): Record<string, object> {
+  builtIn ??= configSchema.parse({}).agents;
+  return builtIn;
+}
 
 export type ConfigLoad =
   | { ok: true; config: RelaisConfig }
   | { ok: false; problem: 'missing' | 'unreadable' | 'invalid'; detail: string };
 
 /** Reads relais.config.json; a bad file is reported with the field (or line) and the reason. */
-export async function loadConfig(root: string): Promise<ConfigLoad> {
+export async function loadConfig(root: string, env: NodeJS.ProcessEnv = process.env): Promise<ConfigLoad> {
   const path = join(root, CONFIG_FILE_NAME);
   let text: string;
   try {
@@ -31,7 +40,11 @@ export async function loadConfig(root: string): Promise<ConfigLoad> {
       detail: `${CONFIG_FILE_NAME} is not JSON: ${jsonErrorWhere(text, error as Error)}`,
     };
   }
-  const parsed = configSchema.safeParse(raw);
+  // The user's settings (`relais config`) sit beneath the project's file: the project wins.
+  const user = readUserSettings(env);
+  const parsed = configSchema.safeParse(
+    user.ok ? withUserDefaults(raw, user.settings, builtInAgents()) : raw,
+  );
   if (!parsed.success) {
     return {
       ok: false,

@@ -1,5 +1,5 @@
 import stringWidth from 'string-width';
-import { stripControls } from '../../engine/workspace/printable.js';
+import { stripControls } from '../../engine/events.js';
 
 /**
  * Text from agents, git and child processes, made safe and sized for a terminal cell grid. Widths

@@ -11,6 +11,7 @@ export function blastRows(state: UiState): Row[] {
   if (!blast) return [[text('nothing judged yet', { dim: true })]];
   const rows: Row[] = [
     [
+      ...(blast.scope === 'branch' ? [text('whole branch: ', { tone: 'accent', bold: true })] : []),
       text(plural(blast.filesTouched, 'file'), { bold: true }),
       text(' · ', { dim: true }),
       text(`+${count(blast.linesAdded)}`, { tone: 'ok' }),
@@ -21,7 +22,9 @@ export function blastRows(state: UiState): Row[] {
     ],
     blast.code
       ? [text(`${GLYPH.failed} ${blast.code}`, { tone: 'error', bold: true })]
-      : [text(`${GLYPH.done} scope ok`, { tone: 'ok' })],
+      : blast.scope === 'branch'
+        ? [text('what the pull request holds (base..HEAD)', { dim: true })]
+        : [text(`${GLYPH.done} scope ok`, { tone: 'ok' })],
   ];
   for (const violation of blast.violations) rows.push([text(`  ${violation}`, { tone: 'error' })]);
   if (blast.touchedPaths.length > 0) {

@@ -2,7 +2,7 @@ import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
 import { fitTo } from '../format/text.js';
-import { workIsOver } from '../store/selectors.js';
+import { nothingRuns } from '../store/selectors.js';
 import type { TaskRow, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -13,8 +13,8 @@ import { GLYPH } from '../theme.js';
  */
 export function taskRows(state: UiState, width: number): Row[] {
   if (state.tasks.length === 0) return [[text('no task list yet', { dim: true })]];
-  // Once the work is over nothing runs: an in-progress task stops spinning.
-  const over = workIsOver(state);
+  // Once the work is over, or while it waits at a gate, an in-progress task does not spin.
+  const over = nothingRuns(state);
   if (width < COMPACT_BELOW) return state.tasks.map((task) => compactRow(task, width, over));
   // The runner's verdict is what matters most: it gets the room the title and the claim leave.
   const titleWidth = Math.max(8, Math.floor((width - 22) * 0.45));

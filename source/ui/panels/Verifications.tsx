@@ -46,7 +46,8 @@ export function Verifications(props: {
   return (
     <Frame
       title="Verifications"
-      aside={runs.length > 0 ? `${passed} passed · ${failed} failed` : undefined}
+      // Every run counts: passed + failed + still running = runs (issue 16 item 3).
+      aside={runs.length > 0 ? `${runs.length} run · ${passed} passed · ${failed} failed` : undefined}
       width={props.width}
       height={props.height}
       tone={failed > 0 ? 'error' : undefined}

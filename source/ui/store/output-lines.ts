@@ -1,4 +1,4 @@
-import type { AgentRole, StampedEvent } from '../../engine/events.js';
+import type { AgentRole, EventType, StampedEvent, StampedEventOf } from '../../engine/events.js';
 import { usd } from '../format/money.js';
 import { displayLines, flatten } from '../format/text.js';
 import { duration } from '../format/time.js';
@@ -41,7 +41,7 @@ export function outputLinesOf(event: StampedEvent): OutputLine[] {
 }
 
 type Formats = {
-  [K in StampedEvent['type']]?: (event: Extract<StampedEvent, { type: K }>) => OutputLine[];
+  [K in EventType]?: (event: StampedEventOf<K>) => OutputLine[];
 };
 
 const ok = (exitCode: number, timedOut: boolean) => exitCode === 0 && !timedOut;

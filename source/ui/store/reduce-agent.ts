@@ -1,10 +1,10 @@
-import type { StampedEvent } from '../../engine/events.js';
+import type { EventType, StampedEventOf } from '../../engine/events.js';
 import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_PATHS, KEPT_VERIFICATIONS, type UiState, type VerifyRow } from './ui-state.js';
 
 /** The running agent, its liveness, the circuit breaker, the judge's blast radius, verifications. */
 
-type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
+type Of<K extends EventType> = StampedEventOf<K>;
 
 export function agentStarted(state: UiState, e: Of<'agent.started'>, atMs: number): UiState {
   return {
@@ -71,6 +71,7 @@ export function judgeFinished(state: UiState, e: Of<'judge.finished'>): UiState 
   return {
     ...state,
     blast: {
+      scope: e.scope === 'branch' ? 'branch' : 'step',
       filesTouched: e.blast_radius.files_touched,
       linesAdded: e.blast_radius.lines_added,
       linesDeleted: e.blast_radius.lines_deleted,

@@ -1,4 +1,4 @@
-import type { StampedEvent } from '../../engine/events.js';
+import type { EventType, StampedEventOf } from '../../engine/events.js';
 import { flatten, flattenOrNull } from '../format/text.js';
 import { KEPT_TICKS, type UiState } from './ui-state.js';
 
@@ -7,7 +7,7 @@ import { KEPT_TICKS, type UiState } from './ui-state.js';
  * from the orchestrator's task and the runner's report is made safe for the terminal here.
  */
 
-type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
+type Of<K extends EventType> = StampedEventOf<K>;
 
 export function runStarted(state: UiState, e: Of<'run.started'>, atMs: number): UiState {
   const lastTick = state.ticks.at(-1)?.tick ?? 0;
@@ -20,11 +20,12 @@ export function runStarted(state: UiState, e: Of<'run.started'>, atMs: number): 
       startedAtMs: state.header.startedAtMs ?? atMs,
       endedAtMs: null,
     },
-    // A new tick: what the previous one proposed, touched and verified is history now.
+    // A new tick: what the previous one proposed, touched and verified is history now. In a
+    // workflow the last tick's blast radius and verifications stay until the new tick's replace
+    // them (issue 16 item 3: between ticks the panels read "nothing judged yet" all along).
     runningTick: { tick: lastTick + 1, phase: null, startedAtMs: atMs, verdict: null },
     proposed: null,
-    blast: null,
-    verifications: [],
+    ...(state.view === 'workflow' ? {} : { blast: null, verifications: [] }),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { StampedEvent } from '../../engine/events.js';
+import type { EventType, StampedEventOf } from '../../engine/events.js';
 import type { WorkflowStateName } from '../../engine/protocol/workflow.js';
 import { flatten, flattenOrNull } from '../format/text.js';
 import {
@@ -18,7 +18,7 @@ import {
  * for the terminal here, where it enters the state (see `flatten`).
  */
 
-type Of<K extends StampedEvent['type']> = Extract<StampedEvent, { type: K }>;
+type Of<K extends EventType> = StampedEventOf<K>;
 
 const END_STATES: readonly WorkflowStateName[] = ['COMPLETED', 'FAILED', 'REJECTED'];
 

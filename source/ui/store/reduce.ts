@@ -1,4 +1,4 @@
-import type { StampedEvent } from '../../engine/events.js';
+import type { StampedEvent, StampedEventOf } from '../../engine/events.js';
 import { flatten } from '../format/text.js';
 import { epochOf } from '../format/time.js';
 import {
@@ -55,11 +55,7 @@ function stampOf(at: string, fallback: number): number {
 }
 
 type Reducers = {
-  [K in StampedEvent['type']]?: (
-    state: UiState,
-    event: Extract<StampedEvent, { type: K }>,
-    atMs: number,
-  ) => UiState;
+  [K in StampedEvent['type']]?: (state: UiState, event: StampedEventOf<K>, atMs: number) => UiState;
 };
 
 const REDUCERS: Reducers = {

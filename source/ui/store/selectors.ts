@@ -24,6 +24,14 @@ export function workIsOver(state: UiState): boolean {
   return state.interaction.over || state.result !== null || state.end !== null;
 }
 
+/**
+ * Nothing is at work: the work is over, or it waits for a human at a gate. Then nothing spins, so
+ * an idle screen is not redrawn ten times a second for a spinner (issue 16 item 10).
+ */
+export function nothingRuns(state: UiState): boolean {
+  return workIsOver(state) || state.gate !== null;
+}
+
 /** Run time so far (frozen once the work ended). */
 export function elapsedMs(state: UiState): number | null {
   const { startedAtMs, endedAtMs } = state.header;

@@ -79,6 +79,8 @@ export interface ActivityModel {
 }
 
 export interface BlastModel {
+  /** `branch`: the whole feature branch (what the PR holds); `step`: the last judged step. */
+  readonly scope: 'step' | 'branch';
   readonly filesTouched: number;
   readonly linesAdded: number;
   readonly linesDeleted: number;

@@ -1,7 +1,7 @@
 import type { AgentRequest } from '../agent-run.js';
 
 /**
- * Claude Code flags as the CLI really behaves (DESIGN.md, checked against claude 2.1.x):
+ * Claude Code flags as the CLI really behaves (docs/ARCHITECTURE.md, checked against claude 2.1.x):
  * `--tools` restricts the tool set (`--allowedTools` only pre-approves), "" means no tools at all;
  * the prompt goes through stdin because a positional prompt after `--tools` is read as a tool name.
  */

@@ -6,7 +6,7 @@ import { oneLine } from '../../workspace/printable.js';
 import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';
-import { type ResultWrapper, readStreamLine } from './stream.js';
+import { type ResultWrapper, readStreamLine, type StreamItem } from './stream.js';
 
 /** The Claude Code adapter: real `claude` binary, argv only, output parsed line by line. */
 
@@ -38,6 +38,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
         model: request.model,
       });
       let wrapper: ResultWrapper | null = null;
+      let lastRetry: ApiRetry | null = null;
       const outputBytes = new StreamJsonOutputBytes(MAX_RESULT_LINE, (bytes) =>
         request.onOutputBytes?.(bytes),
       );
@@ -69,7 +70,8 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
               bus.emit({ type: 'agent.tool', role: request.role, tool: item.tool, target });
             } else if (item.kind === 'tool_error')
               emitText(bus, request, `tool error: ${item.text}`, 'error');
-            else
+            else {
+              lastRetry = item;
               bus.emit({
                 type: 'agent.retry',
                 role: request.role,
@@ -78,10 +80,11 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
                 error: item.error,
                 retry_delay_ms: item.delayMs,
               });
+            }
           }
         },
       });
-      const outcome = interpret(process, wrapper);
+      const outcome = interpret(process, wrapper, lastRetry);
       bus.emit({
         type: 'agent.finished',
         role: request.role,
@@ -108,17 +111,35 @@ function said(request: AgentRequest, line: string): void {
   request.onOutputLine?.(line);
 }
 
-function interpret(process: AgentOutcome['process'], wrapper: ResultWrapper | null): AgentOutcome {
+type ApiRetry = Extract<StreamItem, { kind: 'retry' }>;
+
+/**
+ * A CLI that was still retrying a 429 when the runner's own timeout (or the caller) ended it was
+ * rate-limited, not broken (issue 15): its end reads as a rate limit, so the step waits and
+ * runs again instead of counting a failure.
+ */
+function rateLimitedUntilKilled(process: AgentOutcome['process'], lastRetry: ApiRetry | null): boolean {
+  if (!lastRetry || !(process.timedOut || process.exitCode !== 0)) return false;
+  return /rate[ _-]?limit|\b429\b|overloaded|\b529\b/i.test(lastRetry.error);
+}
+
+function interpret(
+  process: AgentOutcome['process'],
+  wrapper: ResultWrapper | null,
+  lastRetry: ApiRetry | null,
+): AgentOutcome {
+  const limited = wrapper === null && !process.aborted && rateLimitedUntilKilled(process, lastRetry);
   const base = {
     process,
     costUsd: wrapper?.costUsd ?? 0,
     costReported: wrapper !== null,
     numTurns: wrapper?.numTurns ?? null,
-    errorText:
-      wrapper?.isError && typeof wrapper.result === 'string'
+    errorText: limited
+      ? `rate limit: the API kept answering ${lastRetry?.error} and claude was still retrying (attempt ${lastRetry?.attempt}/${lastRetry?.maxRetries}) when it was stopped`
+      : wrapper?.isError && typeof wrapper.result === 'string'
         ? wrapper.result
         : process.stderrTail.trim().slice(-2000) || null,
-    apiErrorStatus: wrapper?.apiErrorStatus ?? null,
+    apiErrorStatus: limited ? 429 : (wrapper?.apiErrorStatus ?? null),
     permissionDenials: wrapper?.permissionDenials ?? [],
   };
   const failure = failureOf(process, wrapper);

@@ -8,7 +8,13 @@
  *   `You've hit your limit · resets Apr 23 at 4pm (America/Recife)`
  *   `You've hit your limit · resets 3:30am (Europe/Moscow)`
  * and an API 429 (`rate_limit_error`), for which no time is given. A named time zone is honoured;
- * without one, the local zone is used.
+ * without one, the local zone is used. Issue 15 adds the text-only subscription limits, with no
+ * HTTP status at all (anthropics/claude-code #5977, #9236, #10017 and later):
+ *   `You've hit your session limit · resets 6pm (Europe/Paris)`
+ *   `You've hit your weekly limit · resets Sep 15, 3am (America/New_York)`
+ *   `You're out of extra usage · resets 4pm (UTC)`
+ * Codex says `You've hit your usage limit. ... try again in 2 hours 5 minutes.` A reset that has
+ * just passed (the two clocks disagree a little) is a short wait and a retry, not tomorrow's reset.
  */
 
 export interface UsageLimit {
@@ -19,21 +25,48 @@ export interface UsageLimit {
 
 /** Without a reset time the runner waits this long, then tries again. */
 const DEFAULT_WAIT_MS = 5 * 60 * 1000;
-/** A reset further away than this is read as a misparse: the wait is capped here. */
-const MAX_WAIT_MS = 8 * 60 * 60 * 1000;
+/**
+ * A reset further away than this is read as a misparse: the wait is capped here. A time of day
+ * ("resets 9pm") is at most a day away: an extra-usage or weekly limit can reset 20 hours on.
+ */
+const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
+/** A weekly limit names its day ("resets Sep 15, 3am") or a span in days: up to a week and a day. */
+const MAX_DATED_WAIT_MS = 8 * 24 * 60 * 60 * 1000;
 /** A reset time just passed (clock skew) still waits a little, so the retry is not immediate. */
 const MIN_WAIT_MS = 30 * 1000;
 
+/** A reset time this far in the past is clock skew: wait MIN_WAIT_MS and try again. */
+const JUST_PASSED_MS = 15 * 60 * 1000;
+
 const LIMITED =
-  /usage limit|limit reached|hit your limit|rate[ _-]?limit|too many requests|\b429\b|overloaded/i;
+  /usage limit|limit reached|hit your (\w+[ -])?limit|(session|weekly|5-hour|daily|opus|sonnet) limit|out of (extra )?usage|extra usage|rate[ _-]?limit|too many requests|\b429\b|overloaded/i;
+const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 export function readUsageLimit(text: string, now: Date, apiStatus: number | null = null): UsageLimit | null {
   const epoch = /usage limit reached\s*\|\s*(\d{10})/i.exec(text);
   if (epoch) return capped(new Date(Number(epoch[1]) * 1000), now, text);
   if (!LIMITED.test(text) && apiStatus !== 429) return null;
+  const relative =
+    /try again in\s+((?:\d+\s*(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?)[\s,and]*)+)/i.exec(text);
+  if (relative)
+    return capped(new Date(now.getTime() + durationMs(relative[1] as string)), now, text, MAX_DATED_WAIT_MS);
+  const weekday =
+    /resets?\s+(?:on\s+)?(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
+      text,
+    );
+  if (weekday) {
+    const resetAt = nextWeekday(
+      WEEKDAYS.indexOf((weekday[1] as string).toLowerCase()),
+      hour24(Number(weekday[2]), weekday[4]?.toLowerCase() ?? null),
+      Number(weekday[3] ?? 0),
+      validZone(weekday[5]),
+      now,
+    );
+    return capped(resetAt, now, text, MAX_DATED_WAIT_MS);
+  }
   const clock =
-    /resets?\s+(?:(?:at|on)\s+)?(?:([A-Za-z]{3})[a-z]*\s+(\d{1,2})\s+at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
+    /(?:resets?|try again at)\s+(?:(?:at|on)\s+)?(?:([A-Za-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(?:at\s+)?)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
       text,
     );
   if (clock) {
@@ -47,9 +80,17 @@ export function readUsageLimit(text: string, now: Date, apiStatus: number | null
       validZone(clock[6]) ?? null,
       now,
     );
-    if (resetAt) return capped(resetAt, now, text);
+    if (resetAt) return capped(resetAt, now, text, clock[2] ? MAX_DATED_WAIT_MS : MAX_WAIT_MS);
   }
   return { resetAt: new Date(now.getTime() + DEFAULT_WAIT_MS), message: firstLine(text) };
+}
+
+function durationMs(text: string): number {
+  const unit: Record<string, number> = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 };
+  let total = 0;
+  for (const [, n, u] of text.matchAll(/(\d+)\s*([a-z])/gi))
+    total += Number(n) * (unit[(u as string).toLowerCase()] ?? 0);
+  return total;
 }
 
 function hour24(hour: number, meridiem: string | null): number {
@@ -84,6 +125,8 @@ function wallClockTime(wall: WallClock, zone: string | null, now: Date): Date | 
   const month = wall.month !== null && wall.month >= 0 ? wall.month : today.month;
   const day = wall.day ?? today.day;
   let at = instantOf({ year: today.year, month, day, hour: wall.hour, minute: wall.minute }, zone);
+  // Just passed: the CLI's clock is a little ahead of ours, or the retry came late. Try again soon.
+  if (at.getTime() <= now.getTime() && now.getTime() - at.getTime() <= JUST_PASSED_MS) return now;
   if (at.getTime() <= now.getTime()) {
     at =
       wall.day === null
@@ -91,6 +134,20 @@ function wallClockTime(wall: WallClock, zone: string | null, now: Date): Date | 
         : instantOf({ year: today.year + 1, month, day, hour: wall.hour, minute: wall.minute }, zone);
   }
   return Number.isNaN(at.getTime()) ? null : at;
+}
+
+/** "resets Mon 12:00am": the next such weekday at that time (a week on when it is today and passed). */
+function nextWeekday(target: number, hour: number, minute: number, zone: string | null, now: Date): Date {
+  const today = zonedParts(now, zone);
+  const todayWeekday = new Date(Date.UTC(today.year, today.month, today.day)).getUTCDay();
+  let ahead = (target - todayWeekday + 7) % 7;
+  let at = instantOf({ year: today.year, month: today.month, day: today.day + ahead, hour, minute }, zone);
+  if (at.getTime() <= now.getTime() && now.getTime() - at.getTime() <= JUST_PASSED_MS) return now;
+  if (at.getTime() <= now.getTime()) {
+    ahead += 7;
+    at = instantOf({ year: today.year, month: today.month, day: today.day + ahead, hour, minute }, zone);
+  }
+  return at;
 }
 
 interface Parts {
@@ -145,8 +202,8 @@ function instantOf(wall: Parts, zone: string | null): Date {
   return new Date(guess);
 }
 
-function capped(resetAt: Date, now: Date, text: string): UsageLimit {
-  const wait = Math.min(Math.max(resetAt.getTime() - now.getTime(), MIN_WAIT_MS), MAX_WAIT_MS);
+function capped(resetAt: Date, now: Date, text: string, maxWaitMs = MAX_WAIT_MS): UsageLimit {
+  const wait = Math.min(Math.max(resetAt.getTime() - now.getTime(), MIN_WAIT_MS), maxWaitMs);
   return { resetAt: new Date(now.getTime() + wait), message: firstLine(text) };
 }
 

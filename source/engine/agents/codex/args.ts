@@ -1,7 +1,7 @@
 import type { AgentRequest } from '../agent-run.js';
 
 /**
- * `codex exec` flags as codex-cli 0.169 really accepts them (DESIGN.md): `--json` for JSONL events,
+ * `codex exec` flags as codex-cli 0.169 really accepts them (docs/ARCHITECTURE.md): `--json` for JSONL events,
  * `--sandbox` (seed 003's `--approval-mode full-auto` does not exist), `--skip-git-repo-check`,
  * `--ephemeral` (no session files), `-m`. The prompt goes through stdin (`-`), so no prompt is ever
  * read as a flag and no argv limit applies. A planning request (`permissionMode: 'plan'`) runs in

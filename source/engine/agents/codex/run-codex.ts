@@ -37,6 +37,8 @@ interface Seen {
   lastMessage: string | null;
   completed: boolean;
   failed: string | null;
+  /** The last notice Codex showed (a reconnect, a 429 it is retrying). */
+  lastWarning: string | null;
 }
 
 export function codexRunner(settings: CodexCliSettings): AgentRunner {
@@ -50,7 +52,7 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
         command,
         model: request.model,
       });
-      const seen: Seen = { lastMessage: null, completed: false, failed: null };
+      const seen: Seen = { lastMessage: null, completed: false, failed: null, lastWarning: null };
       const process = await runProcess({
         cmd: command,
         args: codexArgs(request, settings),
@@ -83,8 +85,11 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
         failure,
         costUsd: 0,
         costReported: seen.completed,
-        errorText: seen.failed ?? (process.stderrTail.trim().slice(-2000) || null),
-        apiErrorStatus: null,
+        errorText:
+          seen.failed ??
+          limitedUntilKilled(process, seen) ??
+          (process.stderrTail.trim().slice(-2000) || null),
+        apiErrorStatus: limitedUntilKilled(process, seen) ? 429 : null,
         permissionDenials: [],
         numTurns: null,
         process,
@@ -116,6 +121,7 @@ function show(item: CodexItem, seen: Seen, bus: EngineBus, request: AgentRequest
       for (const path of item.paths) tool(bus, request, 'file_change', path);
       return;
     case 'warning':
+      seen.lastWarning = item.text;
       emitText(bus, request, item.text, 'error');
       return;
     case 'turn_completed':
@@ -157,4 +163,15 @@ function failureOf(process: AgentOutcome['process'], seen: Seen): string | null 
   if (!seen.completed) return `codex ended without completing its turn${stderr ? `: ${stderr}` : ''}`;
   if (seen.lastMessage === null) return 'codex completed its turn without a final message';
   return null;
+}
+
+/**
+ * Codex still retrying a 429 when the runner's timeout ended it was rate-limited, not broken
+ * (issue 15): its last notice is the error text a usage-limit reader sees.
+ */
+function limitedUntilKilled(process: AgentOutcome['process'], seen: Seen): string | null {
+  if (!process.timedOut || seen.completed || seen.lastWarning === null) return null;
+  return /\b429\b|rate[ _-]?limit|too many requests|usage limit/i.test(seen.lastWarning)
+    ? `rate limit: ${seen.lastWarning}`
+    : null;
 }

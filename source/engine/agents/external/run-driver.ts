@@ -1,4 +1,4 @@
-import type { EngineBus } from '../../events.js';
+import type { AgentRole, EngineBus } from '../../events.js';
 import type { RelaisConfig } from '../../protocol/config.js';
 import type { SandboxPolicy } from '../../sandbox/policy.js';
 import { describeEnd, type ProcessResult, runProcess } from '../../supervise/run-process.js';
@@ -36,9 +36,15 @@ export async function runDriver(input: {
   signal: AbortSignal;
   remainingMs: number;
   onSpawn?: (pgid: number) => void;
+  /** The role it plays (the builder unless a config names it for another role). */
+  role?: AgentRole;
+  /** Written to its stdin (an agent role's prompt); without it stdin is /dev/null. */
+  stdin?: string;
+  model?: string;
   /** The builder's sandbox; its output file must be among the policy's writable files. */
   sandbox?: SandboxPolicy;
 }): Promise<DriverRun> {
+  const role = input.role ?? 'builder';
   const values: Record<string, string> = {
     TASK_FILE: input.taskFile,
     OUTPUT_FILE: input.outputFile,
@@ -50,10 +56,10 @@ export async function runDriver(input: {
   const ownTimeout = input.driver.timeout_seconds * 1000;
   input.bus.emit({
     type: 'agent.started',
-    role: 'builder',
+    role,
     attempt: 1,
     command: input.command,
-    model: 'external driver',
+    model: input.model ?? 'external driver',
   });
   const process = await runProcess({
     cmd: input.command,
@@ -64,14 +70,15 @@ export async function runDriver(input: {
       RELAIS_TASK_FILE: input.taskFile,
       RELAIS_OUTPUT_FILE: input.outputFile,
       RELAIS_REPO_ROOT: input.root,
+      RELAIS_AGENT_ROLE: role,
     },
+    ...(input.stdin === undefined ? {} : { stdin: input.stdin }),
     timeoutMs: Math.min(ownTimeout, input.remainingMs),
     signal: input.signal,
     onSpawn: input.onSpawn,
     sandbox: input.sandbox,
     onStdoutLine: (line) => {
-      if (line.trim())
-        input.bus.emit({ type: 'agent.output', role: 'builder', text: oneLine(line, 400), kind: 'text' });
+      if (line.trim()) input.bus.emit({ type: 'agent.output', role, text: oneLine(line, 400), kind: 'text' });
     },
   });
   const raw = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
@@ -79,7 +86,7 @@ export async function runDriver(input: {
   const read = raw.ok && raw.text === '' ? { ok: false as const, reason: 'missing' } : raw;
   input.bus.emit({
     type: 'agent.finished',
-    role: 'builder',
+    role,
     ok: process.exitCode === 0,
     exit_code: process.exitCode,
     cost_usd: 0,

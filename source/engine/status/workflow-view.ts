@@ -1,9 +1,5 @@
-import {
-  type FailureReason,
-  remediationOfFailure,
-  type WorkflowFile,
-} from '../../engine/protocol/workflow.js';
-import { isProcessAlive } from '../../engine/workspace/boot-id.js';
+import type { WorkflowFile } from '../protocol/workflow.js';
+import { isProcessAlive } from '../workspace/boot-id.js';
 
 /**
  * The workflow part of `ralphy status` (seed 002 §9): phase, status, tasks x/y, breaker, elapsed,
@@ -62,31 +58,4 @@ function nextStep(w: WorkflowFile, live: boolean, alive: boolean): string | null
   if (w.state === 'COMPLETED') return null;
   if (w.state === 'REJECTED') return 'edit PRD.md, then ralphy start for a new workflow';
   return 'ralphy start resumes it (it asks first)';
-}
-
-export function workflowLines(v: WorkflowView): string[] {
-  const money = `$${v.cost_usd.toFixed(2)}${v.max_cost_usd !== null ? ` of $${v.max_cost_usd.toFixed(2)}` : ''}`;
-  return [
-    `Workflow:  "${v.title}" ${v.state} (${v.status})${v.branch ? ` on ${v.branch}` : ''}`,
-    `Tasks:     ${v.tasks}${v.current_task ? `, now: ${v.current_task}` : ''}`,
-    `Breaker:   ${v.breaker}`,
-    `Elapsed:   ${formatDuration(v.elapsed_s)}, cost ${money}`,
-    ...(v.waiting_until ? [`Waiting:   for a usage limit to reset at ${v.waiting_until}`] : []),
-    ...(v.reason ? [`Reason:    ${v.reason}${v.detail ? `: ${v.detail}` : ''}`] : []),
-    ...(!v.reason && v.detail ? [`Paused:    ${v.detail}`] : []),
-    ...(v.reason ? [`Fix:       ${remediationOfFailure(v.reason as FailureReason)}`] : []),
-    ...(v.pr_url ? [`PR:        ${v.pr_url}`] : []),
-    ...v.next.map((n) => `Next:      ${n}`),
-  ];
-}
-
-export function formatDuration(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  return h > 0
-    ? `${h}h${String(m).padStart(2, '0')}m`
-    : m > 0
-      ? `${m}m${String(s).padStart(2, '0')}s`
-      : `${s}s`;
 }

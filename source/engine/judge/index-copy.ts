@@ -1,0 +1,109 @@
+import { readdir, readFile, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * The repository's index as it was right before BUILD, kept in memory (a few MB even at 100k
+ * files). After the build the judge writes it to a fresh temporary file and asks git about the
+ * worktree through it: its stat data lets `git status` skip the files the build did not touch,
+ * and its cache-tree lets `write-tree` rebuild only the folders that changed. Kept in memory, not
+ * on disk, so nothing the builder runs can edit it; `.git/index` itself may have been rewritten by
+ * the builder and is never trusted after BUILD.
+ */
+
+export interface IndexCopy {
+  readonly bytes: Buffer;
+  /** The index file's mtime: git's racy-entry check compares entry mtimes with it. */
+  readonly mtimeMs: number;
+}
+
+/** Null when git would need more than the one file (a split index) or there is no index yet. */
+export async function keepIndexCopy(gitDir: string): Promise<IndexCopy | null> {
+  // A split index names a shared index beside .git/index; a copy elsewhere would not find it.
+  const names = await readdir(gitDir).catch(() => [] as string[]);
+  if (names.some((n) => n.startsWith('sharedindex.'))) return null;
+  const file = join(gitDir, 'index');
+  try {
+    const [info, bytes] = await Promise.all([stat(file), readFile(file)]);
+    if (info.size !== bytes.length) return null;
+    return { bytes, mtimeMs: info.mtimeMs };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes the copy to `path` with the original's mtime, rounded down: git treats an entry whose
+ * mtime is not older than the index file as "racily clean" and compares its content, so an
+ * earlier (never later) timestamp can only make git look at more files, not fewer.
+ */
+export async function writeIndexCopy(copy: IndexCopy, path: string): Promise<void> {
+  await writeFile(path, copy.bytes, { mode: 0o600 });
+  const seconds = Math.floor(copy.mtimeMs) / 1000;
+  await utimes(path, seconds, seconds);
+}
+
+export type IndexFlagName = 'assume-unchanged' | 'skip-worktree';
+
+const ENTRY_STAT_BYTES = 40;
+const ASSUME_VALID = 0x8000;
+const EXTENDED = 0x4000;
+const NAME_MASK = 0x0fff;
+const SKIP_WORKTREE = 0x4000;
+const DIRECTORY_MODE = 0o040000;
+
+/**
+ * The index flags (`ls-files -v` tags) read straight from the index bytes, without a git process
+ * or a line per entry: only flagged paths are decoded. Index versions 2 and 3 (git's default) with
+ * SHA-1 or SHA-256 object names; anything else (version 4's compressed paths, a sparse index's
+ * folder entries, bytes that do not parse exactly) returns null and the caller asks git.
+ */
+export function indexFlags(bytes: Buffer): Map<string, IndexFlagName> | null {
+  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'DIRC') return null;
+  const version = bytes.readUInt32BE(4);
+  if (version !== 2 && version !== 3) return null;
+  const count = bytes.readUInt32BE(8);
+  for (const hashBytes of [20, 32]) {
+    const flags = parseEntries(bytes, version, count, hashBytes);
+    if (flags) return flags;
+  }
+  return null;
+}
+
+function parseEntries(
+  bytes: Buffer,
+  version: number,
+  count: number,
+  hashBytes: number,
+): Map<string, IndexFlagName> | null {
+  const flagged = new Map<string, IndexFlagName>();
+  let at = 12;
+  for (let i = 0; i < count; i++) {
+    const start = at;
+    const flagsAt = start + ENTRY_STAT_BYTES + hashBytes;
+    if (flagsAt + 2 > bytes.length) return null;
+    if (bytes.readUInt32BE(start + 24) === DIRECTORY_MODE) return null;
+    const flags = bytes.readUInt16BE(flagsAt);
+    let nameAt = flagsAt + 2;
+    let extended = 0;
+    if (flags & EXTENDED) {
+      if (version < 3) return null;
+      extended = bytes.readUInt16BE(nameAt);
+      nameAt += 2;
+    }
+    const nul = bytes.indexOf(0, nameAt);
+    if (nul < 0) return null;
+    const nameLength = nul - nameAt;
+    if ((flags & NAME_MASK) !== Math.min(nameLength, NAME_MASK)) return null;
+    // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+    at = start + ((nameAt - start + nameLength + 8) & ~7);
+    if (at > bytes.length) return null;
+    for (let p = nul; p < at; p++) if (bytes[p] !== 0) return null;
+    if (flags & ASSUME_VALID) flagged.set(bytes.toString('utf8', nameAt, nul), 'assume-unchanged');
+    else if (extended & SKIP_WORKTREE) flagged.set(bytes.toString('utf8', nameAt, nul), 'skip-worktree');
+  }
+  // What follows the entries is extensions (a 4-letter signature each) and the trailing checksum.
+  const rest = bytes.length - at;
+  if (rest === hashBytes) return flagged;
+  if (rest < hashBytes + 8) return null;
+  return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4)) ? flagged : null;
+}

@@ -1,0 +1,124 @@
+import { join } from 'node:path';
+import type { EngineBus } from '../events.js';
+import type { GatePort } from '../gates.js';
+import {
+  acquireLock,
+  agentRunnerFor,
+  missingAgentCommand,
+  sandboxRefusal,
+  type TickSetup,
+} from '../session/index.js';
+import { realClock } from '../supervise/clock.js';
+import { readPrd } from '../workflow/prd.js';
+import { handoffText } from './handoff.js';
+import { type IssueOutcome, planIssue } from './issue-pass.js';
+import { planPrd } from './prd-planning.js';
+import { loadPlannerStats, type PlannerStats } from './stats.js';
+import { plannerPaths, readLearnings } from './store.js';
+import type { TerminalOutcome } from './terminal-session.js';
+
+/**
+ * The planner's entries for `relais plan` (seed 004): on PRD.md at a terminal, on one GitHub
+ * issue thread, and its statistics. Each checks the planner's agent CLI (`agents.planner`) and
+ * builds its runner from the config; the command only reports the outcome.
+ */
+
+export interface PlanRun {
+  readonly setup: TickSetup;
+  readonly env: NodeJS.ProcessEnv;
+  readonly bus: EngineBus;
+  readonly signal: AbortSignal;
+}
+
+/** Before the planner could run: its agent CLI is missing, PRD.md is unusable, or the lock is held. */
+export type PlanRefusal = {
+  readonly kind: 'cannot_start';
+  readonly detail: string;
+  readonly fix: string | null;
+};
+
+export type PrdPlanResult =
+  | PlanRefusal
+  | (TerminalOutcome & { readonly handoff?: string })
+  | { readonly kind: 'unreadable'; readonly detail: string };
+
+export function plannerStatsOf(setup: TickSetup): Promise<PlannerStats> {
+  return loadPlannerStats(plannerPaths(setup.paths));
+}
+
+export async function planIssueEntry(run: PlanRun, issue: number): Promise<IssueOutcome | PlanRefusal> {
+  const refused = await agentMissing(run);
+  if (refused) return refused;
+  return planIssue({
+    issue,
+    paths: run.setup.paths,
+    root: run.setup.facts.root,
+    config: run.setup.config,
+    env: run.env,
+    bus: run.bus,
+    signal: run.signal,
+    clock: realClock,
+    runner: agentRunnerFor(run.setup.config, 'planner', {
+      env: run.env,
+      root: run.setup.facts.root,
+      sandbox: run.setup.sandbox,
+    }),
+    now: () => new Date(),
+  });
+}
+
+export async function planPrdEntry(run: PlanRun, gates: GatePort): Promise<PrdPlanResult> {
+  const { setup } = run;
+  const prd = await readPrd(join(setup.facts.root, 'PRD.md'));
+  if (!prd.ok) return { kind: 'cannot_start', detail: prd.problem, fix: null };
+  const refused = await agentMissing(run);
+  if (refused) return refused;
+  // PRD planning shares its session with `ralphy start`: one of them at a time.
+  const lock = await acquireLock(setup.paths.lock, 'relais plan');
+  if (!lock.ok)
+    return {
+      kind: 'cannot_start',
+      detail: `another run holds the workspace lock: ${lock.detail}`,
+      fix: null,
+    };
+  try {
+    const outcome = await planPrd({
+      paths: setup.paths,
+      root: setup.facts.root,
+      prd: prd.prd,
+      config: setup.config,
+      bus: run.bus,
+      gates,
+      signal: run.signal,
+      clock: realClock,
+      runner: agentRunnerFor(setup.config, 'planner', {
+        env: run.env,
+        root: setup.facts.root,
+        sandbox: setup.sandbox,
+      }),
+      now: () => new Date(),
+    });
+    if (outcome.kind !== 'ready') return outcome;
+    const learnings = await readLearnings(plannerPaths(setup.paths));
+    return {
+      ...outcome,
+      handoff: handoffText(outcome.session, learnings.ok ? learnings.file.learnings : []),
+    };
+  } finally {
+    await lock.lock.release();
+  }
+}
+
+async function agentMissing({ setup, env }: PlanRun): Promise<PlanRefusal | null> {
+  // Issue 14: no agent starts without the OS sandbox unless the config says "off".
+  const noSandbox = sandboxRefusal(setup.sandbox);
+  if (noSandbox) return { kind: 'cannot_start', detail: `BLOCKED: ${noSandbox.detail}`, fix: null };
+  const missing = await missingAgentCommand(setup.config, 'planner', env, setup.facts.root);
+  return missing
+    ? {
+        kind: 'cannot_start',
+        detail: `the planner's agent CLI: ${missing}`,
+        fix: 'install it (npm install -g @anthropic-ai/claude-code for claude, @openai/codex for codex), or set its command in relais.config.json.',
+      }
+    : null;
+}

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { AGENT_PROVIDERS } from './config.js';
+
+/**
+ * User-level settings (`relais config`), kept in the OS config folder: what belongs to the person
+ * rather than the project. They sit beneath the project's relais.config.json, which always wins.
+ * Every field is optional: an empty store is valid.
+ */
+
+const ROLES = ['orchestrator', 'builder', 'spec', 'dev', 'qa', 'planner'] as const;
+
+const roleDefault = z.strictObject({
+  provider: z.enum(AGENT_PROVIDERS).optional(),
+  model: z.string().min(1).max(120).optional(),
+  fallback_model: z.string().min(1).max(120).nullable().optional(),
+});
+
+export const userSettingsSchema = z.strictObject({
+  /** The default provider and model of each role, for projects that do not name their own. */
+  agents: z.partialRecord(z.enum(ROLES), roleDefault).optional(),
+  notifications: z
+    .strictObject({
+      /** Desktop or terminal notifications when a run needs a human or ends. */
+      enabled: z.boolean().optional(),
+    })
+    .optional(),
+  /** The app's colours: `auto` follows the terminal (NO_COLOR included). */
+  theme: z.enum(['auto', 'dark', 'light', 'none']).optional(),
+});
+
+export type UserSettings = z.infer<typeof userSettingsSchema>;

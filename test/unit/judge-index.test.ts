@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { indexFlags } from '../../source/engine/judge/index-copy.js';
+import { parseStatusV2 } from '../../source/engine/judge/touched-set.js';
+
+// The judge reads index flags from the index bytes and candidates from `status --porcelain=v2`:
+// both checked here against what real git says.
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const env = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+};
+const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env });
+
+function repo(files: Record<string, string>): void {
+  dir = mkdtempSync(join(tmpdir(), 'relais-index-'));
+  git('init', '-q', '-b', 'main');
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(join(dir, path, '..'), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  git('add', '-A');
+  git('commit', '-qm', 'init');
+}
+
+/** What `git ls-files -v` says, as the judge's flag names. */
+function gitFlags(): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (const entry of git('ls-files', '-v', '-z').toString().split('\0').filter(Boolean)) {
+    const tag = entry[0] as string;
+    if (tag === 'S') flags.set(entry.slice(2), 'skip-worktree');
+    else if (tag !== tag.toUpperCase()) flags.set(entry.slice(2), 'assume-unchanged');
+  }
+  return flags;
+}
+
+const index = () => readFileSync(join(dir, '.git', 'index'));
+
+describe('index flags from the index bytes', () => {
+  it('match ls-files -v for assume-unchanged and skip-worktree, long and odd names included', () => {
+    // Longer than the 12-bit name length field (4095): git stores 0xFFF and the NUL ends it.
+    const long = `${Array.from({ length: 22 }, () => 'n'.repeat(200)).join('/')}.txt`;
+    repo({ 'a.txt': 'a', 'b/c.txt': 'c', 'é space.txt': 'e', 'z.txt': 'z' });
+    // Too long for the filesystem, not for the index: added as an entry only.
+    const blob = git('rev-parse', 'HEAD:a.txt').toString().trim();
+    git('update-index', '--add', '--cacheinfo', `100644,${blob},${long}`);
+    git('update-index', '--assume-unchanged', 'a.txt', long);
+    git('update-index', '--skip-worktree', 'b/c.txt', 'é space.txt');
+    expect(index().readUInt32BE(4)).toBe(3); // skip-worktree needs the extended flags of v3
+    const flags = indexFlags(index());
+    expect(flags).not.toBeNull();
+    expect(Object.fromEntries(flags ?? [])).toEqual(Object.fromEntries(gitFlags()));
+    expect(flags?.get('a.txt')).toBe('assume-unchanged');
+    expect(flags?.get('b/c.txt')).toBe('skip-worktree');
+    expect(flags?.has('z.txt')).toBe(false);
+  });
+
+  it('finds no flag in a plain version 2 index, and a flag set later', () => {
+    repo({ 'a.txt': 'a', 'b.txt': 'b' });
+    expect(index().readUInt32BE(4)).toBe(2);
+    expect(indexFlags(index())?.size).toBe(0);
+    git('update-index', '--assume-unchanged', 'b.txt');
+    expect(indexFlags(index())?.get('b.txt')).toBe('assume-unchanged');
+  });
+
+  it('gives up (null, so git is asked) on version 4 and on bytes that do not parse', () => {
+    repo({ 'a.txt': 'a', 'b.txt': 'b' });
+    git('update-index', '--index-version', '4');
+    expect(indexFlags(index())).toBeNull();
+    git('update-index', '--index-version', '2');
+    const bytes = Buffer.from(index());
+    expect(indexFlags(bytes)).not.toBeNull();
+    bytes.writeUInt16BE(0x0fff & 3, 12 + 40 + 20); // a name length that does not match
+    expect(indexFlags(bytes)).toBeNull();
+    expect(indexFlags(Buffer.from('not an index'))).toBeNull();
+  });
+});
+
+describe('status --porcelain=v2 records', () => {
+  it('give every changed, deleted, unmerged-free and untracked path, odd names whole', () => {
+    repo({ 'a.txt': 'a', 'b c.txt': 'b', 'gone.txt': 'g' });
+    writeFileSync(join(dir, 'a.txt'), 'changed');
+    writeFileSync(join(dir, 'b c.txt'), 'changed too');
+    rmSync(join(dir, 'gone.txt'));
+    writeFileSync(join(dir, 'new file.txt'), 'n');
+    writeFileSync(join(dir, '.gitignore'), 'ignored.txt\n');
+    writeFileSync(join(dir, 'ignored.txt'), 'i');
+    const out = git('status', '--porcelain=v2', '-z', '--untracked-files=all', '--no-renames', '--ignored');
+    expect(parseStatusV2(out).sort()).toEqual(['.gitignore', 'a.txt', 'b c.txt', 'gone.txt', 'new file.txt']);
+  });
+
+  it('refuses a record it does not know rather than skipping it', () => {
+    expect(() => parseStatusV2(Buffer.from('2 R. N... 100644 100644 100644 a b R100 new\0old\0'))).toThrow(
+      /unexpected git status record/,
+    );
+  });
+});
