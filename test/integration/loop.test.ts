@@ -283,7 +283,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     const next = project.cliSync(['run']);
     expect(next.code, next.stdout).toBe(0);
     const runId = /relais run (\S+) in/.exec(forced.stdout)?.[1];
-    expect(next.stdout).toContain(`rolled back interrupted run ${runId}`);
+    expect(next.stdout).toContain(`recovered interrupted run ${runId}: the branch is back on the run's base`);
     expect(project.read(`relais/recovered/${runId}/worktree.patch`)).toContain('+half');
     expect(project.read(`relais/recovered/${runId}/untracked/src/new.ts`)).toBe('new\n');
     expect(project.read('src/a.ts')).toBe('export const a = 7;\n');

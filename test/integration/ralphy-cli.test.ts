@@ -230,8 +230,9 @@ describe('ralphy start (CLI)', () => {
     expect(resumed.code, resumed.stdout).toBe(0);
     expect(resumed.stdout).toContain('resuming at SPECIFICATION');
     expect(resumed.stdout).toMatch(
-      /rolled back interrupted run [\w-]+ to [0-9a-f]{12}; its changes are kept in relais\/recovered\//,
+      /recovered interrupted run [\w-]+: the branch is back on the run's base [0-9a-f]{12}/,
     );
+    expect(resumed.stdout).toMatch(/moved to relais\/recovered\/[\w-]+\/untracked\//);
     expect(isAlive(orphan)).toBe(false);
     expect(workflowFile(p).state).toBe('COMPLETED');
     expect(p.read('specs/SPEC.md')).not.toBe('partial');

@@ -21,7 +21,7 @@ export async function configCommand(
     println(io.stderr, 'Usage: relais config get <key> | set <key> <value> | unset <key> | list | path');
     return EXIT.USAGE;
   }
-  const store = openUserSettings(io.env);
+  const store = await openUserSettings(io.env);
   if ('error' in store) {
     println(io.stderr, `relais config: ${store.error}`);
     return EXIT.STOP;
@@ -57,7 +57,7 @@ export async function configCommand(
 }
 
 function unset(
-  store: Exclude<ReturnType<typeof openUserSettings>, { error: string }>,
+  store: Exclude<Awaited<ReturnType<typeof openUserSettings>>, { error: string }>,
   key: string | undefined,
 ): { ok: true } {
   store.unset(key as string);

@@ -1,12 +1,20 @@
-import Conf from 'conf';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import envPaths from 'env-paths';
 import { describeZodError } from '../protocol/model-json.js';
 import { type UserSettings, userSettingsSchema } from '../protocol/user-settings.js';
 
 /**
- * The user-level settings file, through `conf`: in the OS config folder (`$XDG_CONFIG_HOME/relais`
- * on Linux), or in `RELAIS_CONFIG_DIR` when set (tests, portable setups). conf writes atomically;
- * the shape is checked with the zod schema on every read and before every write, so a bad value is
- * refused by name and a hand-edited file that broke is reported, never silently dropped.
+ * The user-level settings file, written through `conf`: in the OS config folder
+ * (`$XDG_CONFIG_HOME/relais/config.json` on Linux, the folder conf itself picks through env-paths),
+ * or in `RELAIS_CONFIG_DIR` when set (tests, portable setups). conf writes atomically; the shape is
+ * checked with the zod schema on every read and before every write, so a bad value is refused by
+ * name and a hand-edited file that broke is reported, never silently dropped.
+ *
+ * Only `relais config` loads conf. Importing it (through atomically's when-exit) hooks SIGINT,
+ * SIGTERM and SIGHUP and raises the signal again after its own cleanup: in a running tick that
+ * second signal turned the first Ctrl-C (stop the agent, roll back, report) into a forced quit with
+ * no report. Every other command reads the same JSON file directly, validated the same way.
  */
 
 export type SettingsRead = { ok: true; settings: UserSettings } | { ok: false; detail: string };
@@ -19,32 +27,45 @@ export interface UserSettingsStore {
   unset(key: string): void;
 }
 
-export function openUserSettings(
+/** The folder conf keeps the settings in (its `cwd` option, or its own env-paths default). */
+function settingsFolder(env: NodeJS.ProcessEnv): string {
+  return env.RELAIS_CONFIG_DIR || envPaths('relais', { suffix: '' }).config;
+}
+
+/** Where the settings file is: the same path conf reads and writes. */
+export function userSettingsPath(env: NodeJS.ProcessEnv = process.env): string {
+  return join(settingsFolder(env), 'config.json');
+}
+
+function check(store: unknown, path: string): SettingsRead {
+  const parsed = userSettingsSchema.safeParse(store);
+  return parsed.success
+    ? { ok: true, settings: parsed.data }
+    : { ok: false, detail: `${path}: ${describeZodError(parsed.error)}` };
+}
+
+/** The store `relais config` edits; conf is loaded here only (see above). */
+export async function openUserSettings(
   env: NodeJS.ProcessEnv = process.env,
-): UserSettingsStore | { error: string } {
-  let conf: Conf<Record<string, unknown>>;
+): Promise<UserSettingsStore | { error: string }> {
+  const { default: Conf } = await import('conf');
+  let conf: InstanceType<typeof Conf<Record<string, unknown>>>;
   try {
     conf = new Conf<Record<string, unknown>>({
       projectName: 'relais',
       projectSuffix: '',
-      ...(env.RELAIS_CONFIG_DIR ? { cwd: env.RELAIS_CONFIG_DIR } : {}),
+      cwd: settingsFolder(env),
     });
   } catch (error) {
     return { error: `user settings unreadable: ${(error as Error).message}` };
   }
-  const check = (store: unknown): SettingsRead => {
-    const parsed = userSettingsSchema.safeParse(store);
-    return parsed.success
-      ? { ok: true, settings: parsed.data }
-      : { ok: false, detail: `${conf.path}: ${describeZodError(parsed.error)}` };
-  };
   return {
     path: conf.path,
-    read: () => check(conf.store),
+    read: () => check(conf.store, conf.path),
     set(key, value) {
       const next = structuredClone(conf.store);
       setDotted(next, key, value);
-      const checked = check(next);
+      const checked = check(next, conf.path);
       if (!checked.ok) return { ok: false, detail: checked.detail.replace(`${conf.path}: `, '') };
       conf.set(key, value);
       return { ok: true };
@@ -53,10 +74,21 @@ export function openUserSettings(
   };
 }
 
-/** The user settings, or none when the folder has no valid file (`relais config list` names the problem). */
+/** The user settings, or none when there is no file; a broken file is reported, never dropped. */
 export function readUserSettings(env: NodeJS.ProcessEnv = process.env): SettingsRead {
-  const store = openUserSettings(env);
-  return 'error' in store ? { ok: false, detail: store.error } : store.read();
+  const path = userSettingsPath(env);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, settings: {} };
+    return { ok: false, detail: `${path}: ${(error as Error).message}` };
+  }
+  try {
+    return check(JSON.parse(text), path);
+  } catch (error) {
+    return { ok: false, detail: `${path}: not JSON (${(error as Error).message})` };
+  }
 }
 
 /**
