@@ -11,6 +11,7 @@ import {
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
 import { codexRunner } from '../../source/engine/agents/codex/run-codex.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
+import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { REPO_ROOT } from '../support/project.js';
 
 // The REAL codex binary (@openai/codex 0.169.0) against a scripted Responses API on 127.0.0.1.
@@ -41,10 +42,12 @@ function runner(url: string) {
     command: CODEX,
     configOverrides: fakeProviderOverrides(url),
     extraEnv: { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: home, HOME: home },
-    env: process.env,
+    env: { ...process.env, PATH: pathWithCodexSandboxHelper(join(base, `codex-bin-${++helpers}`)) },
     sandbox: { kind: 'off' },
   });
 }
+
+let helpers = 0;
 
 function request(cwd: string, overrides: Partial<AgentRequest> = {}): AgentRequest {
   return {

@@ -14,6 +14,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
+import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { CycleRepo } from '../support/cycle-project.js';
 import { REPO_ROOT } from '../support/project.js';
 
@@ -167,7 +168,13 @@ describe('e2e: relais cycle --loop with the real codex and claude binaries', () 
     const out: string[] = [];
     const io: CommandIo = {
       cwd: repo.root,
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CI: 'true' },
+      env: {
+        ...process.env,
+        HOME: home,
+        XDG_CONFIG_HOME: join(home, '.config'),
+        CI: 'true',
+        PATH: pathWithCodexSandboxHelper(join(repo.base, 'codex-bin')),
+      },
       stdout: { write: (t: string) => out.push(t) },
       stderr: { write: (t: string) => out.push(t) },
     };

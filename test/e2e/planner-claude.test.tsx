@@ -28,6 +28,9 @@ afterEach(async () => {
 
 const CTRL_P = '\u0010';
 
+/** Each of these waits covers a real claude process: seconds on a loaded 2-core machine. */
+const AGENT_WAIT_MS = 60_000;
+
 describe('e2e: the planner with the real claude binary, answered in the app', () => {
   test('two rounds typed in the app, Ctrl-P to proceed, the spec-agent receives the handoff', async () => {
     const p = plannerProject((config) => {
@@ -43,7 +46,7 @@ describe('e2e: the planner with the real claude binary, answered in the app', ()
       onEvent: (event) => store.dispatch(event),
     });
 
-    await app.waitFor('Planner, round 1: 2 open questions');
+    await app.waitFor('Planner, round 1: 2 open questions', undefined, AGENT_WAIT_MS);
     // Numbered by gap id, batched per respondent, with why it matters (long lines wrap).
     expect(app.frame()).toContain('For the reporter (what the product must do):');
     expect(app.frame()).toContain('1. Should greet() take the full name or only the');
@@ -55,16 +58,16 @@ describe('e2e: the planner with the real claude binary, answered in the app', ()
     await app.waitFor('2: English only▌');
     app.press(KEY.enter);
 
-    await app.waitFor('Planner, round 2: 1 open question');
+    await app.waitFor('Planner, round 2: 1 open question', undefined, AGENT_WAIT_MS);
     expect(app.frame()).toContain('For the assignee (how the code should do it):');
     expect(app.frame()).toContain('3. Should bye() live in its own module, or next to');
     app.press('its own module, src/b.ts');
     await app.waitFor('src/b.ts▌');
     app.press(KEY.enter);
 
-    await app.waitFor('enough to draft the spec. Proceed?');
+    await app.waitFor('enough to draft the spec. Proceed?', undefined, AGENT_WAIT_MS);
     app.press(CTRL_P);
-    await app.waitFor('Approve the specification and tasks?');
+    await app.waitFor('Approve the specification and tasks?', undefined, AGENT_WAIT_MS);
     expect(app.frame()).toContain('plan answered: proceed');
     app.press('n');
     const run = await running;

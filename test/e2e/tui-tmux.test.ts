@@ -68,10 +68,13 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     const atQaGate = await tmux.waitFor(
       (s) => s.includes('Approve the QA report and open the pull request?'),
       'the QA gate',
+      // Two judged ticks and the QA agent: on a loaded 2-core machine this takes over a minute.
+      120_000,
     );
     expect(atQaGate).toContain('spec approved');
     // The task list shows what the runner verified, apart from what the agent claimed.
-    expect(atQaGate).toMatch(/1 Trim and collapse spaces\s+agent ✓ runner ✓/);
+    // An agent's claim is ◐: only the runner's verdict is a ✓ (issue 16 item 1).
+    expect(atQaGate).toMatch(/1 Trim and collapse spaces\s+agent ◐ runner ✓/);
     expect(atQaGate).toContain('2/2 verified');
     tmux.keys('y');
 

@@ -1,11 +1,12 @@
-import { mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   fakeProviderOverrides,
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
+import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
@@ -15,22 +16,6 @@ import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js'
 
 const CODEX = join(REPO_ROOT, 'node_modules/.bin/codex');
 const DRIVER = join(REPO_ROOT, 'test/support/fake-driver.mjs');
-
-/**
- * Codex's shell tool runs under bubblewrap, which starts `codex-linux-sandbox` by name from PATH;
- * the npm package ships it as the codex binary itself (dispatched on argv[0]).
- */
-function sandboxHelper(project: TestProject): string {
-  const dir = join(project.base, 'codex-bin');
-  mkdirSync(dir, { recursive: true });
-  symlinkSync(realpathSync(CODEX_BINARY), join(dir, 'codex-linux-sandbox'));
-  return dir;
-}
-
-const CODEX_BINARY = join(
-  REPO_ROOT,
-  'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
-);
 
 let project: TestProject | undefined;
 let server: ScriptedResponses | undefined;
@@ -59,7 +44,7 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
         extra_env: {
           OPENAI_API_KEY: 'sk-test-offline',
           CODEX_HOME: created.home,
-          PATH: `${sandboxHelper(created)}${delimiter}${process.env.PATH}`,
+          PATH: pathWithCodexSandboxHelper(join(created.base, 'codex-bin')),
         },
       };
     });

@@ -61,7 +61,8 @@ describe('EXIT_SIGNAL is read from the final answer only', () => {
         expect.stringMatching(
           /^spec-agent: claude exited with code 137 without a result object.*running it again \(1\/2\)$/,
         ),
-        'spec-agent: it ended without EXIT_SIGNAL: true; running it again (2/2)',
+        // The fenced EXIT_SIGNAL: true is followed by "I have not finished.": the last status wins.
+        'spec-agent: its last status said it is not done; running it again (2/2)',
       ]),
     );
     expect(specCalls()[2]?.prompt).toContain('did not end with the status line "EXIT_SIGNAL: true"');
@@ -76,7 +77,7 @@ describe('EXIT_SIGNAL is read from the final answer only', () => {
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'agent_failed' });
     expect(run.outcome.detail).toMatch(
-      /^spec-agent: it said EXIT_SIGNAL: false \(its work is kept: 2 new file\(s\) in relais\/recovered\/[\w-]+\/untracked\/\)$/,
+      /^spec-agent: its last status said it is not done \(its work is kept: 2 new file\(s\) in relais\/recovered\/[\w-]+\/untracked\/\)$/,
     );
     expect(specCalls()).toHaveLength(2);
     // Its half-done files were rolled back (the judge keeps only a finished phase), and set aside.

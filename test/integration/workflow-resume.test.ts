@@ -190,18 +190,22 @@ describe('resume after an interruption, in each phase', () => {
     project.scenario(scenario);
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'tick_stopped' });
-    expect(run.outcome.detail).toContain('no verified tick after 2 tick(s)');
+    // The second proposal is the same plan (same task fingerprint): refused before any builder ran.
+    expect(run.outcome.detail).toContain(
+      'proposed again the plan that already failed with STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED',
+    );
     const second = project.calls().filter((c) => c.role === 'orchestrator')[1];
     expect(second?.prompt).toContain(
       'The previous tick for this task was stopped and rolled back: STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED',
     );
     expect(project.read('src/b.ts')).toBe('export const b = 1;\n');
-    // Not completed, and the row says why: the builder's claim next to the runner's stop code.
+    // Not completed, and the row says why: the second tick was refused before a builder ran (so
+    // there is no claim), and the runner's code names the stop the repeated plan had already met.
     expect(workflowFile(project).tasks[0]).toMatchObject({
       status: 'in_progress',
       ticks: 2,
-      claimed: 'done',
-      verified: expect.stringMatching(/^STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED/),
+      claimed: null,
+      verified: expect.stringMatching(/^STOP_PLAN_REPEATED: .*STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED/),
       verdict: 'rejected',
     });
     // Front ends hear the runner's verdict, never a "verified" for a stopped task (issue 16 item 1).

@@ -31,13 +31,14 @@ export function frameMatching(
   frame: () => string,
   test: (frame: string) => boolean,
   what: string,
+  timeoutMs = 5000,
 ): Promise<void> {
   if (test(frame())) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       frames.off('frame', check);
       reject(new Error(`no frame with ${what}; last frame:\n${frame()}`));
-    }, 5000);
+    }, timeoutMs);
     const check = () => {
       if (!test(frame())) return;
       clearTimeout(timer);
@@ -145,7 +146,12 @@ export interface RenderedApp {
   readonly frame: () => string;
   readonly rawFrame: () => string;
   /** Resolves once a frame passes `test` (see frameMatching). */
-  readonly waitFor: (test: string | ((frame: string) => boolean), what?: string) => Promise<void>;
+  /** `timeoutMs` (5 s by default) is for waits on a real agent process, slower on a loaded machine. */
+  readonly waitFor: (
+    test: string | ((frame: string) => boolean),
+    what?: string,
+    timeoutMs?: number,
+  ) => Promise<void>;
   readonly press: (data: string) => void;
   /** Frames Ink has written so far. */
   readonly writes: () => number;
@@ -195,10 +201,10 @@ export function renderApp(
   return {
     frame,
     rawFrame: () => view.lastFrame() ?? '',
-    waitFor: (test, what) =>
+    waitFor: (test, what, timeoutMs) =>
       typeof test === 'string'
-        ? frameMatching(frames, frame, (f) => f.includes(test), what ?? JSON.stringify(test))
-        : frameMatching(frames, frame, test, what ?? 'the expected content'),
+        ? frameMatching(frames, frame, (f) => f.includes(test), what ?? JSON.stringify(test), timeoutMs)
+        : frameMatching(frames, frame, test, what ?? 'the expected content', timeoutMs),
     press: (data) => view.stdin.write(data),
     writes: () => writes,
     controller,

@@ -147,7 +147,9 @@ async function judgeAnswer(
   // Issue 15: a question followed by the prompt's `EXIT_SIGNAL: false` is still a question.
   const question = questionOf(outcome.text);
   if (question) return { kind: 'question', question, denied: [] };
-  const detail = signal === 'false' ? 'it said EXIT_SIGNAL: false' : 'it ended without EXIT_SIGNAL: true';
+  // 'false' is also EXIT_SIGNAL: true followed by prose saying work remains: say what is true of both.
+  const detail =
+    signal === 'false' ? 'its last status said it is not done' : 'it ended without EXIT_SIGNAL: true';
   return {
     kind: 'retry',
     detail,
