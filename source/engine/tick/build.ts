@@ -8,7 +8,9 @@ import { type BuilderResult, builderResultSchema } from '../protocol/builder-res
 import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
+import { sandboxRefusalIn } from '../sandbox/refusal.js';
 import { agentSandbox } from '../sandbox/sandbox.js';
+import type { ProcessResult } from '../supervise/run-process.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { effectiveScopeFor } from './judge-phase.js';
 import { builderValues, fillTemplate, readPrompt } from './prompts.js';
@@ -80,12 +82,34 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
     return {
       costUsd: outcome.costUsd,
       costReported: outcome.costReported,
-      failure: { code: 'STOP_INTERRUPTED', detail: outcome.failure ?? 'no result' },
+      failure: failedRun(ctx, outcome.failure ?? 'no result', outcome.process, outcome.errorText),
       result: null,
       invalidReason: null,
     };
   }
   return judgeClaim(outcome.costUsd, outcome.text);
+}
+
+/**
+ * A builder run that ended without a result (A3 row 1). When it ran in the sandbox, ended on its
+ * own (no signal, timeout or abort from us) and its error output shows a refused write, it was
+ * fenced, not interrupted: STOP_SANDBOX_WRITE_REFUSED with the line that shows it (issue 14).
+ * Never SUCCESS: the work it claimed may be exactly the write that did not happen.
+ */
+function failedRun(
+  ctx: TickContext,
+  detail: string,
+  process: ProcessResult,
+  errorText: string | null,
+): { code: Code; detail: string } {
+  const endedOnItsOwn = !process.aborted && !process.timedOut && process.spawnError === null;
+  const refused =
+    ctx.setup.sandbox.kind === 'bwrap' && endedOnItsOwn
+      ? (sandboxRefusalIn(process.stderrTail) ?? sandboxRefusalIn(errorText))
+      : null;
+  return refused
+    ? { code: 'STOP_SANDBOX_WRITE_REFUSED', detail: `${detail}; the sandbox refused a write: ${refused}` }
+    : { code: 'STOP_INTERRUPTED', detail };
 }
 
 /** The agent's process group, written while it runs (not awaited: the agent must not wait on it). */
@@ -223,7 +247,7 @@ async function buildWithDriver(ctx: TickContext, task: BuildTask): Promise<Build
       : `exited with ${run.process.exitCode ?? run.process.signal}`;
     return {
       costUsd: 0,
-      failure: { code: 'STOP_INTERRUPTED', detail: `builder driver ${how}` },
+      failure: failedRun(ctx, `builder driver ${how}`, run.process, null),
       result: null,
       invalidReason: null,
     };
