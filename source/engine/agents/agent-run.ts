@@ -2,6 +2,7 @@ import type { AgentRole, EngineBus } from '../events.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { agentSandbox, type Sandbox } from '../sandbox/sandbox.js';
 import type { ProcessResult } from '../supervise/run-process.js';
+import type { WriteFence } from './claude-code/scope-hook.js';
 
 /**
  * One interface for every agent CLI (docs/ARCHITECTURE.md `agents/`): the tick asks for a run and gets back
@@ -31,6 +32,11 @@ export interface AgentRequest {
    * writable (issue 14). Absent: the whole repository; a planning request writes nothing in it.
    */
   readonly writableGlobs?: readonly string[];
+  /**
+   * The task's effective scope, for agents that can refuse a write themselves before it happens
+   * (Claude Code's PreToolUse hook, issue 14). Absent: no such refusal (planning, workflows).
+   */
+  readonly writeFence?: WriteFence;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   /** The agent's process group id, as soon as it runs (crash recovery records it). */

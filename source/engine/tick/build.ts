@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { REFUSED_BY_HOOK, type WriteFence } from '../agents/claude-code/scope-hook.js';
 import { runDriver } from '../agents/external/run-driver.js';
 import { findExecutable } from '../agents/find-executable.js';
 import { questionOf } from '../agents/needs-input.js';
@@ -51,6 +52,7 @@ export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> 
 
 async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup } = ctx;
+  const refusals: string[] = [];
   const agent = setup.config.agents.builder;
   const outcome = await ctx.runner.run(
     {
@@ -71,12 +73,18 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
       streaming: true,
       cwd: setup.facts.root,
       writableGlobs: task.scope.allowed_globs,
+      writeFence: writeFenceFor(ctx, task),
       timeoutMs: ctx.remainingMs(),
       signal: ctx.signal,
       onSpawn: (pgid) => recordAgent(ctx, pgid),
+      // Refused by the scope hook before the write: the model was told; the report says so too.
+      onOutputLine: (line) => {
+        if (line.includes(REFUSED_BY_HOOK) && refusals.length < 20) refusals.push(line.slice(0, 300));
+      },
     },
     ctx.options.bus,
   );
+  for (const line of refusals) ctx.record.warnings.push(`builder write refused before it happened: ${line}`);
   await settleAgentRecord(ctx);
   if (outcome.failure !== null || outcome.text === null) {
     return {
@@ -110,6 +118,19 @@ function failedRun(
   return refused
     ? { code: 'STOP_SANDBOX_WRITE_REFUSED', detail: `${detail}; the sandbox refused a write: ${refused}` }
     : { code: 'STOP_INTERRUPTED', detail };
+}
+
+/**
+ * What Claude Code's own scope hook refuses before the write: the judge's fence (task AND config
+ * allowed globs, the forbidden ones, git internals, relais/ and the config file), so the first
+ * fence never lets through what the second would stop.
+ */
+function writeFenceFor(ctx: TickContext, task: BuildTask): WriteFence {
+  const scope = effectiveScopeFor(ctx.setup, task);
+  return {
+    allowed: [scope.taskAllowed, scope.configAllowed],
+    forbidden: [...scope.forbidden, CONFIG_FILE_NAME],
+  };
 }
 
 /** The agent's process group, written while it runs (not awaited: the agent must not wait on it). */

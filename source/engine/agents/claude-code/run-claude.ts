@@ -6,6 +6,7 @@ import { oneLine } from '../../workspace/printable.js';
 import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';
+import { installScopeHook } from './scope-hook.js';
 import { type ResultWrapper, readStreamLine, type StreamItem } from './stream.js';
 
 /** The Claude Code adapter: real `claude` binary, argv only, output parsed line by line. */
@@ -42,9 +43,10 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
       const outputBytes = new StreamJsonOutputBytes(MAX_RESULT_LINE, (bytes) =>
         request.onOutputBytes?.(bytes),
       );
+      const hook = request.writeFence ? installScopeHook(request.writeFence, request.cwd) : null;
       const process = await runProcess({
         cmd: command,
-        args: claudeArgs(request),
+        args: claudeArgs(request, hook?.settings),
         cwd: request.cwd,
         env: { ...settings.env, ...settings.extraEnv },
         stdin: request.userPrompt,
@@ -84,6 +86,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
           }
         },
       });
+      hook?.dispose();
       const outcome = interpret(process, wrapper, lastRetry);
       bus.emit({
         type: 'agent.finished',
