@@ -6,7 +6,6 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
@@ -44,7 +43,6 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
         extra_env: {
           OPENAI_API_KEY: 'sk-test-offline',
           CODEX_HOME: created.home,
-          PATH: pathWithCodexSandboxHelper(join(created.base, 'codex-bin')),
         },
       };
     });

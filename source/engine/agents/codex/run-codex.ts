@@ -11,6 +11,7 @@ import {
 } from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
 import { codexArgs, codexPrompt } from './args.js';
+import { withCodexSandboxHelper } from './sandbox-helper.js';
 import { type CodexItem, readCodexLine } from './stream.js';
 
 /**
@@ -53,16 +54,19 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
         model: request.model,
       });
       const seen: Seen = { lastMessage: null, completed: false, failed: null, lastWarning: null };
+      const sandbox = requestSandbox(settings.sandbox, request);
+      const env = { ...settings.env, ...settings.extraEnv };
+      const helper = await withCodexSandboxHelper(command, env, request.cwd);
       const process = await runProcess({
         cmd: command,
-        args: codexArgs(request, settings),
+        args: codexArgs(request, { ...settings, outerSandbox: sandbox !== undefined }),
         cwd: request.cwd,
-        env: { ...settings.env, ...settings.extraEnv },
+        env: helper.env,
         stdin: codexPrompt(request),
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         onSpawn: request.onSpawn,
-        sandbox: requestSandbox(settings.sandbox, request),
+        sandbox,
         maxLineBytes: MAX_LINE,
         onOutput: (_stream, data) => rawOutput(request, data),
         onStdoutLine: (line, truncated) => {
@@ -70,6 +74,7 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
           for (const item of readCodexLine(line)) show(item, seen, bus, request);
         },
       });
+      helper.dispose();
       const failure = failureOf(process, seen);
       bus.emit({
         type: 'agent.finished',
