@@ -53,6 +53,8 @@ async function main(): Promise<number> {
       return (await import('./commands/loop.js')).loopCommand(io, project, cli.flags);
     case 'cycle':
       return (await import('./commands/cycle.js')).cycleCommand(io, project, cli.flags);
+    case 'cycle init':
+      return (await import('./commands/cycle-init.js')).cycleInitCommand(io, project, cli.flags);
     case 'status':
       return (await import('./commands/status.js')).statusCommand(io, project, cli.flags);
     case 'doctor':

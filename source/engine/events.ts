@@ -25,7 +25,7 @@ export type TickPhase =
   | 'VERIFY'
   | 'REPORT'
   | 'END';
-export type AgentRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa' | 'planner';
+export type AgentRole = 'orchestrator' | 'builder' | 'spec' | 'dev' | 'qa' | 'planner' | 'mapper';
 
 /** `plan`: the planner's questions (a text gate) and its proceed question (yes/no), seed 004. */
 export type GateKind = 'spec' | 'qa' | 'input' | 'resume' | 'plan';

@@ -2,56 +2,85 @@
  * The engine's front door: one entry per command, and the few types and helpers a front end needs
  * to drive them. The CLI imports the engine through this file only, and the UI only through
  * events.ts, gates.ts and protocol/ (test/unit/boundaries.test.ts fails the build otherwise).
+ *
+ * Issue 17: every command's entry loads its modules when it is first called, not when this file
+ * is imported. Every command imports this file, so static re-exports made `relais status` load
+ * the tick, the loop, the workflow, the cycle and the planner (over 300 modules) to read a few
+ * JSON files. Types are re-exported as before (they cost nothing at run time).
  */
 
-// relais cycle (seed 003)
+/**
+ * An async entry of `module` that imports it on its first call; typed exactly as the original.
+ * Only for functions that return a promise (a synchronous caller could not wait for the import).
+ */
+function lazy<M, K extends keyof M>(load: () => Promise<M>, name: K): M[K] {
+  const call = async (...args: unknown[]) => ((await load())[name] as (...a: unknown[]) => unknown)(...args);
+  return call as M[K];
+}
+
+// relais cycle (seed 003), and its init (the mapper and the brainstorm)
 export type { CycleRunners } from './cycle/context.js';
+export type { CycleEntryResult, CycleSetup, GivenSections } from './cycle/cycle-entry.js';
+
+const cycleEntry = () => import('./cycle/cycle-entry.js');
+export const loadCycleSetup = lazy(cycleEntry, 'loadCycleSetup');
+export const runCycleEntry = lazy(cycleEntry, 'runCycleEntry');
+// The brainstorm's questions and answer parsing are small (zod is loaded by protocol/ anyway).
 export {
-  type CycleEntryResult,
-  type CycleSetup,
-  type GivenSections,
-  loadCycleSetup,
-  runCycleEntry,
-} from './cycle/cycle-entry.js';
+  type BrainstormAnswers,
+  parseAnswers,
+  QUESTIONS,
+  type Question,
+} from './cycle/brainstorm/answers.js';
+export type { SeedDocs } from './cycle/brainstorm/seed-docs.js';
+
+const initEntry = () => import('./cycle/init-entry.js');
+export const mapCodebase = lazy(initEntry, 'mapCodebase');
+export const seedDocsFrom = lazy(initEntry, 'seedDocsFrom');
+export const writeConfirmedSeedDocs = lazy(initEntry, 'writeConfirmedSeedDocs');
 export type { LoopEnd } from './cycle/loop.js';
+export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
-export { resumeCycle } from './cycle/status.js';
+export const resumeCycle = lazy(() => import('./cycle/status.js'), 'resumeCycle');
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
 export * from './gates.js';
 // relais plan (seed 004)
 export type { IssueOutcome } from './planner/issue-pass.js';
-export {
-  type PlanRefusal,
-  type PrdPlanResult,
-  planIssueEntry,
-  plannerStatsOf,
-  planPrdEntry,
-} from './planner/plan-entry.js';
+export type { PlanRefusal, PrdPlanResult } from './planner/plan-entry.js';
+
+const planEntry = () => import('./planner/plan-entry.js');
+export const planIssueEntry = lazy(planEntry, 'planIssueEntry');
+export const plannerStatsOf = lazy(planEntry, 'plannerStatsOf');
+export const planPrdEntry = lazy(planEntry, 'planPrdEntry');
 export { statsLines } from './planner/stats.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';
 export { type FailureReason, remediationOfFailure } from './protocol/workflow.js';
-export { loadSetup, type TickSetup } from './session/index.js';
+export type { TickSetup } from './session/index.js';
+export const loadSetup = lazy(() => import('./session/index.js'), 'loadSetup');
 // relais status | init | doctor
-export {
-  type PreflightView,
-  projectStatus,
-  type StatusResult,
-  type StatusView,
-} from './status/project-status.js';
+export type { PreflightView, StatusResult, StatusView } from './status/project-status.js';
+export const projectStatus = lazy(() => import('./status/project-status.js'), 'projectStatus');
 export type { WorkflowView } from './status/workflow-view.js';
 export { type Clock, realClock } from './supervise/clock.js';
 /** A second Ctrl-C, or a crashed front end: no time to wait for the engine's own cleanup. */
 export { killAllChildrenNow } from './supervise/run-process.js';
-export { runTickWaitingOutLimits } from './tick/limit-waits.js';
+export const runTickWaitingOutLimits = lazy(() => import('./tick/limit-waits.js'), 'runTickWaitingOutLimits');
 // relais run | loop (seed 000, seed 001)
-export { type LoopExit, type LoopMode, type LoopResult, runLoop } from './tick/loop.js';
-export { runTick, type TickOptions, type TickResult } from './tick/run-tick.js';
+export type { LoopExit, LoopMode, LoopResult } from './tick/loop.js';
+export const runLoop = lazy(() => import('./tick/loop.js'), 'runLoop');
+export type { TickOptions, TickResult } from './tick/run-tick.js';
+export const runTick = lazy(() => import('./tick/run-tick.js'), 'runTick');
 // ralphy start | abort (seed 002)
-export { type AbortOutcome, abortWorkflow } from './workflow/abort-workflow.js';
-export { runWorkflow, type WorkflowOutcome } from './workflow/run-workflow.js';
-export { type DoctorCheck, runDoctor } from './workspace/doctor-checks.js';
-export { type ConfirmFence, initWorkspace } from './workspace/init-workspace.js';
-export { openUserSettings, type UserSettingsStore } from './workspace/user-settings.js';
+export type { AbortOutcome } from './workflow/abort-workflow.js';
+export const abortWorkflow = lazy(() => import('./workflow/abort-workflow.js'), 'abortWorkflow');
+export type { WorkflowOutcome } from './workflow/run-workflow.js';
+export const runWorkflow = lazy(() => import('./workflow/run-workflow.js'), 'runWorkflow');
+export type { DoctorCheck } from './workspace/doctor-checks.js';
+export const runDoctor = lazy(() => import('./workspace/doctor-checks.js'), 'runDoctor');
+export type { ConfirmFence } from './workspace/init-workspace.js';
+export const initWorkspace = lazy(() => import('./workspace/init-workspace.js'), 'initWorkspace');
+export type { UserSettingsStore } from './workspace/user-settings.js';
+export const openUserSettings = lazy(() => import('./workspace/user-settings.js'), 'openUserSettings');

@@ -43,7 +43,7 @@ describe('relais cycle: reply token as the last line, distinct exit codes', () =
     const a = io(repo.root);
     expect(await cycleCommand(a.io, undefined, flags, sections(repo), runners)).toBe(CYCLE_EXIT.NEEDS_HUMAN);
     expect(a.lines().at(-1)).toBe('CYCLE_FAIL');
-    expect(a.lines().join('\n')).toContain('CYCLE_SEED_DOCS_MISSING: Write the seed docs');
+    expect(a.lines().join('\n')).toContain('CYCLE_SEED_DOCS_MISSING: Run `relais cycle init`');
 
     for (const [path, text] of Object.entries({
       'specs/VISION.md': 'v\n',

@@ -180,7 +180,7 @@ describe('the cycle from research to DONE', () => {
     const lines = await cycleStatusLines(repo.root, 'relais');
     expect(lines[0]).toContain('phase needs_human');
     expect(lines.join('\n')).toContain('Needs a human (CYCLE_SEED_DOCS_MISSING)');
-    expect(lines.join('\n')).toContain('Fix: Write the seed docs');
+    expect(lines.join('\n')).toContain('Fix: Run `relais cycle init`');
     // Paused: the next cycle refuses and does not count.
     const paused = await repo.cycle(runners);
     expect(paused).toMatchObject({ reply: 'CYCLE_FAIL', refused: true, code: 'CYCLE_NEEDS_HUMAN' });

@@ -35,11 +35,14 @@ const appended = argv.includes('--append-system-prompt')
 const workflowRole = /\b(spec|dev|qa)-agent\b/.exec(appended)?.[1];
 // The Relay planner (seed 004) answers JSON with its own system prompt, like the orchestrator.
 const system = argv.includes('--system-prompt') ? argv[argv.indexOf('--system-prompt') + 1] : '';
+// The codebase mapper (`relais cycle init`, seed 003 P12) too.
 const role = /^You are Relay\b/.test(system)
   ? 'planner'
-  : mode === 'plan'
-    ? 'orchestrator'
-    : (workflowRole ?? 'builder');
+  : /^You are the Relais codebase mapper\b/.test(system)
+    ? 'mapper'
+    : mode === 'plan'
+      ? 'orchestrator'
+      : (workflowRole ?? 'builder');
 const format = argv[argv.indexOf('--output-format') + 1];
 const stdin = readFileSync(0, 'utf8');
 

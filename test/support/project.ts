@@ -37,6 +37,8 @@ export interface Scenario {
   qa?: unknown[];
   /** The Relay planner (seed 004): one JSON answer per call. */
   planner?: unknown[];
+  /** The codebase mapper of `relais cycle init` (seed 003 P12): one JSON answer per call. */
+  mapper?: unknown[];
 }
 
 export class TestProject {

@@ -30,6 +30,9 @@ export interface CliFlags {
   verdict: string | undefined;
   reason: string | undefined;
   allow: string | undefined;
+  answers: string | undefined;
+  confirm: boolean;
+  remap: boolean;
 }
 
 const DEFAULT_FLAGS: CliFlags = {
@@ -47,6 +50,9 @@ const DEFAULT_FLAGS: CliFlags = {
   verdict: undefined,
   reason: undefined,
   allow: undefined,
+  answers: undefined,
+  confirm: false,
+  remap: false,
 };
 
 export type CommandLine =
@@ -78,6 +84,9 @@ export function readCommandLine(argv: readonly string[]): CommandLine {
   const [command] = words;
   if (command === undefined) return { kind: 'usage', message: '', showGeneralHelp: true };
   if (!isCommandName(command) || command.includes(' ')) return unknownCommand(command);
+  // A subcommand with its own options (`cycle init`) is parsed as its own command.
+  const two = `${command} ${words[1] ?? ''}`;
+  if (isCommandName(two)) return strictParse(two, argv);
   return strictParse(command, argv);
 }
 
@@ -136,7 +145,9 @@ function strictParse(command: CommandName, argv: readonly string[]): CommandLine
       flags[camelCase(option.name)] = value;
     }
   }
-  return { kind: 'command', command, input: parsed.positionals, flags: flags as unknown as CliFlags };
+  // A two-word command is one word of input (`cycle init`), so `[dir]` stays the second.
+  const input = command.includes(' ') ? [command, ...parsed.positionals.slice(2)] : parsed.positionals;
+  return { kind: 'command', command, input, flags: flags as unknown as CliFlags };
 }
 
 /** parseArgs's messages end with advice about `--` that does not apply; keep the first sentence. */

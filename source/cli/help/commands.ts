@@ -207,6 +207,35 @@ export const COMMAND_HELP = {
       'relais cycle --resume --verdict yes --reason "checked by hand"',
     ],
   },
+  'cycle init': {
+    usage: ['cycle init [dir] [--answers <file> --confirm] [--remap]'],
+    summary:
+      'Map the codebase, then brainstorm the seed docs with you (VISION, PROJECT, REQUIREMENTS, ROADMAP)',
+    details: [
+      'First the codebase mapper: a project with code (brownfield) gets seven short living docs in',
+      '<docs_dir>/p12/ written by the mapper agent (agents.mapper); an empty one (greenfield) gets none,',
+      'and a failed mapping continues as greenfield. Then the brainstorm asks you about the vision,',
+      'users, success, stack, requirements and roadmap phases, shows the four documents, and writes',
+      'them (with P2_DONE and the cycle state) only when you say yes. Without a terminal, give your',
+      'answers as JSON with --answers and confirm with --confirm (docs/cycle.md shows the shape).',
+      DIR_LINE,
+    ],
+    options: [
+      {
+        name: 'answers',
+        type: 'string',
+        value: '<file>',
+        text: 'Read the brainstorm answers from this JSON file instead of asking',
+      },
+      {
+        name: 'confirm',
+        type: 'boolean',
+        text: 'With --answers: write the documents shown (without it, they are only shown)',
+      },
+      { name: 'remap', type: 'boolean', text: 'Map the codebase again even if it was mapped before' },
+    ],
+    examples: ['relais cycle init', 'relais cycle init --answers brainstorm.json --confirm'],
+  },
   status: {
     usage: ['status [dir] [--preflight] [--json]'],
     summary: 'Show the workflow, the budget, the lock and the last report (reads only)',

@@ -5,7 +5,8 @@ import { COMMAND_HELP, COMMAND_NAMES, type CommandHelp, HELP_OPTION, type Option
 const PROGRAM = 'relais';
 
 export function renderGeneralHelp(version: string): string {
-  const topLevel = COMMAND_NAMES.filter((name) => !name.includes(' '));
+  // Subcommands with their own options (`cycle init`) are listed too, right after their parent.
+  const topLevel = COMMAND_NAMES;
   const width = Math.max(...topLevel.map((name) => name.length));
   return [
     `Relais ${version}: runs AI coding agents (Claude Code, Codex) in loops on a git repository,`,

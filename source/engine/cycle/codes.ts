@@ -17,7 +17,7 @@ const CYCLE_CODES = {
   CYCLE_STATE_INCONSISTENT:
     'STATE.json validates but its fields contradict each other (see detail); correct them, then run `relais cycle --resume`.',
   CYCLE_SEED_DOCS_MISSING:
-    'Write the seed docs (VISION.md, PROJECT.md, REQUIREMENTS.md, ROADMAP.md) and the P2_DONE marker in the docs folder, then run `relais cycle --resume`.',
+    'Run `relais cycle init` (it maps the codebase, then brainstorms VISION.md, PROJECT.md, REQUIREMENTS.md and ROADMAP.md with you and writes them with P2_DONE once you confirm), then `relais cycle`.',
   CYCLE_PHASE_BLOCKED:
     'The planner reported the roadmap phase blocked (see reasons); resolve them, then run `relais cycle --resume`.',
   CYCLE_PLANNER_OUTPUT_INVALID:

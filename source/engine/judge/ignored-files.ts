@@ -1,16 +1,25 @@
-import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { type FsClock, readFsClock } from './fs-clock.js';
 import { type Git, splitNul } from './git.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
+import { linkFactsOf, type StatMemo } from './stat-or-null.js';
 
 /**
  * Files git ignores are invisible to `git status`, yet a builder writing `.env`, or editing
  * `node_modules/<test runner>` so every test passes, is exactly what scope fencing exists for.
  * Ignored paths are listed before and after BUILD; small ignored files keep their bytes (so a
- * rollback can restore them) and the files inside ignored folders are fingerprinted (size, mtime,
- * inode) up to a cap. Folders beyond the cap are named in the report as not judged.
+ * rollback can restore them) and the files inside ignored folders are watched up to a cap. Folders
+ * beyond the cap are named in the report as not judged.
  * Only regular files are ever read: a FIFO or a symlink never blocks or redirects the judge.
+ *
+ * Issue 17: inside an ignored folder on the repository's own filesystem, the snapshot keeps only
+ * the file names and the filesystem's clock (fs-clock.ts); afterwards a file is changed when its
+ * ctime is not older than that clock, which no write can avoid and no builder can set back. That
+ * is one lstat per file per judgement instead of two, and 30k-file `node_modules/` snapshots stay
+ * small. A folder on another device (or when the clock cannot be read) keeps full fingerprints
+ * (size, mtime, inode, ctime) as before.
  */
 
 interface Fingerprint {
@@ -18,15 +27,22 @@ interface Fingerprint {
   readonly mtimeMs: number;
   readonly ino: number;
   readonly content: Buffer | null;
+  /** Null when not known (a fingerprint replayed from INFLIGHT.json, which does not keep it). */
+  readonly ctimeMs?: number | null;
 }
+
+/** A file inside an ignored folder: its fingerprint, or null when its folder is judged by ctime. */
+type InsideEntry = Fingerprint | null;
 
 export interface IgnoredSnapshot {
   /** Ignored files and folders as git lists them (`folder/` for a whole ignored folder). */
   readonly entries: ReadonlyMap<string, Fingerprint & { readonly isDir: boolean }>;
   /** Files inside ignored folders, by repository-relative path. */
-  readonly inside: ReadonlyMap<string, Fingerprint>;
+  readonly inside: ReadonlyMap<string, InsideEntry>;
   /** Ignored folders that were too large to fingerprint within the cap. */
   readonly unwatched: readonly string[];
+  /** The filesystem clock at the snapshot; null when every folder keeps full fingerprints. */
+  readonly clock: FsClock | null;
 }
 
 export interface IgnoredChange {
@@ -58,9 +74,11 @@ async function listIgnored(git: Git, workspaceRel: string): Promise<string[]> {
 
 export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<IgnoredSnapshot> {
   const entries = new Map<string, Fingerprint & { isDir: boolean }>();
-  const inside = new Map<string, Fingerprint>();
+  const inside = new Map<string, InsideEntry>();
   const unwatched: string[] = [];
   let kept = 0;
+  // Read before the listing and the walk: a change made while they run is judged as the builder's.
+  const clock = readFsClock(join(git.root, workspaceRel));
   for (const path of await listIgnored(git, workspaceRel)) {
     const full = join(git.root, path);
     const stat = await lstat(full).catch(() => null);
@@ -73,11 +91,14 @@ export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<I
     }
     entries.set(path, { isDir, size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content });
     if (!isDir) continue;
-    const files = await walkFiles(full, path, MAX_INSIDE_FILES - inside.size);
+    const byClock = clock !== null && stat.isDirectory() && stat.dev === clock.dev;
+    const files = byClock
+      ? listNames(full, path, MAX_INSIDE_FILES - inside.size)
+      : await walkFiles(full, path, MAX_INSIDE_FILES - inside.size);
     if (files.complete) for (const [rel, fp] of files.found) inside.set(rel, fp);
     else unwatched.push(path);
   }
-  return { entries, inside, unwatched };
+  return { entries, inside, unwatched, clock };
 }
 
 /** Report lines for what the snapshot could not watch. */
@@ -91,12 +112,14 @@ export async function diffIgnored(
   git: Git,
   workspaceRel: string,
   before: IgnoredSnapshot,
+  /** Filled with the lstat of every file walked, for the unsafe-files walk that follows. */
+  memo?: StatMemo,
 ): Promise<IgnoredChange[]> {
   const now = await listIgnored(git, workspaceRel);
   const changes: IgnoredChange[] = [];
   for (const path of now) {
     const was = before.entries.get(path);
-    if (was?.isDir) changes.push(...(await changesInside(git.root, path, before)));
+    if (was?.isDir) changes.push(...(await changesInside(git.root, path, before, memo)));
     else changes.push(...(await changesAt(git.root, path, was)));
   }
   const nowSet = new Set(now);
@@ -120,9 +143,7 @@ export async function diffIgnored(
 async function changesAt(root: string, path: string, was: Fingerprint | undefined): Promise<IgnoredChange[]> {
   const full = join(root, path);
   if (!was) {
-    const files = path.endsWith('/')
-      ? [...(await walkFiles(full, path, MAX_NEW_DIR_FILES)).found.keys()]
-      : [path];
+    const files = path.endsWith('/') ? [...listNames(full, path, MAX_NEW_DIR_FILES).found.keys()] : [path];
     return Promise.all(files.map((file) => created(root, file)));
   }
   const stat = await lstat(full).catch(() => null);
@@ -146,14 +167,19 @@ async function changesAt(root: string, path: string, was: Fingerprint | undefine
 }
 
 /** Files created, changed or deleted inside an ignored folder that existed before the build. */
-async function changesInside(root: string, dir: string, before: IgnoredSnapshot): Promise<IgnoredChange[]> {
+async function changesInside(
+  root: string,
+  dir: string,
+  before: IgnoredSnapshot,
+  memo: StatMemo | undefined,
+): Promise<IgnoredChange[]> {
   if (before.unwatched.includes(dir)) return [];
-  const now = (await walkFiles(join(root, dir), dir, MAX_INSIDE_FILES)).found;
+  const now = (await walkFiles(join(root, dir), dir, MAX_INSIDE_FILES, memo)).found;
   const changes: IgnoredChange[] = [];
   for (const [path, fp] of now) {
     const was = before.inside.get(path);
-    if (!was) changes.push(await created(root, path));
-    else if (was.size !== fp.size || was.mtimeMs !== fp.mtimeMs || was.ino !== fp.ino) {
+    if (was === undefined) changes.push(await created(root, path));
+    else if (changedSince(was, fp, before.clock)) {
       const { lines, binary } = await countLines(join(root, path));
       changes.push({ path, change: 'modified', added: lines, deleted: 0, binary });
     }
@@ -165,9 +191,28 @@ async function changesInside(root: string, dir: string, before: IgnoredSnapshot)
   return changes;
 }
 
+/**
+ * With a fingerprint: any of size, mtime, inode or ctime differs. Without one (the folder was on
+ * the clock's filesystem): the file's ctime is not older than the clock, i.e. it changed after the
+ * snapshot began (fs-clock.ts says why nothing can change it without that).
+ */
+function changedSince(was: InsideEntry, now: WalkedFile, clock: FsClock | null): boolean {
+  if (was === null) return clock === null || now.ctimeMs >= clock.sinceMs;
+  return (
+    was.size !== now.size ||
+    was.mtimeMs !== now.mtimeMs ||
+    was.ino !== now.ino ||
+    (was.ctimeMs != null && was.ctimeMs !== now.ctimeMs)
+  );
+}
+
 async function created(root: string, path: string): Promise<IgnoredChange> {
   const { lines, binary } = await countLines(join(root, path));
   return { path, change: 'created', added: lines, deleted: 0, binary };
+}
+
+interface WalkedFile extends Fingerprint {
+  readonly ctimeMs: number;
 }
 
 /**
@@ -179,8 +224,37 @@ async function walkFiles(
   dir: string,
   prefix: string,
   cap: number,
-): Promise<{ found: Map<string, Fingerprint>; complete: boolean }> {
-  const found = new Map<string, Fingerprint>();
+  memo?: StatMemo,
+): Promise<{ found: Map<string, WalkedFile>; complete: boolean }> {
+  const found = new Map<string, WalkedFile>();
+  const complete = walkTree(dir, prefix, (abs, rel) => {
+    if (found.size >= cap) return false;
+    const stat = lstatSync(abs, { throwIfNoEntry: false });
+    if (!stat) return true;
+    found.set(rel, fingerprintOf(stat));
+    memo?.set(abs, linkFactsOf(stat));
+    return true;
+  });
+  return { found, complete };
+}
+
+/** The same entries as walkFiles, names only: no lstat (readdir's file types say what is a folder). */
+function listNames(
+  dir: string,
+  prefix: string,
+  cap: number,
+): { found: Map<string, null>; complete: boolean } {
+  const found = new Map<string, null>();
+  const complete = walkTree(dir, prefix, (_abs, rel) => {
+    if (found.size >= cap) return false;
+    found.set(rel, null);
+    return true;
+  });
+  return { found, complete };
+}
+
+/** Calls `visit` for every non-folder entry; false from it stops the walk (returns incomplete). */
+function walkTree(dir: string, prefix: string, visit: (abs: string, rel: string) => boolean): boolean {
   const pending: Array<[string, string]> = [[dir, prefix]];
   while (pending.length > 0) {
     const [abs, rel] = pending.pop() as [string, string];
@@ -193,16 +267,15 @@ async function walkFiles(
     for (const entry of entries) {
       const childAbs = join(abs, entry.name);
       const childRel = `${rel}${entry.name}`;
-      if (entry.isDirectory()) {
-        pending.push([childAbs, `${childRel}/`]);
-        continue;
-      }
-      if (found.size >= cap) return { found, complete: false };
-      const stat = lstatSync(childAbs, { throwIfNoEntry: false });
-      if (stat) found.set(childRel, { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content: null });
+      if (entry.isDirectory()) pending.push([childAbs, `${childRel}/`]);
+      else if (!visit(childAbs, childRel)) return false;
     }
   }
-  return { found, complete: true };
+  return true;
+}
+
+function fingerprintOf(stat: Stats): WalkedFile {
+  return { size: stat.size, mtimeMs: stat.mtimeMs, ino: stat.ino, content: null, ctimeMs: stat.ctimeMs };
 }
 
 /** Rollback of ignored files: remove what the tick created, restore what it changed when we can. */
@@ -230,12 +303,12 @@ export async function restoreIgnored(
   return unrestorable;
 }
 
-/** Fingerprints only (never contents: an ignored .env holds secrets), for INFLIGHT.json. */
-export function serializeIgnored(snapshot: IgnoredSnapshot): {
-  ignored: SerializedFingerprint[];
-  inside: SerializedFingerprint[];
-  unwatched: string[];
-} {
+/**
+ * Fingerprints and names only (never contents: an ignored .env holds secrets), for INFLIGHT.json.
+ * Files judged by the clock are kept as names with the clock itself: ctime survives a crash, so a
+ * recovery judges them exactly as the tick would have.
+ */
+export function serializeIgnored(snapshot: IgnoredSnapshot): SerializedIgnored {
   const row = (path: string, f: Fingerprint, dir: boolean): SerializedFingerprint => ({
     path,
     size: f.size,
@@ -243,24 +316,44 @@ export function serializeIgnored(snapshot: IgnoredSnapshot): {
     ino: f.ino,
     dir,
   });
+  const inside: SerializedFingerprint[] = [];
+  const names: string[] = [];
+  for (const [path, f] of snapshot.inside) {
+    if (f === null) names.push(path);
+    else inside.push(row(path, f, false));
+  }
+  const { clock } = snapshot;
   return {
     ignored: [...snapshot.entries].map(([path, f]) => row(path, f, f.isDir)),
-    inside: [...snapshot.inside].map(([path, f]) => row(path, f, false)),
+    inside,
+    names,
     unwatched: [...snapshot.unwatched],
+    clock: clock ? { since_ms: clock.sinceMs, dev: clock.dev } : null,
   };
 }
 
-export function replayIgnored(
-  ignored: readonly SerializedFingerprint[],
-  inside: readonly SerializedFingerprint[],
-  unwatched: readonly string[],
-): IgnoredSnapshot {
+export function replayIgnored(saved: SerializedIgnored): IgnoredSnapshot {
   const fp = (r: SerializedFingerprint) => ({ size: r.size, mtimeMs: r.mtime_ms, ino: r.ino, content: null });
+  const clock = saved.clock ? { sinceMs: saved.clock.since_ms, dev: saved.clock.dev } : null;
+  const inside = new Map<string, InsideEntry>(saved.inside.map((r) => [r.path, fp(r)]));
+  // Without the clock (an INFLIGHT.json written before it was kept), names alone judge nothing:
+  // changedSince then calls every such file changed, and a human looks.
+  for (const name of saved.names) inside.set(name, null);
   return {
-    entries: new Map(ignored.map((r) => [r.path, { ...fp(r), isDir: r.dir }])),
-    inside: new Map(inside.map((r) => [r.path, fp(r)])),
-    unwatched: [...unwatched],
+    entries: new Map(saved.ignored.map((r) => [r.path, { ...fp(r), isDir: r.dir }])),
+    inside,
+    unwatched: [...saved.unwatched],
+    clock,
   };
+}
+
+export interface SerializedIgnored {
+  readonly ignored: readonly SerializedFingerprint[];
+  readonly inside: readonly SerializedFingerprint[];
+  /** Files inside ignored folders judged by the clock: names only. */
+  readonly names: readonly string[];
+  readonly unwatched: readonly string[];
+  readonly clock: { readonly since_ms: number; readonly dev: number } | null;
 }
 
 export interface SerializedFingerprint {

@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { statOrNull } from './stat-or-null.js';
+import { linkFacts, type StatMemo } from './stat-or-null.js';
 
 /**
  * Files git cannot see or judge by content, refused when the tick made them (issue 14):
@@ -28,6 +28,8 @@ export async function findUnsafeFiles(
   root: string,
   workspaceDir: string,
   sinceMs: number,
+  /** lstat results this judgement already has (the ignored folders' walk). */
+  memo?: StatMemo,
 ): Promise<UnsafeFile[]> {
   const found: UnsafeFile[] = [];
   const walk = async (dir: string): Promise<void> => {
@@ -42,11 +44,11 @@ export async function findUnsafeFiles(
       const kind = specialKind(entry);
       if (kind === null && !entry.isFile()) continue;
       // Synchronous on purpose: one lstat per file of the tree, nothing to overlap.
-      const stat = statOrNull(path);
-      if (!stat || stat.ctimeMs < BigInt(Math.floor(sinceMs))) continue;
-      if (kind !== null) found.push({ path: rel(root, path), kind, links: Number(stat.nlink) });
-      else if (stat.isFile() && stat.nlink > 1)
-        found.push({ path: rel(root, path), kind: 'hard link', links: Number(stat.nlink) });
+      const stat = linkFacts(memo, path);
+      if (!stat || stat.ctimeFloorMs < Math.floor(sinceMs)) continue;
+      if (kind !== null) found.push({ path: rel(root, path), kind, links: stat.nlink });
+      else if (stat.isFile && stat.nlink > 1)
+        found.push({ path: rel(root, path), kind: 'hard link', links: stat.nlink });
     }
   };
   await walk(root);

@@ -129,6 +129,8 @@ export const configSchema = z
         dev: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
         qa: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
         planner: agentRole.prefault({ model: 'opus', fallback_model: 'sonnet' }),
+        /** `relais cycle init`'s codebase mapper (seed 003 P12): reads the repository, writes the living docs. */
+        mapper: agentRole.prefault({ model: 'sonnet', fallback_model: 'haiku' }),
       })
       .prefault({}),
     orchestrator: z

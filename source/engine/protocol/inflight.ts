@@ -53,6 +53,15 @@ export const inflightSchema = z.strictObject({
   ignored: z.array(fingerprint),
   ignored_inside: z.array(fingerprint),
   ignored_unwatched: z.array(z.string()),
+  /**
+   * Issue 17: files inside ignored folders on the repository's filesystem, names only; they are
+   * judged by ctime against `ignored_clock` (the filesystem's clock when the snapshot began).
+   */
+  ignored_names: z.array(z.string()).default([]),
+  ignored_clock: z
+    .strictObject({ since_ms: z.number().nonnegative(), dev: z.number().int().nonnegative() })
+    .nullable()
+    .default(null),
   /** Left by a recovery that could not restore everything: a human must look first. */
   unresolved: z.array(z.string()),
 });

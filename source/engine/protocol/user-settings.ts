@@ -7,7 +7,7 @@ import { AGENT_PROVIDERS } from './config.js';
  * Every field is optional: an empty store is valid.
  */
 
-const ROLES = ['orchestrator', 'builder', 'spec', 'dev', 'qa', 'planner'] as const;
+const ROLES = ['orchestrator', 'builder', 'spec', 'dev', 'qa', 'planner', 'mapper'] as const;
 
 const roleDefault = z.strictObject({
   provider: z.enum(AGENT_PROVIDERS).optional(),

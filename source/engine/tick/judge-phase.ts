@@ -23,6 +23,7 @@ import {
 import { type RefsSnapshot, snapshotRefs } from '../judge/refs-guard.js';
 import { configOriginFiles, type RepoFacts } from '../judge/repo.js';
 import { type EffectiveScope, effectiveScope, type JudgeVerdict, judgeScope } from '../judge/scope-rules.js';
+import type { StatMemo } from '../judge/stat-or-null.js';
 import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/touched-set.js';
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
 import type { BlastRadius } from '../protocol/report.js';
@@ -110,7 +111,9 @@ export async function judgeChanges(
   const damaged = await damagedObjects(git, guards.objectsBefore);
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
   const headMoved = await headMovement(git, facts);
-  const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore);
+  // One lstat per ignored file serves both walks below (both read the tree as it is now).
+  const stats: StatMemo = new Map();
+  const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore, stats);
   const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   const hidden = sideStateChange(guards.sideBefore, side);
   const touched = await computeTouchedSet(
@@ -123,7 +126,7 @@ export async function judgeChanges(
     guards.indexBefore,
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
-  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs);
+  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, stats);
   const verdict = judgeScope({
     files: touched.files,
     taskKind,

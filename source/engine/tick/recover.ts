@@ -64,9 +64,11 @@ export async function markInflight(start: InflightStart): Promise<void> {
     tick_head: null,
     flagged: Object.fromEntries(start.side.flagged),
     replace_refs: [...start.side.replaceRefs],
-    ignored: ignored.ignored,
-    ignored_inside: ignored.inside,
-    ignored_unwatched: ignored.unwatched,
+    ignored: [...ignored.ignored],
+    ignored_inside: [...ignored.inside],
+    ignored_unwatched: [...ignored.unwatched],
+    ignored_names: [...ignored.names],
+    ignored_clock: ignored.clock,
     unresolved: [],
   };
   await writeJsonAtomic(start.paths.inflight, inflightSchema, inflight);
@@ -253,7 +255,13 @@ async function settleIgnored(
   inflight: Inflight,
   keep: string,
 ): Promise<{ moved: number; unresolved: string[] }> {
-  const before = replayIgnored(inflight.ignored, inflight.ignored_inside, inflight.ignored_unwatched);
+  const before = replayIgnored({
+    ignored: inflight.ignored,
+    inside: inflight.ignored_inside,
+    names: inflight.ignored_names,
+    unwatched: inflight.ignored_unwatched,
+    clock: inflight.ignored_clock,
+  });
   const changes = await diffIgnored(git, paths.relDir, before);
   const created = changes.filter((c) => c.change === 'created').map((c) => c.path);
   await moveAside(facts.root, created, keep);

@@ -29,10 +29,10 @@ export function claudeArgs(request: AgentRequest, settings?: string): string[] {
   if (settings !== undefined) args.push('--settings', settings);
   if (request.fallbackModel && request.fallbackModel !== request.model)
     args.push('--fallback-model', request.fallbackModel);
-  // The orchestrator and the planner answer JSON with only our system prompt; the builder keeps
+  // The orchestrator, the planner and the mapper answer JSON with only our system prompt; the builder keeps
   // Claude Code's (tool usage) plus ours.
   args.push(
-    request.role === 'orchestrator' || request.role === 'planner'
+    request.role === 'orchestrator' || request.role === 'planner' || request.role === 'mapper'
       ? '--system-prompt'
       : '--append-system-prompt',
     request.systemPrompt,

@@ -7,6 +7,7 @@ import { type PlannedTask, parsePlanBlock } from '../blocks.js';
 import { testTemplateIds } from '../checks.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, existsAt, headOf } from '../git-ops.js';
+import { docsForPaths, livingDocsDir, parseLoadingMap } from '../mapper/living-docs.js';
 import { adaptTaskPrompt } from '../prompts.js';
 import type { SentinelResult } from '../sentinel.js';
 import type { CycleState } from '../state.js';
@@ -183,6 +184,7 @@ async function filesToLoad(
   const candidates: LoadEntry[] = [];
   for (const f of task.files.filter((f) => f.action !== 'add'))
     candidates.push({ path: f.path, why: `planned ${f.action} target` });
+  candidates.push(...(await livingDocsFor(ctx, task)));
   const tracked = splitNul(await ctx.git.ok(['ls-files', '-z']));
   const stems = task.files
     .map((f) => basename(f.path, extname(f.path)).toLowerCase())
@@ -211,6 +213,24 @@ async function filesToLoad(
     entries.push(entry);
   }
   return { entries, skipped };
+}
+
+/**
+ * Seed 003 P12: "WORKFLOW.md contains smart loading map (track type -> relevant docs subset)". The
+ * living docs the map names for the areas the task's files are in, after the planned files.
+ */
+async function livingDocsFor(ctx: CycleContext, task: PlannedTask): Promise<LoadEntry[]> {
+  const dir = livingDocsDir(ctx.policy.docs_dir);
+  const workflow = await readDoc(ctx.root, `${dir}/WORKFLOW.md`, 40_000);
+  if (!workflow) return [];
+  const { rows } = parseLoadingMap(workflow);
+  return docsForPaths(
+    rows,
+    task.files.map((f) => f.path),
+  ).map(({ doc, areas }) => ({
+    path: `${dir}/${doc}`,
+    why: `living doc for ${areas.join(', ')} (WORKFLOW.md loading map)`,
+  }));
 }
 
 /** OPS.md's command lines, then the configured test and lint templates as argv. */

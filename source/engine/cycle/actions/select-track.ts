@@ -44,7 +44,8 @@ export async function seedDocs(ctx: CycleContext, state: CycleState): Promise<Ac
     {
       title: 'Seed docs needed (P2 brainstorm)',
       lines: [reason],
-      action: `Write ${SEED_DOCS.map((d) => `${ctx.policy.docs_dir}/${d}`).join(', ')} with the team, create ${ctx.policy.docs_dir}/P2_DONE, then run \`relais cycle --resume\`.`,
+      // Seed 003 seed_docs 1: "instructing the operator to run the P2 runner" (ours: relais cycle init).
+      action: `Run \`relais cycle init\`: it brainstorms ${SEED_DOCS.map((d) => `${ctx.policy.docs_dir}/${d}`).join(', ')} with you and writes them with ${ctx.policy.docs_dir}/P2_DONE once you confirm; then run \`relais cycle\`.`,
     },
     'pause',
   );

@@ -1,0 +1,123 @@
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFsClock } from '../../source/engine/judge/fs-clock.js';
+import { Git } from '../../source/engine/judge/git.js';
+import {
+  diffIgnored,
+  replayIgnored,
+  serializeIgnored,
+  snapshotIgnored,
+} from '../../source/engine/judge/ignored-files.js';
+
+// Issue 17: files inside an ignored folder are judged by ctime against the filesystem's clock
+// (names only in the snapshot). Real repositories, real files: every kind of change a builder
+// could make inside node_modules must still show, including ones that keep size and mtime.
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function repo(): Git {
+  dir = mkdtempSync(join(tmpdir(), 'relais-ignored-'));
+  execFileSync('git', ['init', '-q', '-b', 'main'], { cwd: dir });
+  writeFileSync(join(dir, '.gitignore'), 'node_modules/\n');
+  mkdirSync(join(dir, 'relais'));
+  for (let p = 0; p < 5; p++) {
+    mkdirSync(join(dir, 'node_modules', `p${p}`, 'lib'), { recursive: true });
+    writeFileSync(join(dir, 'node_modules', `p${p}`, 'index.js'), `module.exports = ${p};\n`);
+    writeFileSync(join(dir, 'node_modules', `p${p}`, 'lib', 'deep.js'), 'deep\n');
+  }
+  return new Git(dir);
+}
+
+const summary = (changes: Awaited<ReturnType<typeof diffIgnored>>) =>
+  changes.map((c) => `${c.change} ${c.path}`);
+
+describe('ignored folders judged by the filesystem clock', () => {
+  it('keeps names only for a folder on the clock filesystem, and sees nothing when nothing changed', async () => {
+    const git = repo();
+    const before = await snapshotIgnored(git, 'relais');
+    expect(before.clock).not.toBeNull();
+    expect(before.inside.size).toBe(10);
+    expect([...before.inside.values()].every((f) => f === null)).toBe(true);
+    expect(await diffIgnored(git, 'relais', before)).toEqual([]);
+  });
+
+  it('sees an edit that keeps the size and sets the mtime back', async () => {
+    const git = repo();
+    const file = join(dir, 'node_modules/p3/lib/deep.js');
+    utimesSync(file, 1_000_000, 1_000_000);
+    const was = lstatSync(file);
+    const before = await snapshotIgnored(git, 'relais');
+    writeFileSync(file, 'DEEP\n');
+    utimesSync(file, 1_000_000, 1_000_000);
+    expect(lstatSync(file).mtimeMs).toBe(was.mtimeMs);
+    expect(lstatSync(file).size).toBe(was.size);
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual([
+      'modified node_modules/p3/lib/deep.js',
+    ]);
+  });
+
+  it('sees created, deleted, renamed and chmod-only files', async () => {
+    const git = repo();
+    const before = await snapshotIgnored(git, 'relais');
+    writeFileSync(join(dir, 'node_modules/p0/new.js'), 'new\n');
+    rmSync(join(dir, 'node_modules/p1/index.js'));
+    execFileSync('mv', [join(dir, 'node_modules/p2/index.js'), join(dir, 'node_modules/p2/moved.js')]);
+    execFileSync('chmod', ['+x', join(dir, 'node_modules/p4/index.js')]);
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual([
+      'created node_modules/p0/new.js',
+      'deleted node_modules/p1/index.js',
+      'deleted node_modules/p2/index.js',
+      'created node_modules/p2/moved.js',
+      'modified node_modules/p4/index.js',
+    ]);
+  });
+
+  it('a file replaced by another one of the same size and mtime is still seen (rename over it)', async () => {
+    const git = repo();
+    const target = join(dir, 'node_modules/p0/index.js');
+    utimesSync(target, 1_000_000, 1_000_000);
+    const before = await snapshotIgnored(git, 'relais');
+    const forged = join(dir, 'forged.tmp');
+    writeFileSync(forged, 'module.exports = 9;\n');
+    utimesSync(forged, 1_000_000, 1_000_000);
+    execFileSync('mv', [forged, target]);
+    expect(summary(await diffIgnored(git, 'relais', before))).toContain('modified node_modules/p0/index.js');
+  });
+
+  it('survives INFLIGHT.json: a replayed snapshot judges the same changes', async () => {
+    const git = repo();
+    const before = await snapshotIgnored(git, 'relais');
+    const saved = JSON.parse(JSON.stringify(serializeIgnored(before)));
+    expect(saved.names).toHaveLength(10);
+    expect(saved.inside).toEqual([]);
+    writeFileSync(join(dir, 'node_modules/p1/lib/deep.js'), 'deep\n');
+    expect(summary(await diffIgnored(git, 'relais', replayIgnored(saved)))).toEqual([
+      'modified node_modules/p1/lib/deep.js',
+    ]);
+  });
+
+  it('without a readable clock every file keeps a full fingerprint, and changes still show', async () => {
+    const git = repo();
+    // The clock is written in the workspace folder; a missing one stands for any unwritable place.
+    expect(readFsClock(join(dir, 'missing'))).toBeNull();
+    const before = await snapshotIgnored(git, 'missing');
+    expect(before.clock).toBeNull();
+    expect([...before.inside.values()].every((f) => f !== null)).toBe(true);
+    writeFileSync(join(dir, 'node_modules/p2/lib/deep.js'), 'changed\n');
+    expect(summary(await diffIgnored(git, 'missing', before))).toEqual([
+      'modified node_modules/p2/lib/deep.js',
+    ]);
+  });
+
+  it('a replayed snapshot without its clock calls every named file changed rather than trust names', async () => {
+    const git = repo();
+    const saved = serializeIgnored(await snapshotIgnored(git, 'relais'));
+    const changes = await diffIgnored(git, 'relais', replayIgnored({ ...saved, clock: null }));
+    expect(changes).toHaveLength(10);
+    expect(changes.every((c) => c.change === 'modified')).toBe(true);
+  });
+});
