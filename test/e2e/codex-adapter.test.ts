@@ -46,7 +46,12 @@ function runner(url: string, sandbox: Sandbox = { kind: 'off' }) {
   return codexRunner({
     command: CODEX,
     configOverrides: fakeProviderOverrides(url),
-    extraEnv: { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: home, HOME: home },
+    // In Relais's sandbox Codex keeps its state in the sandbox's scratch HOME (the real one is
+    // read-only there); outside it, in the test's own HOME.
+    extraEnv:
+      sandbox.kind === 'bwrap'
+        ? { OPENAI_API_KEY: 'sk-test-offline' }
+        : { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: home, HOME: home },
     env: process.env,
     sandbox,
   });
