@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EngineBus } from '../../source/engine/events.js';
 import { waitUntilDeadSync } from '../../source/engine/supervise/process-tree.js';
 import { runLoop } from '../../source/engine/tick/loop.js';
-import { liveHostPidOf } from '../support/host-pid.js';
+import { liveHostPidOf, liveProcessesOf, survivorsOf } from '../support/host-pid.js';
 import { builderWrites, isAlive, TestProject, task } from '../support/project.js';
 
 // Recovery after a run was killed mid-tick (seed 001 PR2: "the next run still recovers cleanly"):
@@ -131,6 +131,40 @@ describe('recovery after a killed run', () => {
     expect(project.report().code).toBe('SUCCESS');
     expect(project.read('src/a.ts')).toBe('export const a = 4;\n');
   });
+
+  it.each([
+    ['bwrap', 'dies with the killed runner'],
+    ['off', "is ended by the next run's recovery"],
+  ])(
+    'a verification orphaned by a SIGKILL of the runner (sandbox %s) %s: nothing of the run is left alive',
+    async (mode) => {
+      project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+        if (mode === 'off') config.sandbox = 'off';
+        config.verification.templates.push({
+          id: 'hang',
+          cmd: 'node',
+          args: ['-e', 'console.log("verifying"); setInterval(() => {}, 1000)'],
+        });
+      });
+      project.scenario({
+        orchestrator: [
+          { result_json: task({ verification: { fast: ['hang'], slow: [] } }) },
+          { result_json: task({ task_id: 'T2' }) },
+        ],
+        builder: [write(2), write(3)],
+      });
+      const cli = project.cli(['run']);
+      await cli.waitFor('Verify hang');
+      // The verification really runs, and is one of the run's processes.
+      expect(liveProcessesOf(project.scenarioPath, 'setInterval').length).toBeGreaterThan(0);
+      cli.signal('SIGKILL');
+      await cli.done;
+      const next = project.cliSync(['run']);
+      expect(next.code, next.stdout).toBe(0);
+      expect(project.read('src/a.ts')).toBe('export const a = 3;\n');
+      expect(survivorsOf(project.scenarioPath)).toEqual([]);
+    },
+  );
 
   it('a killed builder call still counts at its --max-budget-usd', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });

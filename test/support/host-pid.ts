@@ -48,9 +48,22 @@ export function liveHostPidOf(scenarioPath: string, role: string): number {
   return pid;
 }
 
-/** Host pids of every live process of the test project (runner, agents, verifications, leftovers). */
-export function liveProcessesOf(scenarioPath: string): number[] {
-  return markedProcesses(scenarioPath).map((p) => p.pid);
+/**
+ * Host pids of every live process of the test project (runner, agents, verifications, leftovers),
+ * or only those whose argv contains `argvPart`.
+ */
+export function liveProcessesOf(scenarioPath: string, argvPart?: string): number[] {
+  return markedProcesses(scenarioPath)
+    .filter((p) => argvPart === undefined || argvOf(p.pid).includes(argvPart))
+    .map((p) => p.pid);
+}
+
+function argvOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
 }
 
 /** Ends every process of the test project still alive (a test's own cleanup after a SIGKILL). */
