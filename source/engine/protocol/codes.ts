@@ -99,7 +99,7 @@ const codeTable = {
   STOP_SANDBOX_WRITE_REFUSED: {
     verdict: 'stop',
     remediation:
-      'The builder failed after the sandbox refused one of its writes (read-only file system: a path outside the task\'s allowed paths, or .git/ or relais/); nothing there changed and the repo was rolled back. If the write belongs to the task, widen its scope.allowed_globs (and scope.default_allowed_globs); otherwise tell the builder to stay in scope.',
+      "The builder failed after the sandbox refused one of its writes (read-only file system: a path outside the task's allowed paths, or .git/ or relais/); nothing there changed and the repo was rolled back. If the write belongs to the task, widen its scope.allowed_globs (and scope.default_allowed_globs); otherwise tell the builder to stay in scope.",
   },
   STOP_PATCH_INVALID: {
     verdict: 'stop',
