@@ -40,10 +40,9 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
       c.codex_cli = {
         command: CODEX,
         config_overrides: fakeProviderOverrides(url),
-        extra_env: {
-          OPENAI_API_KEY: 'sk-test-offline',
-          CODEX_HOME: created.home,
-        },
+        // No CODEX_HOME: in the sandbox Codex keeps its state in the scratch HOME (a CODEX_HOME
+        // outside it is read-only there, docs/sandbox.md).
+        extra_env: { OPENAI_API_KEY: 'sk-test-offline' },
       };
     });
     project.scenario({ orchestrator: [{ result_json: task() }] });
