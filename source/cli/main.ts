@@ -26,7 +26,7 @@ async function main(): Promise<number> {
   }
   const [command, project, ...extra] = cli.input;
   // `config` takes its own words (get <key>, set <key> <value>...).
-  if (extra.length > 0 && cli.command !== 'config') {
+  if (extra.length > 0 && cli.command !== 'config' && !(cli.command === 'worktrees' && extra.length === 1)) {
     process.stderr.write(`Too many arguments: ${extra.join(' ')}\nSee \`relais ${command} --help\`.\n`);
     return EXIT.USAGE;
   }
@@ -61,6 +61,8 @@ async function main(): Promise<number> {
       return (await import('./commands/doctor.js')).doctorCommand(io, project, cli.flags);
     case 'config':
       return (await import('./commands/config.js')).configCommand(io, cli.input.slice(1), cli.flags);
+    case 'worktrees':
+      return (await import('./commands/worktrees.js')).worktreesCommand(io, cli.input.slice(1), cli.flags);
     case 'help':
       process.stdout.write(helpText(null)); // unreachable: readCommandLine answers `help` first
       return EXIT.SUCCESS;

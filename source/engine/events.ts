@@ -280,9 +280,35 @@ export type EngineEvent =
       closed_gap_ids: number[];
       learning_ids: number[];
       assumptions: Array<{ gap_id: number; question: string; note: string }>;
+    }
+  /**
+   * Issue 19: a parallel lane (one task in its own runner-owned worktree) changed phase. `lane` is
+   * the worktree's name (`task-3-1`); events the lane's tick emits carry the same name in `lane`.
+   */
+  | {
+      type: 'lane.changed';
+      lane: string;
+      task: number;
+      title: string;
+      phase: LanePhase;
+      worktree: string;
+      detail: string | null;
+      cost_usd: number;
+    }
+  /** Issue 19: the merge queue moved a lane one step (queued, rebasing, checking, landed or refused). */
+  | {
+      type: 'merge.changed';
+      lane: string;
+      step: 'queued' | 'rebasing' | 'checking' | 'landed' | 'conflict' | 'check_failed';
+      detail: string | null;
+      waiting: string[];
     };
 
-export type StampedEvent = EngineEvent & { at: string };
+/** Where a parallel lane is (issue 19). */
+export type LanePhase = 'started' | 'ticking' | 'merging' | 'landed' | 'retrying' | 'failed' | 'kept';
+
+/** `lane`: set on every event a parallel lane emitted (issue 19), so each line says whose it is. */
+export type StampedEvent = EngineEvent & { at: string; lane?: string };
 
 /** One event by its type (`EventOf<'agent.started'>`); consumers use these, never `Extract<>`. */
 export type EventType = EngineEvent['type'];
@@ -307,7 +333,9 @@ export type CycleVerdictEvent = EventOf<'cycle.verdict'>;
 export type GateRequestedEvent = EventOf<'gate.requested'>;
 export type GateResolvedEvent = EventOf<'gate.resolved'>;
 export type JudgeFinishedEvent = EventOf<'judge.finished'>;
+export type LaneChangedEvent = EventOf<'lane.changed'>;
 export type LedgerUpdatedEvent = EventOf<'ledger.updated'>;
+export type MergeChangedEvent = EventOf<'merge.changed'>;
 export type LogEvent = EventOf<'log'>;
 export type LoopFinishedEvent = EventOf<'loop.finished'>;
 export type LoopTickEvent = EventOf<'loop.tick'>;
@@ -326,6 +354,16 @@ export type WorkflowStartedEvent = EventOf<'workflow.started'>;
 export type WorkflowWaitingEvent = EventOf<'workflow.waiting'>;
 
 type Listener = (event: StampedEvent) => void;
+
+/**
+ * The bus a parallel lane's tick emits on (issue 19): every event goes to the workflow's bus with
+ * the lane's name in `lane`, so plain lines, NDJSON and the app can tell lanes apart.
+ */
+export function laneBus(parent: EngineBus, lane: string): EngineBus {
+  const bus = new EngineBus();
+  bus.emit = (event: EngineEvent) => parent.emit({ ...event, lane } as EngineEvent);
+  return bus;
+}
 
 /**
  * A synchronous bus. Events emitted before anyone subscribes are kept (up to a cap, oldest dropped

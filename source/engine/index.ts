@@ -45,6 +45,9 @@ export const resumeCycle = lazy(() => import('./cycle/status.js'), 'resumeCycle'
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
 export * from './gates.js';
+// relais worktrees (issue 19: the worktrees of parallel lanes)
+export type { WorktreeRow, WorktreesOutcome } from './parallel/worktrees-entry.js';
+export const worktreesEntry = lazy(() => import('./parallel/worktrees-entry.js'), 'worktreesEntry');
 // relais plan (seed 004)
 export type { IssueOutcome } from './planner/issue-pass.js';
 export type { PlanRefusal, PrdPlanResult } from './planner/plan-entry.js';
@@ -53,7 +56,7 @@ const planEntry = () => import('./planner/plan-entry.js');
 export const planIssueEntry = lazy(planEntry, 'planIssueEntry');
 export const plannerStatsOf = lazy(planEntry, 'plannerStatsOf');
 export const planPrdEntry = lazy(planEntry, 'planPrdEntry');
-export { statsLines } from './planner/stats.js';
+export { statsLines } from './planner/stats-lines.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';

@@ -53,11 +53,18 @@ const previous = existsSync(log)
       .filter(Boolean)
       .map((l) => JSON.parse(l))
   : [];
-const index = previous.filter((c) => c.role === role).length;
-appendFileSync(log, `${JSON.stringify({ role, argv, prompt: stdin, cwd: process.cwd() })}\n`);
+// Parallel lanes (issue 19) call agents in no fixed order: a `keyed` scenario holds one script per
+// key, and a call plays the script of the first key whose text for its role (`match[role]`, else
+// the key itself) its prompt contains, with its own count per key.
+const key = Object.keys(scenario.keyed ?? {}).find(
+  (k) => scenario.keyed[k][role] && stdin.includes(scenario.keyed[k].match?.[role] ?? k),
+);
+const script = key === undefined ? scenario[role] : scenario.keyed[key][role];
+const index = previous.filter((c) => c.role === role && c.key === key).length;
+appendFileSync(log, `${JSON.stringify({ role, key, argv, prompt: stdin, cwd: process.cwd() })}\n`);
 
 writeFileSync(`${scenarioPath}.${role}.pid`, String(process.pid));
-const step = scenario[role]?.[index];
+const step = script?.[index];
 if (!step) {
   process.stderr.write(`fake-claude: no ${role} step #${index + 1} in the scenario\n`);
   process.exit(3);
@@ -113,6 +120,9 @@ if (step.print_line_bytes) printJunk(step.print_line_bytes, step.print_line_byte
 if (step.hang) {
   // Keep the process alive until it is killed.
   setInterval(() => undefined, 1000);
+} else if (step.delay_ms) {
+  // A model that takes a fixed time per call (bench/parallel.mjs).
+  setTimeout(finish, step.delay_ms);
 } else {
   finish();
 }

@@ -3,7 +3,7 @@ import { realClock, runWorkflow, type WorkflowOutcome } from '../../engine/index
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { chooseGates } from '../front-end/choose-gates.js';
-import type { CommandIo } from '../io.js';
+import { type CommandIo, println } from '../io.js';
 
 const EXIT_FOR: Record<WorkflowOutcome['status'], number> = {
   completed: EXIT.SUCCESS,
@@ -15,15 +15,21 @@ const EXIT_FOR: Record<WorkflowOutcome['status'], number> = {
 };
 
 /**
- * `ralphy start <project> [--yes] [--json]` (seed 002 §9). Gates are answered by a human at a
+ * `ralphy start <project> [--yes] [--parallel N] [--json]` (seed 002 §9; --parallel: issue 19). Gates are answered by a human at a
  * `[y/n]` prompt on a terminal, approved with `--yes`, and refused when nobody can answer.
  */
 export function startCommand(
   io: CommandIo,
   projectArg: string | undefined,
-  flags: { json: boolean; yes: boolean },
+  flags: { json: boolean; yes: boolean; parallel?: number | undefined },
 ): Promise<number> {
   const root = resolve(io.cwd, projectArg ?? '.');
+  const parallel = flags.parallel;
+  // Issue 19: 1 to 16 lanes, as workflow.parallel allows.
+  if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1 || parallel > 16)) {
+    println(io.stderr, `ralphy start: --parallel needs a whole number from 1 to 16 (got ${parallel})`);
+    return Promise.resolve(EXIT.USAGE);
+  }
   return withEngine(
     io,
     {
@@ -44,6 +50,7 @@ export function startCommand(
           clock: realClock,
           abortRequested: () => userAbort.aborted,
           abortedBy: () => 'the abort key (a) in the app',
+          ...(parallel !== undefined ? { parallel } : {}),
         });
         return EXIT_FOR[outcome.status];
       } finally {

@@ -31,9 +31,18 @@ export function plainReporter(io: CommandIo, timer: Clock = realClock): (event: 
     if (event.type === 'gate.requested') asked = event.answer;
     const text =
       event.type === 'gate.resolved' ? stripControls(gateResolvedLine(event, asked)) : formatPlain(event);
-    if (text !== null) print(event.at, text);
+    // Issue 19: a parallel lane's lines say whose they are.
+    if (text !== null)
+      print(event.at, event.lane ? prefixLines(`[${stripControls(event.lane)}] `, text) : text);
     if (event.type === 'workflow.waiting') countdown.start(Date.parse(event.until));
   };
+}
+
+function prefixLines(prefix: string, text: string): string {
+  return text
+    .split('\n')
+    .map((line) => prefix + line)
+    .join('\n');
 }
 
 /** A line every whole minute left, and one at 10 s, until the limit resets (issue 4: "a visible countdown"). */
@@ -160,6 +169,10 @@ const FORMATS: Formats = {
   'gate.resolved': (e) => gateResolvedLine(e, 'yes_no'),
   'workflow.waiting': (e) =>
     `Waiting for the usage limit to reset at ${new Date(e.until).toLocaleTimeString()} (${e.reason})`,
+  'lane.changed': (e) =>
+    `Lane ${field(e.lane, 60)} task ${e.task} ${field(e.title, 200)}: ${e.phase}${e.detail ? ` (${field(e.detail, 300)})` : ''}${e.phase === 'kept' ? ` worktree ${field(e.worktree, 300)}` : ''}`,
+  'merge.changed': (e) =>
+    `Merge queue: ${field(e.lane, 60)} ${e.step.replace('_', ' ')}${e.detail ? ` (${field(e.detail, 300)})` : ''}${e.waiting.length > 0 ? `; waiting: ${e.waiting.map((w) => field(w, 60)).join(', ')}` : ''}`,
   'task.updated': (e) =>
     `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (${e.verdict === 'verified' ? 'verified' : e.verdict === 'rejected' ? 'not accepted' : 'runner'}: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
   'run.finished': (e) =>

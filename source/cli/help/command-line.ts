@@ -30,6 +30,7 @@ export interface CliFlags {
   verdict: string | undefined;
   reason: string | undefined;
   allow: string | undefined;
+  parallel: number | undefined;
   answers: string | undefined;
   confirm: boolean;
   remap: boolean;
@@ -50,6 +51,7 @@ const DEFAULT_FLAGS: CliFlags = {
   verdict: undefined,
   reason: undefined,
   allow: undefined,
+  parallel: undefined,
   answers: undefined,
   confirm: false,
   remap: false,

@@ -43,7 +43,7 @@ const DIR_LINE = '[dir] is the project folder, a git repository (default: the cu
 
 export const COMMAND_HELP = {
   start: {
-    usage: ['start [dir] [--yes] [--json]'],
+    usage: ['start [dir] [--yes] [--parallel <n>] [--json]'],
     summary: 'Run the whole workflow on PRD.md: plan, spec, [y/n], implement, QA, [y/n], pull request',
     details: [
       'Reads PRD.md (a "# Title" and an "## Objective" section), asks the planner questions,',
@@ -59,9 +59,19 @@ export const COMMAND_HELP = {
         type: 'boolean',
         text: 'Approve every yes/no gate without asking (the planner proceeds on its stated assumptions)',
       },
+      {
+        name: 'parallel',
+        type: 'number',
+        value: '<n>',
+        text: 'Run up to n tasks at once, each in its own worktree (tasks with a Scope that does not overlap; default workflow.parallel, 1)',
+      },
       JSON_EVENTS,
     ],
-    examples: ['ralphy start', 'ralphy start ./my-project --yes --json > run.ndjson'],
+    examples: [
+      'ralphy start',
+      'ralphy start ./my-project --yes --json > run.ndjson',
+      'ralphy start --parallel 4',
+    ],
   },
   plan: {
     usage: ['plan [dir] [--yes] [--json]', 'plan --issue <n> [dir] [--json]', 'plan --stats [dir] [--json]'],
@@ -285,6 +295,19 @@ export const COMMAND_HELP = {
       'relais config get theme',
       'relais config list',
     ],
+  },
+  worktrees: {
+    usage: ['worktrees list [dir] [--json]', 'worktrees prune [dir] [--json]'],
+    summary: 'List or remove the worktrees of parallel lanes (ralphy start --parallel)',
+    details: [
+      'Each parallel task runs in its own worktree under relais/worktrees/. A merged one is removed;',
+      'one whose task failed is kept for you to look at. `list` shows them (reads only); `prune`',
+      'removes them all, after keeping every commit and uncommitted change at',
+      'refs/relais/recovered/lanes/<name>. It refuses while a workflow runs.',
+      DIR_LINE,
+    ],
+    options: [JSON_RESULT],
+    examples: ['relais worktrees list', 'relais worktrees prune ./my-project'],
   },
   help: {
     usage: ['help [command]', '<command> --help', '--version'],

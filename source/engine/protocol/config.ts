@@ -284,6 +284,11 @@ export const configSchema = z
         single_max_files_touched: z.int().min(1).max(5000).default(200),
         single_max_lines_changed: z.int().min(1).max(200_000).default(20_000),
         max_ticks_per_task: z.int().min(1).max(20).default(3),
+        /**
+         * Issue 19: how many TASKS.md tasks the `ticks` engine runs at once, each in its own
+         * runner-owned worktree (`ralphy start --parallel N` overrides it); 1 is one task at a time.
+         */
+        parallel: z.int().min(1).max(16).default(1),
         max_turns: z
           .strictObject({
             spec: z.int().min(1).default(30),

@@ -50,6 +50,7 @@ export const FAILURE_REASONS = [
   'pr_failed',
   'planning_failed',
   'cycle_stopped',
+  'merge_failed',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -84,6 +85,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     "The planner's answer broke its rules twice (the detail quotes the runner's check; nothing of it was executed), or a file under relais/planner/ is unreadable. Check relais/prompts/planner.system.txt and agents.planner, or move the named file aside; ralphy start resumes planning with the answers kept.",
   cycle_stopped:
     'The cycle (`relais cycle`) stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
+  merge_failed:
+    "A parallel lane's verified task could not land (a rebase conflict, or a check failing on the merged tree) even after a re-run on the new base, and nobody approved another try. Its worktrees are kept (relais worktrees list); resolve it by hand or give the tasks scopes that do not overlap, then ralphy start resumes the implementation.",
 };
 
 export function remediationOfFailure(reason: FailureReason): string {

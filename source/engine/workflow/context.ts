@@ -36,6 +36,8 @@ export interface WorkflowOptions {
    * issue 16 item 6, an `a` in the app must not read "aborted by ralphy abort".
    */
   readonly abortedBy?: () => string;
+  /** Issue 19: `ralphy start --parallel N`, above `workflow.parallel` in the config. */
+  readonly parallel?: number;
 }
 
 export type PhaseResult =

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, open, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Git } from '../judge/git.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { toolCpuTicks } from '../supervise/process-tree.js';
 import type { WorkflowContext } from './context.js';
@@ -25,15 +26,26 @@ interface Snapshot {
   readonly toolCpuTicks: number;
 }
 
+/** The tree evidence is read from: the main worktree, or a parallel lane's (issue 19). */
+export interface EvidenceTree {
+  readonly root: string;
+  readonly git: Pick<Git, 'run'>;
+}
+
 export function evidenceWatcher(
   ctx: WorkflowContext,
   breaker: CircuitBreaker | null,
   onTasks?: (tasks: PlanTask[]) => Promise<void>,
+  tree?: EvidenceTree,
 ): (pgid: number | null, options?: { readonly baseline?: boolean }) => Promise<void> {
   let last: Snapshot | null = null;
   const hashes: ContentHashes = new Map();
   return async (pgid, options) => {
-    const { snapshot, tasks } = await takeSnapshot(ctx, pgid, hashes);
+    const { snapshot, tasks } = await takeSnapshot(
+      tree ?? { root: ctx.setup.facts.root, git: ctx.setup.git },
+      pgid,
+      hashes,
+    );
     if (last !== null && !options?.baseline) {
       const cpuMoved =
         snapshot.pgid !== null && snapshot.pgid === last.pgid && snapshot.toolCpuTicks > last.toolCpuTicks;
@@ -46,12 +58,10 @@ export function evidenceWatcher(
 }
 
 async function takeSnapshot(
-  ctx: WorkflowContext,
+  { root, git }: EvidenceTree,
   pgid: number | null,
   hashes: ContentHashes,
 ): Promise<{ snapshot: Snapshot; tasks: PlanTask[] | null }> {
-  const git = ctx.setup.git;
-  const root = ctx.setup.facts.root;
   const [head, status, text] = await Promise.all([
     git.run(['rev-parse', 'HEAD']),
     git.run(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=dirty']),

@@ -1,6 +1,8 @@
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
+import { recoverOrphanLanes } from '../parallel/orphans.js';
+import { WorktreeManager } from '../parallel/worktrees.js';
 import { remediationOf } from '../protocol/codes.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
@@ -19,8 +21,8 @@ import {
   stopped,
 } from './phase-helpers.js';
 import { PlanMemory } from './plan-memory.js';
-import { describeRuns, runProjectChecks } from './project-checks.js';
-import { commitTaskStatus } from './task-status.js';
+import { describeRuns } from './project-checks.js';
+import { mainTarget, type TickTarget } from './tick-target.js';
 
 /**
  * IMPLEMENTATION with the `ticks` engine (docs/ARCHITECTURE.md, the default): a judged Relais loop over the
@@ -31,6 +33,8 @@ import { commitTaskStatus } from './task-status.js';
  * agent of every tick runs under the phase's circuit breaker.
  */
 export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseResult> {
+  // Lanes a killed parallel run left behind are recovered at one lane too (issue 19).
+  await recoverOrphanLanes(ctx, new WorktreeManager(ctx.setup.paths, ctx.options.env));
   const breaker = ctx.breakerFor('IMPLEMENTATION');
   ctx.showBreaker(breaker);
   const phase = phaseSignal(ctx, ctx.setup.config.workflow.timeouts.implementation);
@@ -47,14 +51,19 @@ export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseRes
   }
 }
 
-async function implementTask(
+/**
+ * One task's judged ticks until it is verified and landed, or ends the phase. `target` is the main
+ * worktree, or a parallel lane (engine/parallel/run-lanes.ts): the same ticks, judged the same way.
+ */
+export async function implementTask(
   ctx: WorkflowContext,
   task: TaskRecord,
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
+  target: TickTarget = mainTarget(ctx),
 ): Promise<PhaseResult | null> {
   const maxTicks = ctx.setup.config.workflow.max_ticks_per_task;
-  await ctx.update({ current_task: `${task.number}. ${task.title}` });
+  if (target.lane === null) await ctx.update({ current_task: `${task.number}. ${task.title}` });
   await ctx.updateTask(task.number, { status: 'in_progress' });
   let note: string | null = ctx.workflow.pending_answer
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
@@ -65,9 +74,12 @@ async function implementTask(
   let limitWaits = 0;
   while (ticks < maxTicks) {
     let limit: UsageLimit | null = null;
-    const tick = await runTaskTick(ctx, task, note, breaker, phase, plans, (found) => {
+    const refused = await target.beforeTick?.(phase.signal);
+    if (refused) return refused;
+    const tick = await runTaskTick(ctx, target, task, note, breaker, phase, plans, (found) => {
       limit = found;
     });
+    target.afterTick?.(tick.spent.costUsd);
     await ctx.addCost(tick.spent.costUsd);
     await ctx.refreshFacts();
     const interrupted = interruptionOf(ctx, breaker, phase);
@@ -88,7 +100,7 @@ async function implementTask(
     }
     ticks++;
     await ctx.updateTask(task.number, { ticks: task.ticks + ticks });
-    const next = await judgeTick(ctx, task, tick, plans, breaker, phase);
+    const next = await judgeTick(ctx, target, task, tick, plans, breaker, phase);
     if (next.kind === 'done') return null;
     if (next.kind === 'end') return next.result;
     note = next.note;
@@ -103,6 +115,7 @@ async function implementTask(
 /** One tick aimed at `task`, every agent under the phase's breaker, limits reported to `onLimit`. */
 function runTaskTick(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   note: string | null,
   breaker: CircuitBreaker | null,
@@ -112,8 +125,8 @@ function runTaskTick(
 ): Promise<TickResult> {
   return taskGoal(ctx, task, note).then((goal) =>
     runTick({
-      root: ctx.setup.facts.root,
-      bus: ctx.bus,
+      root: target.root(),
+      bus: target.bus,
       signal: phase.signal,
       env: ctx.options.env,
       command: 'tick',
@@ -127,7 +140,7 @@ function runTaskTick(
           breaker,
           clock: ctx.options.clock,
           onBreaker: ctx.breakerReporter(breaker),
-          watch: evidenceWatcher(ctx, breaker),
+          watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
           onLimit,
         }),
     }),
@@ -137,6 +150,7 @@ function runTaskTick(
 /** A counted tick: over budget, blocked, stopped (re-plan), or a success to check against evidence. */
 async function judgeTick(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   tick: TickResult,
   plans: PlanMemory,
@@ -156,7 +170,7 @@ async function judgeTick(
       },
     };
   if (tick.verdict === 'stop') return afterStop(ctx, task, tick, plans, breaker);
-  return afterSuccess(ctx, task, tick, breaker, phase);
+  return afterSuccess(ctx, target, task, tick, breaker, phase);
 }
 
 /**
@@ -240,12 +254,14 @@ type AfterSuccess = { kind: 'done' } | { kind: 'again'; note: string } | { kind:
 
 async function afterSuccess(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   tick: TickResult,
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
-  if (tick.control?.action === 'stop') return afterStopClaim(ctx, task, tick.control.reason, breaker, phase);
+  if (tick.control?.action === 'stop')
+    return afterStopClaim(ctx, target, task, tick.control.reason, breaker, phase);
   const report = tick.report;
   if (report?.task?.task_kind === 'question') return afterQuestion(ctx, task, report.task, breaker);
   // Evidence, not a claim: a tick that ran no verification gets the project's own checks, and a
@@ -253,7 +269,7 @@ async function afterSuccess(
   let runs = report?.verification.runs ?? [];
   const commit = report?.commit ?? null;
   if (runs.length === 0) {
-    const checks = await runProjectChecks(ctx, phase.signal);
+    const checks = await target.checks(phase.signal);
     if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
     if (checks.problem)
       return {
@@ -267,23 +283,23 @@ async function afterSuccess(
       kind: 'again',
       note: `The last tick changed nothing and verified nothing, so task ${task.number} is not done. Propose an execute task that implements it, with verification templates.`,
     };
-  await completeTask(ctx, breaker, task, report?.agents.builder.summary ?? null, commit, [
+  return completeTask(ctx, target, breaker, task, report?.agents.builder.summary ?? null, commit, phase, [
     `${tick.code}${commit ? `, committed ${commit.slice(0, 12)}` : ', no change'}`,
     `judged ${report?.blast_radius_line ?? ''}`,
     runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification configured',
   ]);
-  return { kind: 'done' };
 }
 
 /** The orchestrator says there is nothing left to do: a claim, checked by the runner. */
 async function afterStopClaim(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   reason: string | undefined,
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
-  const checks = await runProjectChecks(ctx, phase.signal);
+  const checks = await target.checks(phase.signal);
   if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
   if (checks.problem)
     return {
@@ -295,15 +311,16 @@ async function afterStopClaim(
       kind: 'again',
       note: `You said task ${task.number} needs no change, but the project has no verification template to confirm it (verification.templates). Propose an execute task, or a verify_only task with templates that prove it.`,
     };
-  await completeTask(
+  return completeTask(
     ctx,
+    target,
     breaker,
     task,
     `the orchestrator said it was already done: ${reason ?? ''}`.trim(),
     null,
+    phase,
     [`nothing to change; checks: ${describeRuns(checks.runs)}`],
   );
-  return { kind: 'done' };
 }
 
 /** A question task: the human answers through the gate port, and the answer goes into the next tick. */
@@ -339,16 +356,20 @@ async function afterQuestion(
 
 async function completeTask(
   ctx: WorkflowContext,
+  target: TickTarget,
   breaker: CircuitBreaker | null,
   task: TaskRecord,
   claimed: string | null,
   /** The tick's own commit, when it changed something. */
   tickCommit: string | null,
+  phase: PhaseSignal,
   verified: string[],
-): Promise<void> {
-  const statusCommit = await commitTaskStatus(ctx, task.number, 'completed');
+): Promise<AfterSuccess> {
+  // A lane's verified work lands through the merge queue first (issue 19); the main tree's is there.
+  const landing = await target.land(task, tickCommit, phase.signal);
+  if (landing.kind !== 'landed') return landing;
   const record = ctx.workflow.tasks.find((t) => t.number === task.number);
-  const added = [tickCommit, statusCommit].filter((c): c is string => c !== null);
+  const added = landing.commits;
   await ctx.updateTask(task.number, {
     status: 'completed',
     claimed: claimed?.slice(0, 500) ?? null,
@@ -359,6 +380,7 @@ async function completeTask(
   await ctx.update({ pending_answer: null });
   // Seed 002 §6.1 stagnation counts tasks that reach `completed`.
   breaker?.onTaskCompleted();
+  return { kind: 'done' };
 }
 
 /**

@@ -20,16 +20,29 @@ export interface ChecksOutcome {
   readonly none: boolean;
 }
 
-export async function runProjectChecks(ctx: WorkflowContext, signal: AbortSignal): Promise<ChecksOutcome> {
-  const { config, facts } = ctx.setup;
+export function runProjectChecks(ctx: WorkflowContext, signal: AbortSignal): Promise<ChecksOutcome> {
+  return runProjectChecksIn(ctx, ctx.setup.facts.root, ctx.setup.git, signal);
+}
+
+/**
+ * The same checks in another tree of the repository: a parallel lane's worktree, or a merge
+ * queue's rebased branch before it may fast-forward (issue 19).
+ */
+export async function runProjectChecksIn(
+  ctx: WorkflowContext,
+  root: string,
+  git: Pick<WorkflowContext['setup']['git'], 'run'>,
+  signal: AbortSignal,
+): Promise<ChecksOutcome> {
+  const { config } = ctx.setup;
   const ids = config.verification.templates
     .filter((t) => Object.keys(t.params).length === 0)
     .map((t) => t.id);
   if (ids.length === 0) return { runs: [], problem: null, aborted: false, none: true };
-  const plan = await planVerification({ fast: ids, slow: [] }, config.verification, facts.root);
+  const plan = await planVerification({ fast: ids, slow: [] }, config.verification, root);
   if (!plan.ok) return { runs: [], problem: plan.problems.join('; '), aborted: false, none: false };
   const outcome = await runVerifications(plan.runs, {
-    cwd: facts.root,
+    cwd: root,
     logPath: null,
     maxLogBytes: config.verification.max_log_bytes_per_run,
     bus: ctx.bus,
@@ -37,7 +50,7 @@ export async function runProjectChecks(ctx: WorkflowContext, signal: AbortSignal
     env: ctx.options.env,
     sandbox: verificationSandbox(ctx.setup.sandbox),
   });
-  const head = (await ctx.setup.git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
+  const head = (await git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });
   const failed = outcome.failedPhase ? outcome.runs.at(-1) : undefined;
   const problem = failed

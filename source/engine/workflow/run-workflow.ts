@@ -1,3 +1,4 @@
+import { implementInLanes } from '../parallel/run-lanes.js';
 import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
 import { type AbortWatch, watchAbortRequests } from './abort-request.js';
 import type { PhaseResult, WorkflowContext, WorkflowOptions } from './context.js';
@@ -160,7 +161,10 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
       const problem = await syncTasks(ctx);
       if (problem) return { kind: 'fail', reason: 'invalid_output', detail: problem };
       if (ctx.workflow.engine === 'single') return implementSingle(ctx);
-      return ctx.workflow.engine === 'cycle' ? implementWithCycle(ctx) : implementWithTicks(ctx);
+      if (ctx.workflow.engine === 'cycle') return implementWithCycle(ctx);
+      // Issue 19: `--parallel N` / workflow.parallel runs tasks in lanes; one lane is today's loop.
+      const lanes = ctx.options.parallel ?? ctx.setup.config.workflow.parallel;
+      return lanes > 1 ? implementInLanes(ctx, lanes) : implementWithTicks(ctx);
     }
     case 'QA':
       return qaPhase(ctx);

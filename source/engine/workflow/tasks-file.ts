@@ -1,6 +1,7 @@
 /**
  * specs/TASKS.md (seed 002 §7): one `## Task N: Title` section per task, with `- **Status**:`,
- * `- **Description**:` and `- **Files**:` lines. The French headings of the seed (`## Tâche`,
+ * `- **Description**:` and `- **Files**:` lines, and for parallel lanes (issue 19) the optional
+ * `- **Depends on**:` (task numbers, or `none`) and `- **Scope**:` (the globs the task may touch). The French headings of the seed (`## Tâche`,
  * `Statut`, `Fichiers`) are read too. The runner parses it strictly: an empty or malformed file is
  * refused with the line that is wrong, and statuses are rewritten in place, nothing else.
  */
@@ -13,6 +14,10 @@ export interface PlanTask {
   readonly status: TaskStatus;
   readonly description: string;
   readonly files: string[];
+  /** Task numbers that must be completed first; none when the line is absent. */
+  readonly dependsOn: number[];
+  /** The globs the task declares it touches; null when undeclared (such a task runs alone). */
+  readonly scope: string[] | null;
   /** 0-based line of the status line, so the status can be rewritten in place. */
   readonly statusLine: number;
 }
@@ -24,7 +29,7 @@ const MAX_TASKS = 500;
 const MAX_TASK_NUMBER = 100_000;
 
 const HEADING = /^##\s+(?:Task|Tâche|Tache)\s+(\d+)\s*:\s*(.+?)\s*$/i;
-const FIELD = /^\s*-\s+\*\*(Status|Statut|Description|Files|Fichiers)\*\*\s*:\s*(.*?)\s*$/i;
+const FIELD = /^\s*-\s+\*\*(Status|Statut|Description|Files|Fichiers|Depends on|Scope)\*\*\s*:\s*(.*?)\s*$/i;
 
 export function parseTasks(text: string): TasksParse {
   const lines = text.split('\n');
@@ -62,14 +67,47 @@ export function parseTasks(text: string): TasksParse {
   if (new Set(numbers).size !== numbers.length) problems.push(`task numbers repeat: ${numbers.join(', ')}`);
   const huge = tasks.find((t) => t.number > MAX_TASK_NUMBER);
   if (huge) problems.push(`task number ${huge.number} is above ${MAX_TASK_NUMBER}`);
+  problems.push(...dependencyProblems(tasks));
   if (tasks.length > MAX_TASKS) problems.push(`${tasks.length} tasks: at most ${MAX_TASKS} (split the work)`);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, tasks };
+}
+
+/** A dependency must name another task of the file, and the dependencies must not loop. */
+function dependencyProblems(tasks: readonly PlanTask[]): string[] {
+  const known = new Set(tasks.map((t) => t.number));
+  const problems: string[] = [];
+  for (const task of tasks)
+    for (const dep of task.dependsOn) {
+      if (dep === task.number) problems.push(`task ${task.number} depends on itself`);
+      else if (!known.has(dep))
+        problems.push(`task ${task.number} depends on task ${dep}, which does not exist`);
+    }
+  if (problems.length > 0) return problems;
+  const state = new Map<number, 'visiting' | 'done'>();
+  const byNumber = new Map(tasks.map((t) => [t.number, t]));
+  const visit = (n: number, path: number[]): number[] | null => {
+    if (state.get(n) === 'done') return null;
+    if (state.get(n) === 'visiting') return [...path.slice(path.indexOf(n)), n];
+    state.set(n, 'visiting');
+    for (const dep of byNumber.get(n)?.dependsOn ?? []) {
+      const loop = visit(dep, [...path, n]);
+      if (loop) return loop;
+    }
+    state.set(n, 'done');
+    return null;
+  };
+  for (const task of tasks) {
+    const loop = visit(task.number, []);
+    if (loop) return [`dependencies loop: task ${loop.join(' → task ')}`];
+  }
+  return [];
 }
 
 function normalizeField(name: string): string {
   const lower = name.toLowerCase();
   if (lower === 'statut') return 'status';
   if (lower === 'fichiers') return 'files';
+  if (lower === 'depends on') return 'depends';
   return lower;
 }
 
@@ -95,18 +133,52 @@ function toTask(
     );
     return null;
   }
-  const files = (section.fields.get('files')?.value ?? '')
-    .split(/[,\s]+/)
-    .map((f) => f.replace(/[`[\]]/g, '').trim())
-    .filter((f) => f.length > 0);
+  const files = listOf(section.fields.get('files')?.value ?? '');
+  const depends = section.fields.get('depends');
+  const dependsOn = depends ? dependenciesOf(depends.value, depends.line, problems) : [];
+  if (dependsOn === null) return null;
+  const declared = section.fields.get('scope');
+  const scope = declared ? listOf(declared.value) : null;
+  if (scope !== null && scope.length === 0) {
+    problems.push(
+      `line ${(declared?.line ?? 0) + 1}: "Scope" names no glob (leave the line out to run the task alone)`,
+    );
+    return null;
+  }
   return {
     number: section.number,
     title: section.title,
     status: value,
     description: section.fields.get('description')?.value ?? '',
     files,
+    dependsOn,
+    scope,
     statusLine: status.line,
   };
+}
+
+function listOf(value: string): string[] {
+  return value
+    .split(/[,\s]+/)
+    .map((f) => f.replace(/[`[\]]/g, '').trim())
+    .filter((f) => f.length > 0);
+}
+
+/** `1, 2`, `Task 1, #2` or `none`: task numbers; anything else is a problem with its line. */
+function dependenciesOf(value: string, line: number, problems: string[]): number[] | null {
+  const cleaned = value.replace(/[`*]/g, '').trim();
+  if (/^(none|-|—|)$/i.test(cleaned)) return [];
+  const numbers: number[] = [];
+  for (const part of cleaned.split(/[,\s]+/).filter(Boolean)) {
+    if (/^(task|tasks|and)$/i.test(part)) continue;
+    const n = /^#?(\d{1,6})$/.exec(part);
+    if (!n) {
+      problems.push(`line ${line + 1}: "Depends on" names "${part}", not a task number (or "none")`);
+      return null;
+    }
+    numbers.push(Number(n[1]));
+  }
+  return [...new Set(numbers)];
 }
 
 /** Rewrites one task's status line, keeping the rest of the file byte for byte. */

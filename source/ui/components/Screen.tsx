@@ -8,6 +8,7 @@ import { CurrentTask } from '../panels/CurrentTask.js';
 import { Footer } from '../panels/Footer.js';
 import { GatePanel } from '../panels/GatePanel.js';
 import { Header } from '../panels/Header.js';
+import { Lanes } from '../panels/Lanes.js';
 import { Ledger } from '../panels/Ledger.js';
 import { PhaseTimeline } from '../panels/PhaseTimeline.js';
 import { ResultPanel } from '../panels/ResultPanel.js';
@@ -103,6 +104,8 @@ function Panel(props: {
       return <Verifications state={state} {...size} />;
     case 'blast':
       return <BlastRadius state={state} {...size} />;
+    case 'lanes':
+      return <Lanes state={state} {...size} />;
     default:
       return null;
   }

@@ -3,6 +3,7 @@ import { blastRows } from '../panels/BlastRadius.js';
 import { breakerRows } from '../panels/BreakerPanel.js';
 import { currentTaskRows } from '../panels/CurrentTask.js';
 import { gateWant } from '../panels/GatePanel.js';
+import { laneRows } from '../panels/Lanes.js';
 import { ledgerRows } from '../panels/Ledger.js';
 import { phaseRows } from '../panels/PhaseTimeline.js';
 import { resultRows } from '../panels/ResultPanel.js';
@@ -34,7 +35,8 @@ export type PanelId =
   | 'task'
   | 'output'
   | 'verify'
-  | 'blast';
+  | 'blast'
+  | 'lanes';
 
 export interface ColumnLayout {
   readonly name: 'left' | 'right' | 'single';
@@ -87,7 +89,10 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
         {
           name: 'right',
           width: rightWidth,
-          panels: allocate(pick(['result', 'gate', 'wait', 'task', 'output', 'verify', 'blast']), bodyHeight),
+          panels: allocate(
+            pick(['result', 'gate', 'wait', 'lanes', 'task', 'output', 'verify', 'blast']),
+            bodyHeight,
+          ),
         },
       ]
     : [
@@ -110,7 +115,18 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
                     'verdicts',
                     'ledger',
                   ]
-                : ['result', 'gate', 'wait', 'phases', 'breaker', 'output', 'tasks', 'verify', 'blast'],
+                : [
+                    'result',
+                    'gate',
+                    'wait',
+                    'phases',
+                    'lanes',
+                    'breaker',
+                    'output',
+                    'tasks',
+                    'verify',
+                    'blast',
+                  ],
             ),
             bodyHeight,
           ),
@@ -171,6 +187,9 @@ function panelWants(
       { id: 'tasks', min: 3, want: framed(taskRows(state, leftInner).length), priority: 5 },
     );
   }
+  // Issue 19: parallel lanes get their panel while any ran.
+  if (state.lanes.rows.length > 0)
+    slots.push({ id: 'lanes', min: 3, want: Math.min(12, framed(laneRows(state).length)), priority: 2 });
   // The output is what a human watches most: it keeps a third of the screen whatever else shows,
   // except what a decision or the end of the work needs (a gate, the result) on a small screen.
   const urgent = slots.reduce((sum, slot) => sum + (slot.priority === 0 ? slot.min : 0), 0);

@@ -12,6 +12,7 @@ import {
   verifyFinished,
   verifyStarted,
 } from './reduce-agent.js';
+import { laneActivity, laneChanged, mergeChanged } from './reduce-lanes.js';
 import {
   ledgerUpdated,
   loopFinished,
@@ -40,7 +41,9 @@ export function reduceUi(state: UiState, event: StampedEvent): UiState {
   const reduce = REDUCERS[event.type] as
     | ((state: UiState, event: StampedEvent, atMs: number) => UiState)
     | undefined;
-  return reduce ? reduce(state, event, stampOf(event.at, state.nowMs)) : state;
+  const next = reduce ? reduce(state, event, stampOf(event.at, state.nowMs)) : state;
+  // Issue 19: a parallel lane's own events also update its row in the Lanes panel.
+  return event.lane ? laneActivity(next, event) : next;
 }
 
 // Bursts share their stamp: parse each distinct one once.
@@ -89,4 +92,6 @@ const REDUCERS: Reducers = {
   'loop.finished': loopFinished,
   'run.finished': runFinished,
   'tick.finished': tickFinished,
+  'lane.changed': laneChanged,
+  'merge.changed': mergeChanged,
 };

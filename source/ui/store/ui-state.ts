@@ -2,6 +2,7 @@ import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
 import { flatten } from '../format/text.js';
+import { type LanesModel, NO_LANES } from './reduce-lanes.js';
 
 /**
  * Everything the panels show, derived from engine events only. Plain immutable data: the reducer
@@ -235,6 +236,8 @@ export interface UiState {
   readonly lastTick: TickOutcome | null;
   readonly result: ResultModel | null;
   readonly interaction: InteractionModel;
+  /** Parallel lanes and the merge queue (issue 19); empty with one lane. */
+  readonly lanes: LanesModel;
 }
 
 /** How many finished ticks and verification rows are kept (the panels show the last few). */
@@ -293,5 +296,6 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       draft: '',
       hint: null,
     },
+    lanes: NO_LANES,
   };
 }

@@ -1,0 +1,65 @@
+import { Frame, innerHeight } from '../components/Frame.js';
+import { Rows } from '../components/RowLine.js';
+import { clipRows, type Row, text } from '../components/row.js';
+import { usd } from '../format/money.js';
+import { stopwatch } from '../format/time.js';
+import type { LaneRow } from '../store/reduce-lanes.js';
+import type { UiState } from '../store/ui-state.js';
+import type { Tone } from '../theme.js';
+
+/**
+ * Issue 19's Lanes panel: one row per parallel lane (task, phase, agent and tick step, elapsed,
+ * cost), its last line under it, and the merge queue's state. Shown only when lanes run.
+ */
+export function laneRows(state: UiState): Row[] {
+  const rows: Row[] = [];
+  for (const lane of state.lanes.rows) {
+    const elapsed = stopwatch((lane.endedAtMs ?? state.nowMs) - lane.startedAtMs);
+    rows.push([
+      text(`${lane.lane} `, { bold: true }),
+      text(phaseLabel(lane), { tone: toneOf(lane) }),
+      text(` · task ${lane.task} ${lane.title}`),
+      text(` · ${elapsed} · ${usd(lane.costUsd)}`, { dim: true }),
+    ]);
+    const last = lane.detail && lane.endedAtMs !== null ? lane.detail : lane.lastLine;
+    if (last) rows.push([text(`  ${last}`, { dim: true })]);
+  }
+  const merge = state.lanes.merge;
+  if (merge) {
+    rows.push([
+      text('merge queue: ', { dim: true }),
+      text(`${merge.lane} ${merge.step.replace('_', ' ')}`, {
+        tone:
+          merge.step === 'landed'
+            ? 'ok'
+            : merge.step === 'conflict' || merge.step === 'check_failed'
+              ? 'error'
+              : 'info',
+      }),
+      text(merge.waiting.length > 0 ? ` · waiting: ${merge.waiting.join(', ')}` : '', { dim: true }),
+    ]);
+  }
+  return rows;
+}
+
+function phaseLabel(lane: LaneRow): string {
+  if (lane.phase !== 'ticking' && lane.phase !== 'started') return lane.phase;
+  const step = [lane.agent, lane.tickPhase?.toLowerCase()].filter(Boolean).join(' ');
+  return step ? `${lane.phase} (${step})` : lane.phase;
+}
+
+function toneOf(lane: LaneRow): Tone | undefined {
+  if (lane.phase === 'landed') return 'ok';
+  if (lane.phase === 'kept' || lane.phase === 'failed') return 'error';
+  if (lane.phase === 'retrying') return 'warn';
+  return 'info';
+}
+
+export function Lanes(props: { readonly state: UiState; readonly width: number; readonly height: number }) {
+  const running = props.state.lanes.rows.filter((r) => r.endedAtMs === null).length;
+  return (
+    <Frame title="Lanes" aside={`${running} running`} width={props.width} height={props.height}>
+      <Rows rows={clipRows(laneRows(props.state), innerHeight(props.height))} />
+    </Frame>
+  );
+}
