@@ -1,5 +1,5 @@
 import type { Code, Verdict } from './protocol/codes.js';
-import type { BlastRadius, VerificationRun } from './protocol/report.js';
+import type { BlastRadius, SandboxName, VerificationRun } from './protocol/report.js';
 import type {
   BreakerSnapshot,
   BudgetPhase,
@@ -156,6 +156,8 @@ export type EngineEvent =
       code: Code | null;
       blast_radius: BlastRadius;
       blast_radius_line: string;
+      /** The sandbox the judged agent ran in (issue 14), for the Blast radius panel. */
+      sandbox?: SandboxName | null;
       violations: string[];
       touched_paths: string[];
     }
@@ -219,6 +221,8 @@ export type EngineEvent =
       remediation: string;
       detail: string | null;
       blast_radius_line: string;
+      /** The sandbox the tick's agents and verifications ran in (issue 14). */
+      sandbox?: SandboxName | null;
       commit: string | null;
       report_path: string | null;
     }

@@ -65,9 +65,11 @@ function runnerFor(c: Case): AgentRunner {
     RELAIS_REPLAY_EXIT: String(c.exit ?? 0),
     RELAIS_REPLAY_HANG: c.hang ? '1' : '0',
   };
+  // The corpus judges transcript parsing; the sandbox has its own tests (test/integration/sandbox-*).
+  const sandbox = { kind: 'off' } as const;
   if (c.format === 'codex-jsonl')
-    return codexRunner({ command: REPLAY, configOverrides: [], extraEnv: {}, env });
-  return claudeRunner({ command: REPLAY, extraEnv: {}, env });
+    return codexRunner({ command: REPLAY, configOverrides: [], extraEnv: {}, env, sandbox });
+  return claudeRunner({ command: REPLAY, extraEnv: {}, env, sandbox });
 }
 
 interface Verdict {

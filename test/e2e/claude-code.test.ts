@@ -86,15 +86,24 @@ describe('e2e: relais run with the real claude binary', () => {
     expect(model.requests.find((r) => roleOf(r) === 'orchestrator')?.toolNames).toEqual([]);
   });
 
-  it('a scope violation made with the Edit tool is judged from git and rolled back', async () => {
+  it('an out-of-scope Edit is refused by Claude Code itself (the scope hook): the file never changes and the model is told', async () => {
     project = setup({
       'src/greet.js': 'module.exports = () => "Hello, world";\n',
       'package.json': '{ "name": "demo" }\n',
     });
     const file = join(project.root, 'package.json');
+    const greet = join(project.root, 'src/greet.js');
     model = await startScriptedModel(
       relaisScript({
-        orchestrator: [JSON.stringify(task())],
+        orchestrator: [
+          JSON.stringify(
+            task({
+              intent: 'Greet Relais',
+              verification: { fast: ['greeting'], slow: [] },
+              builder: { mode: 'claude_code', max_turns: 8, instructions: 'Greet Relais' },
+            }),
+          ),
+        ],
         builder: [
           [
             { toolUses: [{ name: 'Read', input: { file_path: file } }] },
@@ -102,6 +111,57 @@ describe('e2e: relais run with the real claude binary', () => {
               toolUses: [
                 { name: 'Edit', input: { file_path: file, old_string: '"demo"', new_string: '"pwned"' } },
               ],
+            },
+            { text: 'Refused; staying in src.', toolUses: [{ name: 'Read', input: { file_path: greet } }] },
+            {
+              toolUses: [
+                {
+                  name: 'Edit',
+                  input: { file_path: greet, old_string: 'Hello, world', new_string: 'Hello, Relais' },
+                },
+              ],
+            },
+            { text: builderResult('Greets Relais; package.json was refused') },
+          ],
+        ],
+      }),
+    );
+    const run = await project.cli(['run'], { env: claudeEnv(model.url) }).done;
+    // The model adapted after the refusal: the tick goes on and is judged on what really changed.
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const report = project.report();
+    expect(report).toMatchObject({
+      code: 'SUCCESS',
+      sandbox: 'bwrap',
+      scope: { touched_paths: ['src/greet.js'] },
+    });
+    expect(project.read('package.json')).toBe('{ "name": "demo" }\n');
+    expect(project.read('src/greet.js')).toBe('module.exports = () => "Hello, Relais";\n');
+    // The refusal came from Claude Code's hook (not the sandbox's EROFS), and reached the model.
+    const builderRequests = model.requests.filter((r) => roleOf(r) === 'builder');
+    const told = JSON.stringify(builderRequests[2]?.messages);
+    expect(told).toContain('Relais refused this write before it happened');
+    expect(told).toContain("package.json is outside this task's allowed paths");
+    expect(told).not.toContain('EROFS');
+    expect(report.budgets.warnings.join('\n')).toContain('builder write refused before it happened');
+    expect(project.status()).toBe('');
+  });
+
+  it('unsandboxed, an out-of-scope write through Bash reaches the disk and the judge rolls it back', async () => {
+    project = TestProject.create(
+      { 'src/greet.js': 'module.exports = () => "Hello, world";\n', 'package.json': '{ "name": "demo" }\n' },
+      (config) => {
+        config.claude_code_cli.command = CLAUDE;
+        config.sandbox = 'off';
+      },
+    );
+    model = await startScriptedModel(
+      relaisScript({
+        orchestrator: [JSON.stringify(task())],
+        builder: [
+          [
+            {
+              toolUses: [{ name: 'Bash', input: { command: 'echo \'{ "name": "pwned" }\' > package.json' } }],
             },
             { text: builderResult('I only touched src, promise') },
           ],

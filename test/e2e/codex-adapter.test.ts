@@ -11,7 +11,8 @@ import {
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
 import { codexRunner } from '../../source/engine/agents/codex/run-codex.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
-import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
+import type { RelaisConfig } from '../../source/engine/protocol/config.js';
+import { resolveSandbox, type Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { REPO_ROOT } from '../support/project.js';
 
 // The REAL codex binary (@openai/codex 0.169.0) against a scripted Responses API on 127.0.0.1.
@@ -36,17 +37,25 @@ function repo(): string {
   return root;
 }
 
-function runner(url: string) {
+/**
+ * The adapter as the runner builds it: the process environment as is (the adapter itself puts
+ * Codex's `codex-linux-sandbox` helper on the child's PATH), Relais's sandbox off or on.
+ */
+function runner(url: string, sandbox: Sandbox = { kind: 'off' }) {
   const home = join(base, 'home');
   return codexRunner({
     command: CODEX,
     configOverrides: fakeProviderOverrides(url),
-    extraEnv: { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: home, HOME: home },
-    env: { ...process.env, PATH: pathWithCodexSandboxHelper(join(base, `codex-bin-${++helpers}`)) },
+    // In Relais's sandbox Codex keeps its state in the sandbox's scratch HOME (the real one is
+    // read-only there); outside it, in the test's own HOME.
+    extraEnv:
+      sandbox.kind === 'bwrap'
+        ? { OPENAI_API_KEY: 'sk-test-offline' }
+        : { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: home, HOME: home },
+    env: process.env,
+    sandbox,
   });
 }
-
-let helpers = 0;
 
 function request(cwd: string, overrides: Partial<AgentRequest> = {}): AgentRequest {
   return {
@@ -122,6 +131,33 @@ describe('e2e: the Codex adapter drives the real codex exec --json', () => {
     expect(events.at(-1)).toMatchObject({ type: 'agent.finished', ok: true, exit_code: 0, cost_usd: 0 });
   });
 
+  it("inside Relais's bwrap sandbox: Codex's commands run (danger-full-access inside the outer fence), which alone decides what is writable", async () => {
+    const root = repo();
+    mkdirSync(join(root, 'src'));
+    const sandbox = await resolveSandbox(
+      { sandbox: 'bwrap', workspace_dir: 'relais' } as RelaisConfig,
+      root,
+      process.env,
+    );
+    expect(sandbox.kind).toBe('bwrap');
+    server = await startScriptedResponses((r) => {
+      if (r.toolOutputs.length === 0) return { commands: ["printf 'in\\n' > src/in.txt"] };
+      if (r.toolOutputs.length === 1)
+        return { commands: ["printf 'out\\n' > out.txt", 'touch .git/planted'] };
+      return { text: 'done' };
+    });
+    const outcome = await runner(server.url, sandbox).run(
+      request(root, { writableGlobs: ['src/**'] }),
+      new EngineBus(),
+    );
+    expect(outcome.failure).toBeNull();
+    expect(outcome.text).toBe('done');
+    expect(readFileSync(join(root, 'src/in.txt'), 'utf8')).toBe('in\n');
+    expect(existsSync(join(root, 'out.txt'))).toBe(false);
+    expect(existsSync(join(root, '.git/planted'))).toBe(false);
+    expect(server.requests[2]?.toolOutputs.join('\n')).toMatch(/Read-only file system/);
+  });
+
   it('a planning request runs read-only: a write is refused by the sandbox', async () => {
     const root = repo();
     server = await startScriptedResponses((r) =>
@@ -153,6 +189,7 @@ describe('e2e: the Codex adapter drives the real codex exec --json', () => {
       configOverrides: [],
       extraEnv: {},
       env: process.env,
+      sandbox: { kind: 'off' },
     }).run(request(root), new EngineBus());
     expect(outcome.failure).toContain('codex command was not found');
   });

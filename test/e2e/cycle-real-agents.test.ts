@@ -14,7 +14,6 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { CycleRepo } from '../support/cycle-project.js';
 import { REPO_ROOT } from '../support/project.js';
 
@@ -173,7 +172,6 @@ describe('e2e: relais cycle --loop with the real codex and claude binaries', () 
         HOME: home,
         XDG_CONFIG_HOME: join(home, '.config'),
         CI: 'true',
-        PATH: pathWithCodexSandboxHelper(join(repo.base, 'codex-bin')),
       },
       stdout: { write: (t: string) => out.push(t) },
       stderr: { write: (t: string) => out.push(t) },

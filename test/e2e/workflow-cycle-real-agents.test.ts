@@ -13,7 +13,6 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { REPO_ROOT, type TestProject } from '../support/project.js';
 import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 import { QA_MD, TASKS_MD, workflowFile, workflowProject } from '../support/workflow.js';
@@ -124,7 +123,7 @@ describe('e2e: ralphy start --engine cycle with the real claude and codex binari
       };
     });
     const run = p.cli(['start', '--engine', 'cycle', '--yes'], {
-      env: { PATH: pathWithCodexSandboxHelper(join(p.base, 'codex-bin')), CODEX_HOME: home },
+      env: { CODEX_HOME: home },
     });
     const result = await run.done;
     const log = result.stdout + result.stderr;

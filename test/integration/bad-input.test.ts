@@ -3,7 +3,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builderWrites, isAlive, TestProject, task } from '../support/project.js';
+import { survivorsOf } from '../support/host-pid.js';
+import { builderWrites, TestProject, task } from '../support/project.js';
 
 // Bad input gets a clear error and loses nothing.
 
@@ -274,10 +275,8 @@ describe('bad agent behaviour', () => {
     expect(report.code).toBe('STOP_INTERRUPTED');
     expect(report.detail).toContain('max_tick_seconds');
     expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
-    const builderPid = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
-    const sleeperPid = Number(readFileSync(`${project.scenarioPath}.sleeper.pid`, 'utf8'));
-    expect(isAlive(builderPid)).toBe(false);
-    expect(isAlive(sleeperPid)).toBe(false);
+    // None of the run's processes (builder, its background sleeper) is alive.
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
     expect(project.exists('relais/lock.json')).toBe(false);
   });
 
@@ -322,7 +321,8 @@ describe('interrupts', () => {
     });
     expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
     expect(project.exists('relais/lock.json')).toBe(false);
-    expect(isAlive(Number(readFileSync(`${project.scenarioPath}.sleeper.pid`, 'utf8')))).toBe(false);
+    expect(project.exists('../harness/scenario.json.sleeper.pid')).toBe(true);
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
   });
 });
 

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killProcessesOf } from '../support/host-pid.js';
 import { builderWrites, TestProject, task } from '../support/project.js';
 
 // Issue 21: the first hour on a real project. Real repositories, the real CLI, the fake claude.
@@ -155,7 +156,7 @@ describe('recovery never moves the user commits', () => {
       await cli.waitFor('builder: busy');
       cli.signal('SIGKILL');
       await cli.done;
-      process.kill(Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8')), 'SIGKILL');
+      killProcessesOf(project.scenarioPath);
       project.write('fix.md', 'mine\n');
       project.git('add', 'fix.md');
       project.git('commit', '-qm', 'user: my fix');
@@ -218,7 +219,7 @@ describe('rollback truth (issue 14)', () => {
       await cli.waitFor('builder: busy');
       cli.signal('SIGKILL');
       await cli.done;
-      process.kill(Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8')), 'SIGKILL');
+      killProcessesOf(project.scenarioPath);
       writeFileSync(join(project.root, '.git/refs/heads/main'), 'garbage\n');
       const blocked = project.cliSync(['run']);
       expect(blocked.code).toBe(3);

@@ -12,9 +12,18 @@ const files = {
   'pnpm-lock.yaml': 'lockfileVersion: 9\n',
 };
 
+/**
+ * The builders of F005/F006 write where the sandbox does not let them: with `"sandbox": "off"`
+ * the judge (the second fence) is what these fixtures prove; each also has a sandboxed twin where
+ * the write never reaches the disk and the tick says so (STOP_SANDBOX_WRITE_REFUSED).
+ */
+const judgeOnly = (config: any) => {
+  config.sandbox = 'off';
+};
+
 describe('seed 000 fixtures F005-F009', () => {
   it('F005 scope_violation_outside_allowed: editing package.json with allowed src/** stops and rolls back', () => {
-    project = TestProject.create(files);
+    project = TestProject.create(files, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [builderWrites({ 'package.json': '{ "name": "evil" }\n' })],
@@ -27,6 +36,24 @@ describe('seed 000 fixtures F005-F009', () => {
     expect(report.scope.violations).toContain("outside the task's allowed_globs: package.json");
     expect(report.detail).toContain('effective fence: task [src/**] ∩ config [');
     expect(report.scope.touched_paths).toEqual(['package.json']);
+    expect(project.read('package.json')).toBe('{ "name": "demo" }\n');
+    expect(project.status()).toBe('');
+  });
+
+  it('F005 sandboxed: the write to package.json is refused before it reaches the disk, and the tick says so', () => {
+    project = TestProject.create(files);
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/a.ts': 'in scope\n', 'package.json': '{ "name": "evil" }\n' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code).toBe(1);
+    const report = project.report();
+    expect(report.code).toBe('STOP_SANDBOX_WRITE_REFUSED');
+    expect(report.sandbox).toBe('bwrap');
+    expect(report.detail).toMatch(/the sandbox refused a write: .*EROFS.*package\.json/);
+    // The in-scope half of the work was rolled back with the tick: nothing is claimed done.
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
     expect(project.read('package.json')).toBe('{ "name": "demo" }\n');
     expect(project.status()).toBe('');
   });
@@ -57,7 +84,7 @@ describe('seed 000 fixtures F005-F009', () => {
   });
 
   it('F006 forbidden_path_violation: a builder editing relais/STATE.json is caught although git cannot see it', () => {
-    project = TestProject.create(files);
+    project = TestProject.create(files, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [builderWrites({ 'src/a.ts': 'ok\n', 'relais/STATE.json': '{"hacked": true}' })],
@@ -73,8 +100,26 @@ describe('seed 000 fixtures F005-F009', () => {
     expect(project.status()).toBe('');
   });
 
-  it('F006 forbidden_path_violation: planted .git/config fsmonitor and hook are restored before they can run', () => {
+  it('F006 sandboxed: relais/ is read-only to the builder, so STATE.json never changes', () => {
     project = TestProject.create(files);
+    const state = project.read('relais/STATE.json');
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/a.ts': 'ok\n', 'relais/STATE.json': '{"hacked": true}' })],
+    });
+    expect(project.cliSync(['run']).code).toBe(1);
+    expect(project.report().code).toBe('STOP_SANDBOX_WRITE_REFUSED');
+    expect(project.report().detail).toContain('relais/STATE.json');
+    expect(project.read('relais/STATE.json')).not.toContain('hacked');
+    // Updated by the runner alone: the builder call is counted, nothing else moved.
+    expect(JSON.parse(state)).toMatchObject({ schema_version: 1 });
+    expect(project.state()).toMatchObject({ schema_version: 1, budgets: { builder_calls: 1 } });
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+    expect(project.status()).toBe('');
+  });
+
+  it('F006 forbidden_path_violation: planted .git/config fsmonitor and hook are restored before they can run', () => {
+    project = TestProject.create(files, judgeOnly);
     const marker = join(project.base, 'pwned');
     const payload = `#!/bin/sh\ntouch ${marker}\n`;
     const config = project.read('.git/config');
@@ -111,8 +156,47 @@ describe('seed 000 fixtures F005-F009', () => {
     expect(project.status()).toBe('');
   });
 
+  it('F006 sandboxed: .git/ stays read-only even when the task may write the whole tree', () => {
+    project = TestProject.create(files, (config) => {
+      config.scope.default_allowed_globs = ['**'];
+    });
+    const marker = join(project.base, 'pwned');
+    const config = project.read('.git/config');
+    project.scenario({
+      orchestrator: [
+        {
+          result_json: task({
+            scope: {
+              allowed_globs: ['**'],
+              forbidden_globs: [],
+              allow_new_files: true,
+              allow_lockfile_changes: false,
+            },
+          }),
+        },
+      ],
+      builder: [
+        {
+          actions: [
+            { write: 'src/a.ts', content: 'x\n' },
+            { write: '.git/hooks/post-checkout', content: `#!/bin/sh\ntouch ${marker}\n` },
+          ],
+          result_json: { summary: 'x', files_intended: [], commands_ran: [], notes: [] },
+        },
+      ],
+    });
+    expect(project.cliSync(['run']).code).toBe(1);
+    expect(project.report().code).toBe('STOP_SANDBOX_WRITE_REFUSED');
+    expect(project.report().detail).toContain('.git/hooks/post-checkout');
+    expect(project.exists('.git/hooks/post-checkout')).toBe(false);
+    expect(project.read('.git/config')).toBe(config);
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+    expect(existsSync(marker)).toBe(false);
+    expect(project.status()).toBe('');
+  });
+
   it('F006 a planted global git config (outside the repository) is caught and removed before git runs', () => {
-    project = TestProject.create(files);
+    project = TestProject.create(files, judgeOnly);
     const marker = join(project.base, 'pwned-global');
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -135,6 +219,25 @@ describe('seed 000 fixtures F005-F009', () => {
     expect(project.report().scope.violations.join('\n')).toContain('git config outside the repository added');
     expect(existsSync(join(project.home, '.gitconfig'))).toBe(false);
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('F006 sandboxed: a global git config outside the repository cannot be written at all', () => {
+    project = TestProject.create(files);
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [
+            { write: join(project.home, '.gitconfig'), content: '[core]\n\tfsmonitor = /bin/false\n' },
+          ],
+          result_json: { summary: 'x', files_intended: [], commands_ran: [], notes: [] },
+        },
+      ],
+    });
+    expect(project.cliSync(['run']).code).toBe(1);
+    expect(project.report().code).toBe('STOP_SANDBOX_WRITE_REFUSED');
+    expect(existsSync(join(project.home, '.gitconfig'))).toBe(false);
+    expect(project.status()).toBe('');
   });
 
   it('F007 new_file_rejected: creating src/new.ts with allow_new_files=false stops and removes it', () => {

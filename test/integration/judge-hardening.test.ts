@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, builderWrites, isAlive, TestProject, task } from '../support/project.js';
+import { killProcessesOf, survivorsOf } from '../support/host-pid.js';
+import { BUILDER_OK, builderWrites, TestProject, task } from '../support/project.js';
 
 // Ways a builder can try to hide edits from the judge or make the runner run its code, each
 // through the real `relais run`. Every case found by review of the first implementation.
@@ -259,7 +260,8 @@ describe('judge hardening: after verification and after the builder', () => {
     });
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(0);
-    expect(isAlive(Number(readFileSync(`${project.scenarioPath}.daemon.pid`, 'utf8')))).toBe(false);
+    expect(project.exists('../harness/scenario.json.daemon.pid')).toBe(true);
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
   });
 
   it('a builder call is in the ledger even when the runner is killed during BUILD', async () => {
@@ -269,7 +271,7 @@ describe('judge hardening: after verification and after the builder', () => {
     await cli.waitFor('builder: busy');
     cli.signal('SIGKILL');
     await cli.done;
-    spawnSync('kill', ['-9', readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8')]);
+    killProcessesOf(project.scenarioPath);
     expect(project.state().budgets).toMatchObject({ ticks: 1, orchestrator_calls: 1, builder_calls: 1 });
   });
 

@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync, watch } from 'node:fs';
+import { existsSync, readdirSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builderWrites, isAlive, TestProject, task } from '../support/project.js';
+import { killProcessesOf, survivorsOf } from '../support/host-pid.js';
+import { builderWrites, TestProject, task } from '../support/project.js';
 
 // `relais loop` (seed 001 PR2, PR3, PR6) and interrupts, through the real CLI.
 
@@ -195,7 +196,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [{ hang: true, background_sleeper: true }] });
     const cli = project.cli(['loop']);
-    await appears(project.base, 'scenario.json.sleeper.pid');
+    await appears(project.harness, 'scenario.json.sleeper.pid');
     cli.signal('SIGINT');
     const run = await cli.done;
     expect(run.code).toBe(130);
@@ -205,8 +206,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     });
     expect(project.exists('relais/lock.json')).toBe(false);
     expect(project.status()).toBe('');
-    expect(isAlive(Number(readFileSync(`${project.scenarioPath}.orchestrator.pid`, 'utf8')))).toBe(false);
-    expect(isAlive(Number(readFileSync(`${project.scenarioPath}.sleeper.pid`, 'utf8')))).toBe(false);
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
     expect(run.stdout).toContain('stopped because interrupted during a tick');
   });
 
@@ -217,7 +217,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
         cmd: 'node',
         args: [
           '-e',
-          'require("fs").writeFileSync("../verify.pid", String(process.pid)); setInterval(() => {}, 1000)',
+          'require("fs").writeFileSync("../harness/verify.pid", String(process.pid)); setInterval(() => {}, 1000)',
         ],
       });
     });
@@ -226,7 +226,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
       builder: [write(2)],
     });
     const cli = project.cli(['run']);
-    await appears(project.base, 'verify.pid');
+    await appears(project.harness, 'verify.pid');
     cli.signal('SIGINT');
     const run = await cli.done;
     expect(run.code).toBe(130);
@@ -237,7 +237,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     });
     expect(project.read('src/a.ts')).toBe('a\n');
     expect(project.exists('relais/lock.json')).toBe(false);
-    expect(isAlive(Number(readFileSync(join(project.base, 'verify.pid'), 'utf8')))).toBe(false);
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
   });
 
   it('a second SIGINT quits at once (130) and the next run recovers cleanly, losing nothing', async () => {
@@ -276,7 +276,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     cli.signal('SIGINT');
     const forced = await cli.done;
     expect(forced.code).toBe(130);
-    expect(isAlive(Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8')))).toBe(false);
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
     // PR3: the milestone named by the orchestrator survived the forced quit.
     expect(project.state().milestone_id).toBe('M1');
     expect(project.exists('relais/INFLIGHT.json')).toBe(true);
@@ -300,7 +300,7 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     await cli.waitFor('builder: busy');
     cli.signal('SIGKILL');
     await cli.done;
-    process.kill(Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8')), 'SIGKILL');
+    killProcessesOf(project.scenarioPath);
     expect(project.status()).not.toBe('');
     const next = project.cliSync(['run']);
     expect(next.code, next.stdout).toBe(0);

@@ -6,7 +6,6 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { pathWithCodexSandboxHelper } from '../support/codex-sandbox.js';
 import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
@@ -41,11 +40,9 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
       c.codex_cli = {
         command: CODEX,
         config_overrides: fakeProviderOverrides(url),
-        extra_env: {
-          OPENAI_API_KEY: 'sk-test-offline',
-          CODEX_HOME: created.home,
-          PATH: pathWithCodexSandboxHelper(join(created.base, 'codex-bin')),
-        },
+        // No CODEX_HOME: in the sandbox Codex keeps its state in the scratch HOME (a CODEX_HOME
+        // outside it is read-only there, docs/sandbox.md).
+        extra_env: { OPENAI_API_KEY: 'sk-test-offline' },
       };
     });
     project.scenario({ orchestrator: [{ result_json: task() }] });

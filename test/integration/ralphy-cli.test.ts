@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { survivorsOf } from '../support/host-pid.js';
 import { isAlive, type TestProject } from '../support/project.js';
 import { ghCalls, happyScenario, workflowFile, workflowProject } from '../support/workflow.js';
 
@@ -200,8 +201,8 @@ describe('ralphy start (CLI)', () => {
     const run = await running.done;
     expect(run.code).toBe(1);
     expect(run.stdout).toContain('State: FAILED (reason: aborted)');
-    const builder = Number(readFileSync(`${p.scenarioPath}.builder.pid`, 'utf8'));
-    expect(isAlive(builder)).toBe(false);
+    expect(p.exists('../harness/scenario.json.builder.pid')).toBe(true);
+    expect(survivorsOf(p.scenarioPath)).toEqual([]);
     expect(p.status()).toBe('');
     expect(p.exists('relais/lock.json')).toBe(false);
   });

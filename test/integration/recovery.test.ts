@@ -1,8 +1,10 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineBus } from '../../source/engine/events.js';
+import { waitUntilDeadSync } from '../../source/engine/supervise/process-tree.js';
 import { runLoop } from '../../source/engine/tick/loop.js';
+import { liveHostPidOf, liveProcessesOf, survivorsOf } from '../support/host-pid.js';
 import { builderWrites, isAlive, TestProject, task } from '../support/project.js';
 
 // Recovery after a run was killed mid-tick (seed 001 PR2: "the next run still recovers cleanly"):
@@ -14,19 +16,31 @@ afterEach(() => project?.dispose());
 const sh = (script: string) => ({ exec: ['sh', '-c', script] });
 const write = (n: number) => builderWrites({ 'src/a.ts': `export const a = ${n};\n` });
 
-/** Starts `relais run`, waits until the builder says `busy`, then kills the runner outright. */
-async function killDuringBuild(p: TestProject, killBuilderToo = true): Promise<string> {
+/**
+ * Starts `relais run`, waits until the builder says `busy`, then kills the runner outright. The
+ * builder's host pid is found while it runs (the pid it wrote is its sandbox's, see host-pid.ts).
+ */
+async function killDuringBuild(
+  p: TestProject,
+  killBuilderToo = true,
+): Promise<{ runId: string; builderPid: number }> {
   const cli = p.cli(['run']);
   await cli.waitFor('builder: busy');
+  const builderPid = liveHostPidOf(p.scenarioPath, 'builder');
   cli.signal('SIGKILL');
   const out = await cli.done;
-  if (killBuilderToo) process.kill(Number(readFileSync(`${p.scenarioPath}.builder.pid`, 'utf8')), 'SIGKILL');
-  return /relais run (\S+) in/.exec(out.stdout)?.[1] as string;
+  if (killBuilderToo && isAlive(builderPid)) process.kill(builderPid, 'SIGKILL');
+  return { runId: /relais run (\S+) in/.exec(out.stdout)?.[1] as string, builderPid };
 }
+
+/** These builders attack from outside the task's scope: the judge is the fence under test. */
+const judgeOnly = (config: any) => {
+  config.sandbox = 'off';
+};
 
 describe('recovery after a killed run', () => {
   it('a commit made while the builder could still run is never moved: recovery asks, and does what the user answers', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, judgeOnly);
     const base = project.head();
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
@@ -39,7 +53,7 @@ describe('recovery after a killed run', () => {
         write(2),
       ],
     });
-    const runId = await killDuringBuild(project);
+    const { runId } = await killDuringBuild(project);
     const forged = project.head();
     const asked = project.cliSync(['run']);
     expect(asked.code, asked.stdout).toBe(3);
@@ -58,7 +72,7 @@ describe('recovery after a killed run', () => {
   });
 
   it('a global git config planted before the kill never runs in the recovery or the next tick', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     const marker = join(project.base, 'pwned');
     const filter = `[filter "pwn"]\n\tclean = sh -c "touch ${marker}; cat"\n\tsmudge = sh -c "touch ${marker}; cat"\n`;
     project.scenario({
@@ -83,18 +97,72 @@ describe('recovery after a killed run', () => {
     expect(existsSync(join(project.home, '.gitconfig'))).toBe(false);
   });
 
-  it('the orphaned builder is ended by the recovery', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+  it('unsandboxed, the orphaned builder is ended by the recovery', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [{ say: 'busy', hang: true }, write(4)],
     });
-    await killDuringBuild(project, false);
-    const builderPid = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
+    const { builderPid } = await killDuringBuild(project, false);
     expect(isAlive(builderPid)).toBe(true);
     const next = project.cliSync(['run']);
     expect(next.code, next.stdout).toBe(0);
     expect(isAlive(builderPid)).toBe(false);
+  });
+
+  it('sandboxed, the builder dies with the killed runner (--die-with-parent) and the next run recovers', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [{ say: 'busy', hang: true, background_sleeper: true }, write(4)],
+    });
+    const cli = project.cli(['run']);
+    await cli.waitFor('builder: busy');
+    const builderPid = liveHostPidOf(project.scenarioPath, 'builder');
+    const sleeperPid = liveHostPidOf(project.scenarioPath, 'sleeper');
+    cli.signal('SIGKILL');
+    await cli.done;
+    // The kernel ends the PID namespace with its init, shortly after the runner died.
+    waitUntilDeadSync([builderPid, sleeperPid], 5000);
+    expect(isAlive(builderPid)).toBe(false);
+    expect(isAlive(sleeperPid)).toBe(false);
+    const next = project.cliSync(['run']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(project.read('src/a.ts')).toBe('export const a = 4;\n');
+  });
+
+  // Sandboxed only: unsandboxed verifications run with a cleaned environment, invisible to the
+  // host-side lookup (test/integration/first-hour.test.ts covers that case by its argv).
+  it('a verification orphaned by a SIGKILL of the runner dies with it (sandbox): nothing of the run is left alive', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+      config.verification.templates.push({
+        id: 'hang',
+        cmd: 'node',
+        args: ['-e', 'console.log("verifying"); setInterval(() => {}, 1000)'],
+      });
+    });
+    project.scenario({
+      orchestrator: [
+        { result_json: task({ verification: { fast: ['hang'], slow: [] } }) },
+        { result_json: task({ task_id: 'T2' }) },
+      ],
+      builder: [write(2), write(3)],
+    });
+    const cli = project.cli(['run']);
+    await cli.waitFor('Verify hang');
+    // The verification really runs, and is one of the run's processes ("Verify hang" is printed
+    // just before it starts: polled until its process exists, bounded).
+    const deadline = Date.now() + 10_000;
+    while (liveProcessesOf(project.scenarioPath, 'setInterval').length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(liveProcessesOf(project.scenarioPath, 'setInterval').length).toBeGreaterThan(0);
+    cli.signal('SIGKILL');
+    await cli.done;
+    const next = project.cliSync(['run']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(project.read('src/a.ts')).toBe('export const a = 3;\n');
+    expect(survivorsOf(project.scenarioPath)).toEqual([]);
   });
 
   it('a killed builder call still counts at its --max-budget-usd', async () => {
@@ -106,7 +174,7 @@ describe('recovery after a killed run', () => {
   });
 
   it('a changed ignored file cannot be restored: the next run blocks until a human has looked', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' }, judgeOnly);
     project.write('node_modules/dep/index.js', 'module.exports = 1;\n');
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
@@ -134,7 +202,7 @@ describe('recovery after a killed run', () => {
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [{ say: 'busy', hang: true }, write(6)],
     });
-    const runId = await killDuringBuild(project);
+    const { runId } = await killDuringBuild(project);
     project.write('notes.md', 'my notes\n');
     project.git('add', 'notes.md');
     project.git('commit', '-qm', 'my own work');
@@ -155,7 +223,7 @@ describe('recovery after a killed run', () => {
   });
 
   it('a rollback that could not finish keeps INFLIGHT.json, so the next run does not start on a dirty state', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' }, judgeOnly);
     project.write('node_modules/runner/index.js', 'real\n');
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task() }],

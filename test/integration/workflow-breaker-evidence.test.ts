@@ -7,13 +7,15 @@ import { claudeRunner } from '../../source/engine/agents/claude-code/run-claude.
 import { supervisedRunner } from '../../source/engine/agents/supervised-runner.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
 import { Git } from '../../source/engine/judge/git.js';
+import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { type BreakerEvent, CircuitBreaker } from '../../source/engine/supervise/circuit-breaker.js';
 import type { WorkflowContext } from '../../source/engine/workflow/context.js';
 import { evidenceWatcher } from '../../source/engine/workflow/evidence.js';
 import { runWorkflow } from '../../source/engine/workflow/run-workflow.js';
 import { TEST_BREAKER } from '../support/agent-fakes.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { FAKE_CLAUDE, isAlive, TestProject } from '../support/project.js';
+import { survivorsOf } from '../support/host-pid.js';
+import { FAKE_CLAUDE, TestProject } from '../support/project.js';
 import {
   ghCalls,
   happyScenario,
@@ -117,6 +119,8 @@ describe('the output-size cap counts what the agent process writes, not the tool
         command: FAKE_CLAUDE,
         extraEnv: {},
         env: { ...process.env, RELAIS_FAKE_SCENARIO: scenarioPath },
+        // The breaker is under test here, not the sandbox: the fake writes beside its scenario.
+        sandbox: { kind: 'off' },
       }),
       { breaker, clock, onBreaker: (event) => events.push(event) },
     );
@@ -139,7 +143,8 @@ describe('the output-size cap counts what the agent process writes, not the tool
     ]);
     expect(breaker.isOpen).toBe(true);
     expect(outcome.process.aborted).toBe(true);
-    expect(isAlive(Number(readFileSync(`${scenarioPath}.dev.pid`, 'utf8')))).toBe(false);
+    expect(existsSync(`${scenarioPath}.dev.pid`)).toBe(true);
+    expect(survivorsOf(scenarioPath)).toEqual([]);
   });
 
   it('tool results the agent reads (200 KB, over a 64 KB cap) are not its output: the run ends normally', async () => {
@@ -227,8 +232,8 @@ describe('an agent that hands its prompt back is not done', () => {
    * The real Claude adapter on the scripted fake CLI, except that the first run of each workflow
    * agent answers with its rendered prompt (after doing the work, so only the answer is wrong).
    */
-  function echoingFirstRuns(env: NodeJS.ProcessEnv): AgentRunner {
-    const real = claudeRunner({ command: FAKE_CLAUDE, extraEnv: {}, env });
+  function echoingFirstRuns(env: NodeJS.ProcessEnv, sandbox: Sandbox): AgentRunner {
+    const real = claudeRunner({ command: FAKE_CLAUDE, extraEnv: {}, env, sandbox });
     const echoed = new Set<string>();
     return {
       async run(request, bus) {
@@ -293,7 +298,7 @@ describe('an agent that hands its prompt back is not done', () => {
       env,
       gates: scriptedGates({ spec: YES, qa: YES }),
       clock: new FakeClock(),
-      agentRunner: () => echoingFirstRuns(env),
+      agentRunner: (setup) => echoingFirstRuns(env, setup.sandbox),
     });
     const warnings = events.flatMap((e) => (e.type === 'log' && e.level === 'warn' ? [e.message] : []));
     expect(warnings).toEqual(

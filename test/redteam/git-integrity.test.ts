@@ -8,9 +8,18 @@ import { expectStopHeld, fsck, refsOf, sh, snapshotRepo } from './aftermath.js';
 let project: TestProject;
 afterEach(() => project?.dispose());
 
+/**
+ * These builders write into .git/, which the sandbox keeps read-only (their writes fail with
+ * EROFS: test/integration/fixtures-f005-f009 and sandbox-process show it): with the sandbox off,
+ * the judge is the fence under test here.
+ */
+const judgeOnly = (config: any) => {
+  config.sandbox = 'off';
+};
+
 describe('red team: .git/objects', () => {
   it('corrupting an existing blob is STOP_GIT_OBJECT_CORRUPTED and nothing is committed', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, judgeOnly);
     const blob = project.git('rev-parse', 'HEAD:README.md').trim();
     const was = snapshotRepo(project);
     project.scenario({
@@ -43,7 +52,7 @@ describe('red team: .git/objects', () => {
 
 describe('red team: refs', () => {
   it('branches and tags created, moved, deleted and packed by the builder are all put back on STOP', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     project.git('branch', 'keep', 'HEAD~1');
     project.git('branch', 'doomed');
     project.git('tag', 'v1', 'HEAD~1');
@@ -72,7 +81,7 @@ describe('red team: refs', () => {
   });
 
   it('refs made by a builder whose verification then fails are removed (STOP after VERIFY)', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     const was = snapshotRepo(project);
     project.scenario({
       orchestrator: [{ result_json: task({ verification: { fast: ['fail'], slow: [] } }) }],
@@ -89,7 +98,7 @@ describe('red team: refs', () => {
   });
 
   it('garbage written into the current branch ref is restored: the STOP rolls back cleanly and the next run works', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     const was = snapshotRepo(project);
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],

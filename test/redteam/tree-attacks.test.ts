@@ -18,8 +18,28 @@ const newFiles = {
 };
 
 describe('red team: files git cannot see', () => {
-  it('a hard link from in-scope paths to files outside the repository is refused, and the next tick cannot write through it', () => {
+  it('sandboxed: a hard link out of the writable folders cannot even be made (EXDEV)', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
+    const outside = join(project.base, 'outside.txt');
+    writeFileSync(outside, 'a\n');
+    project.scenario({
+      orchestrator: [{ result_json: task({ scope: newFiles }) }],
+      builder: [{ actions: [sh(`ln -f ${outside} src/a.ts`)], result_json: BUILDER_OK }],
+    });
+    project.cliSync(['run']);
+    // `ln` failed inside the sandbox (EXDEV) and the fake carried on: the judge saw no change at
+    // all, so nothing is claimed touched, and no link exists on either side.
+    expect(project.report().sandbox).toBe('bwrap');
+    expect(project.report().scope.touched_paths).toEqual([]);
+    expect(lstatSync(join(project.root, 'src/a.ts')).nlink).toBe(1);
+    expect(lstatSync(outside).nlink).toBe(1);
+    expect(project.status()).toBe('');
+  });
+
+  it('unsandboxed (the judge as the fence): a hard link from in-scope paths to files outside the repository is refused, and the next tick cannot write through it', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+      config.sandbox = 'off';
+    });
     // Same content as src/a.ts: git sees no change at all, only the link count tells.
     const outside = join(project.base, 'outside.txt');
     const secret = join(project.base, 'secret.txt');

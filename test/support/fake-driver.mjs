@@ -26,6 +26,32 @@ for (const [path, content] of Object.entries(plan.writes ?? {})) {
   mkdirSync(dirname(resolve(path)), { recursive: true });
   writeFileSync(resolve(path), content);
 }
+if (plan.daemon) {
+  // A double-forked `setsid` daemon (issue 14): it outlives the driver unless the sandbox ends it,
+  // and after its delay edits what it names (an out-of-scope file, .git/hooks/pre-commit).
+  const log = `${process.env.RELAIS_FAKE_DRIVER}.daemon.log`;
+  const code = `
+    const fs = require('fs');
+    fs.appendFileSync(${JSON.stringify(log)}, 'up ' + process.pid + '\\n');
+    setTimeout(() => {
+      for (const [p, c] of Object.entries(${JSON.stringify(plan.daemon.writes ?? {})})) {
+        try { fs.writeFileSync(p, c, { mode: 0o755 }); fs.appendFileSync(${JSON.stringify(log)}, 'wrote ' + p + '\\n'); }
+        catch (e) { fs.appendFileSync(${JSON.stringify(log)}, e.code + ' ' + p + '\\n'); }
+      }
+    }, ${Number(plan.daemon.delay_ms ?? 500)});
+    setInterval(() => {}, 1000);`;
+  const first = spawn('setsid', [process.execPath, '-e', code], { stdio: 'ignore', detached: true });
+  first.unref();
+  // The driver returns once its daemon is up, as a real one would after forking.
+  while (!readIfExists(log).includes('up ')) spawnSync('sleep', ['0.05']);
+}
+function readIfExists(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
 if (plan.sleep) {
   const child = spawn('sleep', ['300'], { stdio: 'ignore' });
   writeFileSync(`${process.env.RELAIS_FAKE_DRIVER}.pids`, `${process.pid} ${child.pid}`);

@@ -45,11 +45,17 @@ export class TestProject {
   readonly root: string;
   readonly home: string;
   readonly scenarioPath: string;
+  /**
+   * Where the fake agents keep their scenario, call log and pid files: outside the repository, so
+   * the sandbox makes it writable for them (`sandbox.writable_outside`) without opening the repo.
+   */
+  readonly harness: string;
 
   private constructor(readonly base: string) {
     this.root = join(base, 'repo');
     this.home = join(base, 'home');
-    this.scenarioPath = join(base, 'scenario.json');
+    this.harness = join(base, 'harness');
+    this.scenarioPath = join(this.harness, 'scenario.json');
   }
 
   /** A committed repository with `files`, relais initialised and configured, config committed. */
@@ -60,6 +66,7 @@ export class TestProject {
     const project = new TestProject(mkdtempSync(join(tmpdir(), 'relais-test-')));
     mkdirSync(project.root, { recursive: true });
     mkdirSync(project.home, { recursive: true });
+    mkdirSync(project.harness, { recursive: true });
     project.git('init', '-q', '-b', 'main');
     for (const [path, content] of Object.entries(files)) project.write(path, content);
     project.git('add', '-A');
@@ -92,6 +99,7 @@ export class TestProject {
           params: { file: { kind: 'path' } },
         },
       ];
+      config.sandbox = { mode: 'bwrap', writable_outside: [project.harness] };
       configure?.(config);
     });
     project.git('add', 'relais.config.json');

@@ -54,7 +54,7 @@ export async function cycleCommand(
     return EXIT.USAGE;
   }
   const root = resolve(io.cwd, projectArg ?? '.');
-  const loaded = await loadCycleSetup(root, sections);
+  const loaded = await loadCycleSetup(root, sections, io.env);
   if (!loaded.ok) {
     println(io.stderr, `relais cycle: ${loaded.detail}`);
     return EXIT.BLOCKED;

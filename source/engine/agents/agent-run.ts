@@ -1,5 +1,8 @@
 import type { AgentRole, EngineBus } from '../events.js';
+import type { SandboxPolicy } from '../sandbox/policy.js';
+import { agentSandbox, type Sandbox } from '../sandbox/sandbox.js';
 import type { ProcessResult } from '../supervise/run-process.js';
+import type { WriteFence } from './claude-code/scope-hook.js';
 
 /**
  * One interface for every agent CLI (docs/ARCHITECTURE.md `agents/`): the tick asks for a run and gets back
@@ -24,6 +27,16 @@ export interface AgentRequest {
   /** Stream events line by line (builder) or read one wrapper object (orchestrator). */
   readonly streaming: boolean;
   readonly cwd: string;
+  /**
+   * Where the agent may write, as the task's allowed globs: the sandbox makes their folders
+   * writable (issue 14). Absent: the whole repository; a planning request writes nothing in it.
+   */
+  readonly writableGlobs?: readonly string[];
+  /**
+   * The task's effective scope, for agents that can refuse a write themselves before it happens
+   * (Claude Code's PreToolUse hook, issue 14). Absent: no such refusal (planning, workflows).
+   */
+  readonly writeFence?: WriteFence;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
   /** The agent's process group id, as soon as it runs (crash recovery records it). */
@@ -68,4 +81,9 @@ export interface AgentRunner {
 export function rawOutput(request: AgentRequest, data: Buffer): void {
   request.onActivity?.();
   request.onOutputBytes?.(data.length);
+}
+
+/** The sandbox policy of one agent run: the task's paths writable, none when it only plans. */
+export function requestSandbox(sandbox: Sandbox, request: AgentRequest): SandboxPolicy | undefined {
+  return agentSandbox(sandbox, request.permissionMode === 'plan' ? [] : request.writableGlobs);
 }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import micromatch from 'micromatch';
 import { z } from 'zod';
 import { SECRET_SHAPES } from '../judge/secrets.js';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
@@ -199,6 +200,7 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
     bus: ctx.bus,
     signal: ctx.signal,
     env: ctx.env,
+    sandbox: verificationSandbox(ctx.sandbox),
   });
   const output = await readTail(log, 64 * 1024);
   const last = outcome.runs.at(-1);

@@ -5,6 +5,7 @@ import type { Git } from '../judge/git.js';
 import type { RepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import type { CycleAgents, CyclePolicy, CycleRole } from '../protocol/cycle-policy.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import type { CycleCode } from './codes.js';
 import type { CyclePaths, CycleState } from './state.js';
 
@@ -27,9 +28,12 @@ export interface CycleOptions {
   readonly runnerWrites?: readonly string[];
   /** A given cycle id (tests, or a driver like ralph.sh); a random hex id otherwise. */
   readonly cycleId?: string;
+  /** The run's OS sandbox for verification commands; resolved from the config when absent. */
+  readonly sandbox?: Sandbox;
 }
 
 export interface CycleContext extends CycleOptions {
+  readonly sandbox: Sandbox;
   readonly git: Git;
   /** The repository's root and git folders, read once at LOAD (what the guards watch). */
   readonly facts: RepoFacts;

@@ -10,6 +10,7 @@ import {
   cyclePolicySchema,
   splitCycleSection,
 } from '../protocol/cycle-policy.js';
+import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 import { loadConfig } from '../session/index.js';
 import { realClock } from '../supervise/clock.js';
 import type { CycleRunners } from './context.js';
@@ -33,6 +34,8 @@ export interface CycleSections {
 export interface CycleSetup extends CycleSections {
   readonly root: string;
   readonly config: RelaisConfig;
+  /** The OS sandbox its agents and verifications run in (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 export type GivenSections = Partial<{ policy: unknown; agents: unknown; codexCli: unknown }>;
@@ -40,6 +43,7 @@ export type GivenSections = Partial<{ policy: unknown; agents: unknown; codexCli
 export async function loadCycleSetup(
   root: string,
   given: GivenSections = {},
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ ok: true; setup: CycleSetup } | { ok: false; detail: string }> {
   const loaded = await loadConfig(root);
   if (!loaded.ok) return { ok: false, detail: loaded.detail };
@@ -50,7 +54,11 @@ export async function loadCycleSetup(
     codexCli: given.codexCli ?? loaded.config.codex_cli,
   });
   if (!parsed.ok) return parsed;
-  return { ok: true, setup: { root, config: loaded.config, ...parsed.sections } };
+  const sandbox = await resolveSandbox(loaded.config, root, env);
+  // Issue 14: nothing runs without the sandbox unless the config says "off".
+  if (sandbox.kind === 'unavailable')
+    return { ok: false, detail: `BLOCKED: ${sandbox.reason}. ${SANDBOX_FIX}` };
+  return { ok: true, setup: { root, config: loaded.config, ...parsed.sections, sandbox } };
 }
 
 export interface CycleRun {
@@ -79,7 +87,7 @@ export async function runCycleEntry(
     runners:
       run.runners ??
       supervisedCycleRunners(
-        cycleRunners(setup.agents, setup.config, setup.codexCli, run.env, setup.root),
+        cycleRunners(setup.agents, setup.config, setup.codexCli, run.env, setup.root, setup.sandbox),
         setup.config,
         run.bus,
         realClock,
@@ -88,6 +96,7 @@ export async function runCycleEntry(
     signal: run.signal,
     env: run.env,
     gates: run.gates,
+    sandbox: setup.sandbox,
   };
   if (mode.loop) return { kind: 'loop', result: await runCycleLoop(options) };
   return { kind: 'cycle', outcome: await runCycle({ ...options, cycleId: mode.cycleId }) };

@@ -32,7 +32,11 @@ export function mapCodebase(setup: CycleSetup, run: InitMapRun): Promise<MapResu
     docsDir: setup.policy.docs_dir,
     workspaceDir: setup.config.workspace_dir,
     git: new Git(setup.root, run.env),
-    runner: agentRunnerFor(setup.config, 'mapper', { env: run.env, root: setup.root }),
+    runner: agentRunnerFor(setup.config, 'mapper', {
+      env: run.env,
+      root: setup.root,
+      sandbox: setup.sandbox,
+    }),
     bus: run.bus,
     signal: run.signal,
     model: role.model,

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
+import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { acquireLock } from '../workspace/lock.js';
 import { reflect, replanTask, retryTask } from './actions/after-verify.js';
 import { failResult } from './actions/common.js';
@@ -55,6 +56,10 @@ export async function runCycle(options: CycleOptions): Promise<CycleOutcome> {
   const repo = await readRepoFacts(git, options.root);
   if (!repo.ok) return refuse(options, null, 'CYCLE_INTERNAL', repo.detail);
   git.pin(repo.facts.gitDir, repo.facts.commonDir);
+  const sandbox = options.sandbox ?? (await resolveSandbox(options.config, repo.facts.root, options.env));
+  // Issue 14: nothing runs without the sandbox unless the config says "off".
+  if (sandbox.kind === 'unavailable')
+    return refuse(options, null, 'CYCLE_INTERNAL', `${sandbox.reason}. ${SANDBOX_FIX}`);
   await mkdir(paths.dir, { recursive: true });
   const lock = await acquireLock(paths.lock, 'relais cycle');
   if (!lock.ok) return refuse(options, null, 'CYCLE_LOCK_HELD', lock.detail);
@@ -62,6 +67,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleOutcome> {
     return await protocol({
       ...options,
       now,
+      sandbox,
       git,
       facts: repo.facts,
       paths,

@@ -1,5 +1,6 @@
 import type { RelaisConfig } from '../protocol/config.js';
 import type { CodexCli, CycleAgents } from '../protocol/cycle-policy.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { runnerForProvider } from '../session/index.js';
 import type { CycleRunners } from './context.js';
 
@@ -13,9 +14,10 @@ export function cycleRunners(
   codexCli: CodexCli,
   env: NodeJS.ProcessEnv,
   root: string,
+  sandbox: Sandbox,
 ): CycleRunners {
   const withCodex: RelaisConfig = { ...config, codex_cli: codexCli };
-  const where = { env, root };
+  const where = { env, root, sandbox };
   return {
     planner: runnerForProvider(agents.planner.provider, withCodex, where),
     implementer: runnerForProvider(agents.implementer.provider, withCodex, where),

@@ -105,7 +105,7 @@ export async function runPhaseStep(
     clock: realClock,
     agentRunner: (setup) =>
       budgetedRunner(
-        roleRoutedRunner(setup.config, { env: deps.env, root: dir }),
+        roleRoutedRunner(setup.config, { env: deps.env, root: dir, sandbox: setup.sandbox }),
         deps.pool,
         runId,
         `step${stepIndex}`,

@@ -1,7 +1,13 @@
 import { join } from 'node:path';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
-import { acquireLock, agentRunnerFor, missingAgentCommand, type TickSetup } from '../session/index.js';
+import {
+  acquireLock,
+  agentRunnerFor,
+  missingAgentCommand,
+  sandboxRefusal,
+  type TickSetup,
+} from '../session/index.js';
 import { realClock } from '../supervise/clock.js';
 import { readPrd } from '../workflow/prd.js';
 import { handoffText } from './handoff.js';
@@ -52,7 +58,11 @@ export async function planIssueEntry(run: PlanRun, issue: number): Promise<Issue
     bus: run.bus,
     signal: run.signal,
     clock: realClock,
-    runner: agentRunnerFor(run.setup.config, 'planner', { env: run.env, root: run.setup.facts.root }),
+    runner: agentRunnerFor(run.setup.config, 'planner', {
+      env: run.env,
+      root: run.setup.facts.root,
+      sandbox: run.setup.sandbox,
+    }),
     now: () => new Date(),
   });
 }
@@ -81,7 +91,11 @@ export async function planPrdEntry(run: PlanRun, gates: GatePort): Promise<PrdPl
       gates,
       signal: run.signal,
       clock: realClock,
-      runner: agentRunnerFor(setup.config, 'planner', { env: run.env, root: setup.facts.root }),
+      runner: agentRunnerFor(setup.config, 'planner', {
+        env: run.env,
+        root: setup.facts.root,
+        sandbox: setup.sandbox,
+      }),
       now: () => new Date(),
     });
     if (outcome.kind !== 'ready') return outcome;
@@ -96,6 +110,9 @@ export async function planPrdEntry(run: PlanRun, gates: GatePort): Promise<PrdPl
 }
 
 async function agentMissing({ setup, env }: PlanRun): Promise<PlanRefusal | null> {
+  // Issue 14: no agent starts without the OS sandbox unless the config says "off".
+  const noSandbox = sandboxRefusal(setup.sandbox);
+  if (noSandbox) return { kind: 'cannot_start', detail: `BLOCKED: ${noSandbox.detail}`, fix: null };
   const missing = await missingAgentCommand(setup.config, 'planner', env, setup.facts.root);
   return missing
     ? {

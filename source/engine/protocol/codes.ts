@@ -96,6 +96,11 @@ const codeTable = {
     remediation:
       'The external builder driver ran past builder.cursor.timeout_seconds; its whole process tree was killed and the repo rolled back. Make the driver faster or raise the timeout.',
   },
+  STOP_SANDBOX_WRITE_REFUSED: {
+    verdict: 'stop',
+    remediation:
+      "The builder failed after the sandbox refused one of its writes (read-only file system: a path outside the task's allowed paths, or .git/ or relais/); nothing there changed and the repo was rolled back. If the write belongs to the task, widen its scope.allowed_globs (and scope.default_allowed_globs); otherwise tell the builder to stay in scope.",
+  },
   STOP_PATCH_INVALID: {
     verdict: 'stop',
     remediation:
@@ -170,6 +175,11 @@ const codeTable = {
     verdict: 'blocked',
     remediation:
       'The agent CLI was not found. Install Claude Code (npm install -g @anthropic-ai/claude-code) or set claude_code_cli.command to its path.',
+  },
+  BLOCKED_SANDBOX_UNAVAILABLE: {
+    verdict: 'blocked',
+    remediation:
+      'No OS sandbox can be started here (see detail; `relais doctor` names the fix). Install bubblewrap and allow user namespaces, or set "sandbox": "off" in relais.config.json to run agents unprotected.',
   },
 } as const satisfies Record<string, CodeInfo>;
 

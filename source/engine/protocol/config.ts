@@ -334,6 +334,37 @@ export const configSchema = z
           .prefault({}),
       })
       .prefault({}),
+    /**
+     * Issue 14: every agent and verification runs in an OS sandbox (bubblewrap). "off" is the
+     * explicit opt-out, warned about on every run; the object form sets the network per role and
+     * extra writable folders outside the repository (a tool's cache, say).
+     */
+    sandbox: z
+      .union([
+        z.enum(['bwrap', 'off']),
+        z.strictObject({
+          mode: z.enum(['bwrap', 'off']).default('bwrap'),
+          network: z
+            .strictObject({
+              /** Agents reach their model's API over the host network. */
+              agents: z.boolean().default(true),
+              /** Verification commands run with no network at all unless this is true. */
+              verification: z.boolean().default(false),
+            })
+            .prefault({}),
+          writable_outside: z
+            .array(
+              z
+                .string()
+                .min(2)
+                .max(500)
+                .regex(/^\/(?!.*(?:^|\/)\.\.(?:\/|$))[^\0]*$/, 'an absolute path without ".."'),
+            )
+            .max(32)
+            .default([]),
+        }),
+      ])
+      .default('bwrap'),
     /** Seed 002 §6.1, in seconds and bytes. */
     circuit_breaker: z
       .strictObject({

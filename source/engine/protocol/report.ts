@@ -22,6 +22,9 @@ export const verificationRunSchema = z.strictObject({
   timed_out: z.boolean(),
 });
 
+export const sandboxKindSchema = z.enum(['bwrap', 'off', 'unavailable']);
+export type SandboxName = z.infer<typeof sandboxKindSchema>;
+
 export const blastRadiusSchema = z.strictObject({
   files_touched: z.int().min(0),
   lines_added: z.int().min(0),
@@ -59,6 +62,11 @@ export const reportSchema = z.strictObject({
   detail: z.string().max(4000).nullable(),
   blast_radius: blastRadiusSchema,
   blast_radius_line: z.string().max(200),
+  /**
+   * Issue 14: the OS sandbox the tick's agents and verifications ran in ("off": the config opted
+   * out; null: the tick stopped before one was chosen).
+   */
+  sandbox: sandboxKindSchema.nullable(),
   scope: z.strictObject({
     ok: z.boolean(),
     violations: z.array(z.string().min(1).max(200)).max(200),

@@ -4,6 +4,7 @@ import { codexRunner } from '../agents/codex/run-codex.js';
 import { driverRunner } from '../agents/external/driver-runner.js';
 import type { AgentRole } from '../events.js';
 import type { AgentProvider, RelaisConfig } from '../protocol/config.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
 import { workspacePaths } from '../workspace/paths.js';
 
 /**
@@ -17,12 +18,14 @@ export interface RunnerEnvironment {
   readonly env: NodeJS.ProcessEnv;
   /** The repository root: the external driver's task file lives in its workspace. */
   readonly root: string;
+  /** The run's OS sandbox: every agent process runs inside it (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 export function runnerForProvider(
   provider: AgentProvider,
   config: RelaisConfig,
-  { env, root }: RunnerEnvironment,
+  { env, root, sandbox }: RunnerEnvironment,
 ): AgentRunner {
   switch (provider) {
     case 'claude':
@@ -30,6 +33,7 @@ export function runnerForProvider(
         command: config.claude_code_cli.command,
         extraEnv: config.claude_code_cli.extra_env,
         env,
+        sandbox,
       });
     case 'codex':
       return codexRunner({
@@ -37,12 +41,18 @@ export function runnerForProvider(
         configOverrides: config.codex_cli.config_overrides,
         extraEnv: config.codex_cli.extra_env,
         env,
+        sandbox,
       });
     case 'external': {
       const driver = config.builder.cursor;
       // The config schema refuses provider "external" without a driver; a failure stays a value.
       if (!driver) return missingDriver;
-      return driverRunner({ driver, taskFile: workspacePaths(root, config.workspace_dir).task, env });
+      return driverRunner({
+        driver,
+        taskFile: workspacePaths(root, config.workspace_dir).task,
+        env,
+        sandbox,
+      });
     }
   }
 }

@@ -5,7 +5,13 @@
  */
 export type { AgentRunner } from '../agents/agent-run.js';
 export { findExecutable } from '../agents/find-executable.js';
-export { type Block, loadSetup, type SetupResult, type TickSetup } from '../tick/preflight.js';
+export {
+  type Block,
+  loadSetup,
+  type SetupResult,
+  sandboxRefusal,
+  type TickSetup,
+} from '../tick/preflight.js';
 export { recoverInterruptedRun } from '../tick/recover.js';
 export { loadConfig } from '../workspace/load-config.js';
 export { acquireLock, type HeldLock, inspectLock } from '../workspace/lock.js';

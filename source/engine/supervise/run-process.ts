@@ -1,12 +1,17 @@
-import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
+import { execa } from 'execa';
+import { bwrapArgs, scratchEnv } from '../sandbox/bwrap-args.js';
+import type { SandboxPolicy } from '../sandbox/policy.js';
+import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
 import { descendantsOf, groupHasMembers, signalTree, TreeWatch, waitUntilDeadSync } from './process-tree.js';
 
 /**
- * The one way Relais starts a child process (DESIGN style rule 4): argv only (never a shell), its
- * own process group, bounded memory whatever the child prints, and a promise that never rejects.
- * Timeout and abort end the whole tree: SIGTERM, then SIGKILL after `killGraceMs`.
+ * The one way Relais starts a child process (DESIGN style rule 4), on execa: argv only (never a
+ * shell), bounded memory whatever the child prints, and a promise that never rejects. Timeout and
+ * abort go through execa's cancelSignal and forceKillAfterDelay (SIGTERM, then SIGKILL after
+ * `killGraceMs`). With a sandbox policy the process runs inside bwrap, and ending bwrap ends the
+ * whole sandbox (its PID namespace dies with it); without one, the whole process tree is ended.
  */
 
 export interface ProcessSpec {
@@ -25,8 +30,13 @@ export interface ProcessSpec {
   readonly maxLineBytes?: number;
   readonly keepTailBytes?: number;
   readonly killGraceMs?: number;
-  /** Called once the child exists, with its pid (which is also its process group id). */
+  /**
+   * Called once the child exists, with its pid (which is also its process group id). In a
+   * sandbox this is bwrap's pid: killing it ends every process of the sandbox.
+   */
   readonly onSpawn?: (pid: number) => void;
+  /** Run inside this OS sandbox (sandbox/), or unsandboxed when absent. */
+  readonly sandbox?: SandboxPolicy;
 }
 
 export interface ProcessResult {
@@ -67,147 +77,202 @@ const DEFAULT_GRACE = 1000;
 /** After the child exits, how long its stdio may stay open (held by a leftover grandchild). */
 const STDIO_DRAIN_MS = 2000;
 
-export function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
-  return new Promise((resolve) => {
-    const started = Date.now();
-    const maxLine = spec.maxLineBytes ?? DEFAULT_MAX_LINE;
-    const grace = spec.killGraceMs ?? DEFAULT_GRACE;
-    const stdoutTail = new TailBuffer(spec.keepTailBytes ?? DEFAULT_TAIL);
-    const stderrTail = new TailBuffer(spec.keepTailBytes ?? DEFAULT_TAIL);
-    const stdoutLines = spec.onStdoutLine ? new LineSplitter(maxLine, spec.onStdoutLine) : null;
-    const stderrLines = spec.onStderrLine ? new LineSplitter(maxLine, spec.onStderrLine) : null;
-    let timedOut = false;
-    let aborted = false;
-    let settled = false;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-    let killing: Promise<void> | null = null;
-    const timers: NodeJS.Timeout[] = [];
+/** bwrap's own message when the program inside cannot be started: the same ENOENT as unsandboxed. */
+const BWRAP_EXEC_FAILED = /^bwrap: execvp [^\n]*: No such file or directory$/m;
 
-    if (spec.signal?.aborted) {
-      resolve(result({ exitCode: null, signal: null, spawnError: null, aborted: true }));
-      return;
-    }
-
-    const child = spawn(spec.cmd, [...spec.args], {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true, // own process group, so the whole group can be signalled
-      stdio: [spec.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-    });
-    const pgid = child.pid;
-    if (pgid !== undefined) liveGroups.add(pgid);
-    const watch = pgid !== undefined ? new TreeWatch(pgid) : null;
-    if (pgid !== undefined) spec.onSpawn?.(pgid);
-
-    function result(
-      partial: Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'aborted'>,
-    ): ProcessResult {
-      return {
-        ...partial,
-        timedOut,
-        stdoutTail: stdoutTail.text(),
-        stderrTail: stderrTail.text(),
-        stdoutBytes: stdoutTail.total,
-        stderrBytes: stderrTail.total,
-        durationMs: Date.now() - started,
-      };
-    }
-
-    function finish(partial: Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError'>): void {
-      if (settled) return;
-      settled = true;
-      for (const t of timers) clearTimeout(t);
-      spec.signal?.removeEventListener('abort', onAbort);
-      stdoutLines?.end();
-      stderrLines?.end();
-      // Resolve only once the kill sequence is over: nothing of the child may outlive the call.
-      // A descendant that left the group (setsid) is ended too before the call returns.
-      if (watch && watch.survivors().length > 0) void terminate();
-      void (killing ?? Promise.resolve()).then(() => {
-        watch?.stop();
-        if (pgid !== undefined) liveGroups.delete(pgid);
-        resolve(result({ ...partial, aborted }));
-      });
-    }
-
-    function terminate(): Promise<void> {
-      killing ??= (async () => {
-        if (pgid === undefined) return;
-        // Remember the tree now: once the child dies its orphans are re-parented out of reach.
-        watch?.sample();
-        const known = [...new Set([...(watch?.survivors() ?? []), ...descendantsOf(pgid)])];
-        signalTree(pgid, known, 'SIGTERM');
-        const deadline = Date.now() + grace;
-        while (Date.now() < deadline) {
-          if (
-            exit !== null &&
-            !groupHasMembers(pgid) &&
-            (watch?.survivors().length ?? 0) === 0 &&
-            known.every((pid) => !alive(pid))
-          )
-            return;
-          await delay(25);
-        }
-        signalTree(pgid, [...known, ...(watch?.survivors() ?? []), ...descendantsOf(pgid)], 'SIGKILL');
-      })();
-      return killing;
-    }
-
-    function onAbort(): void {
-      aborted = true;
-      void terminate();
-    }
-
-    child.stdout?.on('data', (data: Buffer) => {
-      stdoutTail.push(data);
-      stdoutLines?.push(data);
-      spec.onOutput?.('stdout', data);
-    });
-    child.stderr?.on('data', (data: Buffer) => {
-      stderrTail.push(data);
-      stderrLines?.push(data);
-      spec.onOutput?.('stderr', data);
-    });
-    if (child.stdin) {
-      child.stdin.on('error', () => undefined); // the child may exit without reading: EPIPE is fine
-      child.stdin.end(spec.stdin);
-    }
-
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ exitCode: null, signal: null, spawnError: error.code ?? error.message });
-    });
-
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      // Leftovers in the group (a backgrounded `sleep &`) must not outlive the call, and they may
-      // hold our pipes open: end them, then stop waiting for the pipes after a short drain.
-      if (pgid !== undefined && (groupHasMembers(pgid) || (watch?.survivors().length ?? 0) > 0))
-        void terminate();
-      timers.push(
-        setTimeout(() => {
-          child.stdout?.destroy();
-          child.stderr?.destroy();
-          finish({ exitCode: code, signal, spawnError: null });
-        }, grace + STDIO_DRAIN_MS),
-      );
-    });
-
-    child.on('close', (code, signal) => {
-      finish({ exitCode: exit?.code ?? code, signal: exit?.signal ?? signal, spawnError: null });
-    });
-
-    if (spec.timeoutMs !== undefined) {
-      timers.push(
-        setTimeout(() => {
-          timedOut = true;
-          void terminate();
-        }, spec.timeoutMs),
-      );
-    }
-    spec.signal?.addEventListener('abort', onAbort, { once: true });
+export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
+  const started = Date.now();
+  const stdoutTail = new TailBuffer(spec.keepTailBytes ?? DEFAULT_TAIL);
+  const stderrTail = new TailBuffer(spec.keepTailBytes ?? DEFAULT_TAIL);
+  const base = (
+    partial: Omit<ProcessResult, 'stdoutTail' | 'stderrTail' | 'stdoutBytes' | 'stderrBytes' | 'durationMs'>,
+  ): ProcessResult => ({
+    ...partial,
+    stdoutTail: stdoutTail.text(),
+    stderrTail: stderrTail.text(),
+    stdoutBytes: stdoutTail.total,
+    stderrBytes: stderrTail.total,
+    durationMs: Date.now() - started,
   });
+  if (spec.signal?.aborted)
+    return base({ exitCode: null, signal: null, spawnError: null, timedOut: false, aborted: true });
+  let scratch: string | null = null;
+  try {
+    scratch = spec.sandbox ? makeScratch(spec.sandbox) : null;
+    return await supervise(spec, scratch, { stdoutTail, stderrTail }, base);
+  } catch (error) {
+    // Never rejects: whatever went wrong before the child existed is a value.
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return base({ exitCode: null, signal: null, spawnError: code, timedOut: false, aborted: false });
+  } finally {
+    if (scratch) removeScratch(scratch);
+  }
+}
+
+async function supervise(
+  spec: ProcessSpec,
+  scratch: string | null,
+  tails: { stdoutTail: TailBuffer; stderrTail: TailBuffer },
+  base: (
+    partial: Omit<ProcessResult, 'stdoutTail' | 'stderrTail' | 'stdoutBytes' | 'stderrBytes' | 'durationMs'>,
+  ) => ProcessResult,
+): Promise<ProcessResult> {
+  const maxLine = spec.maxLineBytes ?? DEFAULT_MAX_LINE;
+  const grace = spec.killGraceMs ?? DEFAULT_GRACE;
+  // Our own splitter, not execa's `lines`: execa holds a whole line in memory, and a 50 MB line
+  // must cost at most maxLineBytes.
+  const stdoutLines = spec.onStdoutLine ? new LineSplitter(maxLine, spec.onStdoutLine) : null;
+  const stderrLines = spec.onStderrLine ? new LineSplitter(maxLine, spec.onStderrLine) : null;
+  const deadline = spec.timeoutMs !== undefined ? AbortSignal.timeout(spec.timeoutMs) : null;
+  const cancel = AbortSignal.any(
+    [spec.signal, deadline].filter((s): s is AbortSignal => s !== null && s !== undefined),
+  );
+  let timedOut = false;
+  let aborted = false;
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+
+  const policy = spec.sandbox;
+  const subprocess = execa(
+    policy && scratch ? policy.bwrap : spec.cmd,
+    policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
+    {
+      cwd: spec.cwd,
+      env: policy && scratch ? { ...spec.env, ...scratchEnv(scratch) } : spec.env,
+      extendEnv: false,
+      ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      reject: false,
+      cancelSignal: cancel,
+      forceKillAfterDelay: grace,
+      killSignal: 'SIGTERM',
+      // Own process group, so an unsandboxed tree can be signalled as one and a Ctrl-C on the
+      // terminal reaches the runner, not the agent. (execa's `cleanup` does not apply to a
+      // detached child: --die-with-parent and killAllChildrenNow cover the runner's exit.)
+      detached: true,
+      windowsHide: true,
+    },
+  );
+  const pid = subprocess.pid;
+  // execa signals only its direct child: an unsandboxed tool's grandchildren in groups of their
+  // own (setsid) are found through /proc and ended with it. In a sandbox, bwrap is that child.
+  const watch = pid !== undefined && !policy ? new TreeWatch(pid) : null;
+  if (pid !== undefined) {
+    liveGroups.add(pid);
+    spec.onSpawn?.(pid);
+  }
+
+  let killing: Promise<void> | null = null;
+  const terminateTree = (): Promise<void> => {
+    killing ??=
+      pid === undefined || policy ? Promise.resolve() : endTree(pid, watch, grace, () => exit !== null);
+    return killing;
+  };
+  const onCancel = () => {
+    timedOut = deadline?.aborted === true && spec.signal?.aborted !== true;
+    aborted = !timedOut;
+    void terminateTree();
+  };
+  cancel.addEventListener('abort', onCancel, { once: true });
+
+  subprocess.stdout?.on('data', (data: Buffer) => {
+    tails.stdoutTail.push(data);
+    stdoutLines?.push(data);
+    spec.onOutput?.('stdout', data);
+  });
+  subprocess.stderr?.on('data', (data: Buffer) => {
+    tails.stderrTail.push(data);
+    stderrLines?.push(data);
+    spec.onOutput?.('stderr', data);
+  });
+  let drain: NodeJS.Timeout | null = null;
+  subprocess.on('exit', (code, signal) => {
+    exit = { code, signal };
+    // Leftovers (a backgrounded `sleep &`) must not outlive the call, and they may hold our pipes
+    // open: end them, then stop waiting for the pipes after a short drain.
+    if (pid !== undefined && !policy && (groupHasMembers(pid) || (watch?.survivors().length ?? 0) > 0))
+      void terminateTree();
+    drain = setTimeout(() => {
+      subprocess.stdout?.destroy();
+      subprocess.stderr?.destroy();
+    }, grace + STDIO_DRAIN_MS);
+  });
+
+  const result = await subprocess;
+  cancel.removeEventListener('abort', onCancel);
+  if (drain) clearTimeout(drain);
+  stdoutLines?.end();
+  stderrLines?.end();
+  // Resolve only once the kill sequence is over: nothing of the child may outlive the call.
+  if (watch && watch.survivors().length > 0) void terminateTree();
+  await (killing ?? Promise.resolve());
+  watch?.stop();
+  if (pid !== undefined) liveGroups.delete(pid);
+
+  return base(
+    howItEnded(
+      pid === undefined ? null : exit,
+      result,
+      { timedOut, aborted },
+      policy !== undefined && BWRAP_EXEC_FAILED.test(tails.stderrTail.text()),
+    ),
+  );
+}
+
+type Ending = Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'timedOut' | 'aborted'>;
+
+/**
+ * The child's real exit (its 'exit' event: execa reports the signal it sent, not the one that
+ * ended the child), or why it never started.
+ */
+function howItEnded(
+  exit: { code: number | null; signal: NodeJS.Signals | null } | null,
+  result: { code?: string; exitCode?: number; signal?: string },
+  cancelled: { timedOut: boolean; aborted: boolean },
+  bwrapCouldNotExec: boolean,
+): Ending {
+  if (exit === null && result.exitCode === undefined && result.signal === undefined)
+    return {
+      exitCode: null,
+      signal: null,
+      spawnError: result.code ?? 'spawn failed',
+      timedOut: false,
+      aborted: false,
+    };
+  const exitCode = exit?.code ?? result.exitCode ?? null;
+  if (exitCode === 1 && bwrapCouldNotExec)
+    return { exitCode: null, signal: null, spawnError: 'ENOENT', ...cancelled };
+  const signal = exit?.signal ?? (result.signal as NodeJS.Signals | undefined) ?? null;
+  return { exitCode, signal, spawnError: null, ...cancelled };
+}
+
+/**
+ * Ends an unsandboxed child's whole tree: SIGTERM to its group and every descendant seen, then
+ * SIGKILL to whatever is left after `grace`.
+ */
+async function endTree(
+  pgid: number,
+  watch: TreeWatch | null,
+  grace: number,
+  exited: () => boolean,
+): Promise<void> {
+  // Remember the tree now: once the child dies its orphans are re-parented out of reach.
+  watch?.sample();
+  const known = [...new Set([...(watch?.survivors() ?? []), ...descendantsOf(pgid)])];
+  signalTree(pgid, known, 'SIGTERM');
+  const deadline = Date.now() + grace;
+  while (Date.now() < deadline) {
+    if (
+      exited() &&
+      !groupHasMembers(pgid) &&
+      (watch?.survivors().length ?? 0) === 0 &&
+      known.every((p) => !alive(p))
+    )
+      return;
+    await delay(25);
+  }
+  signalTree(pgid, [...known, ...(watch?.survivors() ?? []), ...descendantsOf(pgid)], 'SIGKILL');
 }
 
 function alive(pid: number): boolean {

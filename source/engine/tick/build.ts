@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { REFUSED_BY_HOOK, type WriteFence } from '../agents/claude-code/scope-hook.js';
 import { runDriver } from '../agents/external/run-driver.js';
 import { findExecutable } from '../agents/find-executable.js';
 import { questionOf } from '../agents/needs-input.js';
@@ -8,6 +9,9 @@ import { type BuilderResult, builderResultSchema } from '../protocol/builder-res
 import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
+import { sandboxRefusalIn } from '../sandbox/refusal.js';
+import { agentSandbox } from '../sandbox/sandbox.js';
+import type { ProcessResult } from '../supervise/run-process.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { effectiveScopeFor } from './judge-phase.js';
 import { builderValues, fillTemplate, readPrompt } from './prompts.js';
@@ -42,12 +46,13 @@ export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> 
     case 'patch':
       return buildWithPatch(ctx, task, task.builder.patch);
     case 'cursor':
-      return buildWithDriver(ctx);
+      return buildWithDriver(ctx, task);
   }
 }
 
 async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup } = ctx;
+  const refusals: string[] = [];
   const agent = setup.config.agents.builder;
   const outcome = await ctx.runner.run(
     {
@@ -67,23 +72,65 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
       permissionMode: 'bypassPermissions',
       streaming: true,
       cwd: setup.facts.root,
+      writableGlobs: task.scope.allowed_globs,
+      writeFence: writeFenceFor(ctx, task),
       timeoutMs: ctx.remainingMs(),
       signal: ctx.signal,
       onSpawn: (pgid) => recordAgent(ctx, pgid),
+      // Refused by the scope hook before the write: the model was told; the report says so too.
+      onOutputLine: (line) => {
+        if (line.includes(REFUSED_BY_HOOK) && refusals.length < 20) refusals.push(line.slice(0, 300));
+      },
     },
     ctx.options.bus,
   );
+  for (const line of refusals) ctx.record.warnings.push(`builder write refused before it happened: ${line}`);
   await settleAgentRecord(ctx);
   if (outcome.failure !== null || outcome.text === null) {
     return {
       costUsd: outcome.costUsd,
       costReported: outcome.costReported,
-      failure: { code: 'STOP_INTERRUPTED', detail: outcome.failure ?? 'no result' },
+      failure: failedRun(ctx, outcome.failure ?? 'no result', outcome.process, outcome.errorText),
       result: null,
       invalidReason: null,
     };
   }
   return judgeClaim(outcome.costUsd, outcome.text);
+}
+
+/**
+ * A builder run that ended without a result (A3 row 1). When it ran in the sandbox, ended on its
+ * own (no signal, timeout or abort from us) and its error output shows a refused write, it was
+ * fenced, not interrupted: STOP_SANDBOX_WRITE_REFUSED with the line that shows it (issue 14).
+ * Never SUCCESS: the work it claimed may be exactly the write that did not happen.
+ */
+function failedRun(
+  ctx: TickContext,
+  detail: string,
+  process: ProcessResult,
+  errorText: string | null,
+): { code: Code; detail: string } {
+  const endedOnItsOwn = !process.aborted && !process.timedOut && process.spawnError === null;
+  const refused =
+    ctx.setup.sandbox.kind === 'bwrap' && endedOnItsOwn
+      ? (sandboxRefusalIn(process.stderrTail) ?? sandboxRefusalIn(errorText))
+      : null;
+  return refused
+    ? { code: 'STOP_SANDBOX_WRITE_REFUSED', detail: `${detail}; the sandbox refused a write: ${refused}` }
+    : { code: 'STOP_INTERRUPTED', detail };
+}
+
+/**
+ * What Claude Code's own scope hook refuses before the write: the judge's fence (task AND config
+ * allowed globs, the forbidden ones, git internals, relais/ and the config file), so the first
+ * fence never lets through what the second would stop.
+ */
+function writeFenceFor(ctx: TickContext, task: BuildTask): WriteFence {
+  const scope = effectiveScopeFor(ctx.setup, task);
+  return {
+    allowed: [scope.taskAllowed, scope.configAllowed],
+    forbidden: [...scope.forbidden, CONFIG_FILE_NAME],
+  };
 }
 
 /** The agent's process group, written while it runs (not awaited: the agent must not wait on it). */
@@ -171,7 +218,7 @@ async function buildWithPatch(ctx: TickContext, task: BuildTask, patch: string):
 }
 
 /** PR5: the driver's timeout kills its whole tree (STOP_BUILDER_TIMEOUT); its edits are judged. */
-async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
+async function buildWithDriver(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup, options } = ctx;
   const driver = setup.config.builder.cursor;
   if (!driver)
@@ -189,17 +236,19 @@ async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
       result: null,
       invalidReason: null,
     };
+  const outputFile = resolve(setup.facts.root, driver.output_file);
   const run = await runDriver({
     driver,
     command,
     root: setup.facts.root,
     taskFile: setup.paths.task,
-    outputFile: resolve(setup.facts.root, driver.output_file),
+    outputFile,
     env: options.env,
     bus: options.bus,
     signal: ctx.signal,
     remainingMs: ctx.remainingMs(),
     onSpawn: (pgid) => recordAgent(ctx, pgid),
+    sandbox: agentSandbox(setup.sandbox, task.scope.allowed_globs, [outputFile]),
   });
   await settleAgentRecord(ctx);
   if (run.timedOut) {
@@ -219,7 +268,7 @@ async function buildWithDriver(ctx: TickContext): Promise<BuildOutcome> {
       : `exited with ${run.process.exitCode ?? run.process.signal}`;
     return {
       costUsd: 0,
-      failure: { code: 'STOP_INTERRUPTED', detail: `builder driver ${how}` },
+      failure: failedRun(ctx, `builder driver ${how}`, run.process, null),
       result: null,
       invalidReason: null,
     };

@@ -113,6 +113,7 @@ function announce(
     remediation: remediationOf(record.code),
     detail: record.detail,
     blast_radius_line: record.judge?.blastLine ?? '0 files, +0/-0, 0 new',
+    sandbox: record.sandbox,
     commit: record.commit,
     report_path: report ? report.pointers.report_md_path : null,
   });

@@ -7,6 +7,7 @@ import type { Code } from '../protocol/codes.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { inflightSchema } from '../protocol/inflight.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 import { missingAgentCommand } from '../session/agent-check.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
@@ -43,6 +44,8 @@ export interface TickSetup {
   readonly paths: WorkspacePaths;
   readonly git: Git;
   readonly facts: RepoFacts;
+  /** The OS sandbox every agent and verification of this run goes through (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 export type SetupResult =
@@ -86,7 +89,8 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
       paths: null,
     };
   }
-  return { ok: true, setup: { config, paths, git, facts: repo.facts } };
+  const sandbox = await resolveSandbox(config, repo.facts.root, env);
+  return { ok: true, setup: { config, paths, git, facts: repo.facts, sandbox } };
 }
 
 async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promise<string | null> {
@@ -244,6 +248,8 @@ async function startNeeds(
       },
     };
   }
+  const refused = sandboxRefusal(setup.sandbox);
+  if (refused) return { ok: false, block: refused };
   // The agent CLI of each role a tick runs (agents.orchestrator and agents.builder).
   for (const role of ['orchestrator', 'builder'] as const) {
     const missing = await missingAgentCommand(config, role, env, root);
@@ -265,4 +271,11 @@ async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Pr
   }
   const shown = entries.slice(0, 10).map((e) => JSON.stringify(e));
   return `${entries.length} uncommitted or untracked path(s): ${shown.join(', ')}${entries.length > 10 ? ', …' : ''}`;
+}
+
+/** Issue 14: nobody runs unprotected by accident; "off" in the config is the only way past. */
+export function sandboxRefusal(sandbox: Sandbox): Block | null {
+  return sandbox.kind === 'unavailable'
+    ? { code: 'BLOCKED_SANDBOX_UNAVAILABLE', detail: `${sandbox.reason}. ${SANDBOX_FIX}` }
+    : null;
 }

@@ -14,7 +14,8 @@ import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.j
 import type { RepoFacts } from '../judge/repo.js';
 import { type RecordedGuard, recordGuard, replayGuard } from '../judge/serialize-guard.js';
 import { type Inflight, inflightAgentSchema, inflightSchema } from '../protocol/inflight.js';
-import { descendantsOf, processStartTicks, signalTree } from '../supervise/process-tree.js';
+import { endRecordedSandbox } from '../sandbox/end-sandbox.js';
+import { processStartTicks } from '../supervise/process-tree.js';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { isInsideDir } from '../workspace/safe-path.js';
@@ -294,12 +295,7 @@ async function restoreOutsideConfig(
   return true;
 }
 
-/** A builder orphaned by the crash must not keep editing: its group, if still the same, is killed. */
+/** A builder (or verification) orphaned by the crash must not keep editing: its sandbox is ended. */
 function endOrphanedAgent(agent: { pgid: number; start_ticks: string | null } | null): void {
-  if (!agent) return;
-  // A live leader with another start time means the pid was reused: not ours. Otherwise the group
-  // id still names the agent's group (the kernel keeps a pgid reserved while it has members).
-  const leader = processStartTicks(agent.pgid);
-  if (leader !== null && leader !== agent.start_ticks) return;
-  signalTree(agent.pgid, leader === null ? [] : descendantsOf(agent.pgid), 'SIGKILL');
+  endRecordedSandbox(agent);
 }

@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { TickPhase } from '../events.js';
@@ -75,6 +75,14 @@ async function lockedTick(
   const recovered = await recover(found, record, options);
   if (!recovered.ok) return finishWithoutTick(found, record, recovered.block, null, options, now);
   const setup = recovered.setup;
+  record.sandbox = setup.sandbox.kind;
+  if (setup.sandbox.kind === 'off')
+    options.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message:
+        'sandbox is "off" in relais.config.json: agents and verifications run unprotected (no PID namespace, no write fence)',
+    });
   const start = await checkStartConditions(setup, true, options.env, options.runCaps);
   if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   if (start.removedTmp.length > 0)
@@ -107,7 +115,7 @@ async function lockedTick(
     // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
     runner: (options.wrapRunner ?? ((r: AgentRunner) => r))(
       options.agentRunner?.(setup) ??
-        roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root }),
+        roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
     ),
     signal: AbortSignal.any([options.signal, deadline.signal]),
     remainingMs: () => Math.max(1, deadlineAt - Date.now()),
@@ -167,7 +175,11 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     } else {
       phase('VERIFY');
       // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
-      const workspaceGuard = await guardWorkspace(setup.paths, [setup.paths.state, setup.paths.historyDir]);
+      const workspaceGuard = await guardWorkspace(setup.paths, [
+        setup.paths.state,
+        setup.paths.historyDir,
+        agentFile(setup.paths),
+      ]);
       ctx.verifyIgnored = {
         before: await snapshotIgnored(setup.git, setup.paths.relDir),
         builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
@@ -270,6 +282,10 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
       : null;
   // A result file left by an earlier tick must never pass for this one's.
   if (driverOutput) await rm(driverOutput, { force: true });
+  // In a sandbox the workspace is read-only: the driver's result file is made (empty, ours) and
+  // bound writable on its own, before the guards take their picture.
+  if (driverOutput && setup.sandbox.kind === 'bwrap')
+    await writeFile(driverOutput, '', { mode: 0o600, flag: 'wx' });
   return takeBuildGuards(
     setup,
     options.env,
@@ -317,6 +333,7 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     code: record.judge.verdict.code,
     blast_radius: record.judge.blast,
     blast_radius_line: record.judge.blastLine,
+    sandbox: record.sandbox,
     violations: record.judge.verdict.violations.slice(0, 50),
     touched_paths: record.judge.touched.files.slice(0, 200).map((f) => f.path),
   });

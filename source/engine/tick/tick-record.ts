@@ -1,5 +1,5 @@
 import { type Code, remediationOf, verdictOf } from '../protocol/codes.js';
-import type { Report, VerificationRun } from '../protocol/report.js';
+import type { Report, SandboxName, VerificationRun } from '../protocol/report.js';
 import { emptyLedger, type WorkspaceState } from '../protocol/state.js';
 import type { Control, Task } from '../protocol/task.js';
 import type { BuildOutcome } from './build.js';
@@ -16,6 +16,8 @@ export interface AgentTally {
 }
 
 export interface TickRecord {
+  /** Which sandbox the tick's processes ran in (issue 14); null until the setup is read. */
+  sandbox: SandboxName | null;
   readonly runId: string;
   readonly startedAt: Date;
   code: Code;
@@ -47,6 +49,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
   return {
     runId,
     startedAt,
+    sandbox: null,
     code: 'SUCCESS',
     detail: null,
     task: null,
@@ -111,6 +114,7 @@ export function buildReport(
     detail: record.detail ? record.detail.slice(0, 4000) : null,
     blast_radius: blast,
     blast_radius_line: judge?.blastLine ?? '0 files, +0/-0, 0 new',
+    sandbox: record.sandbox,
     scope: {
       ok: (judge?.verdict.violations.length ?? 0) === 0,
       violations: (judge?.verdict.violations ?? []).slice(0, 200).map((v) => v.slice(0, 200)),

@@ -4,9 +4,11 @@ import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.j
 import { worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import type { BuildGuards } from './judge-phase.js';
+import { recordAgentInFlight } from './recover.js';
 import { relativeToRoot, type TickContext } from './tick-context.js';
 
 /**
@@ -37,6 +39,9 @@ export async function verify(ctx: TickContext, task: Task): Promise<void> {
     bus: ctx.options.bus,
     signal: ctx.signal,
     env: ctx.options.env,
+    sandbox: verificationSandbox(setup.sandbox, task.scope.allowed_globs),
+    // Issue 14: a verification orphaned by a SIGKILLed runner is ended by the next run's recovery.
+    onSpawn: (pid) => recordAgentInFlight(setup.paths, pid),
   });
   record.runs = outcome.runs;
   if (outcome.aborted) {

@@ -1,6 +1,7 @@
 import { appendFile } from 'node:fs/promises';
 import type { EngineBus } from '../events.js';
 import type { VerificationRun } from '../protocol/report.js';
+import type { SandboxPolicy } from '../sandbox/policy.js';
 import { TailBuffer } from '../supervise/line-splitter.js';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
 import type { PlannedRun } from './plan.js';
@@ -28,6 +29,10 @@ export async function runVerifications(
     bus: EngineBus;
     signal: AbortSignal;
     env: NodeJS.ProcessEnv;
+    /** The OS sandbox every command runs in (issue 14); unsandboxed only when the config says "off". */
+    sandbox: SandboxPolicy | undefined;
+    /** Each command's sandbox (or process group), as it starts: crash recovery ends it. */
+    onSpawn?: (pid: number) => Promise<void>;
   },
 ): Promise<VerificationOutcome> {
   const runs: VerificationRun[] = [];
@@ -42,6 +47,7 @@ export async function runVerifications(
       args: plan.args,
     });
     const log = new TailBuffer(options.maxLogBytes);
+    let recorded: Promise<void> | undefined;
     const result = await runProcess({
       cmd: plan.cmd,
       args: plan.args,
@@ -51,7 +57,13 @@ export async function runVerifications(
       signal: options.signal,
       onOutput: (_stream, data) => log.push(data),
       keepTailBytes: 0,
+      sandbox: options.sandbox,
+      onSpawn: (pid) => {
+        recorded = options.onSpawn?.(pid).catch(() => undefined);
+      },
     });
+    // The record's write is over before the next step compares the workspace.
+    await recorded;
     const run: VerificationRun = {
       template_id: plan.templateId,
       phase: plan.phase,

@@ -49,7 +49,14 @@ export async function implementWithCycle(ctx: WorkflowContext): Promise<PhaseRes
         ctx,
         breaker,
         ctx.options.cycleRunners?.(ctx.setup) ??
-          cycleRunners(agents, config, config.codex_cli, ctx.options.env, ctx.setup.facts.root),
+          cycleRunners(
+            agents,
+            config,
+            config.codex_cli,
+            ctx.options.env,
+            ctx.setup.facts.root,
+            ctx.setup.sandbox,
+          ),
       ),
       () => {
         overBudget = ctx.overBudget();

@@ -79,6 +79,7 @@ export async function judgedAgentRun(
     code: judged.verdict.code,
     blast_radius: judged.blast,
     blast_radius_line: judged.blastLine,
+    sandbox: setup.sandbox.kind,
     violations: judged.verdict.violations.slice(0, 50),
     touched_paths: touched.slice(0, 200),
   });

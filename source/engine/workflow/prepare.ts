@@ -6,12 +6,14 @@ import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
 import { readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import { isSafeBranchName, type WorkflowFile, type WorkflowStateName } from '../protocol/workflow.js';
+import { SANDBOX_FIX } from '../sandbox/sandbox.js';
 import {
   acquireLock,
   type HeldLock,
   loadSetup,
   recoverInterruptedRun,
   roleRoutedRunner,
+  sandboxRefusal,
   type TickSetup,
 } from '../session/index.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
@@ -88,6 +90,8 @@ export async function prepareWorkflow(
       'Fix relais.config.json (the detail names the field), then try again.',
     );
   const setup = loaded.setup;
+  const noSandbox = sandboxRefusal(setup.sandbox);
+  if (noSandbox) return refuse(noSandbox.detail, SANDBOX_FIX);
   const prd = prdFile?.ok ? prdFile : await issueAsPrd(options, setup, root);
   if (!prd.ok) return refuse(prd.detail, prd.fix);
   const prerequisites = await workflowPrerequisites({
@@ -171,7 +175,7 @@ async function underLock(
     );
   const runner =
     options.agentRunner?.(setup) ??
-    roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root });
+    roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox });
   const previous = existing.kind === 'ok' ? existing.value : null;
   const resumable =
     previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';

@@ -1,4 +1,5 @@
 import type { VerificationRun } from '../protocol/report.js';
+import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import type { WorkflowContext } from './context.js';
@@ -47,6 +48,7 @@ export async function runProjectChecksIn(
     bus: ctx.bus,
     signal,
     env: ctx.options.env,
+    sandbox: verificationSandbox(ctx.setup.sandbox),
   });
   const head = (await git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });

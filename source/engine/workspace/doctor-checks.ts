@@ -6,6 +6,7 @@ import { Git } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { renderJsonSchemaFile, SCHEMA_FILE_NAMES } from '../protocol/json-schemas.js';
+import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { runProcess } from '../supervise/run-process.js';
 import { checkFence, checkVerification, trackedFiles } from './doctor-project-checks.js';
 import { budgetSummary, budgetWarnings, reservationShortfalls } from './ledger.js';
@@ -48,6 +49,7 @@ export async function runDoctor(root: string, env: NodeJS.ProcessEnv): Promise<D
     ...checks,
     ok('config', 'relais.config.json is valid'),
     ...(await checkClaude(config, root, env)),
+    await checkSandbox(config, root, env),
     ...(await checkWorkspace(paths)),
     await checkExclude(git, config.workspace_dir),
     await checkLedger(paths, config),
@@ -207,4 +209,23 @@ async function checkLock(paths: WorkspacePaths): Promise<DoctorCheck> {
         'Wait for the running tick, or delete relais/lock.json if no relais process runs.',
       )
     : ok('lock', 'free');
+}
+
+/** Issue 14: which sandbox agents and verifications will run in, and the fix when there is none. */
+async function checkSandbox(
+  config: RelaisConfig,
+  root: string,
+  env: NodeJS.ProcessEnv,
+): Promise<DoctorCheck> {
+  const sandbox = await resolveSandbox(config, root, env);
+  if (sandbox.kind === 'bwrap')
+    return ok('sandbox', `bubblewrap (${sandbox.bwrap}): own PID namespace, writes only in the task's paths`);
+  if (sandbox.kind === 'off')
+    return bad(
+      'sandbox',
+      'warn',
+      'sandbox is "off" in relais.config.json: agents and verifications run unprotected',
+      'Install bubblewrap and remove "sandbox": "off" from relais.config.json.',
+    );
+  return bad('sandbox', 'fail', `no sandbox: ${sandbox.reason}; runs refuse to start`, SANDBOX_FIX);
 }

@@ -35,6 +35,7 @@ function header(r: Report): string {
     '',
     `- Verdict: **${r.verdict.toUpperCase()}** (${r.code})`,
     `- Blast radius: ${r.blast_radius_line}`,
+    `- Sandbox: ${sandboxLine(r.sandbox)}`,
     `- Remediation: ${text(r.remediation)}`,
   ];
   if (r.detail) lines.push(`- Detail: ${text(r.detail)}`);
@@ -163,6 +164,15 @@ function code(value: string): string {
 
 function cell(value: string): string {
   return text(value).replace(/\|/g, '\\|');
+}
+
+/** Issue 14: an unprotected run says so in its report, every time. */
+function sandboxLine(sandbox: Report['sandbox']): string {
+  if (sandbox === 'bwrap') return "bubblewrap (own PID namespace; writes only in the task's paths)";
+  if (sandbox === 'off')
+    return '**OFF** (relais.config.json "sandbox": "off"): agents and verifications ran unprotected';
+  if (sandbox === 'unavailable') return 'none available: nothing was run';
+  return 'not chosen (the run stopped before any agent started)';
 }
 
 /** "1 file", "2 files": a count with its noun in the right number. */

@@ -5,7 +5,7 @@ import type { AgentRequest } from '../agent-run.js';
  * `--tools` restricts the tool set (`--allowedTools` only pre-approves), "" means no tools at all;
  * the prompt goes through stdin because a positional prompt after `--tools` is read as a tool name.
  */
-export function claudeArgs(request: AgentRequest): string[] {
+export function claudeArgs(request: AgentRequest, settings?: string): string[] {
   const args = [
     '-p',
     '--output-format',
@@ -25,6 +25,8 @@ export function claudeArgs(request: AgentRequest): string[] {
   ];
   const preApproved = request.allowedTools ?? request.tools;
   if (preApproved.length > 0) args.push('--allowedTools', preApproved.join(','));
+  // The run's own settings (the scope hook): added to the user's, never replacing them.
+  if (settings !== undefined) args.push('--settings', settings);
   if (request.fallbackModel && request.fallbackModel !== request.model)
     args.push('--fallback-model', request.fallbackModel);
   // The orchestrator, the planner and the mapper answer JSON with only our system prompt; the builder keeps

@@ -1,10 +1,12 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { EngineBus, OutputKind } from '../../events.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
+import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';
+import { installScopeHook } from './scope-hook.js';
 import { type ResultWrapper, readStreamLine, type StreamItem } from './stream.js';
 
 /** The Claude Code adapter: real `claude` binary, argv only, output parsed line by line. */
@@ -14,6 +16,8 @@ export interface ClaudeCliSettings {
   readonly command: string;
   readonly extraEnv: Readonly<Record<string, string>>;
   readonly env: NodeJS.ProcessEnv;
+  /** The run's OS sandbox: every process of this adapter runs inside it (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 const MAX_RESULT_LINE = 2 * 1024 * 1024;
@@ -39,15 +43,17 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
       const outputBytes = new StreamJsonOutputBytes(MAX_RESULT_LINE, (bytes) =>
         request.onOutputBytes?.(bytes),
       );
+      const hook = request.writeFence ? installScopeHook(request.writeFence, request.cwd) : null;
       const process = await runProcess({
         cmd: command,
-        args: claudeArgs(request),
+        args: claudeArgs(request, hook?.settings),
         cwd: request.cwd,
         env: { ...settings.env, ...settings.extraEnv },
         stdin: request.userPrompt,
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         onSpawn: request.onSpawn,
+        sandbox: requestSandbox(settings.sandbox, request),
         maxLineBytes: MAX_RESULT_LINE,
         onOutput: (stream, data) => {
           request.onActivity?.();
@@ -80,6 +86,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
           }
         },
       });
+      hook?.dispose();
       const outcome = interpret(process, wrapper, lastRetry);
       bus.emit({
         type: 'agent.finished',

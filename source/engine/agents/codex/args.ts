@@ -11,6 +11,13 @@ import type { AgentRequest } from '../agent-run.js';
 export interface CodexArgOptions {
   /** `-c key=value` overrides from the config (a model provider, say), each one argv word. */
   readonly configOverrides: readonly string[];
+  /**
+   * Relais's own sandbox is around this run (issue 14). Then it is the fence (writable: the
+   * task's paths and a scratch HOME; `.git/`, `relais/` and the rest read-only; its own PID
+   * namespace) and Codex's bubblewrap, which cannot nest inside it, is not used:
+   * `danger-full-access` inside the outer sandbox. Without it, Codex's own sandbox applies.
+   */
+  readonly outerSandbox?: boolean;
 }
 
 export function codexArgs(request: AgentRequest, options: CodexArgOptions): string[] {
@@ -18,7 +25,7 @@ export function codexArgs(request: AgentRequest, options: CodexArgOptions): stri
     'exec',
     '--json',
     '--sandbox',
-    request.permissionMode === 'plan' ? 'read-only' : 'workspace-write',
+    codexSandboxMode(request, options),
     '--skip-git-repo-check',
     '--ephemeral',
     '--color',
@@ -31,6 +38,14 @@ export function codexArgs(request: AgentRequest, options: CodexArgOptions): stri
   for (const override of options.configOverrides) args.push('-c', override);
   args.push('-');
   return args;
+}
+
+export function codexSandboxMode(
+  request: AgentRequest,
+  options: CodexArgOptions,
+): 'read-only' | 'workspace-write' | 'danger-full-access' {
+  if (options.outerSandbox) return 'danger-full-access';
+  return request.permissionMode === 'plan' ? 'read-only' : 'workspace-write';
 }
 
 /** Codex has one prompt: the system part first, then the request. */

@@ -1,9 +1,17 @@
 import type { EngineBus, OutputKind } from '../../events.js';
+import type { Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import { type AgentOutcome, type AgentRequest, type AgentRunner, rawOutput } from '../agent-run.js';
+import {
+  type AgentOutcome,
+  type AgentRequest,
+  type AgentRunner,
+  rawOutput,
+  requestSandbox,
+} from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
 import { codexArgs, codexPrompt } from './args.js';
+import { withCodexSandboxHelper } from './sandbox-helper.js';
 import { type CodexItem, readCodexLine } from './stream.js';
 
 /**
@@ -19,6 +27,8 @@ export interface CodexCliSettings {
   readonly configOverrides: readonly string[];
   readonly extraEnv: Readonly<Record<string, string>>;
   readonly env: NodeJS.ProcessEnv;
+  /** The run's OS sandbox: every process of this adapter runs inside it (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 const MAX_EVENT_TEXT = 400;
@@ -44,15 +54,19 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
         model: request.model,
       });
       const seen: Seen = { lastMessage: null, completed: false, failed: null, lastWarning: null };
+      const sandbox = requestSandbox(settings.sandbox, request);
+      const env = { ...settings.env, ...settings.extraEnv };
+      const helper = await withCodexSandboxHelper(command, env, request.cwd);
       const process = await runProcess({
         cmd: command,
-        args: codexArgs(request, settings),
+        args: codexArgs(request, { ...settings, outerSandbox: sandbox !== undefined }),
         cwd: request.cwd,
-        env: { ...settings.env, ...settings.extraEnv },
+        env: helper.env,
         stdin: codexPrompt(request),
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         onSpawn: request.onSpawn,
+        sandbox,
         maxLineBytes: MAX_LINE,
         onOutput: (_stream, data) => rawOutput(request, data),
         onStdoutLine: (line, truncated) => {
@@ -60,6 +74,7 @@ export function codexRunner(settings: CodexCliSettings): AgentRunner {
           for (const item of readCodexLine(line)) show(item, seen, bus, request);
         },
       });
+      helper.dispose();
       const failure = failureOf(process, seen);
       bus.emit({
         type: 'agent.finished',

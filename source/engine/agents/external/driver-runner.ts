@@ -1,6 +1,7 @@
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { EngineBus } from '../../events.js';
+import { agentSandbox, type Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd } from '../../supervise/run-process.js';
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
@@ -18,6 +19,8 @@ export interface DriverRunnerSettings {
   /** The runner-owned task file (TASK.json) its `{{TASK_FILE}}` names. */
   readonly taskFile: string;
   readonly env: NodeJS.ProcessEnv;
+  /** The run's OS sandbox: the driver runs inside it, its output file bound writable (issue 14). */
+  readonly sandbox: Sandbox;
 }
 
 export function driverRunner(settings: DriverRunnerSettings): AgentRunner {
@@ -26,6 +29,9 @@ export function driverRunner(settings: DriverRunnerSettings): AgentRunner {
       const outputFile = resolve(request.cwd, settings.driver.output_file);
       // An answer left by an earlier run must never pass for this one's.
       await rm(outputFile, { force: true });
+      // In a sandbox the workspace is read-only: the output file is made (empty, ours) and bound
+      // writable on its own; runDriver reads an empty file as unwritten.
+      if (settings.sandbox.kind === 'bwrap') await writeFile(outputFile, '', { mode: 0o600, flag: 'wx' });
       const run = await runDriver({
         driver: settings.driver,
         command: resolveCommand(settings.driver.command, request.cwd),
@@ -40,6 +46,11 @@ export function driverRunner(settings: DriverRunnerSettings): AgentRunner {
         role: request.role,
         stdin: `${request.systemPrompt}\n\n${request.userPrompt}`,
         model: request.model,
+        sandbox: agentSandbox(
+          settings.sandbox,
+          request.permissionMode === 'plan' ? [] : request.writableGlobs,
+          [outputFile],
+        ),
       });
       const { process } = run;
       const ended = process.spawnError || process.aborted || process.timedOut || process.exitCode !== 0;

@@ -1,5 +1,6 @@
 import type { AgentRole, EngineBus } from '../../events.js';
 import type { RelaisConfig } from '../../protocol/config.js';
+import type { SandboxPolicy } from '../../sandbox/policy.js';
 import { describeEnd, type ProcessResult, runProcess } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
 import { readUntrustedFile } from '../../workspace/safe-read.js';
@@ -40,6 +41,8 @@ export async function runDriver(input: {
   /** Written to its stdin (an agent role's prompt); without it stdin is /dev/null. */
   stdin?: string;
   model?: string;
+  /** The builder's sandbox; its output file must be among the policy's writable files. */
+  sandbox?: SandboxPolicy;
 }): Promise<DriverRun> {
   const role = input.role ?? 'builder';
   const values: Record<string, string> = {
@@ -73,11 +76,14 @@ export async function runDriver(input: {
     timeoutMs: Math.min(ownTimeout, input.remainingMs),
     signal: input.signal,
     onSpawn: input.onSpawn,
+    sandbox: input.sandbox,
     onStdoutLine: (line) => {
       if (line.trim()) input.bus.emit({ type: 'agent.output', role, text: oneLine(line, 400), kind: 'text' });
     },
   });
-  const read = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
+  const raw = await readUntrustedFile(input.outputFile, MAX_RESULT_BYTES);
+  // In a sandbox the runner made the file empty beforehand (a bind needs it): empty is unwritten.
+  const read = raw.ok && raw.text === '' ? { ok: false as const, reason: 'missing' } : raw;
   input.bus.emit({
     type: 'agent.finished',
     role,

@@ -1,0 +1,33 @@
+/**
+ * What one sandboxed process may do (DESIGN.md "Sandbox", issue 14). Every path is absolute and
+ * already resolved through symlinks, so the bwrap argv built from it binds exactly what was checked.
+ */
+export interface SandboxPolicy {
+  readonly kind: 'bwrap';
+  /** The bwrap program found on PATH. */
+  readonly bwrap: string;
+  /** The repository root (resolved). */
+  readonly root: string;
+  /** Folders bound writable: the task's allowed paths (their static prefixes) and any configured extras. */
+  readonly writable: readonly string[];
+  /**
+   * Single runner-made files bound writable on top of the read-only ones (an external driver's
+   * result file in the workspace); written in place, never replaced by rename.
+   */
+  readonly writableFiles: readonly string[];
+  /** Bound read-only after the writable ones, so they stay read-only inside them: `.git/`, `relais/`. */
+  readonly readOnly: readonly string[];
+  /** Folders of the real HOME the agent needs (its login, ~/.claude), bound writable into the scratch HOME. */
+  readonly homeDirs: readonly string[];
+  /** Files of the real HOME the agent needs (~/.claude.json), copied into the scratch HOME. */
+  readonly homeFiles: readonly string[];
+  /** Host network (agents reach their API) or none at all (verification's default). */
+  readonly network: boolean;
+}
+
+/** Which sandbox a tick's processes ran in, as reports and events name it. */
+export type SandboxKind = 'bwrap' | 'off';
+
+export function sandboxKindOf(policy: SandboxPolicy | null | undefined): SandboxKind {
+  return policy ? policy.kind : 'off';
+}

@@ -1,0 +1,75 @@
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+
+/**
+ * bwrap binds whole paths, not globs: each allowed glob is reduced to its static prefix (`src/**`
+ * -> `src`, `docs/*.md` -> `docs`, `**` -> the root), widened to the nearest folder that exists
+ * (a new file's parent), resolved through symlinks and kept only when it stays inside the
+ * repository. The sandbox is the first fence and may be wider than the glob; the judge, which
+ * matches the real globs afterwards, stays the second.
+ *
+ * Folders only: a file bind mount cannot be replaced by rename(2) (EBUSY), and editors save files
+ * by writing a temporary file and renaming it over the original.
+ */
+export function writableDirsForGlobs(
+  root: string,
+  globs: readonly string[],
+  excluded: readonly string[],
+): string[] {
+  const realRoot = realpathSync(root);
+  const dirs: string[] = [];
+  for (const glob of globs) {
+    const dir = existingDirFor(realRoot, staticPrefix(glob));
+    if (dir === null) continue;
+    if (excluded.some((ex) => dir === ex || isInside(ex, dir))) continue;
+    dirs.push(dir);
+  }
+  return outermost(dirs);
+}
+
+/** Path segments before the first one holding a glob character (`*?[]{}()!+@`), or a leading `!`. */
+export function staticPrefix(glob: string): string {
+  if (glob.startsWith('!')) return '';
+  const kept: string[] = [];
+  for (const segment of glob.split('/')) {
+    if (/[*?[\]{}()!+@]/.test(segment)) break;
+    kept.push(segment);
+  }
+  return kept.filter((s) => s !== '' && s !== '.').join('/');
+}
+
+function existingDirFor(realRoot: string, prefix: string): string | null {
+  if (prefix.split('/').includes('..')) return null;
+  let path = prefix ? join(realRoot, prefix) : realRoot;
+  while (!isDir(path)) {
+    if (path === realRoot || !isInside(realRoot, path)) return null;
+    path = dirname(path);
+  }
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return null;
+  }
+  // A symlinked folder pointing out of the repository is never made writable.
+  return real === realRoot || isInside(realRoot, real) ? real : null;
+}
+
+function isDir(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
+}
+
+/** Drops folders already inside another one, and duplicates. */
+export function outermost(dirs: readonly string[]): string[] {
+  const unique = [...new Set(dirs)].sort();
+  return unique.filter((dir) => !unique.some((other) => other !== dir && isInside(other, dir)));
+}

@@ -1,0 +1,120 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { configSchema } from '../../source/engine/protocol/config.js';
+import { bwrapArgs } from '../../source/engine/sandbox/bwrap-args.js';
+import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
+import { sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
+import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
+
+// The sandbox's pure half: which folders a task's globs make writable, and the bwrap argv.
+
+let dir = '';
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = '';
+});
+
+function repo(): string {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
+  const root = join(dir, 'repo');
+  for (const d of ['src/lib', 'docs', '.git/hooks', 'relais', 'tests'])
+    mkdirSync(join(root, d), { recursive: true });
+  writeFileSync(join(root, 'README.md'), 'x');
+  return root;
+}
+
+describe('static prefixes of scope globs', () => {
+  it.each([
+    ['src/**', 'src'],
+    ['src/lib/*.ts', 'src/lib'],
+    ['docs/{a,b}.md', 'docs'],
+    ['**/*.ts', ''],
+    ['README.md', 'README.md'],
+    ['./src/x.ts', 'src/x.ts'],
+    ['!src/**', ''],
+  ])('%s -> "%s"', (glob, prefix) => {
+    expect(staticPrefix(glob)).toBe(prefix);
+  });
+});
+
+describe('writable folders for a task', () => {
+  it('binds the folders of the globs, the nearest existing one for new paths, never .git or the workspace', () => {
+    const root = repo();
+    const dirs = writableDirsForGlobs(
+      root,
+      ['src/lib/**', 'src/new/deep/*.ts', 'docs/guide.md', '.git/**', 'relais/**'],
+      [join(root, '.git'), join(root, 'relais')],
+    );
+    expect(dirs).toEqual([join(root, 'docs'), join(root, 'src')]);
+  });
+
+  it('a file at the root makes the root writable (the judge still checks the globs)', () => {
+    const root = repo();
+    expect(writableDirsForGlobs(root, ['README.md', 'src/**'], [])).toEqual([root]);
+  });
+
+  it('never follows a symlinked folder out of the repository, nor ".."', () => {
+    const root = repo();
+    mkdirSync(join(dir, 'outside'));
+    symlinkSync(join(dir, 'outside'), join(root, 'escape'));
+    expect(writableDirsForGlobs(root, ['escape/**', '../outside/**'], [])).toEqual([]);
+  });
+});
+
+describe('the bwrap argv', () => {
+  const policy: SandboxPolicy = {
+    kind: 'bwrap',
+    bwrap: '/usr/bin/bwrap',
+    root: '/r',
+    writable: ['/r/src'],
+    writableFiles: ['/r/relais/OUT.json'],
+    readOnly: ['/r/.git', '/r/relais'],
+    homeDirs: ['/home/u/.claude'],
+    homeFiles: [],
+    network: false,
+  };
+
+  it('read-only root first, writable folders next, .git and the workspace read-only on top', () => {
+    const args = bwrapArgs(policy, '/tmp/s', '/r');
+    const at = (...words: string[]) => args.findIndex((_, i) => words.every((w, j) => args[i + j] === w));
+    expect(at('--ro-bind', '/', '/')).toBe(0);
+    expect(at('--bind', '/r/src', '/r/src')).toBeGreaterThan(at('--bind', '/tmp/s', '/tmp/s'));
+    expect(at('--ro-bind', '/r/.git', '/r/.git')).toBeGreaterThan(at('--bind', '/r/src', '/r/src'));
+    expect(at('--bind', '/r/relais/OUT.json', '/r/relais/OUT.json')).toBeGreaterThan(
+      at('--ro-bind', '/r/relais', '/r/relais'),
+    );
+    expect(at('--bind', '/home/u/.claude', '/tmp/s/home/.claude')).toBeGreaterThan(0);
+    for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--unshare-net'])
+      expect(args).toContain(flag);
+    expect(args.slice(-3)).toEqual(['--chdir', '/r', '--']);
+  });
+
+  it('keeps the host network when the role needs it', () => {
+    expect(bwrapArgs({ ...policy, network: true }, '/tmp/s', '/r')).not.toContain('--unshare-net');
+  });
+});
+
+describe('config "sandbox"', () => {
+  it('defaults to bwrap; "off" is the shorthand opt-out; the object form sets the network per role', () => {
+    expect(sandboxSettings(configSchema.parse({})).mode).toBe('bwrap');
+    expect(sandboxSettings(configSchema.parse({ sandbox: 'off' })).mode).toBe('off');
+    const custom = sandboxSettings(
+      configSchema.parse({
+        sandbox: { network: { verification: true }, writable_outside: ['/var/cache/x'] },
+      }),
+    );
+    expect(custom).toEqual({
+      mode: 'bwrap',
+      network: { agents: true, verification: true },
+      writableOutside: ['/var/cache/x'],
+    });
+  });
+
+  it('refuses a relative or ".." extra path and an unknown mode', () => {
+    expect(configSchema.safeParse({ sandbox: { writable_outside: ['cache'] } }).success).toBe(false);
+    expect(configSchema.safeParse({ sandbox: { writable_outside: ['/a/../etc'] } }).success).toBe(false);
+    expect(configSchema.safeParse({ sandbox: 'firejail' }).success).toBe(false);
+  });
+});

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { sandboxRefusalIn } from '../../source/engine/sandbox/refusal.js';
+
+describe('sandboxRefusalIn: a write the sandbox refused, as each runtime words it', () => {
+  it.each([
+    ["Error: EROFS: read-only file system, open '/r/package.json'", 'node'],
+    ['sh: 1: cannot create /r/package.json: Read-only file system', 'sh'],
+    ["OSError: [Errno 30] Read-only file system: '/r/x'", 'python'],
+    ["Error: EXDEV: cross-device link not permitted, link '/r/src/a' -> '/etc/x'", 'node link'],
+    ["ln: failed to create hard link '/r/src/l' => '/etc/passwd': Invalid cross-device link", 'ln'],
+  ])('finds %s (%s)', (line) => {
+    expect(sandboxRefusalIn(`stack line\n${line}\n    at Object.openSync`)).toBe(line);
+  });
+
+  it('is null for other failures, so they stay STOP_INTERRUPTED', () => {
+    expect(sandboxRefusalIn("Error: ENOENT: no such file or directory, open 'x'")).toBeNull();
+    expect(sandboxRefusalIn('API Error: 529 overloaded')).toBeNull();
+    expect(sandboxRefusalIn('')).toBeNull();
+    expect(sandboxRefusalIn(null)).toBeNull();
+  });
+
+  it('keeps one bounded line', () => {
+    const line = sandboxRefusalIn(`EROFS ${'x'.repeat(5000)}\nnext`);
+    expect(line?.length).toBe(300);
+  });
+});
