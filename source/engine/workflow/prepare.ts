@@ -94,26 +94,8 @@ export async function prepareWorkflow(
   if (noSandbox) return refuse(noSandbox.detail, SANDBOX_FIX);
   const prd = prdFile?.ok ? prdFile : await issueAsPrd(options, setup, root);
   if (!prd.ok) return refuse(prd.detail, prd.fix);
-  const prerequisites = await workflowPrerequisites({
-    config: setup.config,
-    git: setup.git,
-    root,
-    env: options.env,
-  });
-  for (const check of prerequisites.checks.filter((c) => c.status === 'warn'))
-    options.bus.emit({
-      type: 'log',
-      level: 'warn',
-      message: `${check.name}: ${check.detail}. Fix: ${check.fix}`,
-    });
-  const failed = prerequisites.checks.filter((c) => c.status === 'fail');
-  if (failed.length > 0 || !prerequisites.claude)
-    return {
-      ok: false,
-      detail: failed.map((c) => `${c.name}: ${c.detail}`).join('; '),
-      fix: failed.map((c) => c.fix).join('; '),
-      checks: prerequisites.checks,
-    };
+  const missing = await missingPrerequisites(options, setup, root);
+  if (missing) return missing;
   const lock = await acquireLock(setup.paths.lock, 'ralphy start');
   if (!lock.ok)
     return refuse(
@@ -386,6 +368,35 @@ function issueMismatch(
     `"${previous.prd_title}" started from ${from(previous.issue)}, so it cannot be resumed from ${from(asked)}`,
     `Resume it with ralphy start${previous.issue === null ? ' (without --issue)' : ` --issue ${previous.issue}`}, or move ${relDir}/WORKFLOW.json aside to start a new workflow from ${from(asked)}.`,
   );
+}
+
+/** The programs and checks a workflow needs (claude, gh, the project's checks): warnings logged, failures returned. */
+async function missingPrerequisites(
+  options: WorkflowOptions,
+  setup: TickSetup,
+  root: string,
+): Promise<Extract<Prepared, { ok: false }> | null> {
+  const prerequisites = await workflowPrerequisites({
+    config: setup.config,
+    git: setup.git,
+    root,
+    env: options.env,
+  });
+  for (const check of prerequisites.checks.filter((c) => c.status === 'warn'))
+    options.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `${check.name}: ${check.detail}. Fix: ${check.fix}`,
+    });
+  const failed = prerequisites.checks.filter((c) => c.status === 'fail');
+  if (failed.length > 0 || !prerequisites.claude)
+    return {
+      ok: false,
+      detail: failed.map((c) => `${c.name}: ${c.detail}`).join('; '),
+      fix: failed.map((c) => c.fix).join('; '),
+      checks: prerequisites.checks,
+    };
+  return null;
 }
 
 function carriedRejection(previous: WorkflowFile | null): WorkflowFile['gate_decisions'] {
