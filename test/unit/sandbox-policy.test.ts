@@ -2,10 +2,11 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type AgentRequest, requestSandbox } from '../../source/engine/agents/agent-run.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
 import { bwrapArgs } from '../../source/engine/sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
-import { sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
+import { type Sandbox, sandboxForTree, sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
 import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
 
 // The sandbox's pure half: which folders a task's globs make writable, and the bwrap argv.
@@ -116,5 +117,43 @@ describe('config "sandbox"', () => {
     expect(configSchema.safeParse({ sandbox: { writable_outside: ['cache'] } }).success).toBe(false);
     expect(configSchema.safeParse({ sandbox: { writable_outside: ['/a/../etc'] } }).success).toBe(false);
     expect(configSchema.safeParse({ sandbox: 'firejail' }).success).toBe(false);
+  });
+});
+
+describe('a parallel lane is fenced in its own worktree', () => {
+  it('rebases the task paths and the read-only .git and workspace onto the lane, never onto the main tree', () => {
+    const root = repo();
+    const lane = join(root, 'relais', 'worktrees', 'task-1-1');
+    mkdirSync(join(lane, 'src'), { recursive: true });
+    mkdirSync(join(lane, 'relais'), { recursive: true });
+    writeFileSync(join(lane, '.git'), `gitdir: ${join(root, '.git', 'worktrees', 'task-1-1')}\n`);
+    const main: Sandbox = {
+      kind: 'bwrap',
+      bwrap: '/usr/bin/bwrap',
+      root,
+      readOnly: [join(root, '.git'), join(root, 'relais')],
+      writableOutside: [],
+      network: { agents: true, verification: false },
+      homeDirs: [],
+      homeFiles: [],
+      agentDirs: [],
+    };
+    const request = {
+      cwd: lane,
+      permissionMode: 'acceptEdits',
+      writableGlobs: ['src/**'],
+    } as unknown as AgentRequest;
+    const policy = requestSandbox(main, request);
+    expect(policy?.root).toBe(lane);
+    expect(policy?.writable).toEqual([join(lane, 'src')]);
+    // The lane's own .git (a file) and workspace are read-only; the main tree's workspace, which
+    // holds the lane, is not re-bound read-only over it.
+    expect(policy?.readOnly).toEqual([join(lane, '.git'), join(lane, 'relais')]);
+    // In the main tree nothing changes.
+    const inMain = requestSandbox(main, { ...request, cwd: root } as AgentRequest);
+    expect(inMain?.writable).toEqual([join(root, 'src')]);
+    expect(inMain?.readOnly).toEqual([join(root, '.git'), join(root, 'relais')]);
+    // A sandbox that is off stays off in a lane.
+    expect(sandboxForTree({ kind: 'off' }, lane)).toEqual({ kind: 'off' });
   });
 });

@@ -1,6 +1,8 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AgentRole, EngineBus } from '../events.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
-import { agentSandbox, type Sandbox } from '../sandbox/sandbox.js';
+import { agentSandbox, type Sandbox, sandboxForTree } from '../sandbox/sandbox.js';
 import type { ProcessResult } from '../supervise/run-process.js';
 import type { WriteFence } from './claude-code/scope-hook.js';
 
@@ -85,5 +87,16 @@ export function rawOutput(request: AgentRequest, data: Buffer): void {
 
 /** The sandbox policy of one agent run: the task's paths writable, none when it only plans. */
 export function requestSandbox(sandbox: Sandbox, request: AgentRequest): SandboxPolicy | undefined {
-  return agentSandbox(sandbox, request.permissionMode === 'plan' ? [] : request.writableGlobs);
+  return agentSandbox(
+    sandboxForCwd(sandbox, request.cwd),
+    request.permissionMode === 'plan' ? [] : request.writableGlobs,
+  );
+}
+
+/**
+ * An agent working in another tree of the repository (a parallel lane's worktree: a folder with
+ * its own `.git`) is fenced in that tree, not the main one.
+ */
+export function sandboxForCwd(sandbox: Sandbox, cwd: string): Sandbox {
+  return existsSync(join(cwd, '.git')) ? sandboxForTree(sandbox, cwd) : sandbox;
 }

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { findExecutable } from '../agents/find-executable.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { runProcess } from '../supervise/run-process.js';
@@ -128,6 +128,23 @@ function policyFor(
     homeFiles: role === 'agents' ? sandbox.homeFiles : [],
     network: sandbox.network[role],
   };
+}
+
+/**
+ * The same sandbox for another working tree of the repository (a parallel lane's worktree,
+ * issue 19): the task's paths resolve against that tree, and its own `.git` and workspace are the
+ * read-only ones. Without this a lane's worktree, which lives under the main tree's read-only
+ * workspace, could not be written by its own builder. Nothing else widens: the rest of the
+ * filesystem (the main tree included) stays read-only.
+ */
+export function sandboxForTree(sandbox: Sandbox, treeRoot: string): Sandbox {
+  if (sandbox.kind !== 'bwrap') return sandbox;
+  const real = safeReal(treeRoot);
+  if (real === null || real === sandbox.root) return sandbox;
+  const readOnly = sandbox.readOnly
+    .map((path) => join(real, relative(sandbox.root, path)))
+    .filter((path) => existsSync(path));
+  return { ...sandbox, root: real, readOnly };
 }
 
 /** Names the sandbox a run's processes use, for reports and events. */

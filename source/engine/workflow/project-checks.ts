@@ -1,5 +1,5 @@
 import type { VerificationRun } from '../protocol/report.js';
-import { verificationSandbox } from '../sandbox/sandbox.js';
+import { sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
 import type { WorkflowContext } from './context.js';
@@ -48,7 +48,8 @@ export async function runProjectChecksIn(
     bus: ctx.bus,
     signal,
     env: ctx.options.env,
-    sandbox: verificationSandbox(ctx.setup.sandbox),
+    // Fenced in the tree checked (a lane's worktree, or the main tree), not always the main one.
+    sandbox: verificationSandbox(sandboxForTree(ctx.setup.sandbox, root)),
   });
   const head = (await git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });

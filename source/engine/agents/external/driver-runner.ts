@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { EngineBus } from '../../events.js';
 import { agentSandbox, type Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd } from '../../supervise/run-process.js';
-import type { AgentOutcome, AgentRequest, AgentRunner } from '../agent-run.js';
+import { type AgentOutcome, type AgentRequest, type AgentRunner, sandboxForCwd } from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
 import { type Driver, runDriver } from './run-driver.js';
 
@@ -47,7 +47,7 @@ export function driverRunner(settings: DriverRunnerSettings): AgentRunner {
         stdin: `${request.systemPrompt}\n\n${request.userPrompt}`,
         model: request.model,
         sandbox: agentSandbox(
-          settings.sandbox,
+          sandboxForCwd(settings.sandbox, request.cwd),
           request.permissionMode === 'plan' ? [] : request.writableGlobs,
           [outputFile],
         ),
