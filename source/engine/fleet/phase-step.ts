@@ -90,7 +90,13 @@ export async function runPhaseStep(
       const reply = gate ? answers[gate] : undefined;
       if (gate && reply) {
         delete answers[gate];
-        return { decision: reply.decision, by: 'human' } satisfies GateAnswer;
+        // `submit --yes` approves on nobody's behalf: the PR body must not name a human for it.
+        const by = reply.by === 'submit --yes' ? 'auto' : 'human';
+        return {
+          decision: reply.decision,
+          by,
+          ...(reply.reason ? { reason: reply.reason } : {}),
+        } satisfies GateAnswer;
       }
       if (gate) pendingGate = { gate, lines: [request.title, ...request.lines] };
       return { decision: 'reject', by: 'nobody' };
@@ -139,7 +145,11 @@ export async function runPhaseStep(
   };
 }
 
-/** `gh pr list --head <branch>`: the pull request a previous attempt of this step opened, if any. */
+/**
+ * `gh pr list --head <branch> --state open`: the pull request a previous attempt of this step
+ * opened, if any. Open ones only: a branch name comes back when a PRD title is reused, and an old
+ * merged or closed PR must never stand in for this run's.
+ */
 function openPullRequest(
   gh: string,
   branch: string,
@@ -149,7 +159,7 @@ function openPullRequest(
   return new Promise((resolve) => {
     execFile(
       gh,
-      ['pr', 'list', '--head', branch, '--state', 'all', '--json', 'url', '--jq', '.[0].url // empty'],
+      ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url // empty'],
       { cwd, env, timeout: 60_000 },
       (error, stdout) => {
         const url = /https?:\/\/\S+/.exec(String(stdout))?.[0] ?? null;
