@@ -2,7 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, isAlive, REPO_ROOT, type TestProject } from '../support/project.js';
+import { killProcessesOf, liveHostPidOf, survivorsOf } from '../support/host-pid.js';
+import { CLI, REPO_ROOT, type TestProject } from '../support/project.js';
 import { TmuxSession } from '../support/tmux.js';
 import { happyScenario, workflowFile, workflowProject } from '../support/workflow.js';
 
@@ -132,8 +133,9 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       const env = interactive({ ...project.env, CI: undefined, IS_SANDBOX: '1', ...extra });
       tmux.start(`trap 'true' HUP; cd ${project.root} && node ${CLI} start --yes; echo "$?" > ${ended}`, env);
       await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
-      const builder = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
-      cleanup.push(() => isAlive(builder) && process.kill(-builder, 'SIGKILL'));
+      // Its host pid: the pid it wrote is its sandbox's (test/support/host-pid.ts).
+      const builder = liveHostPidOf(project.scenarioPath, 'builder');
+      cleanup.push(() => killProcessesOf(project.scenarioPath));
 
       const program = tmux.programPid();
       tmux.kill(); // the terminal closes: every write to it fails from now on
@@ -142,7 +144,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       await fileWritten(ended, 'the end of ralphy start');
       expect(readFileSync(ended, 'utf8').trim()).toBe('130'); // interrupted, not killed (129) or aborted (134)
 
-      expect(isAlive(builder)).toBe(false);
+      expect(survivorsOf(project.scenarioPath)).not.toContain(builder);
       expect(project.exists('relais/lock.json')).toBe(false);
       expect(project.status()).toBe('');
       // Stopped, not failed: the next ralphy start resumes it.
@@ -160,6 +162,8 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     tmux.keys('y');
     const working = await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
     expect(working).toContain('IMPLEMENTATION');
+    const builder = liveHostPidOf(project.scenarioPath, 'builder');
+    cleanup.push(() => killProcessesOf(project.scenarioPath));
     tmux.keys('a');
     // The footer's own "a abort" already matches /abort/: wait for the question itself, or `a`
     // and `y` could reach the app in one read, which it takes for a paste.
@@ -171,8 +175,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       'the aborted result',
     );
     expect(failed).toContain('FAILED');
-    const builder = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
-    expect(isAlive(builder)).toBe(false);
+    expect(survivorsOf(project.scenarioPath)).not.toContain(builder);
     expect(workflowFile(project)).toMatchObject({ state: 'FAILED', failure_reason: 'aborted' });
     tmux.keys('q');
 
@@ -193,8 +196,8 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     const working = await tmux.waitFor((s) => s.includes('Working on it.'), 'the builder at work');
     expect(working).toContain('IMPLEMENTATION');
     expect(tmux.cursorVisible()).toBe(false);
-    const builder = Number(readFileSync(`${project.scenarioPath}.builder.pid`, 'utf8'));
-    cleanup.push(() => isAlive(builder) && process.kill(-builder, 'SIGKILL'));
+    const builder = liveHostPidOf(project.scenarioPath, 'builder');
+    cleanup.push(() => killProcessesOf(project.scenarioPath));
     // The terminal is in raw mode: Ctrl-C reaches the app as a key, not as a signal from the tty.
     tmux.keys('C-c');
 
@@ -207,7 +210,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     // The summary on the normal screen: where it stopped and how to go on.
     expect(after).toContain('Workflow IMPLEMENTATION');
     expect(after).toContain('it asks to resume at IMPLEMENTATION');
-    expect(isAlive(builder)).toBe(false);
+    expect(survivorsOf(project.scenarioPath)).not.toContain(builder);
     expect(project.exists('relais/lock.json')).toBe(false);
     expect(project.status()).toBe('');
     // Interrupted, not failed: the next ralphy start offers to resume it.
