@@ -74,7 +74,8 @@ export async function implementTask(
   let limitWaits = 0;
   while (ticks < maxTicks) {
     // The pause key: the tick that ran is recorded; no next one starts (resumed at this task).
-    if (ctx.options.pauseRequested?.()) return { kind: 'stopped' };
+    // Parallel lanes pause at the phase's end instead: a lane stopping alone is not a pause.
+    if (target.lane === null && ctx.options.pauseRequested?.()) return { kind: 'stopped' };
     // Checked before a tick starts, not after one finished: a tick that crossed a cap is still
     // judged and, when verified, credited (its cost was spent either way).
     const over = ctx.overBudget();
