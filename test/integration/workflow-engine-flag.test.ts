@@ -42,4 +42,18 @@ describe('ralphy start --engine', () => {
     // Only the first start's spec-agent ran.
     expect(p.calls().map((c) => c.role)).toEqual(['spec']);
   }, 180_000); // whole workflows through the CLI: slow on a loaded machine, not a wait
+
+  it('--parallel above 1 with commit_on_success off is refused before anything runs (a lane lands only commits)', () => {
+    const p = workflowProject((config) => {
+      config.runner.commit_on_success = false;
+    });
+    project = p;
+    p.scenario({ spec: [specStep()] });
+    const refused = p.cliSync(['start', '--parallel', '2', '--yes'], { IS_SANDBOX: '1' });
+    expect(refused.code).toBe(3);
+    expect(refused.stdout).toContain('--parallel 2 needs runner.commit_on_success');
+    expect(refused.stdout).toContain('or run with --parallel 1');
+    expect(p.exists('relais/WORKFLOW.json')).toBe(false);
+    expect(p.calls()).toEqual([]);
+  }, 60_000); // one CLI start: slow on a loaded machine, not a wait
 });

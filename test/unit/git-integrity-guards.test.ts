@@ -153,3 +153,37 @@ describe('unsafe files', () => {
     expect(again.map((f) => f.path)).toEqual(['f1.txt', 'old-fifo', 'old-link']);
   });
 });
+
+describe('refs guard in a parallel lane (a linked worktree)', () => {
+  it("restores the lane's own branch on STOP but never another lane's landing or branches", async () => {
+    const { root, sh } = repo();
+    const lane = join(dir, 'lane');
+    sh('worktree', 'add', '-q', '-b', 'relais/lanes/task-1-1', lane);
+    const laneGit = new Git(lane);
+    const laneFacts = await factsOf(laneGit, lane);
+    expect(laneFacts.gitDir).not.toBe(laneFacts.commonDir);
+    const snapshot = await snapshotRefs(laneFacts);
+
+    // Meanwhile, outside this lane: the merge queue lands another lane on main, and a third lane's
+    // branch is made.
+    writeFileSync(join(root, 'f3.txt'), 'landed by lane 2\n');
+    sh('commit', '-qam', 'lane 2 landed');
+    const landed = sh('rev-parse', 'main');
+    sh('branch', 'relais/lanes/task-3-1');
+    // This lane's builder moves its own branch (the tick's commit that is now being rolled back).
+    const laneSh = (...args: string[]) =>
+      spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+        cwd: lane,
+        encoding: 'utf8',
+      });
+    writeFileSync(join(lane, 'f4.txt'), 'lane 1 work\n');
+    laneSh('commit', '-qam', 'lane 1 tick');
+    const laneBefore = snapshot.files.get(join(laneFacts.commonDir, 'refs/heads/relais/lanes/task-1-1'));
+    expect(laneBefore).toBeDefined();
+
+    await restoreRefs(snapshot, laneFacts);
+    expect(sh('rev-parse', 'main')).toBe(landed);
+    expect(sh('branch', '--list', 'relais/lanes/task-3-1')).toContain('task-3-1');
+    expect(sh('rev-parse', 'relais/lanes/task-1-1')).toBe(laneBefore?.toString('utf8').trim());
+  });
+});

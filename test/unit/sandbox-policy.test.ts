@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AgentRequest, requestSandbox } from '../../source/engine/agents/agent-run.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
-import { bwrapArgs } from '../../source/engine/sandbox/bwrap-args.js';
+import { bwrapArgs, sandboxEnv } from '../../source/engine/sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
 import { type Sandbox, sandboxForTree, sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
 import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
@@ -155,5 +155,32 @@ describe('a parallel lane is fenced in its own worktree', () => {
     expect(inMain?.readOnly).toEqual([join(root, '.git'), join(root, 'relais')]);
     // A sandbox that is off stays off in a lane.
     expect(sandboxForTree({ kind: 'off' }, lane)).toEqual({ kind: 'off' });
+  });
+});
+
+describe('the environment inside the sandbox', () => {
+  it('drops the doors out (agent sockets, session buses, displays, the fleet database) and keeps the rest', () => {
+    const env = sandboxEnv(
+      {
+        PATH: '/usr/bin',
+        ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+        SSH_AUTH_SOCK: '/tmp/ssh-x/agent.1',
+        DBUS_SESSION_BUS_ADDRESS: 'unix:path=/run/user/0/bus',
+        DISPLAY: ':0',
+        RELAIS_FLEET_DB: 'postgresql://relais:secret@db/relais',
+        PGPASSWORD: 'secret',
+        DATABASE_URL: 'postgres://x',
+        HOME: '/root',
+      },
+      '/tmp/relais-sandbox-x',
+    );
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      HOME: '/tmp/relais-sandbox-x/home',
+      TMPDIR: '/tmp/relais-sandbox-x/tmp',
+      TMP: '/tmp/relais-sandbox-x/tmp',
+      TEMP: '/tmp/relais-sandbox-x/tmp',
+    });
   });
 });

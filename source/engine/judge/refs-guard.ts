@@ -15,23 +15,26 @@ export interface RefsSnapshot {
   readonly files: ReadonlyMap<string, Buffer>;
   /** Folders present at tick start: only folders the tick created are pruned. */
   readonly folders: ReadonlySet<string>;
+  /** Which ref storage files this tick answers for (all of them, except in a linked worktree). */
+  readonly owns: (path: string) => boolean;
 }
 
 export async function snapshotRefs(facts: RepoFacts): Promise<RefsSnapshot> {
   const roots = refRoots(facts);
+  const owns = ownedRefs(facts);
   const files = new Map<string, Buffer>();
   const folders = new Set<string>();
-  for (const path of await listFiles(roots, folders)) {
+  for (const path of (await listFiles(roots, folders)).filter(owns)) {
     const content = await readFile(path).catch(() => null);
     if (content) files.set(path, content);
   }
-  return { roots, files, folders };
+  return { roots, files, folders, owns };
 }
 
 /** Ref storage files created, changed or deleted since the snapshot, relative to the git folder. */
 export async function changedRefs(snapshot: RefsSnapshot, facts: RepoFacts): Promise<string[]> {
   const changed: string[] = [];
-  const now = await listFiles(snapshot.roots);
+  const now = (await listFiles(snapshot.roots)).filter(snapshot.owns);
   for (const path of now) {
     const before = snapshot.files.get(path);
     const content = await readFile(path).catch(() => null);
@@ -50,7 +53,7 @@ export async function restoreRefs(
   keep: readonly string[] = [],
 ): Promise<string[]> {
   const notes: string[] = [];
-  const now = await listFiles(snapshot.roots);
+  const now = (await listFiles(snapshot.roots)).filter(snapshot.owns);
   for (const path of now) {
     if (snapshot.files.has(path) || keep.includes(display(path, facts))) continue;
     await rm(path, { force: true });
@@ -68,6 +71,20 @@ export async function restoreRefs(
   }
   await removeNewFolders(snapshot);
   return notes;
+}
+
+/**
+ * In the main worktree the tick answers for every ref. In a linked worktree (a parallel lane,
+ * issue 19) the shared refs also move under other lanes while this tick runs: the merge queue
+ * fast-forwards the integration branch, other lanes' branches are made and removed, the runner
+ * keeps work aside under refs/relais/. Restoring those would undo another lane's landed work, so a
+ * lane answers only for its own per-worktree refs and the branch it has checked out. (Inside the
+ * sandbox a lane's builder cannot write the shared refs at all: `.git` is read-only.)
+ */
+function ownedRefs(facts: RepoFacts): (path: string) => boolean {
+  if (facts.gitDir === facts.commonDir) return () => true;
+  const ownBranch = facts.branchRef ? join(facts.commonDir, facts.branchRef) : null;
+  return (path) => path.startsWith(`${facts.gitDir}/`) || path === ownBranch;
 }
 
 function refRoots(facts: RepoFacts): string[] {
@@ -100,6 +117,7 @@ async function listFiles(roots: readonly string[], folders = new Set<string>()):
 async function removeNewFolders(snapshot: RefsSnapshot): Promise<void> {
   const now = new Set<string>();
   await listFiles(snapshot.roots, now);
+  // Only empty folders go (rmdir), so another lane's new branch folder is never harmed.
   const created = [...now].filter((dir) => !snapshot.folders.has(dir));
   created.sort((a, b) => b.length - a.length);
   for (const dir of created) await rmdir(dir).catch(() => undefined);

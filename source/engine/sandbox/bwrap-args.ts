@@ -31,3 +31,32 @@ export function scratchEnv(scratch: string): Record<string, string> {
   const tmp = join(scratch, 'tmp');
   return { HOME: join(scratch, 'home'), TMPDIR: tmp, TMP: tmp, TEMP: tmp };
 }
+
+/**
+ * Variables that hand a sandboxed process a door out of the sandbox: agent sockets and session
+ * buses (a D-Bus session can start commands outside it, an SSH agent signs as the user), display
+ * servers, and the fleet's database (a builder could lift the fleet's budget or answer its gates).
+ * The files they point to may still exist on the read-only filesystem; without the variable a
+ * process has to go looking for them, and docs/sandbox.md says what remains.
+ */
+const HOST_DOORS = [
+  'SSH_AUTH_SOCK',
+  'SSH_AGENT_PID',
+  'GPG_AGENT_INFO',
+  'DBUS_SESSION_BUS_ADDRESS',
+  'DBUS_SYSTEM_BUS_ADDRESS',
+  'DISPLAY',
+  'WAYLAND_DISPLAY',
+  'XAUTHORITY',
+  'DOCKER_HOST',
+  'RELAIS_FLEET_DB',
+  'DATABASE_URL',
+];
+
+/** The environment of a sandboxed process: the caller's, without HOST_DOORS or PG* settings, with a private HOME and temp. */
+export function sandboxEnv(env: NodeJS.ProcessEnv, scratch: string): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env))
+    if (!HOST_DOORS.includes(name) && !/^PG[A-Z_]+$/.test(name)) kept[name] = value;
+  return { ...kept, ...scratchEnv(scratch) };
+}

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
-import { bwrapArgs, scratchEnv } from '../sandbox/bwrap-args.js';
+import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
@@ -137,7 +137,7 @@ async function supervise(
     policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
     {
       cwd: spec.cwd,
-      env: policy && scratch ? { ...spec.env, ...scratchEnv(scratch) } : spec.env,
+      env: policy && scratch ? sandboxEnv(spec.env, scratch) : spec.env,
       extendEnv: false,
       ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
       stdout: 'pipe',

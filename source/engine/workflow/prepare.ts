@@ -376,6 +376,14 @@ async function missingPrerequisites(
   setup: TickSetup,
   root: string,
 ): Promise<Extract<Prepared, { ok: false }> | null> {
+  // A lane lands by its commits: with commit_on_success off its verified change stays uncommitted,
+  // the merge queue would land nothing and removing the worktree would delete the work.
+  const lanes = options.parallel ?? setup.config.workflow.parallel;
+  if (lanes > 1 && !setup.config.runner.commit_on_success)
+    return refuse(
+      `--parallel ${lanes} needs runner.commit_on_success: a lane's verified work reaches the branch only as commits`,
+      'Set runner.commit_on_success to true in relais.config.json, or run with --parallel 1.',
+    );
   const prerequisites = await workflowPrerequisites({
     config: setup.config,
     git: setup.git,

@@ -2,6 +2,7 @@ import micromatch from 'micromatch';
 import { type Git, splitNul } from '../judge/git.js';
 import { worktreeStatus } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { resolveSandbox, verificationSandbox } from '../sandbox/sandbox.js';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
 import type { DoctorCheck } from './doctor-checks.js';
 import { CONFIG_FILE_NAME } from './paths.js';
@@ -76,6 +77,10 @@ export async function checkVerification(
       },
     ];
   const checks: DoctorCheck[] = [];
+  // In the same sandbox as a tick's verification (the doctor's own sandbox check reports when
+  // there is none; then the checks run as the user would run them by hand).
+  const sandbox = await resolveSandbox(config, root, env);
+  const policy = sandbox.kind === 'bwrap' ? verificationSandbox(sandbox) : undefined;
   for (const t of templates) {
     const timeout = t.timeout_seconds ?? config.verification.timeout_fast_seconds;
     const result = await runProcess({
@@ -86,6 +91,7 @@ export async function checkVerification(
       timeoutMs: timeout * 1000,
       signal: new AbortController().signal,
       keepTailBytes: 2000,
+      ...(policy ? { sandbox: policy } : {}),
     });
     const dirtied = await changes();
     const seconds = (result.durationMs / 1000).toFixed(1);
