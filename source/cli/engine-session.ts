@@ -25,6 +25,8 @@ export interface EngineSession {
   readonly signal: AbortSignal;
   /** Aborted only by the app's `a` (confirmed): for a workflow, FAILED with reason aborted. */
   readonly userAbort: AbortSignal;
+  /** True once the app's `p` was pressed: no further agent starts (a workflow stays resumable). */
+  readonly pauseRequested: () => boolean;
   /** The app's keyboard gates when the app runs, else null (the command picks its own). */
   readonly appGates: GatePort | null;
 }
@@ -88,17 +90,25 @@ export async function withEngine<T>(
     });
   });
   const userAbort = new AbortController();
+  const pause = { requested: false };
+  const pauseRequested = () => pause.requested;
   if (kind !== 'ink' || !options.view) {
     bus.subscribe(kind === 'ndjson' ? ndjsonReporter(io) : plainReporter(io));
     try {
-      return await work({ bus, signal: interrupts.signal, userAbort: userAbort.signal, appGates: null });
+      return await work({
+        bus,
+        signal: interrupts.signal,
+        userAbort: userAbort.signal,
+        pauseRequested,
+        appGates: null,
+      });
     } finally {
       interrupts.dispose();
     }
   }
   const summary = summaryOf(options.view);
   const view = options.view;
-  const app = lazyApp(() => startApp(io, options, view, { bus, appBus }, userAbort, interrupts));
+  const app = lazyApp(() => startApp(io, options, view, { bus, appBus }, { userAbort, pause }, interrupts));
   // Issue 16 item 4: an error before the work starts (not a repository, no PRD.md, claude missing)
   // is printed as plain text, not in the full-screen app. The app starts with the first event that
   // is not a log line (the work began: a phase, a tick, the resume question); until then the
@@ -119,7 +129,7 @@ export async function withEngine<T>(
     const signal = AbortSignal.any([interrupts.signal, userAbort.signal]);
     let result: T;
     try {
-      result = await work({ bus, signal, userAbort: userAbort.signal, appGates: lazyGates });
+      result = await work({ bus, signal, userAbort: userAbort.signal, pauseRequested, appGates: lazyGates });
     } catch (error) {
       const started = app.started();
       // The work failed unexpectedly: leave at once, with what the run logged so far on the normal
@@ -165,7 +175,7 @@ async function startApp(
   options: SessionOptions,
   view: 'workflow' | 'loop',
   { bus, appBus }: { readonly bus: EngineBus; readonly appBus: EngineBus },
-  userAbort: AbortController,
+  { userAbort, pause }: { readonly userAbort: AbortController; readonly pause: { requested: boolean } },
   interrupts: ReturnType<typeof installInterruptHandler>,
 ): Promise<InkFrontEnd> {
   // Ink, React and the layout engine take about half a second to load: only when the app runs.
@@ -184,6 +194,15 @@ async function startApp(
         message: 'abort requested from the keyboard: stopping the agent',
       });
       userAbort.abort();
+    },
+    onPause: () => {
+      pause.requested = true;
+      bus.emit({
+        type: 'log',
+        level: 'warn',
+        message:
+          'pause requested from the keyboard: the running agent finishes, then the run stops (ralphy start resumes it)',
+      });
     },
     onInterrupt: () => interrupts.interrupt('SIGINT'),
     // A second Ctrl-C, the app's `a` then Ctrl-C: the same forced exit as a second signal.

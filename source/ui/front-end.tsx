@@ -38,6 +38,8 @@ export interface InkFrontEndOptions {
   readonly onAbort: () => void;
   /** First Ctrl-C: stop gracefully; `onAbort` when not given. */
   readonly onInterrupt?: () => void;
+  /** `p`: let the running agent finish, then stop before the next one (a workflow; resumable). */
+  readonly onPause?: () => void;
   /** Second Ctrl-C: quit now. */
   readonly onForceQuit: () => void;
   /**
@@ -66,6 +68,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
     store,
     onAbort: options.onAbort,
     onInterrupt: options.onInterrupt,
+    onPause: options.onPause,
     onForceQuit: options.onForceQuit,
   });
 

@@ -120,6 +120,14 @@ if (step.print_line_bytes) printJunk(step.print_line_bytes, step.print_line_byte
 if (step.hang) {
   // Keep the process alive until it is killed.
   setInterval(() => undefined, 1000);
+} else if (step.release_file) {
+  // A model that works until the test lets it finish (it creates the file): a key can be pressed
+  // while the agent is known to be at work, with no race against a timer.
+  const poll = setInterval(() => {
+    if (!existsSync(step.release_file)) return;
+    clearInterval(poll);
+    finish();
+  }, 50);
 } else if (step.delay_ms) {
   // A model that takes a fixed time per call (bench/parallel.mjs).
   setTimeout(finish, step.delay_ms);

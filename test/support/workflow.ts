@@ -178,6 +178,8 @@ export async function runInProcess(
     onEvent?: (event: StampedEvent) => void;
     clock?: Clock;
     cycleRunners?: WorkflowOptions['cycleRunners'];
+    /** The app's pause key, as `ralphy start` passes it. */
+    pauseRequested?: () => boolean;
   },
 ): Promise<InProcessRun> {
   const bus = new EngineBus();
@@ -194,6 +196,7 @@ export async function runInProcess(
     gates: options.gates,
     clock: options.clock ?? realClock,
     cycleRunners: options.cycleRunners,
+    pauseRequested: options.pauseRequested,
   });
   const states = events.flatMap((e) => (e.type === 'workflow.changed' ? [e.state] : []));
   return { outcome, events, states };

@@ -63,6 +63,15 @@ function implementing(): Script {
         duration_ms: 1000,
         summary: 'ok',
       },
+      {
+        type: 'workflow.spend',
+        phase: 'IMPLEMENTATION',
+        cost_usd: 0.42,
+        calls: 1,
+        max_cost_usd: null,
+        max_calls: null,
+        total_cost_usd: 0.42,
+      },
     ],
     95_000,
   );

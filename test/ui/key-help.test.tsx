@@ -69,6 +69,7 @@ const CONTEXTS: Array<[string, UiState]> = [
   ['the viewer', state(yesNo, { overlay: { kind: 'document', index: 0, top: 0 } })],
   ['confirming an abort', state(null, { confirmingAbort: true })],
   ['aborting', state(null, { aborting: true })],
+  ['pausing (p pressed)', state(null, { pausing: true })],
   ['over', state(null, { over: true })],
 ];
 

@@ -58,6 +58,16 @@ describe('Header', () => {
       duration_ms: 1,
       summary: '',
     });
+    // Issue 16 item 7: the header shows what the runner recorded (WORKFLOW.json), not the agents' sum.
+    s.emit({
+      type: 'workflow.spend',
+      phase: 'SPECIFICATION',
+      cost_usd: 0.42,
+      calls: 1,
+      max_cost_usd: null,
+      max_calls: null,
+      total_cost_usd: 0.42,
+    });
     s.wait(0);
     const view = renderPanel(<Header state={s.state} width={100} />);
     expect(view.frame()).toContain(

@@ -258,8 +258,8 @@ describe('tasks: claimed and verified stay apart', () => {
 });
 
 describe('agent, breaker, judge, verification', () => {
-  test('cost is the sum of agent calls; liveness follows output and activity', () => {
-    const s = new Script()
+  test("a loop's cost is the sum of agent calls; liveness follows output and activity", () => {
+    const s = new Script('loop')
       .emit({ type: 'agent.started', role: 'dev', attempt: 1, command: 'claude', model: 'sonnet' }, 3_000)
       .emit({ type: 'agent.output', role: 'dev', text: 'working', kind: 'text' }, 2_000)
       .emit({ type: 'agent.tool', role: 'dev', tool: 'Read', target: 'a.ts' }, 1_000)
@@ -284,6 +284,55 @@ describe('agent, breaker, judge, verification', () => {
     const state = s.state;
     expect(state.header.costUsd).toBeCloseTo(0.375);
     expect(state.activity).toEqual({ lastOutputAtMs: T0 + 3_000, lastActivityAtMs: T0 + 5_000 });
+  });
+
+  test("a workflow's cost is what the runner recorded (workflow.started, workflow.spend), not the agents' sum", () => {
+    const finished = (cost: number) =>
+      ({
+        type: 'agent.finished',
+        role: 'dev',
+        ok: true,
+        exit_code: 0,
+        cost_usd: cost,
+        duration_ms: 1,
+        summary: '',
+      }) as const;
+    const spend = (total: number) =>
+      ({
+        type: 'workflow.spend',
+        phase: 'IMPLEMENTATION',
+        cost_usd: total - 0.5,
+        calls: 2,
+        max_cost_usd: null,
+        max_calls: null,
+        total_cost_usd: total,
+      }) as const;
+    const s = new Script().emit({
+      type: 'workflow.started',
+      project: 'demo',
+      prd_title: 'Todo',
+      base_branch: 'main',
+      feature_branch: 'ralphy/todo',
+      engine: 'ticks',
+      resumed_from: 'IMPLEMENTATION',
+      max_cost_usd: null,
+      cost_usd: 0.5,
+      tasks: [],
+    });
+    // A resume opens with the recorded spend; an agent's own report does not move it.
+    expect(s.state.header.costUsd).toBe(0.5);
+    s.emit(finished(0.1)).emit(finished(0.2));
+    expect(s.state.header.costUsd).toBe(0.5);
+    s.emit(spend(0.8));
+    expect(s.state.header.costUsd).toBe(0.8);
+    // No workflow cap: the milestone ledger's cap is not shown as the workflow's.
+    s.emit({
+      type: 'ledger.updated',
+      milestone: 'M1',
+      used: { ticks: 1, orchestrator_calls: 1, builder_calls: 1, verify_runs: 1, cost_usd: 0.3 },
+      caps: { ticks: 10, orchestrator_calls: 10, builder_calls: 10, verify_runs: 10, cost_usd: 80 },
+    });
+    expect(s.state.header.budgetUsd).toBeNull();
   });
 
   test('breaker closed -> half-open -> open keeps the last trigger through a reset', () => {

@@ -7,6 +7,7 @@ vi.hoisted(() => {
 import type { Key } from 'ink';
 import type { EngineEvent, WorkflowStartedEvent } from '../../source/engine/events.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
+import { contextKeys } from '../../source/ui/keys/key-help.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
 import { Header } from '../../source/ui/panels/Header.js';
 import { PhaseTimeline } from '../../source/ui/panels/PhaseTimeline.js';
@@ -106,6 +107,54 @@ describe('Ctrl-C: a resumable interrupt, not an abort', () => {
     const phases = renderPanel(<PhaseTimeline state={s.state} width={60} height={10} />).frame();
     expect(lineWith(phases, 'IMPLEMENTATION')).toContain('‖ IMPLEMENTATION');
     expect(phases).not.toContain('⠿');
+  });
+});
+
+describe('p: pause after the running agent (issue 16 item 11)', () => {
+  test('the header says PAUSING, the engine is asked once, the ? list offers p until pressed; the end clears it', () => {
+    const s = running();
+    const calls: string[] = [];
+    const controller = createUiController({
+      store: s.store,
+      onAbort: () => calls.push('abort'),
+      onPause: () => calls.push('pause'),
+      onForceQuit: () => calls.push('force'),
+    });
+    expect(contextKeys(s.state).some((k) => k.keys.includes('p'))).toBe(true);
+    expect(renderPanel(<Footer state={s.state} width={140} />).frame()).toContain('pause');
+    controller.handleKey('p', key(), 10);
+    controller.handleKey('p', key(), 10);
+    expect(calls).toEqual(['pause']);
+    expect(s.state.interaction.hint).toContain('Already pausing');
+    expect(renderPanel(<Header state={s.state} width={140} />).frame()).toContain('PAUSING after this agent');
+    expect(contextKeys(s.state).some((k) => k.keys.includes('p'))).toBe(false);
+
+    // The engine stopped before the next step: interrupted, and the header no longer says pausing.
+    s.emit(enter('QA', 'interrupted'));
+    s.emit({
+      type: 'run.finished',
+      state: 'QA',
+      status: 'interrupted',
+      reason: null,
+      detail: null,
+      pr_url: null,
+      next_steps: ['ralphy start /repo (it asks to resume at QA)'],
+    });
+    expect(renderPanel(<Header state={s.state} width={140} />).frame()).not.toContain('PAUSING');
+  });
+
+  test('a loop has no pause key', () => {
+    const s = new Script('loop');
+    const calls: string[] = [];
+    const controller = createUiController({
+      store: s.store,
+      onAbort: () => calls.push('abort'),
+      onPause: () => calls.push('pause'),
+      onForceQuit: () => calls.push('force'),
+    });
+    controller.handleKey('p', key(), 10);
+    expect(calls).toEqual([]);
+    expect(contextKeys(s.state).some((k) => k.keys.includes('p'))).toBe(false);
   });
 });
 

@@ -60,7 +60,7 @@ export async function startCommand(
       view: 'workflow',
       project: root,
     },
-    async ({ bus, signal, userAbort, appGates }) => {
+    async ({ bus, signal, userAbort, pauseRequested, appGates }) => {
       const { gates, close } = chooseGates(io, { json: flags.json, yes: flags.yes, appGates });
       try {
         const outcome = await runWorkflow({
@@ -74,6 +74,7 @@ export async function startCommand(
           ...(issue !== undefined ? { issue } : {}),
           abortRequested: () => userAbort.aborted,
           abortedBy: () => 'the abort key (a) in the app',
+          pauseRequested,
           ...(parallel !== undefined ? { parallel } : {}),
         });
         return EXIT_FOR[outcome.status];

@@ -64,6 +64,12 @@ export interface WorkflowOptions {
    * interrupted and resumable, so each phase can be its own durable step.
    */
   readonly pauseBefore?: (state: WorkflowStateName) => boolean;
+  /**
+   * The app's pause key `p` (issue 16 item 11): once true, the running agent finishes and its
+   * work is judged and recorded as usual, but no further agent starts: the workflow stops before
+   * its next phase (or its next tick), interrupted and resumable with `ralphy start`.
+   */
+  readonly pauseRequested?: () => boolean;
   /** Issue 19: `ralphy start --parallel N`, above `workflow.parallel` in the config. */
   readonly parallel?: number;
 }

@@ -52,6 +52,14 @@ export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseRes
 }
 
 /**
+ * The pause key: the tick that ran is recorded; no next one starts (a resume goes on with this
+ * task). Parallel lanes pause at the phase's end instead: a lane stopping alone is not a pause.
+ */
+function pausedBeforeTick(ctx: WorkflowContext, target: TickTarget): boolean {
+  return target.lane === null && (ctx.options.pauseRequested?.() ?? false);
+}
+
+/**
  * One task's judged ticks until it is verified and landed, or ends the phase. `target` is the main
  * worktree, or a parallel lane (engine/parallel/run-lanes.ts): the same ticks, judged the same way.
  */
@@ -73,6 +81,7 @@ export async function implementTask(
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
+    if (pausedBeforeTick(ctx, target)) return { kind: 'stopped' };
     // Checked before a tick starts, not after one finished: a tick that crossed a cap is still
     // judged and, when verified, credited (its cost was spent either way).
     const over = ctx.overBudget();

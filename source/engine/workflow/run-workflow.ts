@@ -105,6 +105,7 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
       await ctx.enter(state, 'interrupted');
       return finish(ctx, []);
     }
+    if (ctx.options.pauseRequested?.()) return pausedBefore(ctx, state);
     let result: PhaseResult;
     if (state === 'PR') {
       const pr = await prPhase(ctx);
@@ -155,6 +156,13 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
       next === 'COMPLETED' ? { current_task: null } : {},
     );
   }
+}
+
+/** The pause key: stopped cleanly before `state`'s phase, which a resume runs. */
+async function pausedBefore(ctx: WorkflowContext, state: WorkflowStateName): Promise<WorkflowOutcome> {
+  ctx.bus.emit({ type: 'log', level: 'info', message: `Paused before ${state}: no further agent starts` });
+  await ctx.enter(state, 'interrupted');
+  return finish(ctx, [`ralphy start ${ctx.setup.facts.root} (it asks to resume at ${state})`]);
 }
 
 /** `--issue`: the ending goes back to the issue; a report that could not be posted is a next step. */

@@ -35,6 +35,8 @@ export interface UiControllerOptions {
   readonly onAbort: () => void;
   /** First Ctrl-C: stop gracefully (a workflow stays resumable); `onAbort` when not given. */
   readonly onInterrupt?: () => void;
+  /** `p`: the running agent finishes, then no next one starts (a workflow; resumable). */
+  readonly onPause?: () => void;
   readonly onForceQuit: () => void;
 }
 
@@ -114,6 +116,10 @@ export function createUiController(options: UiControllerOptions): UiController {
         break;
       case 'abort_ask':
         store.setInteraction({ confirmingAbort: true });
+        break;
+      case 'pause':
+        store.setInteraction({ pausing: true });
+        options.onPause?.();
         break;
       case 'abort_cancel':
         store.setInteraction({ confirmingAbort: false });

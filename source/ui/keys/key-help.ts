@@ -88,6 +88,8 @@ export function contextKeys(state: UiState): KeyHelp[] {
       ? { keys: ['Ctrl-C'], label: 'force quit now' }
       : { keys: ['a'], label: 'abort the run (asks first; it ends FAILED)' },
   );
+  if (state.view === 'workflow' && !interaction.aborting && !interaction.pausing)
+    keys.push({ keys: ['p'], label: 'pause: the running agent finishes, then stop (ralphy start resumes)' });
   if (!interaction.aborting) keys.push({ keys: ['Ctrl-C'], label: stopLabel(state) });
   return [...keys, ...OUTPUT_SCROLL, helpKey()];
 }

@@ -9,6 +9,8 @@ import type { Overlay, UiState } from '../store/ui-state.js';
  *   over it leaves like `q`.
  * - y / n: approve / reject at a yes/no gate.
  * - a: asks to confirm an abort; then y or a second a aborts, anything else cancels.
+ * - p (a workflow): pause: the running agent finishes, then the run stops before the next one,
+ *   resumable with `ralphy start` (issue 16 item 11).
  * - q: leaves once the work is over (before that, it only says so).
  * - ↑/↓ (k/j), PgUp/PgDn, Home/End (g/G): scroll the agent output; End follows the newest line.
  * - At a text gate, keys type the answer: Enter sends, Ctrl-J or Alt-Enter inserts a new line,
@@ -36,6 +38,7 @@ export type KeyAction =
   | { readonly type: 'abort_ask' }
   | { readonly type: 'abort_confirm' }
   | { readonly type: 'abort_cancel' }
+  | { readonly type: 'pause' }
   | { readonly type: 'scroll'; readonly command: ScrollCommand };
 
 export type KeyInfo = Pick<
@@ -91,11 +94,11 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
     if (gate?.gate === 'plan' && key.ctrl && input === 'p') return { type: 'answer', text: PROCEED };
     return textGateKey(interaction.draft, input, key);
   }
-  return runningKey(state, input);
+  return runningKey(state, input, key);
 }
 
 /** A key while the run goes on and no text is being typed: y/n at a gate, a to abort. */
-function runningKey({ interaction, gate }: UiState, input: string): KeyAction {
+function runningKey({ interaction, gate, view }: UiState, input: string, key: KeyInfo): KeyAction {
   if (gate?.answer === 'yes_no' && input === 'y') return { type: 'gate', decision: 'approve' };
   // A "no" is confirmed, with room for why (the agent reads it on its next attempt).
   if (gate?.answer === 'yes_no' && input === 'n') return { type: 'reject_ask' };
@@ -108,6 +111,13 @@ function runningKey({ interaction, gate }: UiState, input: string): KeyAction {
           text: `Already ${interaction.interrupting ? 'stopping' : 'aborting'}: Ctrl-C again force-quits.`,
         }
       : { type: 'abort_ask' };
+  }
+  if (input === 'p' && view === 'workflow' && !key.ctrl && !key.meta) {
+    if (interaction.aborting)
+      return { type: 'hint', text: 'Already stopping: the run ends without a pause.' };
+    return interaction.pausing
+      ? { type: 'hint', text: 'Already pausing: the run stops once the running agent finishes.' }
+      : { type: 'pause' };
   }
   if (input === 'q') return { type: 'hint', text: 'q leaves once the run is over; a aborts it.' };
   return NONE;

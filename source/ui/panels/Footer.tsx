@@ -43,7 +43,9 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   const keys: Array<[string, string]> = [];
   if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
   if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
-  keys.push(help, ['a', 'abort'], ['^C', 'stop'], scroll);
+  keys.push(help, ['a', 'abort']);
+  if (state.view === 'workflow' && !interaction.pausing) keys.push(['p', 'pause']);
+  keys.push(['^C', 'stop'], scroll);
   return keys;
 }
 
@@ -65,8 +67,10 @@ export function footerRow(state: UiState): Row {
     text(` ${key} `, { inverse: true }),
     text(` ${label}  `, { dim: true }),
   ]);
-  const hint = interaction.hint ? [text(interaction.hint, { tone: 'warn' })] : [];
-  return [...lead, ...keys, ...hint];
+  // The hint answers the key just pressed: it comes before the key list, which a narrow
+  // terminal cuts at its end.
+  const hint = interaction.hint ? [text(` ${interaction.hint} `, { tone: 'warn' })] : [];
+  return [...lead, ...hint, ...keys];
 }
 
 export function Footer({ state, width }: { readonly state: UiState; readonly width: number }) {

@@ -26,6 +26,10 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
     sep,
     text(spendOfBudget(h.costUsd, h.budgetUsd), { tone: overBudget ? 'error' : undefined }),
     ...(h.budgetWarnings.length > 0 ? [sep, text('! budget warning', { tone: 'warn', bold: true })] : []),
+    // Issue 16 item 11: the pause key was pressed; the run stops after the running agent.
+    ...(state.interaction.pausing && !state.interaction.aborting && !workIsOver(state)
+      ? [sep, text('PAUSING after this agent', { tone: 'warn', bold: true })]
+      : []),
     // Only while the work still runs: once it ended (FAILED, interrupted) it is not "aborting" any more.
     ...(state.interaction.aborting && !workIsOver(state)
       ? [

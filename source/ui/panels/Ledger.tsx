@@ -17,15 +17,20 @@ export function ledgerRows(state: UiState, width: number): Row[] {
     ['cost', 'cost_usd'],
   ];
   const barWidth = Math.max(0, Math.min(20, width - 33));
+  // Issue 16 item 7: in a workflow, the cost row is the workflow's recorded spend against its own
+  // cap, the header's numbers and `ralphy status`'s; the milestone's part of it was a third cost.
+  const workflow = state.view === 'workflow';
   return items.map(([label, key]) => {
-    const used = ledger.used[key];
-    const cap = ledger.caps[key];
+    const spend = workflow && key === 'cost_usd';
+    const used = spend ? state.header.costUsd : ledger.used[key];
+    const cap = spend ? (state.header.budgetUsd ?? 0) : ledger.caps[key];
     const ratio = cap > 0 ? used / cap : 0;
     const tone = ratio >= 0.9 ? 'error' : ratio >= 0.7 ? 'warn' : 'ok';
-    const amount = key === 'cost_usd' ? `${usd(used)}/${usd(cap)}` : `${used}/${cap}`;
+    const amount =
+      key !== 'cost_usd' ? `${used}/${cap}` : spend && cap <= 0 ? usd(used) : `${usd(used)}/${usd(cap)}`;
     const filled = Math.min(barWidth, Math.round(ratio * barWidth));
     return [
-      text(fitTo(label, 13), { dim: true }),
+      text(fitTo(spend ? 'workflow cost' : label, 13), { dim: true }),
       text(padStartTo(amount, 17), { tone: ratio >= 0.7 ? tone : undefined }),
       ...(barWidth > 0
         ? [text(' '), text('█'.repeat(filled), { tone }), text('░'.repeat(barWidth - filled), { dim: true })]

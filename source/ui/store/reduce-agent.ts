@@ -51,7 +51,11 @@ export function agentFinished(state: UiState, e: Of<'agent.finished'>, atMs: num
     ...state,
     agent: state.agent ? { ...state.agent, finished: { ok: e.ok, atMs } } : null,
     retry: null,
-    header: { ...state.header, costUsd: state.header.costUsd + cost },
+    // Issue 16 item 7: a workflow's spend is what the runner recorded in WORKFLOW.json (its
+    // `workflow.started` and `workflow.spend` events), the number `ralphy status` reads; adding
+    // each agent's own report here as well made a second total. A loop has no such record.
+    header:
+      state.view === 'workflow' ? state.header : { ...state.header, costUsd: state.header.costUsd + cost },
   };
 }
 

@@ -104,8 +104,9 @@ export function ledgerUpdated(state: UiState, e: Of<'ledger.updated'>): UiState 
     ledger: { milestone: flattenOrNull(e.milestone, 100), used: e.used, caps: e.caps },
     header: {
       ...state.header,
-      // The loop's spend cap is the ledger's; a workflow's own max_cost_usd wins over it.
-      budgetUsd: state.view === 'loop' ? (cap ?? state.header.budgetUsd) : (state.header.budgetUsd ?? cap),
+      // The loop's spend cap is the ledger's. A workflow shows its own cap only (issue 16 item 7:
+      // the milestone's showed as a second cap when the workflow had none).
+      budgetUsd: state.view === 'loop' ? (cap ?? state.header.budgetUsd) : state.header.budgetUsd,
     },
   };
 }

@@ -49,7 +49,8 @@ export function workflowSpend(state: UiState, e: Of<'workflow.spend'>): UiState 
   };
   return {
     ...state,
-    header: { ...state.header, costUsd: Math.max(state.header.costUsd, e.total_cost_usd) },
+    // The workflow's recorded total (WORKFLOW.json cost_usd), as is: the one source of its spend.
+    header: { ...state.header, costUsd: e.total_cost_usd },
     phases: withRow(state.phases, e.phase).map((row) => (row.state === e.phase ? { ...row, spend } : row)),
   };
 }
@@ -77,9 +78,11 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       title: flatten(e.prd_title, 300),
       branch: flattenOrNull(e.feature_branch ?? e.base_branch, 200),
       startedAtMs: state.header.startedAtMs ?? atMs,
-      budgetUsd: e.max_cost_usd ?? state.header.budgetUsd,
+      // Issue 16 item 7: the workflow's cap (workflow.max_cost_usd), as `ralphy status` shows it;
+      // none when it has none (a milestone's ledger cap is not the workflow's).
+      budgetUsd: e.max_cost_usd ?? null,
       // A resume goes on from what the workflow already spent (WORKFLOW.json), never from $0.
-      costUsd: Math.max(state.header.costUsd, e.cost_usd ?? 0),
+      costUsd: e.cost_usd ?? state.header.costUsd,
     },
     // A resume starts after phases finished by an earlier run: they are done, with no times. An
     // optional phase the earlier run went through (PLANNING) keeps its row.

@@ -224,6 +224,11 @@ export interface InteractionModel {
    * footer say so, instead of "aborting".
    */
   readonly interrupting: boolean;
+  /**
+   * `p` was pressed (a workflow): the running agent finishes, then the run stops before the next
+   * one, resumable (issue 16 item 11). The header says so until the work is over.
+   */
+  readonly pausing: boolean;
   /** The engine's work is over (the front end's `finish` was called): `q` leaves. */
   readonly over: boolean;
   /** What the human typed so far at a text gate. */
@@ -323,6 +328,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       confirmingAbort: false,
       aborting: false,
       interrupting: false,
+      pausing: false,
       over: false,
       draft: '',
       hint: null,
