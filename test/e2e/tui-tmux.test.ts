@@ -69,8 +69,9 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     const atQaGate = await tmux.waitFor(
       (s) => s.includes('Approve the QA report and open the pull request?'),
       'the QA gate',
-      // Two judged ticks and the QA agent: on a loaded 2-core machine this takes over a minute.
-      120_000,
+      // Two judged ticks (each agent and check in its sandbox) and the QA agent: on a loaded 2-core
+      // machine this took 2.5 minutes. A bound on the wait, not a sleep.
+      240_000,
     );
     expect(atQaGate).toContain('spec: approved');
     // The task list shows what the runner verified, apart from what the agent claimed.
@@ -95,7 +96,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(after).toContain('Workflow:  "Slugify titles" COMPLETED (completed)');
     expect(after).not.toContain('╭─ Phases');
     expect(tmux.cursorVisible()).toBe(true);
-  }, 180_000);
+  }, 360_000);
 
   it('a SIGTERM while the final screen shows: it leaves at once, the summary on the normal screen', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
