@@ -19,9 +19,18 @@ const newFiles = {
 };
 const sh = (script: string) => ({ exec: ['sh', '-c', script] });
 
+/**
+ * These builders and verifications write into `.git/`, `relais/` or outside the task's paths,
+ * which the sandbox does not let them do (its own tests: sandbox-attacks, test/redteam). With
+ * `"sandbox": "off"` what these cases prove is the judge, the second fence behind it.
+ */
+const judgeOnly = (config: any) => {
+  config.sandbox = 'off';
+};
+
 describe('judge hardening: the runner never runs code a builder planted', () => {
   it('a .git/commondir redirect to a repository with a filter is restored before git runs', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     const marker = join(project.base, 'pwned');
     const evil = join(project.base, 'evil-git');
     project.scenario({
@@ -74,7 +83,7 @@ describe('judge hardening: the runner never runs code a builder planted', () => 
   });
 
   it('a config include that did not exist yet is caught when the builder creates it', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     project.git('config', 'include.path', join(project.home, 'local.gitconfig'));
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -95,7 +104,7 @@ describe('judge hardening: the runner never runs code a builder planted', () => 
 
 describe('judge hardening: edits hidden from git diff are still judged', () => {
   it('skip-worktree on an out-of-scope file: seen, stopped, flag cleared and file restored', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [
@@ -117,7 +126,7 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
   });
 
   it('assume-unchanged on an allowed file is refused even though the edit is in scope', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [
@@ -134,7 +143,7 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
   });
 
   it('a replace ref swapping base content is refused and deleted', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'test/t.js': 'assert(true)\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'test/t.js': 'assert(true)\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [
@@ -153,7 +162,7 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
   });
 
   it('an edit inside an ignored folder that already existed (node_modules) is seen', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' }, judgeOnly);
     project.write('node_modules/runner/index.js', 'module.exports = realTests;\n');
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -170,7 +179,7 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
   });
 
   it('a FIFO or a symlink left in a new ignored folder never blocks or redirects the judge', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'build/\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'build/\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [
@@ -197,6 +206,7 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
 describe('judge hardening: after verification and after the builder', () => {
   it('a verification that plants a git hook is caught on the success path and the hook removed', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+      judgeOnly(config);
       config.verification.templates.push({
         id: 'hooky',
         cmd: 'sh',
@@ -220,6 +230,7 @@ describe('judge hardening: after verification and after the builder', () => {
 
   it('a verification that edits the prompts is a runner-owned mutation', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+      judgeOnly(config);
       config.verification.templates.push({
         id: 'prompty',
         cmd: 'sh',
