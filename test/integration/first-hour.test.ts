@@ -19,11 +19,13 @@ writeFileSync('node_modules/.cache/lint/cache.json', JSON.stringify({ at: proces
 if (readFileSync('src/a.ts', 'utf8').includes('bad')) { console.error('lint: bad'); process.exit(1); }
 `;
 
-function lintProject(): TestProject {
+/** `sandboxOff`: for a builder that writes where the sandbox would refuse it, to prove the judge. */
+function lintProject(sandboxOff = false): TestProject {
   const p = TestProject.create(
     { 'src/a.ts': 'export const a = 1;\n', 'lint.mjs': LINT, '.gitignore': 'node_modules/\n' },
     (config) => {
       config.verification.templates.push({ id: 'lint', cmd: 'node', args: ['lint.mjs'] });
+      if (sandboxOff) config.sandbox = 'off';
     },
   );
   // The cache exists before the tick (the user ran the linter once): the tick's run changes it.
@@ -72,7 +74,8 @@ describe('a red test stays an ordinary verify failure', () => {
   it(
     'an ignored file the builder changed still counts, even when verification touches it too',
     () => {
-      project = lintProject();
+      // The builder writes node_modules/, out of its scope: the sandbox would refuse it first.
+      project = lintProject(true);
       project.scenario({
         orchestrator: [{ result_json: lintTask('T1') }],
         builder: [builderWrites({ 'src/a.ts': 'bad\n', 'node_modules/.cache/lint/cache.json': 'planted' })],
@@ -184,7 +187,10 @@ describe('rollback truth (issue 14)', () => {
   it(
     'garbage in .git/refs/heads/main: the rollback repairs the ref and says so; the next tick runs',
     () => {
-      project = TestProject.create({ 'src/a.ts': 'a\n' });
+      // The builder writes into .git/, which the sandbox refuses: this proves the judge.
+      project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+        config.sandbox = 'off';
+      });
       const base = project.head();
       project.scenario({
         orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],

@@ -99,7 +99,7 @@ describe('issue 14: nothing a builder starts outlives its tick', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(project.report()).toMatchObject({ code: 'SUCCESS', sandbox: 'bwrap' });
     // The daemon was up during verification, and was ended with it: it never wrote (and had it
-    // still been alive at its delay, the read-only tree would have refused it).
+    // written during verification, the verdict's binding to the verified tree would stop the tick).
     expect(readFileSync(log, 'utf8')).toMatch(/^up \d+\n/);
     expect(readFileSync(log, 'utf8')).not.toContain('wrote');
     expect(processesWith(log)).toEqual([]);

@@ -39,7 +39,11 @@ export async function verify(ctx: TickContext, task: Task): Promise<void> {
     bus: ctx.options.bus,
     signal: ctx.signal,
     env: ctx.options.env,
-    sandbox: verificationSandbox(setup.sandbox, task.scope.allowed_globs),
+    // The project's own checks write caches and build output (node_modules/.cache, .eslintcache,
+    // coverage/): the whole tree is writable to them, `.git/` and the workspace still read-only,
+    // no network. What they change is judged afterwards: the verdict is bound to the verified
+    // tree (STOP_TREE_CHANGED_DURING_VERIFY), and a verify-only task's writes stop it.
+    sandbox: verificationSandbox(setup.sandbox),
     // Issue 14: a verification orphaned by a SIGKILLed runner is ended by the next run's recovery.
     onSpawn: (pid) => recordAgentInFlight(setup.paths, pid),
   });
