@@ -5,7 +5,7 @@ import { EngineBus } from '../../source/engine/events.js';
 import { waitUntilDeadSync } from '../../source/engine/supervise/process-tree.js';
 import { runLoop } from '../../source/engine/tick/loop.js';
 import { liveHostPidOf, liveProcessesOf, survivorsOf } from '../support/host-pid.js';
-import { builderWrites, isAlive, TestProject, task } from '../support/project.js';
+import { builderWrites, isAlive, sandboxed, TestProject, task } from '../support/project.js';
 
 // Recovery after a run was killed mid-tick (seed 001 PR2: "the next run still recovers cleanly"):
 // lossless, and never on the word of anything the builder could have written.
@@ -111,7 +111,7 @@ describe('recovery after a killed run', () => {
   });
 
   it('sandboxed, the builder dies with the killed runner (--die-with-parent) and the next run recovers', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [{ say: 'busy', hang: true, background_sleeper: true }, write(4)],
@@ -136,6 +136,7 @@ describe('recovery after a killed run', () => {
   // host-side lookup (test/integration/first-hour.test.ts covers that case by its argv).
   it('a verification orphaned by a SIGKILL of the runner dies with it (sandbox): nothing of the run is left alive', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+      sandboxed(config);
       config.verification.templates.push({
         id: 'hang',
         cmd: 'node',

@@ -1,7 +1,7 @@
 import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, builderWrites, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, builderWrites, sandboxed, TestProject, task } from '../support/project.js';
 import { expectStopHeld, fsck, sh, snapshotRepo } from './aftermath.js';
 
 // Issue 14 red team, the tree: files git cannot judge by content (hard links, FIFOs, sockets)
@@ -19,7 +19,7 @@ const newFiles = {
 
 describe('red team: files git cannot see', () => {
   it('sandboxed: a hard link out of the writable folders cannot even be made (EXDEV)', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
     const outside = join(project.base, 'outside.txt');
     writeFileSync(outside, 'a\n');
     project.scenario({

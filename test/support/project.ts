@@ -99,7 +99,11 @@ export class TestProject {
           params: { file: { kind: 'path' } },
         },
       ];
-      config.sandbox = { mode: 'bwrap', writable_outside: [project.harness] };
+      // The harness's projects run the judge without the OS sandbox unless a test opts in with
+      // `sandboxed` (below): most of the suite proves the judge, the second fence, with fakes that
+      // do what a sandbox would refuse. The sandbox's own tests opt in (sandbox-*, the F005/F006
+      // twins, the red team's, recovery's); the product's default stays "bwrap".
+      config.sandbox = { mode: 'off', writable_outside: [project.harness] };
       configure?.(config);
     });
     project.git('add', 'relais.config.json');
@@ -281,4 +285,9 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Opts a harness project into the OS sandbox (bubblewrap), as a user's default config has it. */
+export function sandboxed(config: any): void {
+  config.sandbox.mode = 'bwrap';
 }
