@@ -79,7 +79,7 @@ export const projectStatus = lazy(() => import('./status/project-status.js'), 'p
 export type { WorkflowView } from './status/workflow-view.js';
 export { type Clock, realClock } from './supervise/clock.js';
 /** A second Ctrl-C, or a crashed front end: no time to wait for the engine's own cleanup. */
-export { killAllChildrenNow } from './supervise/run-process.js';
+export { killAllChildrenNow } from './supervise/live-groups.js';
 export const runTickWaitingOutLimits = lazy(() => import('./tick/limit-waits.js'), 'runTickWaitingOutLimits');
 // relais run | loop (seed 000, seed 001)
 export type { LoopExit, LoopMode, LoopResult } from './tick/loop.js';

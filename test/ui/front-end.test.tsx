@@ -5,7 +5,8 @@ vi.hoisted(() => {
 });
 
 import { EngineBus } from '../../source/engine/events.js';
-import { killAllChildrenNow, runProcess } from '../../source/engine/supervise/run-process.js';
+import { killAllChildrenNow } from '../../source/engine/supervise/live-groups.js';
+import { runProcess } from '../../source/engine/supervise/run-process.js';
 import { type InkFrontEnd, startInkFrontEnd } from '../../source/ui/index.js';
 import { CLEAR_SCREEN, ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN } from '../../source/ui/terminal.js';
 import { FakeTerminal, plain } from './helpers.js';

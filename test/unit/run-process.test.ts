@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killAllChildrenNow, runProcess } from '../../source/engine/supervise/run-process.js';
+import { killAllChildrenNow } from '../../source/engine/supervise/live-groups.js';
+import { runProcess } from '../../source/engine/supervise/run-process.js';
 import { isAlive } from '../support/project.js';
 
 // The one subprocess wrapper: real child processes, argv only, never rejects, kills trees.

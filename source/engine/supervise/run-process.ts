@@ -4,7 +4,8 @@ import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
-import { descendantsOf, groupHasMembers, signalTree, TreeWatch, waitUntilDeadSync } from './process-tree.js';
+import { liveGroups } from './live-groups.js';
+import { descendantsOf, groupHasMembers, signalTree, TreeWatch } from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (DESIGN style rule 4), on execa: argv only (never a
@@ -51,24 +52,6 @@ export interface ProcessResult {
   readonly stdoutBytes: number;
   readonly stderrBytes: number;
   readonly durationMs: number;
-}
-
-/** Process groups of children still running, for a forced exit that cannot wait (second Ctrl-C). */
-const liveGroups = new Set<number>();
-
-/** Longest a forced exit waits for the killed processes to be dead. */
-const FORCED_KILL_WAIT_MS = 2000;
-
-export function killAllChildrenNow(): void {
-  const killed: number[] = [];
-  for (const pgid of liveGroups) {
-    const tree = [pgid, ...descendantsOf(pgid)];
-    signalTree(pgid, tree, 'SIGKILL');
-    killed.push(...tree);
-  }
-  liveGroups.clear();
-  // Deterministic: the forced exit returns only once the tree it killed is really dead.
-  waitUntilDeadSync(killed, FORCED_KILL_WAIT_MS);
 }
 
 const DEFAULT_MAX_LINE = 1024 * 1024;
