@@ -7,8 +7,9 @@ import type { ModelReply } from './scripted-model-server.js';
 /**
  * What the scripted model answers in `npm run demo` (`ralphy start` on examples/demo-project):
  * the planner asks one question (demo-planner.ts); the spec-agent writes SPEC.md and TASKS.md with Claude Code's Write tool; task 1's first tick
- * "makes the tests pass" by rewriting the test and claims success, and the judge stops it and
- * rolls it back; the next tick fixes the code; task 2 adds punctuation handling and its test; the
+ * tries to "make the tests pass" by rewriting the test and claims success anyway: the fence refuses
+ * the write before it happens (Claude Code's scope hook), the runner's own test run fails, and the
+ * tick stops and rolls back; the next tick fixes the code; task 2 adds punctuation handling and its test; the
  * qa-agent writes its report. Every tool call is executed by the real Claude Code binary.
  */
 

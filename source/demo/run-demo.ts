@@ -140,7 +140,7 @@ async function runDemo(
     say(
       code === 0 && pushed && pr
         ? [
-            `Done: PRD -> spec -> judged ticks${resuming ? '' : ' (one cheating tick stopped and rolled back)'} -> QA -> branch pushed.`,
+            `Done: PRD -> spec -> judged ticks${resuming ? '' : ' (one cheating write refused, its tick stopped and rolled back)'} -> QA -> branch pushed.`,
             `   The pull request: the demo's gh stand-in (no GitHub, offline) was asked for it and answered ${DEMO_PR_URL}:`,
             `     gh ${pr.args.map(shellWord).join(' ')}`,
             `   Look around: cd ${repo} && git log --oneline --graph --all && cat relais/PR_BODY.md`,

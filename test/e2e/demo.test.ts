@@ -87,8 +87,12 @@ describe('npm run demo', () => {
     expect(out).toContain('Agent: spec-agent started');
     expect(out).toContain('spec tool Write');
     expect(out).toContain('Gate spec: approved automatically (--yes)');
-    // Task 1, tick 1: the builder edits the test and claims success; the judge stops it.
-    expect(out).toContain('Result: STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    // Task 1, tick 1: the builder tries to edit the test and claims success anyway. The fence
+    // refuses the write before it happens, and the runner's own test run (still red) stops the tick.
+    expect(out).toContain(
+      'Relais refused this write before it happened: tests/slugify.test.js is outside this task',
+    );
+    expect(out).toContain('Result: STOP_VERIFY_FAILED_FAST (0 files, +0/-0, 0 new)');
     expect(out).toMatch(
       /Task 1 Trim and collapse spaces: completed \(verified: SUCCESS, committed [0-9a-f]{12}/,
     );

@@ -68,7 +68,7 @@ describe('e2e: the planner with the real claude binary, answered in the app', ()
     await app.waitFor('enough to draft the spec. Proceed?', undefined, AGENT_WAIT_MS);
     app.press(CTRL_P);
     await app.waitFor('Approve the specification and tasks?', undefined, AGENT_WAIT_MS);
-    expect(app.frame()).toContain('plan answered: proceed');
+    expect(app.frame()).toContain('plan: answered: proceed');
     app.press('n');
     const run = await running;
     app.unmount();

@@ -127,10 +127,12 @@ describe('the implementer may not touch runner-owned files', () => {
 });
 
 describe('stage 1 test runs may not touch runner-owned files', () => {
-  it('a test that rewrites plan.json fails the paths check; plan.json is restored', async () => {
+  const evil = `require('fs').writeFileSync(${JSON.stringify(PLAN_JSON)}, '{}');\n`;
+
+  async function verifyAfterEvilTest(sandbox: 'bwrap' | 'off') {
     await atImplement();
+    repo.config = { ...repo.config, sandbox };
     const before = repo.read(PLAN_JSON);
-    const evil = `require('fs').writeFileSync(${JSON.stringify(PLAN_JSON)}, '{}');\n`;
     await repo.cycle(
       scripted({ implementer: [writes({ 'src/greet.js': GOOD, 'tests/evil.test.js': evil })] }).runners,
     );
@@ -138,9 +140,20 @@ describe('stage 1 test runs may not touch runner-owned files', () => {
     const { runners, calls } = scripted({ verifier: verdict('YES') });
     const out = await repo.cycle(runners);
     expect(out).toMatchObject({ action: 'verify_task', reply: 'CYCLE_FAIL', code: 'CYCLE_VERIFY_FAILED' });
-    expect(out.details).toContain(`paths: the test or lint run changed ${PLAN_JSON} (modified`);
     expect(repo.read(PLAN_JSON)).toBe(before);
     expect(calls).toEqual([]);
+    return out;
+  }
+
+  it('in the sandbox the write is refused before it happens (relais/ is read-only): the test run fails', async () => {
+    const out = await verifyAfterEvilTest('bwrap');
+    expect(out.details).toContain('tests: test exited 1');
+    expect(out.details).not.toContain('paths:');
+  });
+
+  it('without the sandbox the write happens, fails the paths check, and plan.json is restored', async () => {
+    const out = await verifyAfterEvilTest('off');
+    expect(out.details).toContain(`paths: the test or lint run changed ${PLAN_JSON} (modified`);
   });
 });
 

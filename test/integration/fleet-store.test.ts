@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reserve, setBudgetCap, settle } from '../../source/engine/fleet/budget.js';
-import { ensureSchema, openPool } from '../../source/engine/fleet/store.js';
+import { ensureDbosSchema, ensureSchema, openPool } from '../../source/engine/fleet/store.js';
 import { beat, claimDeadWorker, finishTakeover, registerWorker } from '../../source/engine/fleet/workers.js';
 import { startPostgres, type TestPostgres } from '../support/postgres.js';
 
@@ -90,5 +90,57 @@ describe('fleet workers', () => {
       await pool.query("SELECT pid, taken_over_by FROM relais_fleet.workers WHERE executor_id = 'dead'")
     ).rows[0];
     expect(row).toEqual({ pid: 4, taken_over_by: null });
+  });
+});
+
+describe("DBOS's system tables", () => {
+  const hasCreatorXid = async (p: Pool) =>
+    (
+      await p.query(
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = 'dbos' AND table_name = 'workflow_status' AND column_name = 'creator_xid'",
+      )
+    ).rowCount === 1;
+
+  it('a half-migrated schema (workflow_status there, later columns not yet) is finished, not taken for done', async () => {
+    const url = postgres.database('halfway');
+    const half = await openPool(url);
+    try {
+      // What a client saw in CI while a worker was still migrating: the first migrations applied.
+      const { allMigrations } = await import(
+        '@dbos-inc/dbos-sdk/internal/sysdb_migrations/internal/migrations'
+      );
+      const { runSysMigrationsPg } = await import(
+        '@dbos-inc/dbos-sdk/internal/sysdb_migrations/migration_runner'
+      );
+      const client = await half.connect();
+      try {
+        await runSysMigrationsPg(client, allMigrations('dbos').slice(0, 20), 'dbos', {
+          onWarn: () => undefined,
+        });
+      } finally {
+        client.release();
+      }
+      expect((await half.query("SELECT to_regclass('dbos.workflow_status') AS t")).rows[0].t).not.toBeNull();
+      expect(await hasCreatorXid(half)).toBe(false);
+      await ensureDbosSchema(half, url);
+      expect(await hasCreatorXid(half)).toBe(true);
+    } finally {
+      await half.end();
+    }
+  });
+
+  it('three first starts at once: every one returns only once the whole schema is there', async () => {
+    const url = postgres.database('racing');
+    const pools = await Promise.all([openPool(url), openPool(url), openPool(url)]);
+    try {
+      await Promise.all(
+        pools.map(async (p) => {
+          await ensureDbosSchema(p, url);
+          expect(await hasCreatorXid(p)).toBe(true);
+        }),
+      );
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
   });
 });

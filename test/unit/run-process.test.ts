@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killAllChildrenNow } from '../../source/engine/supervise/live-groups.js';
+import { PROCESS_MARK_VAR, TreeWatch } from '../../source/engine/supervise/process-tree.js';
 import { runProcess } from '../../source/engine/supervise/run-process.js';
 import { isAlive } from '../support/project.js';
 
@@ -92,6 +95,15 @@ describe('runProcess', () => {
     expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
   });
 
+  it('a setsid daemon whose parent exits at once (re-parented before any sample) is ended too', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-proc-'));
+    const pidFile = join(dir, 'pid');
+    const code = `require('child_process').spawnSync('setsid', ['sh', '-c', 'sleep 300 & echo $! > "$0"', ${JSON.stringify(pidFile)}], { stdio: 'ignore' });`;
+    const r = await runProcess({ ...node(code), killGraceMs: 300 });
+    expect(r.exitCode).toBe(0);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
+  });
+
   it('keeps only a bounded tail and cuts over-long lines, flagging them', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-proc-'));
     const seen: Array<[number, boolean]> = [];
@@ -144,5 +156,36 @@ describe('killAllChildrenNow', () => {
     killAllChildrenNow();
     expect(pids.filter(isAlive)).toEqual([]);
     await ended;
+  });
+});
+
+describe('TreeWatch', () => {
+  // A daemon re-parented to init between two samples is no descendant any more: only the mark in
+  // its inherited environment finds it. The watch samples once, at its start (before the fork).
+  async function orphanDaemon(mark: string | null) {
+    dir = mkdtempSync(join(tmpdir(), 'relais-proc-'));
+    const pidFile = join(dir, 'pid');
+    const child = spawn('sh', ['-c', 'setsid sh -c \'sleep 300 & echo $! > "$0"\' "$0"; exit 0', pidFile], {
+      env: mark ? { ...process.env, [PROCESS_MARK_VAR]: mark } : process.env,
+      stdio: 'ignore',
+    });
+    const watch = new TreeWatch(child.pid as number, mark, 3_600_000);
+    await once(child, 'exit');
+    watch.sweep();
+    const daemon = Number(readFileSync(pidFile, 'utf8'));
+    const survivors = watch.survivors();
+    watch.stop();
+    process.kill(daemon, 'SIGKILL');
+    return { daemon, survivors };
+  }
+
+  it('finds a double-forked daemon by the mark it inherited', async () => {
+    const { daemon, survivors } = await orphanDaemon(`test-${process.pid}-${Date.now()}`);
+    expect(survivors).toContain(daemon);
+  });
+
+  it('without a mark, the same daemon is out of sight (why the mark exists)', async () => {
+    const { daemon, survivors } = await orphanDaemon(null);
+    expect(survivors).not.toContain(daemon);
   });
 });

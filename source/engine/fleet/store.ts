@@ -56,11 +56,11 @@ export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
   try {
     // Never block inside a statement: DBOS's CREATE INDEX CONCURRENTLY waits for every open
     // transaction, so a session blocked on the lock would deadlock the migration holding it.
+    // Done means every migration this SDK knows is recorded, not that the first table exists: a
+    // client that saw workflow_status mid-migration queried a column (creator_xid) added later.
+    const wanted = await dbosMigrationCount();
     for (;;) {
-      const { rows } = await client.query(
-        `SELECT to_regclass('dbos.workflow_status') IS NOT NULL AS present`,
-      );
-      if (rows[0]?.present === true) return;
+      if ((await dbosMigrationVersion(client)) >= wanted) return;
       const took = await client.query('SELECT pg_try_advisory_lock(204821) AS ok');
       if (took.rows[0]?.ok === true) break;
       await new Promise((r) => setTimeout(r, 250));
@@ -77,6 +77,22 @@ export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
     await client.query('SELECT pg_advisory_unlock(204821)').catch(() => undefined);
     client.release();
   }
+}
+
+/** The version DBOS recorded (0 before its table exists; the name is resolved before any CASE). */
+async function dbosMigrationVersion(client: PoolClient): Promise<number> {
+  const table = await client.query(`SELECT to_regclass('dbos.dbos_migrations') IS NOT NULL AS present`);
+  if (table.rows[0]?.present !== true) return 0;
+  const { rows } = await client.query(
+    'SELECT coalesce(max(version), 0) AS version FROM dbos.dbos_migrations',
+  );
+  return Number(rows[0]?.version ?? 0);
+}
+
+/** How many system-database migrations the installed DBOS SDK applies (its own list). */
+async function dbosMigrationCount(): Promise<number> {
+  const { allMigrations } = await import('@dbos-inc/dbos-sdk/internal/sysdb_migrations/internal/migrations');
+  return allMigrations('dbos').length;
 }
 
 export async function inTransaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {

@@ -102,9 +102,38 @@ function isRunning(pid: number): boolean {
   return state !== undefined && state !== 'Z';
 }
 
+/** The environment variable that marks every process an unsandboxed child starts (see TreeWatch). */
+export const PROCESS_MARK_VAR = 'RELAIS_PROCESS_MARK';
+
+/** Running processes whose environment carries `mark` (ours to read: same user, or root). */
+export function processesMarked(mark: string): number[] {
+  const needle = Buffer.from(`${PROCESS_MARK_VAR}=${mark}\0`);
+  const found: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`).includes(needle)) found.push(Number(name));
+    } catch {
+      // gone, or another user's
+    }
+  }
+  return found;
+}
+
 /**
  * Remembers every descendant of a child while it runs, sampled a few times a second, so a
  * grandchild that left the process group (setsid, a daemon) is still known when the child ends.
+ * Sampling alone misses a daemon that double-forks between two samples (CI saw it on a loaded
+ * machine): it is re-parented to init at once. So the child also runs with a mark in its
+ * environment, which such a daemon inherits, and `sweep` finds the marked processes at the end.
+ * A process that clears its own environment escapes the mark; the sandbox's PID namespace does not
+ * depend on it.
  */
 export class TreeWatch {
   private readonly seen = new Map<number, string | null>();
@@ -112,6 +141,7 @@ export class TreeWatch {
 
   constructor(
     private readonly rootPid: number,
+    private readonly mark: string | null = null,
     intervalMs = 250,
   ) {
     this.sample();
@@ -120,8 +150,17 @@ export class TreeWatch {
   }
 
   sample(): void {
-    for (const pid of descendantsOf(this.rootPid))
-      if (!this.seen.has(pid)) this.seen.set(pid, processStartTicks(pid));
+    for (const pid of descendantsOf(this.rootPid)) this.remember(pid);
+  }
+
+  /** Samples, and adds every running process carrying the child's mark (one /proc scan). */
+  sweep(): void {
+    this.sample();
+    if (this.mark !== null) for (const pid of processesMarked(this.mark)) this.remember(pid);
+  }
+
+  private remember(pid: number): void {
+    if (!this.seen.has(pid)) this.seen.set(pid, processStartTicks(pid));
   }
 
   /** Known descendants still running as the same process (a reused pid is not ours). */

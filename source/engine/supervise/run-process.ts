@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa } from 'execa';
 import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
@@ -5,7 +6,7 @@ import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
 import { liveGroups } from './live-groups.js';
-import { descendantsOf, groupHasMembers, signalTree, TreeWatch } from './process-tree.js';
+import { descendantsOf, groupHasMembers, PROCESS_MARK_VAR, signalTree, TreeWatch } from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (DESIGN style rule 4), on execa: argv only (never a
@@ -115,12 +116,14 @@ async function supervise(
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
 
   const policy = spec.sandbox;
+  // Unsandboxed only: every process the child starts inherits it, so a daemon is found at the end.
+  const mark = `${process.pid}-${randomUUID()}`;
   const subprocess = execa(
     policy && scratch ? policy.bwrap : spec.cmd,
     policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
     {
       cwd: spec.cwd,
-      env: policy && scratch ? sandboxEnv(spec.env, scratch) : spec.env,
+      env: policy && scratch ? sandboxEnv(spec.env, scratch) : { ...spec.env, [PROCESS_MARK_VAR]: mark },
       extendEnv: false,
       ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
       stdout: 'pipe',
@@ -140,7 +143,7 @@ async function supervise(
   const pid = subprocess.pid;
   // execa signals only its direct child: an unsandboxed tool's grandchildren in groups of their
   // own (setsid) are found through /proc and ended with it. In a sandbox, bwrap is that child.
-  const watch = pid !== undefined && !policy ? new TreeWatch(pid) : null;
+  const watch = pid !== undefined && !policy ? new TreeWatch(pid, mark) : null;
   if (pid !== undefined) {
     liveGroups.add(pid);
     spec.onSpawn?.(pid);
@@ -172,6 +175,7 @@ async function supervise(
   let drain: NodeJS.Timeout | null = null;
   subprocess.on('exit', (code, signal) => {
     exit = { code, signal };
+    watch?.sweep();
     // Leftovers (a backgrounded `sleep &`) must not outlive the call, and they may hold our pipes
     // open: end them, then stop waiting for the pipes after a short drain.
     if (pid !== undefined && !policy && (groupHasMembers(pid) || (watch?.survivors().length ?? 0) > 0))
@@ -188,6 +192,7 @@ async function supervise(
   stdoutLines?.end();
   stderrLines?.end();
   // Resolve only once the kill sequence is over: nothing of the child may outlive the call.
+  watch?.sweep();
   if (watch && watch.survivors().length > 0) void terminateTree();
   await (killing ?? Promise.resolve());
   watch?.stop();
@@ -241,7 +246,7 @@ async function endTree(
   exited: () => boolean,
 ): Promise<void> {
   // Remember the tree now: once the child dies its orphans are re-parented out of reach.
-  watch?.sample();
+  watch?.sweep();
   const known = [...new Set([...(watch?.survivors() ?? []), ...descendantsOf(pgid)])];
   signalTree(pgid, known, 'SIGTERM');
   const deadline = Date.now() + grace;
