@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relaisScript, roleOf } from '../../source/demo/relais-script.js';
 import { type ScriptedModel, startScriptedModel } from '../../source/demo/scripted-model-server.js';
-import { TestProject, task } from '../support/project.js';
+import { sandboxed, TestProject, task } from '../support/project.js';
 import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 
 // End to end through the REAL Claude Code binary (@anthropic-ai/claude-code); only the model
@@ -15,8 +15,10 @@ afterEach(async () => {
   project?.dispose();
 });
 
+// Sandboxed, as a user's run is: the real binary inside bubblewrap.
 function setup(files: Record<string, string>): TestProject {
   return TestProject.create(files, (config) => {
+    sandboxed(config);
     config.claude_code_cli.command = CLAUDE;
     config.verification.templates.push({
       id: 'greeting',

@@ -89,5 +89,5 @@ describe('e2e: the planner with the real claude binary, answered in the app', ()
     expect(spec).toContain(`- [gap 1] ${Q1}\n  answered: "only the first name"`);
     expect(spec).toContain('- [gap 3] ' + Q3 + '\n  answered: "its own module, src/b.ts"');
     expect(spec).toContain('- (domain) Greetings are in English only.');
-  }, 120_000);
+  }, 300_000); // four real claude runs, each waited for up to AGENT_WAIT_MS
 });
