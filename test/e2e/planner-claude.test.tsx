@@ -69,7 +69,10 @@ describe('e2e: the planner with the real claude binary, answered in the app', ()
     app.press(CTRL_P);
     await app.waitFor('Approve the specification and tasks?', undefined, AGENT_WAIT_MS);
     expect(app.frame()).toContain('plan: answered: proceed');
+    // `n` asks why; Enter rejects without a reason.
     app.press('n');
+    await app.waitFor('Why do you reject?');
+    app.press(KEY.enter);
     const run = await running;
     app.unmount();
 
