@@ -6,6 +6,7 @@ import { isCi } from '../cli/front-end/is-ci.js';
 import { findExecutable } from '../engine/agents/find-executable.js';
 import { PACKAGE_ROOT } from '../engine/workspace/package-assets.js';
 import { demoPlan } from './demo-plan.js';
+import { optOutOfSandboxIfMissing } from './demo-sandbox.js';
 import { notCompleted, USAGE, WHAT_IS_SCRIPTED } from './demo-text.js';
 import { DEMO_PR_URL, installGhStandIn, readGhCalls } from './gh-stand-in.js';
 import { relaisScript } from './relais-script.js';
@@ -92,8 +93,12 @@ async function main(): Promise<number> {
     GIT_COMMITTER_NAME: 'Relais Demo',
     GIT_COMMITTER_EMAIL: 'demo@relais.invalid',
   };
-  if (args.kind === 'fresh') setUpDemo(base, gitEnv);
-  return runDemo(base, args.kind === 'resume', claude, gitEnv);
+  let sandboxNote: string | null = null;
+  if (args.kind === 'fresh') {
+    setUpDemo(base, gitEnv);
+    sandboxNote = await optOutOfSandboxIfMissing(join(base, 'demo-project'), CLI, gitEnv);
+  }
+  return runDemo(base, args.kind === 'resume', claude, gitEnv, sandboxNote);
 }
 
 async function runDemo(
@@ -101,6 +106,7 @@ async function runDemo(
   resuming: boolean,
   claude: string,
   gitEnv: NodeJS.ProcessEnv,
+  sandboxNote: string | null,
 ): Promise<number> {
   const repo = join(base, 'demo-project');
   const remote = join(base, 'github-stand-in.git');
@@ -123,6 +129,7 @@ async function runDemo(
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true && !isCi(process.env);
   try {
     say(WHAT_IS_SCRIPTED);
+    if (sandboxNote) say(sandboxNote);
     say(`ralphy start ${repo}${interactive ? '' : ' --yes'}${resuming ? '   (resuming the demo)' : ''}`);
     const code = await run(
       process.execPath,
