@@ -8,8 +8,8 @@ import {
   sandboxRefusal,
   type TickSetup,
 } from '../session/index.js';
+import { readPrd } from '../session/prd.js';
 import { realClock } from '../supervise/clock.js';
-import { readPrd } from '../workflow/prd.js';
 import { handoffText } from './handoff.js';
 import { type IssueOutcome, planIssue } from './issue-pass.js';
 import { planPrd } from './prd-planning.js';

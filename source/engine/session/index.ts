@@ -5,14 +5,6 @@
  */
 export type { AgentRunner } from '../agents/agent-run.js';
 export { findExecutable } from '../agents/find-executable.js';
-export {
-  type Block,
-  loadSetup,
-  type SetupResult,
-  sandboxRefusal,
-  type TickSetup,
-} from '../tick/preflight.js';
-export { recoverInterruptedRun } from '../tick/recover.js';
 export { loadConfig } from '../workspace/load-config.js';
 export { acquireLock, type HeldLock, inspectLock } from '../workspace/lock.js';
 export { agentCommandSetting, missingAgentCommand } from './agent-check.js';
@@ -22,4 +14,12 @@ export {
   roleRoutedRunner,
   runnerForProvider,
 } from './agent-runners.js';
+export {
+  type Block,
+  loadSetup,
+  type SetupResult,
+  sandboxRefusal,
+  type TickSetup,
+} from './preflight.js';
+export { recoverInterruptedRun } from './recover.js';
 export { newRunId } from './run-id.js';

@@ -2,8 +2,8 @@ import { type Code, remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report, SandboxName, VerificationRun } from '../protocol/report.js';
 import { emptyLedger, type WorkspaceState } from '../protocol/state.js';
 import type { Control, Task } from '../protocol/task.js';
+import type { JudgeOutcome } from '../session/judge-phase.js';
 import type { BuildOutcome } from './build.js';
-import type { JudgeOutcome } from './judge-phase.js';
 
 /**
  * What a tick learned as it went, and the pure function that turns it into REPORT.json. Nothing
