@@ -1,7 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { Git } from '../judge/git.js';
+import { acquireLock } from '../session/index.js';
 import { loadConfig } from '../workspace/load-config.js';
-import { acquireLock } from '../workspace/lock.js';
 import { workspacePaths } from '../workspace/paths.js';
 import { WorktreeManager } from './worktrees.js';
 

@@ -72,14 +72,6 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
   };
 }
 
-/** Sortable and unique enough for one repository: 20261122T035000Z-a1b2c3. */
-export function makeRunId(now: Date, random: string): string {
-  return `${now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${random}`;
-}
-
 const MAX_TOUCHED_LISTED = 500;
 
 export function buildReport(
