@@ -13,9 +13,9 @@ import {
 } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
+import { askBrainstorm, askYesNo, openTerminal } from '../front-end/brainstorm-terminal.js';
 import type { CliFlags } from '../help/command-line.js';
 import { type CommandIo, println } from '../io.js';
-import { askBrainstorm, askYesNo, openTerminal } from './cycle-init-terminal.js';
 
 /**
  * `relais cycle init [dir] [--answers FILE --confirm] [--remap]`: seed 003 P12 (the codebase
