@@ -34,10 +34,8 @@ export {
 } from './cycle/brainstorm/answers.js';
 export type { SeedDocs } from './cycle/brainstorm/seed-docs.js';
 
-const initEntry = () => import('./cycle/init-entry.js');
-export const mapCodebase = lazy(initEntry, 'mapCodebase');
-export const seedDocsFrom = lazy(initEntry, 'seedDocsFrom');
-export const writeConfirmedSeedDocs = lazy(initEntry, 'writeConfirmedSeedDocs');
+export type { CycleInitOutcome, CycleInitRun, SeedDocsHuman } from './cycle/init-entry.js';
+export const cycleInitEntry = lazy(() => import('./cycle/init-entry.js'), 'cycleInitEntry');
 export type { LoopEnd } from './cycle/loop.js';
 export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
