@@ -57,13 +57,8 @@ export * from './gates.js';
 export type { WorktreeRow, WorktreesOutcome } from './parallel/worktrees-entry.js';
 export const worktreesEntry = lazy(() => import('./parallel/worktrees-entry.js'), 'worktreesEntry');
 // relais plan (seed 004)
-export type { IssueOutcome } from './planner/issue-pass.js';
-export type { PlanRefusal, PrdPlanResult } from './planner/plan-entry.js';
-
-const planEntry = () => import('./planner/plan-entry.js');
-export const planIssueEntry = lazy(planEntry, 'planIssueEntry');
-export const plannerStatsOf = lazy(planEntry, 'plannerStatsOf');
-export const planPrdEntry = lazy(planEntry, 'planPrdEntry');
+export type { PlanMode, PlanRequest, PlanResult } from './planner/plan-entry.js';
+export const planEntry = lazy(() => import('./planner/plan-entry.js'), 'planEntry');
 export { statsLines } from './planner/stats-lines.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
