@@ -20,11 +20,8 @@ function lazy<M, K extends keyof M>(load: () => Promise<M>, name: K): M[K] {
 
 // relais cycle (seed 003), and its init (the mapper and the brainstorm)
 export type { CycleRunners } from './cycle/context.js';
-export type { CycleEntryResult, CycleSetup, GivenSections } from './cycle/cycle-entry.js';
-
-const cycleEntry = () => import('./cycle/cycle-entry.js');
-export const loadCycleSetup = lazy(cycleEntry, 'loadCycleSetup');
-export const runCycleEntry = lazy(cycleEntry, 'runCycleEntry');
+export type { CycleCommandOutcome, CycleRequest, GivenSections } from './cycle/cycle-entry.js';
+export const cycleEntry = lazy(() => import('./cycle/cycle-entry.js'), 'cycleEntry');
 // The brainstorm's questions and answer parsing are small (zod is loaded by protocol/ anyway).
 export {
   type BrainstormAnswers,
@@ -39,7 +36,6 @@ export const cycleInitEntry = lazy(() => import('./cycle/init-entry.js'), 'cycle
 export type { LoopEnd } from './cycle/loop.js';
 export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
-export const resumeCycle = lazy(() => import('./cycle/status.js'), 'resumeCycle');
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
 // relais worker | submit | approve | fleet (issue 20): DBOS and pg load only when these run
