@@ -38,6 +38,8 @@ export interface SessionOptions {
   /** Commands with a full-screen view; others always print lines. */
   readonly view?: 'workflow' | 'loop';
   readonly project?: string;
+  /** The lines of a command that is not a run (the fleet worker's log), instead of the plain reporter's. */
+  readonly reporter?: (io: CommandIo) => (event: StampedEvent) => void;
 }
 
 /** The events that end the work, whose plain lines close the summary printed after the app. */
@@ -93,7 +95,7 @@ export async function withEngine<T>(
   const pause = { requested: false };
   const pauseRequested = () => pause.requested;
   if (kind !== 'ink' || !options.view) {
-    bus.subscribe(kind === 'ndjson' ? ndjsonReporter(io) : plainReporter(io));
+    bus.subscribe(kind === 'ndjson' ? ndjsonReporter(io) : (options.reporter ?? plainReporter)(io));
     try {
       return await work({
         bus,

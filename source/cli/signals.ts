@@ -78,6 +78,16 @@ export function installInterruptHandler(onFirst: (signal: NodeJS.Signals) => voi
 }
 
 /**
+ * Ends the process now with `code`, every child process group still running killed first: for a
+ * command whose engine leaves work behind that must not go on once the command is over (the fleet
+ * worker: DBOS's timers, and steps that now belong to a restarted or surviving worker).
+ */
+export function leaveNow(code: number): never {
+  killAllChildrenNow();
+  process.exit(code);
+}
+
+/**
  * After a hang-up, Node 20's own exit step resets the terminal it started on and aborts (a core
  * dump, exit 134) when that fails, which it does on a closed terminal (nodejs/node#51519, fixed
  * upstream by #58200). A descriptor closed before that step is skipped: close those whose
