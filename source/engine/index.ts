@@ -84,5 +84,8 @@ export type { DoctorCheck } from './workspace/doctor-checks.js';
 export const runDoctor = lazy(() => import('./workspace/doctor-checks.js'), 'runDoctor');
 export type { ConfirmFence } from './workspace/init-workspace.js';
 export const initWorkspace = lazy(() => import('./workspace/init-workspace.js'), 'initWorkspace');
-export type { UserSettingsStore } from './workspace/user-settings.js';
-export const openUserSettings = lazy(() => import('./workspace/user-settings.js'), 'openUserSettings');
+export type { UserPreferences, UserSettingsStore } from './workspace/user-settings.js';
+
+const userSettings = () => import('./workspace/user-settings.js');
+export const openUserSettings = lazy(userSettings, 'openUserSettings');
+export const readUserPreferences = lazy(userSettings, 'readUserPreferences');
