@@ -4,7 +4,7 @@ import { killAllChildrenNow } from '../engine/index.js';
 import { EXIT } from './exit-codes.js';
 
 /**
- * One place owns interrupts (DESIGN style rule 3). The first SIGINT/SIGTERM/SIGHUP aborts the
+ * One place owns interrupts (docs/ARCHITECTURE.md, style rule 3). The first SIGINT/SIGTERM/SIGHUP aborts the
  * engine's AbortSignal: children are ended, the tick rolls back and reports, the lock is released.
  * A second SIGINT/SIGTERM force-quits at once with 130: the cleanups registered with
  * `beforeForceQuit` run first (the full-screen app restores the terminal), then a synchronous

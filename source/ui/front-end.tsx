@@ -87,7 +87,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   const clock = setInterval(() => store.tick(), 1000);
   clock.unref();
   // A crash ends the process with no graceful stop: the agents run in their own process groups
-  // and would outlive it (DESIGN style rule 3: restore the terminal, kill the children).
+  // and would outlive it (docs/ARCHITECTURE.md, style rule 3: restore the terminal, kill the children).
   const onCrash = () => {
     restore();
     options.killChildren();
