@@ -60,8 +60,6 @@ export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';
 export { type FailureReason, remediationOfFailure } from './protocol/workflow.js';
-export type { TickSetup } from './session/index.js';
-export const loadSetup = lazy(() => import('./session/index.js'), 'loadSetup');
 // relais status | init | doctor
 export type { PreflightView, StatusResult, StatusView } from './status/project-status.js';
 export const projectStatus = lazy(() => import('./status/project-status.js'), 'projectStatus');
