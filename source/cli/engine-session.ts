@@ -4,9 +4,12 @@ import {
   type EngineEvent,
   type GatePort,
   killAllChildrenNow,
+  readUserPreferences,
   type StampedEvent,
+  type UserPreferences,
 } from '../engine/index.js';
 import type { InkFrontEnd } from '../ui/index.js';
+import { type Bell, bellFor } from './front-end/bell.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
 import { formatPlain, plainReporter } from './front-end/plain-reporter.js';
@@ -38,6 +41,8 @@ export interface SessionOptions {
   /** Commands with a full-screen view; others always print lines. */
   readonly view?: 'workflow' | 'loop';
   readonly project?: string;
+  /** The lines of a command that is not a run (the fleet worker's log), instead of the plain reporter's. */
+  readonly reporter?: (io: CommandIo) => (event: StampedEvent) => void;
 }
 
 /** The events that end the work, whose plain lines close the summary printed after the app. */
@@ -81,6 +86,9 @@ export async function withEngine<T>(
 ): Promise<T> {
   const bus = new EngineBus();
   surviveWriteErrors(io.stdout);
+  const preferences = await readUserPreferences(io.env);
+  warnAboutBrokenSettings(bus, preferences);
+  const bell = bellFor(io, preferences.bell);
   const kind = options.view ? chooseFrontEnd(io, options.json) : options.json ? 'ndjson' : 'plain';
   const interrupts = installInterruptHandler((signal) => {
     bus.emit({
@@ -93,22 +101,30 @@ export async function withEngine<T>(
   const pause = { requested: false };
   const pauseRequested = () => pause.requested;
   if (kind !== 'ink' || !options.view) {
-    bus.subscribe(kind === 'ndjson' ? ndjsonReporter(io) : plainReporter(io));
+    const report = kind === 'ndjson' ? ndjsonReporter(io) : (options.reporter ?? plainReporter)(io);
+    bus.subscribe((event) => {
+      report(event);
+      bell.take(event);
+    });
     try {
-      return await work({
+      const result = await work({
         bus,
         signal: interrupts.signal,
         userAbort: userAbort.signal,
         pauseRequested,
         appGates: null,
       });
+      endOfWork(bell, interrupts.signal);
+      return result;
     } finally {
       interrupts.dispose();
     }
   }
   const summary = summaryOf(options.view);
   const view = options.view;
-  const app = lazyApp(() => startApp(io, options, view, { bus, appBus }, { userAbort, pause }, interrupts));
+  const app = lazyApp(() =>
+    startApp(io, { ...options, preferences }, view, { bus, appBus }, { userAbort, pause }, interrupts),
+  );
   // Issue 16 item 4: an error before the work starts (not a repository, no PRD.md, claude missing)
   // is printed as plain text, not in the full-screen app. The app starts with the first event that
   // is not a log line (the work began: a phase, a tick, the resume question); until then the
@@ -117,6 +133,7 @@ export async function withEngine<T>(
   // One subscriber: the bus replays its backlog to the first one only.
   bus.subscribe((event) => {
     summary.take(event);
+    bell.take(event);
     const { at: _at, ...plainEvent } = event;
     appBus.emit(plainEvent as EngineEvent);
     // A failure to start shows where the app is awaited (a gate, the end of the work).
@@ -140,6 +157,7 @@ export async function withEngine<T>(
       else appBus.subscribe(plainReporter(io));
       throw error;
     }
+    endOfWork(bell, interrupts.signal);
     const started = app.started();
     if (!started) {
       // Nothing but log lines: the work never began. They go out as plain text, nothing is kept on screen.
@@ -170,9 +188,26 @@ function lazyApp(start: () => Promise<InkFrontEnd>) {
   };
 }
 
+/**
+ * A broken settings file is not silently ignored: the run goes on without it (the project's
+ * relais.config.json and the built-in defaults), and says so with the file's path.
+ */
+function warnAboutBrokenSettings(bus: EngineBus, preferences: UserPreferences): void {
+  if (!preferences.problem) return;
+  bus.emit({
+    type: 'log',
+    level: 'warn',
+    message: `user settings ignored for this run: ${preferences.problem} (fix it with relais config set/unset, or edit the file)`,
+  });
+}
+
+function endOfWork(bell: Bell, interrupted: AbortSignal): void {
+  if (!interrupted.aborted) bell.end();
+}
+
 async function startApp(
   io: CommandIo,
-  options: SessionOptions,
+  options: SessionOptions & { readonly preferences: UserPreferences },
   view: 'workflow' | 'loop',
   { bus, appBus }: { readonly bus: EngineBus; readonly appBus: EngineBus },
   { userAbort, pause }: { readonly userAbort: AbortController; readonly pause: { requested: boolean } },
@@ -187,6 +222,8 @@ async function startApp(
     // The app runs only when both are terminals (chooseFrontEnd): in a command, process.stdin/out.
     stdin: io.stdin as NodeJS.ReadStream,
     stdout: io.stdout as NodeJS.WriteStream,
+    // The user's theme "none": no colours whatever the terminal; "auto" leaves it to NO_COLOR.
+    ...(options.preferences.theme === 'none' ? { colors: false } : {}),
     onAbort: () => {
       bus.emit({
         type: 'log',

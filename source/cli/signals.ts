@@ -4,7 +4,7 @@ import { killAllChildrenNow } from '../engine/index.js';
 import { EXIT } from './exit-codes.js';
 
 /**
- * One place owns interrupts (DESIGN style rule 3). The first SIGINT/SIGTERM/SIGHUP aborts the
+ * One place owns interrupts (docs/ARCHITECTURE.md, style rule 3). The first SIGINT/SIGTERM/SIGHUP aborts the
  * engine's AbortSignal: children are ended, the tick rolls back and reports, the lock is released.
  * A second SIGINT/SIGTERM force-quits at once with 130: the cleanups registered with
  * `beforeForceQuit` run first (the full-screen app restores the terminal), then a synchronous
@@ -75,6 +75,16 @@ export function installInterruptHandler(onFirst: (signal: NodeJS.Signals) => voi
       for (const signal of SIGNALS) process.off(signal, handler);
     },
   };
+}
+
+/**
+ * Ends the process now with `code`, every child process group still running killed first: for a
+ * command whose engine leaves work behind that must not go on once the command is over (the fleet
+ * worker: DBOS's timers, and steps that now belong to a restarted or surviving worker).
+ */
+export function leaveNow(code: number): never {
+  killAllChildrenNow();
+  process.exit(code);
 }
 
 /**

@@ -1,3 +1,4 @@
+// Not the process port: the demo hands the terminal to the real CLI (stdio inherited) and sets up its repo.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

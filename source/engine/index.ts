@@ -20,11 +20,8 @@ function lazy<M, K extends keyof M>(load: () => Promise<M>, name: K): M[K] {
 
 // relais cycle (seed 003), and its init (the mapper and the brainstorm)
 export type { CycleRunners } from './cycle/context.js';
-export type { CycleEntryResult, CycleSetup, GivenSections } from './cycle/cycle-entry.js';
-
-const cycleEntry = () => import('./cycle/cycle-entry.js');
-export const loadCycleSetup = lazy(cycleEntry, 'loadCycleSetup');
-export const runCycleEntry = lazy(cycleEntry, 'runCycleEntry');
+export type { CycleCommandOutcome, CycleRequest, GivenSections } from './cycle/cycle-entry.js';
+export const cycleEntry = lazy(() => import('./cycle/cycle-entry.js'), 'cycleEntry');
 // The brainstorm's questions and answer parsing are small (zod is loaded by protocol/ anyway).
 export {
   type BrainstormAnswers,
@@ -34,14 +31,11 @@ export {
 } from './cycle/brainstorm/answers.js';
 export type { SeedDocs } from './cycle/brainstorm/seed-docs.js';
 
-const initEntry = () => import('./cycle/init-entry.js');
-export const mapCodebase = lazy(initEntry, 'mapCodebase');
-export const seedDocsFrom = lazy(initEntry, 'seedDocsFrom');
-export const writeConfirmedSeedDocs = lazy(initEntry, 'writeConfirmedSeedDocs');
+export type { CycleInitOutcome, CycleInitRun, SeedDocsHuman } from './cycle/init-entry.js';
+export const cycleInitEntry = lazy(() => import('./cycle/init-entry.js'), 'cycleInitEntry');
 export type { LoopEnd } from './cycle/loop.js';
 export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
-export const resumeCycle = lazy(() => import('./cycle/status.js'), 'resumeCycle');
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
 // relais worker | submit | approve | fleet (issue 20): DBOS and pg load only when these run
@@ -59,20 +53,13 @@ export * from './gates.js';
 export type { WorktreeRow, WorktreesOutcome } from './parallel/worktrees-entry.js';
 export const worktreesEntry = lazy(() => import('./parallel/worktrees-entry.js'), 'worktreesEntry');
 // relais plan (seed 004)
-export type { IssueOutcome } from './planner/issue-pass.js';
-export type { PlanRefusal, PrdPlanResult } from './planner/plan-entry.js';
-
-const planEntry = () => import('./planner/plan-entry.js');
-export const planIssueEntry = lazy(planEntry, 'planIssueEntry');
-export const plannerStatsOf = lazy(planEntry, 'plannerStatsOf');
-export const planPrdEntry = lazy(planEntry, 'planPrdEntry');
+export type { PlanMode, PlanRequest, PlanResult } from './planner/plan-entry.js';
+export const planEntry = lazy(() => import('./planner/plan-entry.js'), 'planEntry');
 export { statsLines } from './planner/stats-lines.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';
 export { type FailureReason, remediationOfFailure } from './protocol/workflow.js';
-export type { TickSetup } from './session/index.js';
-export const loadSetup = lazy(() => import('./session/index.js'), 'loadSetup');
 // relais status | init | doctor
 export type { PreflightView, StatusResult, StatusView } from './status/project-status.js';
 export const projectStatus = lazy(() => import('./status/project-status.js'), 'projectStatus');
@@ -95,5 +82,8 @@ export type { DoctorCheck } from './workspace/doctor-checks.js';
 export const runDoctor = lazy(() => import('./workspace/doctor-checks.js'), 'runDoctor');
 export type { ConfirmFence } from './workspace/init-workspace.js';
 export const initWorkspace = lazy(() => import('./workspace/init-workspace.js'), 'initWorkspace');
-export type { UserSettingsStore } from './workspace/user-settings.js';
-export const openUserSettings = lazy(() => import('./workspace/user-settings.js'), 'openUserSettings');
+export type { UserPreferences, UserSettingsStore } from './workspace/user-settings.js';
+
+const userSettings = () => import('./workspace/user-settings.js');
+export const openUserSettings = lazy(userSettings, 'openUserSettings');
+export const readUserPreferences = lazy(userSettings, 'readUserPreferences');

@@ -50,6 +50,8 @@ export interface InkFrontEndOptions {
   readonly stdin?: NodeJS.ReadStream;
   readonly stdout?: NodeJS.WriteStream;
   readonly env?: NodeJS.ProcessEnv;
+  /** False: never colours (the user's theme "none"); otherwise NO_COLOR in `env` decides. */
+  readonly colors?: boolean;
   /** Spinners move (default true; false for screenshots and tests). */
   readonly animate?: boolean;
 }
@@ -85,7 +87,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
   const clock = setInterval(() => store.tick(), 1000);
   clock.unref();
   // A crash ends the process with no graceful stop: the agents run in their own process groups
-  // and would outlive it (DESIGN style rule 3: restore the terminal, kill the children).
+  // and would outlive it (docs/ARCHITECTURE.md, style rule 3: restore the terminal, kill the children).
   const onCrash = () => {
     restore();
     options.killChildren();
@@ -132,7 +134,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
       <App
         store={store}
         controller={controller}
-        colors={colorsWanted(env)}
+        colors={options.colors !== false && colorsWanted(env)}
         animate={options.animate ?? true}
       />,
       { stdout, stdin, exitOnCtrlC: false, patchConsole: false, maxFps: 30 },

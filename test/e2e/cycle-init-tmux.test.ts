@@ -53,4 +53,28 @@ describe('relais cycle init at a real terminal', () => {
     expect(project.exists('specs/P2_DONE')).toBe(true);
     expect(project.status()).toBe('');
   });
+
+  it('Ctrl-C during the brainstorm ends it through the engine session: nothing written, exit 130', async () => {
+    expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
+    project = TestProject.create({ 'README.md': '# new\n' });
+    project.scenario({});
+    const head = project.head();
+    tmux = new TmuxSession('cycle-init-stop', 120, 60);
+    tmux.start(`cd ${project.root} && node ${CLI} cycle init; echo "INIT_EXIT=$?"; read -r _`, {
+      ...project.env,
+      CI: undefined,
+      TERM: 'dumb',
+    });
+    await answer(tmux, 'What are you building', ['A tiny greeting library.']);
+    await tmux.waitFor((s) => s.includes('Who uses it'), 'the second question');
+    tmux.keys('C-c');
+    const end = await tmux.waitFor((s) => s.includes('INIT_EXIT='), 'the exit code');
+    expect(end).toContain('INIT_EXIT=130');
+    // The one owner of interrupts (cli/engine-session.ts) says what the first Ctrl-C does.
+    expect(end).toContain('SIGINT received: stopping cycle init; nothing is written');
+    expect(end).toContain('Brainstorm stopped.');
+    for (const f of ['specs/VISION.md', 'specs/P2_DONE', 'relais/cycle/STATE.json'])
+      expect(project.exists(f)).toBe(false);
+    expect(project.head()).toBe(head);
+  });
 });

@@ -89,6 +89,40 @@ describe('relais cycle: reply token as the last line, distinct exit codes', () =
     expect(e.lines().at(-1)).toBe('DONE');
   });
 
+  it('--resume --loop: the pause ends, says so first, and the loop runs on to DONE', async () => {
+    repo = await CycleRepo.create({ ...BASE_FILES });
+    expect(await cycleCommand(io(repo.root).io, undefined, flags, sections(repo), scripted({}).runners)).toBe(
+      CYCLE_EXIT.NEEDS_HUMAN,
+    );
+    for (const [path, text] of Object.entries({
+      'specs/VISION.md': 'v\n',
+      'specs/PROJECT.md': 'p\n',
+      'specs/REQUIREMENTS.md': 'r\n',
+      'specs/ROADMAP.md': 'm\n',
+      'specs/P2_DONE': '',
+    }))
+      repo.write(path, text);
+    repo.git('add', 'specs');
+    repo.git('commit', '-q', '-m', 'seed docs');
+    const agents = scripted({
+      planner: [track(), spec(), plan([{ id: 'T1' }]), phaseComplete],
+      implementer: [writes({ 'src/greet.js': "module.exports = (name) => 'Hello, ' + name;\n// v2\n" })],
+      verifier: verdict('YES'),
+    });
+    const a = io(repo.root);
+    const code = await cycleCommand(
+      a.io,
+      undefined,
+      { ...flags, resume: true, loop: true },
+      sections(repo),
+      agents.runners,
+    );
+    expect(code, a.lines().join('\n')).toBe(0);
+    expect(a.lines()[0]).toMatch(/^\[\d\d:\d\d:\d\d\] Resumed: phase research$/);
+    expect(a.lines().at(-2)).toContain('Cycle loop ended after');
+    expect(a.lines().at(-1)).toBe('DONE');
+  });
+
   it('--json prints NDJSON events; a bad cycle section is refused by name', async () => {
     repo = await CycleRepo.create();
     const a = io(repo.root);

@@ -208,7 +208,10 @@ describe('fleet on DBOS + PostgreSQL', () => {
     expect(late.code).toBe(1);
     expect(late.stderr).toContain(`run ${runId} waits at no gate`);
     worker.signal('SIGTERM');
-    expect((await worker.done).code).toBe(0);
+    const stopped = await worker.done;
+    expect(stopped.code).toBe(0);
+    // One owner of interrupts (cli/engine-session.ts), in the worker's own line format.
+    expect(stopped.stderr).toContain('[worker] SIGTERM received: stopping the worker');
   }, 150_000);
 
   it('the fleet budget holds across two workers: a call it cannot cover never starts', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../source/engine/workspace/load-config.js';
-import { CLI } from '../support/project.js';
+import { builderWrites, CLI, TestProject, task } from '../support/project.js';
 
 // `relais config` (conf, in the OS config folder) and its place beneath relais.config.json.
 // Every store here is a temp folder (RELAIS_CONFIG_DIR or XDG_CONFIG_HOME), never the real one.
@@ -37,22 +37,24 @@ describe('relais config get|set|unset|list|path', () => {
     expect(config(['set', 'agents.builder.provider', 'codex'], env).code).toBe(0);
     expect(config(['set', 'agents.builder.model', 'gpt-5.2-codex'], env).code).toBe(0);
     expect(config(['set', 'notifications.enabled', 'false'], env).code).toBe(0);
-    expect(config(['set', 'theme', 'dark'], env).code).toBe(0);
+    expect(config(['set', 'theme', 'none'], env).code).toBe(0);
     expect(config(['get', 'agents.builder.provider'], env)).toMatchObject({ code: 0, stdout: 'codex' });
     expect(config(['get', 'notifications.enabled'], env).stdout).toBe('false');
     expect(JSON.parse(config(['list', '--json'], env).stdout)).toEqual({
+      // The first write names the file's JSON Schema, the installed package's copy.
+      $schema: expect.stringMatching(/^file:\/\/.*\/schemas\/user_settings\.schema\.json$/),
       agents: { builder: { provider: 'codex', model: 'gpt-5.2-codex' } },
       notifications: { enabled: false },
-      theme: 'dark',
+      theme: 'none',
     });
-    expect(JSON.parse(readFileSync(path.stdout, 'utf8'))).toMatchObject({ theme: 'dark' });
+    expect(JSON.parse(readFileSync(path.stdout, 'utf8'))).toMatchObject({ theme: 'none' });
     expect(config(['unset', 'theme'], env).code).toBe(0);
     expect(config(['get', 'theme'], env).code).toBe(1);
   }, 240_000);
 
   it('a bad value or an unknown key is refused by name, and the file keeps what it had', () => {
     const env = { RELAIS_CONFIG_DIR: tempDir() };
-    expect(config(['set', 'theme', 'light'], env).code).toBe(0);
+    expect(config(['set', 'theme', 'auto'], env).code).toBe(0);
     const before = readFileSync(join(env.RELAIS_CONFIG_DIR, 'config.json'), 'utf8');
     const bad = config(['set', 'agents.builder.provider', 'gemini'], env);
     expect(bad.code).toBe(2);
@@ -79,7 +81,9 @@ describe('relais config get|set|unset|list|path', () => {
     const env = { RELAIS_CONFIG_DIR: '', XDG_CONFIG_HOME: xdg };
     expect(config(['path'], env).stdout).toBe(join(xdg, 'relais', 'config.json'));
     expect(config(['set', 'theme', 'none'], env).code).toBe(0);
-    expect(JSON.parse(readFileSync(join(xdg, 'relais', 'config.json'), 'utf8'))).toEqual({ theme: 'none' });
+    expect(JSON.parse(readFileSync(join(xdg, 'relais', 'config.json'), 'utf8'))).toMatchObject({
+      theme: 'none',
+    });
   });
 });
 
@@ -123,5 +127,51 @@ describe('user settings beneath relais.config.json', () => {
       model: 'sonnet',
       fallback_model: 'haiku',
     });
+  });
+});
+
+describe('user settings during a run', () => {
+  let run: TestProject | null = null;
+  afterEach(() => {
+    run?.dispose();
+    run = null;
+  });
+
+  /** A settings folder of its own (RELAIS_CONFIG_DIR), holding `settings` when given. */
+  function settingsFolder(settings?: unknown): { env: NodeJS.ProcessEnv; file: string } {
+    const folder = tempDir();
+    const file = join(folder, 'config.json');
+    if (settings !== undefined) writeFileSync(file, JSON.stringify(settings));
+    return { env: { RELAIS_CONFIG_DIR: folder }, file };
+  }
+
+  it('a broken settings file is not silently ignored: the run warns with its path and goes on without it', () => {
+    run = TestProject.create();
+    const { env, file } = settingsFolder({ theme: 'purple' });
+    run.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
+    });
+    const ran = run.cliSync(['run'], env);
+    expect(ran.code, ran.stdout + ran.stderr).toBe(0);
+    expect(ran.stdout).toContain(`user settings ignored for this run: ${file}: theme`);
+    expect(ran.stdout).toContain('Result: SUCCESS');
+  });
+
+  it('notifications.enabled rings the terminal bell on stderr when the work ends, and only then', () => {
+    run = TestProject.create();
+    const BEL = '\u0007';
+    const quiet = run.cliSync(['plan', '--stats'], settingsFolder().env);
+    expect(quiet.code).toBe(0);
+    expect(quiet.stderr + quiet.stdout).not.toContain(BEL);
+    const rung = run.cliSync(
+      ['plan', '--stats', '--json'],
+      settingsFolder({ notifications: { enabled: true } }).env,
+    );
+    expect(rung.code).toBe(0);
+    expect(rung.stderr.split(BEL)).toHaveLength(2);
+    // stdout stays what a script parses.
+    expect(rung.stdout).not.toContain(BEL);
+    expect(JSON.parse(rung.stdout)).toMatchObject({ sessions: [] });
   });
 });

@@ -16,6 +16,7 @@ import {
 import { reportSchema } from '../../source/engine/protocol/report.js';
 import { freshState, workspaceStateSchema } from '../../source/engine/protocol/state.js';
 import { taskSchema } from '../../source/engine/protocol/task.js';
+import { userSettingsSchema } from '../../source/engine/protocol/user-settings.js';
 import { buildReport, newTickRecord } from '../../source/engine/tick/tick-record.js';
 import { renderPackageDefaultConfig } from '../../source/engine/workspace/default-config.js';
 import { REPO_ROOT, task } from '../support/project.js';
@@ -189,6 +190,26 @@ describe('zod and JSON Schema agree', () => {
     const results = agreement('config.schema.json', configSchema, docs);
     expect(results.filter((r) => r.zod !== r.json)).toEqual([]);
     expect(results.filter((r) => r.zod).length).toBe(4);
+  });
+
+  it('user_settings.schema.json (the file `relais config` writes)', () => {
+    const docs = [
+      {},
+      { $schema: 'file:///usr/lib/node_modules/relais/schemas/user_settings.schema.json', theme: 'none' },
+      {
+        agents: { builder: { provider: 'codex', model: 'gpt-5.2-codex' } },
+        notifications: { enabled: true },
+      },
+      { theme: 'dark' },
+      { theme: 'purple' },
+      { notifications: { enabled: 'yes' } },
+      { agents: { builder: { provider: 'gemini' } } },
+      { agents: { reviewer: { model: 'x' } } },
+      { colour: 'red' },
+    ];
+    const results = agreement('user_settings.schema.json', userSettingsSchema, docs);
+    expect(results.filter((r) => r.zod !== r.json)).toEqual([]);
+    expect(results.filter((r) => r.zod).length).toBe(3);
   });
 
   it('config: the rules JSON Schema cannot express are enforced by zod and named in the schema description', () => {

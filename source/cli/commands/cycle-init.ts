@@ -1,21 +1,10 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import {
-  type BrainstormAnswers,
-  loadCycleSetup,
-  type MapResult,
-  mapCodebase,
-  parseAnswers,
-  type SeedDocs,
-  seedDocsFrom,
-  writeConfirmedSeedDocs,
-} from '../../engine/index.js';
+import { resolve } from 'node:path';
+import { type CycleInitOutcome, cycleInitEntry } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
+import { seedDocsHuman } from '../front-end/seed-docs-human.js';
 import type { CliFlags } from '../help/command-line.js';
 import { type CommandIo, println } from '../io.js';
-import { askBrainstorm, askYesNo, openTerminal } from './cycle-init-terminal.js';
 
 /**
  * `relais cycle init [dir] [--answers FILE --confirm] [--remap]`: seed 003 P12 (the codebase
@@ -30,11 +19,16 @@ export const NO_HUMAN =
   'relais cycle init: the brainstorm needs a human (seed docs are never generated) and there is no terminal.\n' +
   'Fix: run it in a terminal, or write your answers in a JSON file (docs/cycle.md shows the shape) and run `relais cycle init --answers FILE --confirm`.';
 
-export async function cycleInitCommand(
-  io: CommandIo,
-  projectArg: string | undefined,
-  flags: InitFlags,
-): Promise<number> {
+const EXIT_FOR: Record<CycleInitOutcome['kind'], number> = {
+  bad_answers: EXIT.USAGE,
+  no_setup: EXIT.BLOCKED,
+  interrupted: EXIT.INTERRUPTED,
+  not_written: EXIT.STOP,
+  write_failed: EXIT.BLOCKED,
+  written: EXIT.SUCCESS,
+};
+
+export async function cycleInitCommand(io: CommandIo, projectArg: string | undefined, flags: InitFlags) {
   if (flags.confirm && !flags.answers) {
     println(
       io.stderr,
@@ -48,76 +42,28 @@ export async function cycleInitCommand(
     println(io.stderr, NO_HUMAN);
     return EXIT.BLOCKED;
   }
-  const fromFile = flags.answers ? await readAnswersFile(io, flags.answers) : null;
-  if (fromFile === 'invalid') return EXIT.USAGE;
-  const root = resolve(io.cwd, projectArg ?? '.');
-  const loaded = await loadCycleSetup(root);
-  if (!loaded.ok) {
-    println(io.stderr, `relais cycle init: ${loaded.detail}\nFix: run \`relais init\` first.`);
-    return EXIT.BLOCKED;
-  }
-  const setup = loaded.setup;
-  const { map, interrupted } = await withEngine(
-    io,
-    { json: false, onInterrupt: 'stopping the mapper' },
-    async ({ bus, signal }) => ({
-      map: await mapCodebase(setup, { bus, signal, env: io.env, remap: flags.remap }),
-      interrupted: signal.aborted,
-    }),
-  );
-  // An interrupt during the mapping ends init: no brainstorm after Ctrl-C.
-  if (interrupted) return EXIT.INTERRUPTED;
-  printMap(io, map, setup.policy.docs_dir);
-
-  const terminal = interactive ? openTerminal(io) : null;
+  const answers = flags.answers;
+  const human = seedDocsHuman(io, { interactive, confirmFlag: flags.confirm, answersFile: Boolean(answers) });
   try {
-    const answers = fromFile ?? (terminal ? await askBrainstorm(terminal, io) : null);
-    if (!answers) return EXIT.STOP;
-    const docs = await seedDocsFrom(answers, map);
-    printDocs(io, docs, setup.root, setup.policy.docs_dir);
-    const confirmed =
-      flags.confirm ||
-      (terminal !== null &&
-        (await askYesNo(terminal, `Write these documents in ${setup.policy.docs_dir}/?`)));
-    if (!confirmed) {
-      println(
-        io.stdout,
-        fromFile && !terminal
-          ? 'Nothing written: review the documents above, then run again with --confirm.'
-          : 'Nothing written.',
-      );
-      return EXIT.STOP;
-    }
-    const written = await writeConfirmedSeedDocs(setup, docs, map, io.env);
-    if (!written.ok) {
-      println(io.stderr, `relais cycle init: ${written.detail}`);
-      return EXIT.BLOCKED;
-    }
-    println(io.stdout, `Written: ${written.written.join(', ')}`);
-    println(io.stdout, `Cycle state: ${STATE_TEXT[written.state]}`);
-    if (written.commit)
-      println(io.stdout, `Committed: ${written.commit.slice(0, 12)} relais(init): seed docs`);
-    if (written.commitNote) println(io.stdout, `Not committed: ${written.commitNote}`);
-    println(io.stdout, 'Next: relais cycle --loop');
-    return EXIT.SUCCESS;
+    const outcome = await withEngine(
+      io,
+      { json: false, onInterrupt: 'stopping cycle init; nothing is written' },
+      ({ bus, signal }) =>
+        cycleInitEntry({
+          bus,
+          signal,
+          root: resolve(io.cwd, projectArg ?? '.'),
+          env: io.env,
+          remap: flags.remap,
+          answersFile: answers ? { path: resolve(io.cwd, answers), named: answers } : null,
+          human,
+        }),
+    );
+    printOutcome(io, outcome);
+    return EXIT_FOR[outcome.kind];
   } finally {
-    terminal?.close();
+    human.close();
   }
-}
-
-/** The answers file, checked like terminal answers; its problem printed, nothing written. */
-async function readAnswersFile(io: CommandIo, file: string): Promise<BrainstormAnswers | 'invalid'> {
-  const text = await readFile(resolve(io.cwd, file), 'utf8').catch((e: Error) => e);
-  if (text instanceof Error) {
-    println(io.stderr, `relais cycle init: cannot read --answers ${file}: ${text.message}`);
-    return 'invalid';
-  }
-  const parsed = parseAnswers(text);
-  if (!parsed.ok) {
-    println(io.stderr, `relais cycle init: --answers ${file}: ${parsed.reason}\nNothing was written.`);
-    return 'invalid';
-  }
-  return parsed.answers;
 }
 
 const STATE_TEXT = {
@@ -127,26 +73,16 @@ const STATE_TEXT = {
   kept: 'relais/cycle/STATE.json kept as it was (a cycle is under way)',
 } as const;
 
-function printMap(io: CommandIo, map: MapResult, docsDir: string): void {
-  println(io.stdout, `Codebase: ${map.detection.kind} (${map.detection.why})`);
-  if (map.degraded) println(io.stdout, `Mapping failed, continuing as greenfield: ${map.degraded}`);
-  const files = Object.keys(map.docs);
-  if (files.length > 0) {
-    const how =
-      map.agentCalls > 0 ? `written by the mapper (${map.agentCalls} call(s))` : 'kept from the last mapping';
-    println(
-      io.stdout,
-      `Living docs: ${files.length} files in ${docsDir}/p12/, ${map.tokens} tokens, ${how}${map.trimmed ? ', trimmed to the cap' : ''}`,
-    );
-  } else println(io.stdout, 'Living docs: none (greenfield brainstorm)');
-}
-
-function printDocs(io: CommandIo, docs: SeedDocs, root: string, docsDir: string): void {
-  for (const [name, text] of Object.entries(docs)) {
-    // A returning project's documents are replaced as a whole: say so before the human confirms.
-    const replaces = existsSync(join(root, docsDir, name)) ? ' (replaces the current file)' : '';
-    println(io.stdout, `\n----- ${docsDir}/${name}${replaces} -----`);
-    io.stdout.write(text);
-  }
-  println(io.stdout, `----- end (plus ${docsDir}/P2_DONE and the cycle state) -----\n`);
+function printOutcome(io: CommandIo, outcome: CycleInitOutcome): void {
+  if (outcome.kind === 'bad_answers' || outcome.kind === 'write_failed')
+    println(io.stderr, `relais cycle init: ${outcome.detail}`);
+  if (outcome.kind === 'no_setup')
+    println(io.stderr, `relais cycle init: ${outcome.detail}\nFix: run \`relais init\` first.`);
+  if (outcome.kind !== 'written') return;
+  const { written } = outcome;
+  println(io.stdout, `Written: ${written.written.join(', ')}`);
+  println(io.stdout, `Cycle state: ${STATE_TEXT[written.state]}`);
+  if (written.commit) println(io.stdout, `Committed: ${written.commit.slice(0, 12)} relais(init): seed docs`);
+  if (written.commitNote) println(io.stdout, `Not committed: ${written.commitNote}`);
+  println(io.stdout, 'Next: relais cycle --loop');
 }

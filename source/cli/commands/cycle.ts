@@ -1,12 +1,11 @@
 import { resolve } from 'node:path';
 import {
+  type CycleCommandOutcome,
   type CycleRunners,
+  cycleEntry,
   type GivenSections,
   type LoopEnd,
-  loadCycleSetup,
   type Reply,
-  resumeCycle,
-  runCycleEntry,
 } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
@@ -45,7 +44,7 @@ export async function cycleCommand(
   io: CommandIo,
   projectArg: string | undefined,
   flags: CycleFlags,
-  sections: GivenSections = {},
+  given: GivenSections = {},
   runners?: CycleRunners,
 ): Promise<number> {
   const usage = usageProblem(flags);
@@ -53,64 +52,57 @@ export async function cycleCommand(
     println(io.stderr, `relais cycle: ${usage}`);
     return EXIT.USAGE;
   }
-  const root = resolve(io.cwd, projectArg ?? '.');
-  const loaded = await loadCycleSetup(root, sections, io.env);
-  if (!loaded.ok) {
-    println(io.stderr, `relais cycle: ${loaded.detail}`);
-    return EXIT.BLOCKED;
-  }
-  const workspace = loaded.setup.config.workspace_dir;
-  if (flags.resume) {
-    const verdict = flags.verdict
-      ? {
-          answer: flags.verdict.toLowerCase() === 'yes' ? ('YES' as const) : ('NO' as const),
-          reason: flags.reason ?? 'judged by a human',
-        }
-      : undefined;
-    const resumed = await resumeCycle(root, workspace, { verdict, env: io.env });
-    if (!resumed.ok) {
-      println(io.stderr, `relais cycle --resume: ${resumed.detail}`);
-      return EXIT.STOP;
-    }
-    println(io.stdout, `Resumed: phase ${resumed.phase}`);
-    if (!flags.loop) return EXIT.SUCCESS;
-  }
   const { gates, close } = chooseGates(io, { json: flags.json, yes: flags.yes, appGates: null });
   try {
-    return await withEngine(
+    const outcome = await withEngine(
       io,
       { json: flags.json, onInterrupt: 'stopping the agent and recording the cycle as failed' },
-      async ({ bus, signal }) => {
-        const ran = await runCycleEntry(
-          loaded.setup,
-          { bus, signal, env: io.env, gates, runners },
-          { loop: flags.loop, cycleId: flags.cycleId },
-        );
-        if (ran.kind === 'cycle') {
-          const { outcome } = ran;
-          if (signal.aborted) return EXIT.INTERRUPTED;
-          // The reply token alone is the last line (seed 003 REPLY), whatever the reporter stamps.
-          if (!flags.json) println(io.stdout, outcome.reply);
-          // A pause (needs_human, an unreadable STATE.json included) is 3, not a failure to retry (1).
-          return exitFor(outcome.reply, outcome.phase === 'needs_human');
-        }
-        const { result } = ran;
-        bus.emit({
-          type: 'log',
-          level: 'info',
-          message: `Cycle loop ended after ${result.cycles} cycle(s): ${END_TEXT[result.end]}`,
-        });
-        // The reply token stays the last line a human or a script reads (NDJSON has it in cycle.finished).
-        if (!flags.json && result.last) println(io.stdout, result.last.reply);
-        return LOOP_EXIT[result.end];
-      },
+      ({ bus, signal }) =>
+        cycleEntry({
+          root: resolve(io.cwd, projectArg ?? '.'),
+          bus,
+          signal,
+          env: io.env,
+          gates,
+          runners,
+          given,
+          loop: flags.loop,
+          cycleId: flags.cycleId,
+          resume: flags.resume ? { verdict: flags.verdict, reason: flags.reason } : null,
+        }),
     );
+    return exitFor(io, outcome, flags.json);
   } finally {
     close();
   }
 }
 
-function exitFor(reply: Reply, needsHuman: boolean): number {
+/** Prints what the outcome leaves to the command (the reply token is the last line) and its exit code. */
+function exitFor(io: CommandIo, outcome: CycleCommandOutcome, json: boolean): number {
+  switch (outcome.kind) {
+    case 'refused':
+      println(io.stderr, `relais cycle: ${outcome.detail}`);
+      return EXIT.BLOCKED;
+    case 'resume_refused':
+      println(io.stderr, `relais cycle --resume: ${outcome.detail}`);
+      return EXIT.STOP;
+    case 'resumed':
+      println(io.stdout, `Resumed: phase ${outcome.phase}`);
+      return EXIT.SUCCESS;
+    case 'cycle':
+      if (outcome.interrupted) return EXIT.INTERRUPTED;
+      // The reply token alone is the last line (seed 003 REPLY), whatever the reporter stamps.
+      if (!json) println(io.stdout, outcome.outcome.reply);
+      // A pause (needs_human, an unreadable STATE.json included) is 3, not a failure to retry (1).
+      return replyExit(outcome.outcome.reply, outcome.outcome.phase === 'needs_human');
+    case 'loop':
+      // The reply token stays the last line a human or a script reads (NDJSON has it in cycle.finished).
+      if (!json && outcome.result.last) println(io.stdout, outcome.result.last.reply);
+      return LOOP_EXIT[outcome.result.end];
+  }
+}
+
+function replyExit(reply: Reply, needsHuman: boolean): number {
   if (reply === 'CYCLE_FAIL' && needsHuman) return CYCLE_EXIT.NEEDS_HUMAN;
   return CYCLE_EXIT[reply];
 }
@@ -123,15 +115,6 @@ const LOOP_EXIT: Record<LoopEnd, number> = {
   failures: CYCLE_EXIT.CYCLE_FAIL,
   max_cycles: CYCLE_EXIT.CYCLE_FAIL,
   interrupted: EXIT.INTERRUPTED,
-};
-
-const END_TEXT: Record<LoopEnd, string> = {
-  done: 'DONE',
-  needs_human: 'a human is needed (relais status shows why)',
-  refused: 'a cycle was refused',
-  failures: 'too many CYCLE_FAIL in a row (cycle.max_consecutive_failures)',
-  max_cycles: 'cycle.max_cycles_per_loop reached',
-  interrupted: 'interrupted',
 };
 
 /** Flag combinations that cannot mean anything: refused before anything runs. */

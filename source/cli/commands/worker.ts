@@ -1,8 +1,11 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EngineBus, killAllChildrenNow, runFleetWorker } from '../../engine/index.js';
+import { runFleetWorker } from '../../engine/index.js';
+import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
+import { workerReporter } from '../front-end/worker-reporter.js';
 import { type CommandIo, println } from '../io.js';
+import { leaveNow } from '../signals.js';
 import { fleetDatabase } from './fleet-db.js';
 
 /**
@@ -23,34 +26,33 @@ export async function workerCommand(
 ): Promise<number> {
   const db = fleetDatabase(io, 'worker', flags.db);
   if (!db) return EXIT.USAGE;
-  const bus = new EngineBus();
-  bus.subscribe((event) => {
-    if (event.type === 'log')
-      println(event.level === 'info' ? io.stdout : io.stderr, `[worker] ${event.message}`);
-  });
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  const ended = await runFleetWorker({
-    db,
-    executorId: flags.id ?? null,
-    workDir: resolve(io.cwd, flags.dir ?? join(homedir(), '.relais', 'fleet')),
-    env: io.env,
-    concurrency: Math.max(1, Math.floor(flags.concurrency ?? 2)),
-    globalConcurrency: flags.globalConcurrency ?? null,
-    startsPerMinute: flags.startsPerMinute ?? null,
-    signal: controller.signal,
-    bus,
-  }).catch((error: Error) => {
-    println(io.stderr, `relais worker: ${error.message}`);
-    return null;
-  });
-  killAllChildrenNow();
-  // A worker that could not start exits at once (its timers must not keep a dead worker alive).
-  if (ended === null) process.exit(EXIT.INTERNAL);
-  const { exit } = ended;
-  // Steps still running belong to the survivors (fenced) or to the restart/takeover (stopped):
-  // leave now rather than let them act.
-  process.exit(exit === 'fenced' ? EXIT.STOP : EXIT.SUCCESS);
+  const code = await withEngine(
+    io,
+    {
+      json: false,
+      onInterrupt: 'stopping the worker (its runs go to the other workers)',
+      reporter: workerReporter,
+    },
+    async ({ bus, signal }) => {
+      const ended = await runFleetWorker({
+        db,
+        executorId: flags.id ?? null,
+        workDir: resolve(io.cwd, flags.dir ?? join(homedir(), '.relais', 'fleet')),
+        env: io.env,
+        concurrency: Math.max(1, Math.floor(flags.concurrency ?? 2)),
+        globalConcurrency: flags.globalConcurrency ?? null,
+        startsPerMinute: flags.startsPerMinute ?? null,
+        signal,
+        bus,
+      }).catch((error: Error) => {
+        println(io.stderr, `relais worker: ${error.message}`);
+        return null;
+      });
+      if (ended === null) return EXIT.INTERNAL;
+      return ended.exit === 'fenced' ? EXIT.STOP : EXIT.SUCCESS;
+    },
+  );
+  // Leave now rather than let the event loop drain: DBOS's timers would keep a worker that could
+  // not start alive, and steps still running belong to the survivors (fenced) or to the restart.
+  return leaveNow(code);
 }

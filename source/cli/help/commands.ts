@@ -306,7 +306,8 @@ export const COMMAND_HELP = {
       'Kept in your OS config folder (relais config path), checked before anything is written.',
       "A project's relais.config.json always wins; these fill what it leaves out.",
       'Keys: agents.<role>.provider (claude, codex, external), agents.<role>.model,',
-      'agents.<role>.fallback_model, notifications.enabled, theme (auto, dark, light, none).',
+      'agents.<role>.fallback_model, notifications.enabled (a terminal bell at gates and at the end),',
+      'theme (auto: colours unless NO_COLOR; none: never). A broken file is named and left out of runs.',
     ],
     options: [JSON_RESULT],
     examples: [

@@ -14,15 +14,17 @@ import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js
 import { loadConfig } from '../session/index.js';
 import { realClock } from '../supervise/clock.js';
 import type { CycleRunners } from './context.js';
-import { type CycleLoopResult, runCycleLoop } from './loop.js';
+import { type CycleLoopResult, type LoopEnd, runCycleLoop } from './loop.js';
 import { type CycleOutcome, runCycle } from './run-cycle.js';
 import { cycleRunners } from './runners.js';
+import { resumeCycle } from './status.js';
 import { supervisedCycleRunners } from './supervision.js';
 
 /**
  * `relais cycle`'s entry (seed 003): the config's cycle sections (`cycle`, its roles in
  * `cycle.agents`, and `codex_cli`, whose defaults are the seed's; a caller such as a test may
- * give its own), then one cycle or a loop of them with the configured agents under the breaker.
+ * give its own), a paused cycle resumed when asked, then one cycle or a loop of them with the
+ * configured agents under the breaker.
  */
 
 export interface CycleSections {
@@ -70,11 +72,64 @@ export interface CycleRun {
   readonly runners?: CycleRunners;
 }
 
-export type CycleEntryResult =
+type CycleEntryResult =
   | { readonly kind: 'cycle'; readonly outcome: CycleOutcome }
   | { readonly kind: 'loop'; readonly result: CycleLoopResult };
 
-export async function runCycleEntry(
+export interface CycleRequest extends CycleRun {
+  readonly root: string;
+  readonly loop: boolean;
+  readonly cycleId?: string;
+  /** End a pause first (`--resume`), with the human's verdict on a paused verification (yes or no). */
+  readonly resume: { readonly verdict?: string; readonly reason?: string } | null;
+  /** Sections given instead of the config's (tests). */
+  readonly given?: GivenSections;
+}
+
+export type CycleCommandOutcome =
+  /** The config's cycle sections are unusable, or the sandbox is missing: nothing ran. */
+  | { readonly kind: 'refused'; readonly detail: string }
+  | { readonly kind: 'resume_refused'; readonly detail: string }
+  /** `--resume` alone: the pause is over, no cycle ran. */
+  | { readonly kind: 'resumed'; readonly phase: string }
+  | { readonly kind: 'cycle'; readonly outcome: CycleOutcome; readonly interrupted: boolean }
+  | { readonly kind: 'loop'; readonly result: CycleLoopResult };
+
+const END_TEXT: Record<LoopEnd, string> = {
+  done: 'DONE',
+  needs_human: 'a human is needed (relais status shows why)',
+  refused: 'a cycle was refused',
+  failures: 'too many CYCLE_FAIL in a row (cycle.max_consecutive_failures)',
+  max_cycles: 'cycle.max_cycles_per_loop reached',
+  interrupted: 'interrupted',
+};
+
+export async function cycleEntry(request: CycleRequest): Promise<CycleCommandOutcome> {
+  const loaded = await loadCycleSetup(request.root, request.given, request.env);
+  if (!loaded.ok) return { kind: 'refused', detail: loaded.detail };
+  if (request.resume) {
+    const { verdict, reason } = request.resume;
+    const resumed = await resumeCycle(request.root, loaded.setup.config.workspace_dir, {
+      verdict: verdict
+        ? { answer: verdict.toLowerCase() === 'yes' ? 'YES' : 'NO', reason: reason ?? 'judged by a human' }
+        : undefined,
+      env: request.env,
+    });
+    if (!resumed.ok) return { kind: 'resume_refused', detail: resumed.detail };
+    if (!request.loop) return { kind: 'resumed', phase: resumed.phase };
+    request.bus.emit({ type: 'log', level: 'info', message: `Resumed: phase ${resumed.phase}` });
+  }
+  const ran = await runCycleEntry(loaded.setup, request, { loop: request.loop, cycleId: request.cycleId });
+  if (ran.kind === 'cycle') return { ...ran, interrupted: request.signal.aborted };
+  request.bus.emit({
+    type: 'log',
+    level: 'info',
+    message: `Cycle loop ended after ${ran.result.cycles} cycle(s): ${END_TEXT[ran.result.end]}`,
+  });
+  return ran;
+}
+
+async function runCycleEntry(
   setup: CycleSetup,
   run: CycleRun,
   mode: { readonly loop: boolean; readonly cycleId?: string },

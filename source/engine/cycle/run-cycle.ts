@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
 import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
-import { acquireLock } from '../workspace/lock.js';
+import { acquireLock } from '../session/index.js';
 import { reflect, replanTask, retryTask } from './actions/after-verify.js';
 import { failResult } from './actions/common.js';
 import { escalate, rollbackAndEscalate, summarize } from './actions/escalation.js';

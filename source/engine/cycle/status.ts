@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
-import { acquireLock } from '../workspace/lock.js';
+import { acquireLock } from '../session/index.js';
 import { cycleRemediation } from './codes.js';
 import {
   type CyclePaths,

@@ -3,7 +3,7 @@ import type { PlannedTask } from './blocks.js';
 
 /**
  * A cycle task's plan, reduced to what makes it the same attempt again (issue 15, "re-planning
- * with a task fingerprint", as tick/plan-fingerprint.ts does for the ticks engine): the task, the
+ * with a task fingerprint", as workflow/plan-fingerprint.ts does for the ticks engine): the task, the
  * files it binds with their actions, and the planner's guidance, with order, whitespace and case
  * left out; guidance that only repeats the task's summary is no guidance. A re-plan that comes
  * back with the same fingerprint is the plan that already failed.

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
-import { acquireLock } from '../workspace/lock.js';
+import { acquireLock } from '../session/index.js';
 import type { PlannedTask } from './blocks.js';
 import type { CycleOptions } from './context.js';
 import { commitPaths, headOf } from './git-ops.js';

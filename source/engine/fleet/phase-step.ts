@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import { EngineBus } from '../events.js';
 import type { GateAnswer, GatePort } from '../gates.js';
 import { roleRoutedRunner } from '../session/agent-runners.js';
 import { realClock } from '../supervise/clock.js';
+import { runProcess } from '../supervise/run-process.js';
 import { runWorkflow } from '../workflow/run-workflow.js';
 import { budgetedRunner } from './budget.js';
 import { checkpoint, restoreCheckout } from './checkout.js';
@@ -148,23 +148,23 @@ export async function runPhaseStep(
 /**
  * `gh pr list --head <branch> --state open`: the pull request a previous attempt of this step
  * opened, if any. Open ones only: a branch name comes back when a PRD title is reused, and an old
- * merged or closed PR must never stand in for this run's.
+ * merged or closed PR must never stand in for this run's. Through the process port like the PR
+ * phase's own gh calls (its whole group ended at the timeout, its output capped), and unsandboxed
+ * as they are: gh needs the network and the user's login.
  */
-function openPullRequest(
+async function openPullRequest(
   gh: string,
   branch: string,
   cwd: string,
   env: NodeJS.ProcessEnv,
 ): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(
-      gh,
-      ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url // empty'],
-      { cwd, env, timeout: 60_000 },
-      (error, stdout) => {
-        const url = /https?:\/\/\S+/.exec(String(stdout))?.[0] ?? null;
-        resolve(error ? null : url);
-      },
-    );
+  const listed = await runProcess({
+    cmd: gh,
+    args: ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url // empty'],
+    cwd,
+    env,
+    timeoutMs: 60_000,
   });
+  if (listed.exitCode !== 0) return null;
+  return /https?:\/\/\S+/.exec(listed.stdoutTail)?.[0] ?? null;
 }

@@ -1,3 +1,4 @@
+// The git port spawns git itself: simple-git lacks stdin, -z bytes and pinned GIT_* (docs/performance.md).
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 

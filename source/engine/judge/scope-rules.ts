@@ -148,7 +148,10 @@ function diffTooLarge(filesTouched: number, linesChanged: number, limits: DiffLi
   return out;
 }
 
-/** Combines task and config scope (DESIGN: the config is the fence, a task can only narrow it). */
+/**
+ * Combines task and config scope (docs/ARCHITECTURE.md "Decisions": the config is the fence, a
+ * task can only narrow it).
+ */
 export function effectiveScope(
   task: { scope: TaskScope; diff_limits: DiffLimits },
   config: {

@@ -1,7 +1,6 @@
 import { realpath, stat } from 'node:fs/promises';
 import { Git } from '../judge/git.js';
-import { loadConfig } from '../workspace/load-config.js';
-import { acquireLock } from '../workspace/lock.js';
+import { acquireLock, loadConfig } from '../session/index.js';
 import { workspacePaths } from '../workspace/paths.js';
 import { WorktreeManager } from './worktrees.js';
 

@@ -2,8 +2,8 @@ import { cp, mkdir, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
-import { loadSetup } from '../tick/preflight.js';
-import { recoverInterruptedRun } from '../tick/recover.js';
+import { loadSetup } from '../session/preflight.js';
+import { recoverInterruptedRun } from '../session/recover.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import {
   type LaneRecord,

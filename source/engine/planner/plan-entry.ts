@@ -4,26 +4,76 @@ import type { GatePort } from '../gates.js';
 import {
   acquireLock,
   agentRunnerFor,
+  loadSetup,
   missingAgentCommand,
   sandboxRefusal,
   type TickSetup,
 } from '../session/index.js';
+import { readPrd } from '../session/prd.js';
 import { realClock } from '../supervise/clock.js';
-import { readPrd } from '../workflow/prd.js';
 import { handoffText } from './handoff.js';
 import { type IssueOutcome, planIssue } from './issue-pass.js';
+import { type PlanVerdict, reportIssue, reportPrd, reportRefusal } from './plan-report.js';
 import { planPrd } from './prd-planning.js';
 import { loadPlannerStats, type PlannerStats } from './stats.js';
 import { plannerPaths, readLearnings } from './store.js';
 import type { TerminalOutcome } from './terminal-session.js';
 
 /**
- * The planner's entries for `relais plan` (seed 004): on PRD.md at a terminal, on one GitHub
- * issue thread, and its statistics. Each checks the planner's agent CLI (`agents.planner`) and
- * builds its runner from the config; the command only reports the outcome.
+ * `relais plan`'s entry (seed 004): load the setup, then plan PRD.md at a terminal, run one pass
+ * on a GitHub issue thread, or read the statistics. The planning modes check the planner's agent
+ * CLI (`agents.planner`), build its runner from the config and say their outcome on the bus; the
+ * command maps the verdict to an exit code and prints the statistics.
  */
 
-export interface PlanRun {
+export type PlanMode =
+  | { readonly kind: 'prd' }
+  | { readonly kind: 'issue'; readonly issue: number }
+  | { readonly kind: 'stats' };
+
+export interface PlanRequest {
+  readonly root: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly bus: EngineBus;
+  readonly signal: AbortSignal;
+  /** Who answers the planner's questions in PRD mode. */
+  readonly gates: GatePort;
+  readonly mode: PlanMode;
+}
+
+export interface PlanResult extends PlanVerdict {
+  /** With `--stats`: every planning session's quality signals. */
+  readonly stats: PlannerStats | null;
+}
+
+export async function planEntry(request: PlanRequest): Promise<PlanResult> {
+  const { bus, mode } = request;
+  const loaded = await loadSetup(request.root, request.env);
+  if (!loaded.ok) {
+    const refusal = {
+      kind: 'cannot_start',
+      detail: loaded.block.detail,
+      fix: 'run relais init at the repository root.',
+    } as const;
+    return { ...reportRefusal(bus, refusal), stats: null };
+  }
+  const run: PlanRun = { setup: loaded.setup, env: request.env, bus, signal: request.signal };
+  if (mode.kind === 'stats')
+    return { verdict: 'success', interrupted: false, stats: await plannerStatsOf(loaded.setup) };
+  if (mode.kind === 'issue') {
+    const outcome = await planIssueEntry(run, mode.issue);
+    const said =
+      outcome.kind === 'cannot_start' ? reportRefusal(bus, outcome) : reportIssue(bus, mode.issue, outcome);
+    return { ...said, stats: null };
+  }
+  const outcome = await planPrdEntry(run, request.gates);
+  return {
+    ...(outcome.kind === 'cannot_start' ? reportRefusal(bus, outcome) : reportPrd(bus, outcome)),
+    stats: null,
+  };
+}
+
+interface PlanRun {
   readonly setup: TickSetup;
   readonly env: NodeJS.ProcessEnv;
   readonly bus: EngineBus;
@@ -42,11 +92,11 @@ export type PrdPlanResult =
   | (TerminalOutcome & { readonly handoff?: string })
   | { readonly kind: 'unreadable'; readonly detail: string };
 
-export function plannerStatsOf(setup: TickSetup): Promise<PlannerStats> {
+function plannerStatsOf(setup: TickSetup): Promise<PlannerStats> {
   return loadPlannerStats(plannerPaths(setup.paths));
 }
 
-export async function planIssueEntry(run: PlanRun, issue: number): Promise<IssueOutcome | PlanRefusal> {
+async function planIssueEntry(run: PlanRun, issue: number): Promise<IssueOutcome | PlanRefusal> {
   const refused = await agentMissing(run);
   if (refused) return refused;
   return planIssue({
@@ -67,7 +117,7 @@ export async function planIssueEntry(run: PlanRun, issue: number): Promise<Issue
   });
 }
 
-export async function planPrdEntry(run: PlanRun, gates: GatePort): Promise<PrdPlanResult> {
+async function planPrdEntry(run: PlanRun, gates: GatePort): Promise<PrdPlanResult> {
   const { setup } = run;
   const prd = await readPrd(join(setup.facts.root, 'PRD.md'));
   if (!prd.ok) return { kind: 'cannot_start', detail: prd.problem, fix: null };

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
+import { acquireLock, type HeldLock } from '../session/index.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
-import { acquireLock, type HeldLock } from '../workspace/lock.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { normalize } from './questions.js';
 import {

@@ -8,6 +8,7 @@ import { lockFileSchema } from './lock.js';
 import { reportSchema } from './report.js';
 import { workspaceStateSchema } from './state.js';
 import { taskSchema } from './task.js';
+import { userSettingsSchema } from './user-settings.js';
 import { workflowFileSchema } from './workflow.js';
 
 /**
@@ -22,6 +23,8 @@ interface SchemaSource {
   /** `input` for files humans write (defaults make fields optional), `output` for runner-written ones. */
   readonly io: 'input' | 'output';
   readonly note?: string;
+  /** False for a file outside any project (the user settings): `relais init` does not copy it. */
+  readonly inProject?: false;
 }
 
 export const JSON_SCHEMA_SOURCES = {
@@ -51,6 +54,12 @@ export const JSON_SCHEMA_SOURCES = {
     title: 'Relais INFLIGHT.json (a tick in progress)',
     schema: inflightSchema,
     io: 'output',
+  },
+  'user_settings.schema.json': {
+    title: 'Relais user settings (relais config path)',
+    schema: userSettingsSchema,
+    io: 'input',
+    inProject: false,
   },
 } as const satisfies Record<string, SchemaSource>;
 
@@ -90,3 +99,8 @@ export function renderJsonSchemaFile(name: SchemaFileName): string {
 }
 
 export const SCHEMA_FILE_NAMES = Object.keys(JSON_SCHEMA_SOURCES) as SchemaFileName[];
+
+/** The schemas `relais init` copies into a project's workspace (relais/schemas/). */
+export const PROJECT_SCHEMA_FILE_NAMES = SCHEMA_FILE_NAMES.filter(
+  (name) => (JSON_SCHEMA_SOURCES[name] as SchemaSource).inProject !== false,
+);

@@ -16,16 +16,18 @@ const roleDefault = z.strictObject({
 });
 
 export const userSettingsSchema = z.strictObject({
+  /** The JSON Schema the file follows (schemas/user_settings.schema.json); `relais config set` writes it. */
+  $schema: z.string().optional(),
   /** The default provider and model of each role, for projects that do not name their own. */
   agents: z.partialRecord(z.enum(ROLES), roleDefault).optional(),
   notifications: z
     .strictObject({
-      /** Desktop or terminal notifications when a run needs a human or ends. */
+      /** A terminal bell (on stderr) when a gate asks and when the work of a command ends. */
       enabled: z.boolean().optional(),
     })
     .optional(),
-  /** The app's colours: `auto` follows the terminal (NO_COLOR included). */
-  theme: z.enum(['auto', 'dark', 'light', 'none']).optional(),
+  /** The app's colours: `auto` follows the terminal (none with NO_COLOR), `none` never colours. */
+  theme: z.enum(['auto', 'none']).optional(),
 });
 
 export type UserSettings = z.infer<typeof userSettingsSchema>;

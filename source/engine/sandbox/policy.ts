@@ -1,5 +1,5 @@
 /**
- * What one sandboxed process may do (DESIGN.md "Sandbox", issue 14). Every path is absolute and
+ * What one sandboxed process may do (docs/ARCHITECTURE.md "The OS sandbox", docs/sandbox.md, issue 14). Every path is absolute and
  * already resolved through symlinks, so the bwrap argv built from it binds exactly what was checked.
  */
 export interface SandboxPolicy {

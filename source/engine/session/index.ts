@@ -1,18 +1,11 @@
 /**
- * What every flow (tick, loop, workflow, cycle, planner) stands on: loading the setup and config,
- * the workspace lock, crash recovery, run ids and the agent runners. The pieces keep their homes
- * (their owners edit them); this is the one place flows and the engine's entries import them from.
+ * What every flow (tick, loop, workflow, cycle, planner, parallel, fleet, status) stands on:
+ * loading the setup and config, the workspace lock, crash recovery, run ids and the agent runners.
+ * The lock keeps its home in workspace/ (doctor reads it there); every flow takes it from here.
+ * Flows may also import this folder's files directly (the tick's phases do).
  */
 export type { AgentRunner } from '../agents/agent-run.js';
 export { findExecutable } from '../agents/find-executable.js';
-export {
-  type Block,
-  loadSetup,
-  type SetupResult,
-  sandboxRefusal,
-  type TickSetup,
-} from '../tick/preflight.js';
-export { recoverInterruptedRun } from '../tick/recover.js';
 export { loadConfig } from '../workspace/load-config.js';
 export { acquireLock, type HeldLock, inspectLock } from '../workspace/lock.js';
 export { agentCommandSetting, missingAgentCommand } from './agent-check.js';
@@ -22,4 +15,12 @@ export {
   roleRoutedRunner,
   runnerForProvider,
 } from './agent-runners.js';
+export {
+  type Block,
+  loadSetup,
+  type SetupResult,
+  sandboxRefusal,
+  type TickSetup,
+} from './preflight.js';
+export { recoverInterruptedRun } from './recover.js';
 export { newRunId } from './run-id.js';

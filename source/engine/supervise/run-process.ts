@@ -9,7 +9,7 @@ import { liveGroups } from './live-groups.js';
 import { descendantsOf, groupHasMembers, PROCESS_MARK_VAR, signalTree, TreeWatch } from './process-tree.js';
 
 /**
- * The one way Relais starts a child process (DESIGN style rule 4), on execa: argv only (never a
+ * The one way Relais starts a child process (docs/ARCHITECTURE.md, style rule 4), on execa: argv only (never a
  * shell), bounded memory whatever the child prints, and a promise that never rejects. Timeout and
  * abort go through execa's cancelSignal and forceKillAfterDelay (SIGTERM, then SIGKILL after
  * `killGraceMs`). With a sandbox policy the process runs inside bwrap, and ending bwrap ends the

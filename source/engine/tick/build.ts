@@ -11,11 +11,11 @@ import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
 import { sandboxRefusalIn } from '../sandbox/refusal.js';
 import { agentSandbox } from '../sandbox/sandbox.js';
+import { effectiveScopeFor } from '../session/judge-phase.js';
+import { recordAgentInFlight } from '../session/recover.js';
 import type { ProcessResult } from '../supervise/run-process.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
-import { effectiveScopeFor } from './judge-phase.js';
 import { builderValues, fillTemplate, readPrompt } from './prompts.js';
-import { recordAgentInFlight } from './recover.js';
 import type { TickContext } from './tick-context.js';
 
 /**

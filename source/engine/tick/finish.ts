@@ -2,9 +2,9 @@ import type { EngineBus } from '../events.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import type { Block, TickSetup } from '../session/preflight.js';
 import { budgetWarnings } from '../workspace/ledger.js';
 import { writeState } from '../workspace/state-store.js';
-import type { Block, TickSetup } from './preflight.js';
 import { relativeToRoot, type TickOptions, type TickResult } from './tick-context.js';
 import { buildReport, type TickRecord } from './tick-record.js';
 import {

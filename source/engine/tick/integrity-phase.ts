@@ -2,7 +2,7 @@ import { damagedObjects } from '../judge/object-guard.js';
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
 import { type DiskIndex, diskIndex, fileStamps, judgedTree, rewrittenPaths } from '../judge/verified-tree.js';
 import type { Code } from '../protocol/codes.js';
-import type { BuildGuards } from './judge-phase.js';
+import type { BuildGuards } from '../session/judge-phase.js';
 import type { TickContext } from './tick-context.js';
 
 /**

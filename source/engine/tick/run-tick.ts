@@ -9,15 +9,21 @@ import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
 import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
+import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from '../session/judge-phase.js';
+import { type Block, checkStartConditions } from '../session/preflight.js';
+import {
+  agentFile,
+  clearInflight,
+  markInflight,
+  recordTickHead,
+  recoverInterruptedRun,
+} from '../session/recover.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
-import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from './judge-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
-import { type Block, checkStartConditions } from './preflight.js';
-import { agentFile, clearInflight, markInflight, recordTickHead, recoverInterruptedRun } from './recover.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { ledgerEvent, TickLedger } from './tick-ledger.js';

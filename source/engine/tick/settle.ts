@@ -4,9 +4,9 @@ import { undoBeyondGit } from '../judge/stop-cleanup.js';
 import { TreeChangedError } from '../judge/verified-tree.js';
 import { verdictOf } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
+import type { BuildGuards } from '../session/judge-phase.js';
+import { recordCommitInFlight, recordTickHead } from '../session/recover.js';
 import { oneLine } from '../workspace/printable.js';
-import type { BuildGuards } from './judge-phase.js';
-import { recordCommitInFlight, recordTickHead } from './recover.js';
 import type { TickContext } from './tick-context.js';
 
 /**

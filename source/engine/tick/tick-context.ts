@@ -4,9 +4,9 @@ import type { VerificationIgnored } from '../judge/rollback.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { BuildTask, Control } from '../protocol/task.js';
+import type { TickSetup } from '../session/preflight.js';
 import type { Clock } from '../supervise/clock.js';
 import type { RunTotals } from '../workspace/ledger.js';
-import type { TickSetup } from './preflight.js';
 import type { TickLedger } from './tick-ledger.js';
 import type { TickRecord } from './tick-record.js';
 

@@ -2,8 +2,8 @@ import { type Code, remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report, SandboxName, VerificationRun } from '../protocol/report.js';
 import { emptyLedger, type WorkspaceState } from '../protocol/state.js';
 import type { Control, Task } from '../protocol/task.js';
+import type { JudgeOutcome } from '../session/judge-phase.js';
 import type { BuildOutcome } from './build.js';
-import type { JudgeOutcome } from './judge-phase.js';
 
 /**
  * What a tick learned as it went, and the pure function that turns it into REPORT.json. Nothing
@@ -70,14 +70,6 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     control: null,
     limitRefunded: false,
   };
-}
-
-/** Sortable and unique enough for one repository: 20261122T035000Z-a1b2c3. */
-export function makeRunId(now: Date, random: string): string {
-  return `${now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${random}`;
 }
 
 const MAX_TOUCHED_LISTED = 500;

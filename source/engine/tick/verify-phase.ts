@@ -5,10 +5,10 @@ import { worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
 import { verificationSandbox } from '../sandbox/sandbox.js';
+import type { BuildGuards } from '../session/judge-phase.js';
+import { recordAgentInFlight } from '../session/recover.js';
 import { planVerification } from '../verify/plan.js';
 import { runVerifications } from '../verify/run-verifications.js';
-import type { BuildGuards } from './judge-phase.js';
-import { recordAgentInFlight } from './recover.js';
 import { relativeToRoot, type TickContext } from './tick-context.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentRequest } from '../agents/agent-run.js';
-import { recordAgentInFlight } from '../tick/recover.js';
+import { recordAgentInFlight } from '../session/recover.js';
 import { PACKAGE_ROOT } from '../workspace/package-assets.js';
 import { runAgentStep, type StepOutcome } from './agent-step.js';
 import type { BreakerPhase, PhaseResult, WorkflowContext } from './context.js';

@@ -12,11 +12,11 @@ import {
   type WorkflowFile,
   type WorkflowStateName,
 } from '../protocol/workflow.js';
+import type { Prd } from '../session/prd.js';
+import type { TickSetup } from '../session/preflight.js';
 import { breakerFrom, reportBreakerOnBus } from '../supervise/breaker-settings.js';
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
-import type { TickSetup } from '../tick/preflight.js';
-import type { Prd } from './prd.js';
 import { writeWorkflow } from './workflow-store.js';
 
 /** What every phase of one `ralphy start` shares. */

@@ -9,6 +9,7 @@ import type { CycleRunners } from '../cycle/context.js';
 import { cycleRunners } from '../cycle/runners.js';
 import { runCycleTrack } from '../cycle/track-runner.js';
 import { splitCycleSection } from '../protocol/cycle-policy.js';
+import { branchSlug } from '../session/prd.js';
 import { breakerFrom } from '../supervise/breaker-settings.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { isInsideDir } from '../workspace/safe-path.js';
@@ -18,7 +19,6 @@ import { interruptionOf } from './interruption.js';
 import { workflowRunnerWrites } from './judged-run.js';
 import { phaseSignal, readTasksFile } from './phase-helpers.js';
 import { prdObjective } from './pr-body.js';
-import { branchSlug } from './prd.js';
 import { commitTaskStatus } from './task-status.js';
 import type { PlanTask } from './tasks-file.js';
 

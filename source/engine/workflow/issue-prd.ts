@@ -4,8 +4,8 @@ import { handoffText } from '../planner/handoff.js';
 import type { Session } from '../planner/schemas.js';
 import { issueSessionId, plannerPaths, readLearnings, readSession } from '../planner/store.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import type { Prd } from '../session/prd.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
-import type { Prd } from './prd.js';
 
 /**
  * `ralphy start --issue <n>` (seed 004's handoff, "when a proceed-signal arrives, proceed to spec

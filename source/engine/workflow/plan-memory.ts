@@ -1,5 +1,5 @@
 import type { BuildTask } from '../protocol/task.js';
-import { planFingerprint } from '../tick/plan-fingerprint.js';
+import { planFingerprint } from './plan-fingerprint.js';
 
 /**
  * The plans that already failed for one task of the `ticks` engine (issue 15): after a stopped

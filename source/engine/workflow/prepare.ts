@@ -16,6 +16,7 @@ import {
   sandboxRefusal,
   type TickSetup,
 } from '../session/index.js';
+import { branchSlug, type Prd, readPrd } from '../session/prd.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import type { DoctorCheck } from '../workspace/doctor-checks.js';
 import { initWorkspace } from '../workspace/init-workspace.js';
@@ -25,7 +26,6 @@ import { WorkflowContext, type WorkflowOptions } from './context.js';
 import { lastRejection } from './gate-feedback.js';
 import { issuePrd } from './issue-prd.js';
 import { askGate } from './phase-helpers.js';
-import { branchSlug, type Prd, readPrd } from './prd.js';
 import { workflowPrerequisites } from './prerequisites.js';
 import { freshWorkflow, readWorkflow, resumePhase, writeWorkflow } from './workflow-store.js';
 

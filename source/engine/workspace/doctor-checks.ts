@@ -5,7 +5,7 @@ import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { renderJsonSchemaFile, SCHEMA_FILE_NAMES } from '../protocol/json-schemas.js';
+import { PROJECT_SCHEMA_FILE_NAMES, renderJsonSchemaFile } from '../protocol/json-schemas.js';
 import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { runProcess } from '../supervise/run-process.js';
 import { checkFence, checkVerification, trackedFiles } from './doctor-project-checks.js';
@@ -140,7 +140,7 @@ async function checkWorkspace(paths: WorkspacePaths): Promise<DoctorCheck[]> {
     return [bad('workspace', 'fail', `${paths.relDir}/ is missing`, 'Run `relais init`.')];
   const missing = PROMPT_FILE_NAMES.filter((n) => !existsSync(join(paths.promptsDir, n)));
   const stale: string[] = [];
-  for (const name of SCHEMA_FILE_NAMES) {
+  for (const name of PROJECT_SCHEMA_FILE_NAMES) {
     const current = await readFile(join(paths.schemasDir, name), 'utf8').catch(() => null);
     if (current !== renderJsonSchemaFile(name)) stale.push(name);
   }

@@ -3,7 +3,7 @@ import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Git, splitNul } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
-import { renderJsonSchemaFile, SCHEMA_FILE_NAMES } from '../protocol/json-schemas.js';
+import { PROJECT_SCHEMA_FILE_NAMES, renderJsonSchemaFile } from '../protocol/json-schemas.js';
 import { freshState, workspaceStateSchema } from '../protocol/state.js';
 import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-write.js';
 import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
@@ -213,7 +213,7 @@ async function ensurePrompts(ctx: InitContext, paths: WorkspacePaths): Promise<I
 /** Schemas are runner-owned and always match this version of relais. */
 async function ensureSchemas(paths: WorkspacePaths): Promise<InitStep[]> {
   const steps: InitStep[] = [];
-  for (const name of SCHEMA_FILE_NAMES) {
+  for (const name of PROJECT_SCHEMA_FILE_NAMES) {
     const target = join(paths.schemasDir, name);
     const text = renderJsonSchemaFile(name);
     const current = await readFile(target, 'utf8').catch(() => null);

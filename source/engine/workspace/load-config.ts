@@ -40,7 +40,9 @@ export async function loadConfig(root: string, env: NodeJS.ProcessEnv = process.
       detail: `${CONFIG_FILE_NAME} is not JSON: ${jsonErrorWhere(text, error as Error)}`,
     };
   }
-  // The user's settings (`relais config`) sit beneath the project's file: the project wins.
+  // The user's settings (`relais config`) sit beneath the project's file: the project wins. A
+  // broken settings file is left out here; the command's session warns with its path
+  // (cli/engine-session.ts), and `relais config list` names what is wrong.
   const user = readUserSettings(env);
   const parsed = configSchema.safeParse(
     user.ok ? withUserDefaults(raw, user.settings, builtInAgents()) : raw,

@@ -1,5 +1,5 @@
 /**
- * The PRD.md shape `ralphy start` reads (seed 002 §7; source/engine/workflow/prd.ts checks a
+ * The PRD.md shape `ralphy start` reads (seed 002 §7; source/engine/session/prd.ts checks a
  * `# Title` and an `## Objective` section), so nobody has to discover it by failing.
  */
 

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import envPaths from 'env-paths';
 import { describeZodError } from '../protocol/model-json.js';
 import { type UserSettings, userSettingsSchema } from '../protocol/user-settings.js';
+import { PACKAGE_ROOT } from './package-assets.js';
 
 /**
  * The user-level settings file, written through `conf`: in the OS config folder
@@ -68,9 +70,35 @@ export async function openUserSettings(
       const checked = check(next, conf.path);
       if (!checked.ok) return { ok: false, detail: checked.detail.replace(`${conf.path}: `, '') };
       conf.set(key, value);
+      // Editors check the file against its schema (the installed package's copy).
+      if (conf.get('$schema') === undefined) conf.set('$schema', USER_SETTINGS_SCHEMA);
       return { ok: true };
     },
     unset: (key) => conf.delete(key),
+  };
+}
+
+/** schemas/user_settings.schema.json of this installation, as a URL an editor can open. */
+const USER_SETTINGS_SCHEMA = pathToFileURL(join(PACKAGE_ROOT, 'schemas', 'user_settings.schema.json')).href;
+
+/** What the user settings change in a command's session (cli/engine-session.ts). */
+export interface UserPreferences {
+  /** `theme: "none"`: the app draws without colours whatever the terminal; `auto`: NO_COLOR decides. */
+  readonly theme: 'auto' | 'none';
+  /** `notifications.enabled`: a terminal bell when a gate asks and when the work ends. */
+  readonly bell: boolean;
+  /** A broken settings file, ignored for this run: its path and what is wrong. */
+  readonly problem: string | null;
+}
+
+/** Async so the engine's front door can load this module when a session starts, not before. */
+export async function readUserPreferences(env: NodeJS.ProcessEnv = process.env): Promise<UserPreferences> {
+  const read = readUserSettings(env);
+  if (!read.ok) return { theme: 'auto', bell: false, problem: read.detail };
+  return {
+    theme: read.settings.theme ?? 'auto',
+    bell: read.settings.notifications?.enabled === true,
+    problem: null,
   };
 }
 

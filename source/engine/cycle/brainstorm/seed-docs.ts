@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import type { Git } from '../../judge/git.js';
-import { acquireLock } from '../../workspace/lock.js';
+import { acquireLock } from '../../session/index.js';
 import { SEED_DOCS } from '../actions/common.js';
 import { commitPaths } from '../git-ops.js';
 import { type MapResult, writeSafely } from '../mapper/run-mapper.js';

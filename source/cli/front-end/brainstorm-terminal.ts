@@ -5,7 +5,8 @@ import { type CommandIo, println } from '../io.js';
 /**
  * The brainstorm at a terminal (seed 003 P2 is human-driven): one question at a time, lists one
  * item a line ended by an empty line. Lines are queued as they arrive, so typed-ahead or pasted
- * answers are never lost; the end of input (Ctrl-D) ends the brainstorm with nothing written.
+ * answers are never lost; the end of input (Ctrl-D) or an interrupt (Ctrl-C, which the engine
+ * session owns) ends the brainstorm with nothing written.
  */
 
 export interface Terminal {
@@ -14,29 +15,35 @@ export interface Terminal {
   close(): void;
 }
 
-export function openTerminal(io: CommandIo): Terminal {
+export function openTerminal(io: CommandIo, signal: AbortSignal): Terminal {
   const rl = createInterface({ input: io.stdin as NodeJS.ReadableStream, terminal: false });
   const lines: string[] = [];
   const waiting: ((line: string | null) => void)[] = [];
   let closed = false;
+  const end = () => {
+    closed = true;
+    for (const w of waiting.splice(0)) w(null);
+  };
   rl.on('line', (line) => {
     const next = waiting.shift();
     if (next) next(line);
     else lines.push(line);
   });
-  rl.on('close', () => {
-    closed = true;
-    for (const w of waiting.splice(0)) w(null);
-  });
+  rl.on('close', end);
+  signal.addEventListener('abort', end, { once: true });
   return {
     ask(prompt) {
       io.stdout.write(prompt);
+      if (signal.aborted) return Promise.resolve(null);
       const queued = lines.shift();
       if (queued !== undefined) return Promise.resolve(queued);
       if (closed) return Promise.resolve(null);
       return new Promise((resolve) => waiting.push(resolve));
     },
-    close: () => rl.close(),
+    close: () => {
+      signal.removeEventListener('abort', end);
+      rl.close();
+    },
   };
 }
 

@@ -8,7 +8,6 @@ import type { RelaisConfig } from '../protocol/config.js';
 import { inflightSchema } from '../protocol/inflight.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
-import { missingAgentCommand } from '../session/agent-check.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
   findCorruptRunnerFiles,
@@ -26,6 +25,7 @@ import {
 import { loadConfig } from '../workspace/load-config.js';
 import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
+import { missingAgentCommand } from './agent-check.js';
 import { brokenHeadDetail, planRecovery } from './recovery-plan.js';
 
 /**
