@@ -82,14 +82,16 @@ const CHILD_PROCESS_OWNERS = new Set([
   // The demo is a launcher, not the runner: it hands the terminal to the real CLI (stdio
   // inherited, which the process port never does) and sets up its throwaway repository with git.
   'source/demo/run-demo.ts',
+  'source/demo/demo-sandbox.ts',
 ]);
 
 /** What the programs outside the three layers may use (they ship in dist/ but are not the app). */
 const OTHER_SURFACE: readonly { readonly dir: string; readonly may: RegExp }[] = [
   {
-    // npm run demo: finds the real claude, the bundled example, and tells CI from a terminal.
+    // npm run demo: finds the real claude, the bundled example, tells CI from a terminal, and
+    // asks the sandbox's own probe whether bubblewrap works here (else the demo opts out).
     dir: 'source/demo/',
-    may: /^source\/(engine\/agents\/find-executable|engine\/workspace\/package-assets|cli\/front-end\/is-ci)\.ts$/,
+    may: /^source\/(engine\/agents\/find-executable|engine\/workspace\/package-assets|engine\/sandbox\/sandbox|cli\/front-end\/is-ci)\.ts$/,
   },
   {
     // npm run schemas: renders schemas/ and the default config from protocol/.
