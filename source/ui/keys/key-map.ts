@@ -87,11 +87,7 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
   if (input === '?' && !textGate && !key.ctrl && !key.meta)
     return { type: 'overlay', overlay: { kind: 'help' } };
 
-  if (interaction.over) {
-    if (input === 'q' || key.escape) return { type: 'quit' };
-    if (key.tab) return laneKey(state);
-    return { type: 'hint', text: 'The run is over: q leaves.' };
-  }
+  if (interaction.over) return overKey(state, input, key);
   if (interaction.confirmingAbort) {
     return input === 'y' || input === 'a' ? { type: 'abort_confirm' } : { type: 'abort_cancel' };
   }
@@ -100,6 +96,13 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
     return textGateKey(interaction.draft, input, key);
   }
   return runningKey(state, input, key);
+}
+
+/** A key once the work is over: q or Esc leaves; Tab still switches the output between lanes. */
+function overKey(state: UiState, input: string, key: KeyInfo): KeyAction {
+  if (input === 'q' || key.escape) return { type: 'quit' };
+  if (key.tab) return laneKey(state);
+  return { type: 'hint', text: 'The run is over: q leaves.' };
 }
 
 /** Tab: the next lane's output, and after the last one every line again (nothing without lanes). */
