@@ -100,6 +100,9 @@ it('every event a lane causes carries its lane, in the NDJSON and on the plain l
   const breakers = workflowFile(project).lane_breakers;
   expect(Object.keys(breakers).sort()).toEqual(['task-1-1', 'task-2-1']);
   expect(breakers['task-1-1']).toMatchObject({ state: 'closed', attempts: 0 });
+  const status = project.cliSync(['status']);
+  expect(status.stdout).toContain('Lane:      breaker of task-1-1 closed (0/3)');
+  expect(status.stdout).toContain('Lane:      breaker of task-2-1 closed (0/3)');
 
   // The same events as plain lines: every line of a lane's event starts with its lane.
   let out = '';
