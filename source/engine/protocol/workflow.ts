@@ -75,7 +75,7 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
   scope_violation:
     'The agent changed files outside what its phase may touch; everything it did was rolled back. Narrow the prompt, or widen scope.default_allowed_globs if those files belong to the work.',
   tick_stopped:
-    'A task found no verified tick within workflow.max_ticks_per_task, or a tick was blocked. Read relais/REPORT.md, fix the cause, then ralphy start resumes the implementation.',
+    'A task found no verified tick within workflow.max_ticks_per_task, or a tick was blocked (with best of N: none of its attempts was verified, and each is kept, relais worktrees list). Read relais/REPORT.md, fix the cause, then ralphy start resumes the implementation.',
   verification_failed:
     "The final tree fails the project's checks, so no pull request was opened. Fix it on the feature branch, commit, then ralphy start resumes the PR phase.",
   budget_exhausted:
