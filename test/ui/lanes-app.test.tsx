@@ -126,6 +126,42 @@ describe('lanes in the app', () => {
     app.unmount();
   });
 
+  test('best of N: a verified attempt shows as a candidate, the loser as discarded (its clock stopped), and the choice with its reason in the output', () => {
+    const s = new Script()
+      .emit([lane('task-1-1', 1, 'started'), lane('task-1-2', 1, 'started')], 2_000)
+      .emit(
+        {
+          ...lane('task-1-1', 1, 'candidate'),
+          detail: 'verified, 4 line(s) in 1 file(s); waits for attempt(s) 2',
+        } as EngineEvent,
+        5_000,
+      )
+      .emit({
+        type: 'attempts.decided',
+        task: 1,
+        title: 'Task 1',
+        winner: 'task-1-2',
+        reason:
+          'task-1-2 lands: the smallest verified diff of 2, 2 line(s) in 1 file(s); discarded: task-1-1 verified, 4 line(s) in 1 file(s)',
+        candidates: [
+          { lane: 'task-1-1', verified: true, lines_changed: 4, files_changed: 1, detail: 'verified' },
+          { lane: 'task-1-2', verified: true, lines_changed: 2, files_changed: 1, detail: 'verified' },
+        ],
+      } as EngineEvent)
+      .emit({ ...lane('task-1-1', 1, 'discarded'), detail: 'task-1-2 was chosen' } as EngineEvent)
+      .emit(lane('task-1-2', 1, 'merging'), 60_000);
+    const frame = renderPanel(<Lanes state={s.state} width={100} height={8} />).frame();
+    expect(frame).toContain('1 running');
+    // Ended at 7 s: its clock stays there while the winner's runs on.
+    expect(frame).toContain('task-1-1 discarded · task 1 Task 1 · 00:07');
+    expect(frame).toContain('task-1-2 was chosen');
+    expect(frame).toContain('task-1-2 merging · task 1 Task 1 · 01:07');
+    const lines = s.snapshot.output.buffer.range(0, 100).map((l) => l.text);
+    expect(lines).toContain(
+      'best of 2 for task 1: task-1-2 lands · task-1-2 lands: the smallest verified diff of 2, 2 line(s) in 1 file(s); discarded: task-1-1 verified, 4 line(s) in 1 file(s)',
+    );
+  });
+
   test('two lanes ask at once: the gate shows whose it is, y answers that one, then the other lane’s shows', async () => {
     const s = twoLanes();
     s.store.flush();
