@@ -1,6 +1,7 @@
 import type { Code, Verdict } from './protocol/codes.js';
 import type { BlastRadius, SandboxName, VerificationRun } from './protocol/report.js';
 import type {
+  AttemptRecord,
   BreakerSnapshot,
   BudgetPhase,
   FailureReason,
@@ -318,10 +319,38 @@ export type EngineEvent =
       step: 'queued' | 'rebasing' | 'checking' | 'landed' | 'conflict' | 'check_failed';
       detail: string | null;
       waiting: string[];
+    }
+  /**
+   * Issue 19, best of N: every attempt at a task ended, and the runner chose by its own verdict
+   * (verified first, then the smallest diff within scope). Persisted in WORKFLOW.json first (the
+   * task's `selection`). `winner` goes to the merge queue; the others are discarded. Null: none
+   * was verified, the task failed.
+   */
+  | {
+      type: 'attempts.decided';
+      task: number;
+      title: string;
+      winner: string | null;
+      reason: string;
+      candidates: AttemptRecord[];
     };
 
-/** Where a parallel lane is (issue 19). */
-export type LanePhase = 'started' | 'ticking' | 'merging' | 'landed' | 'retrying' | 'failed' | 'kept';
+/**
+ * Where a parallel lane is (issue 19). `waiting`: a usage limit of the account every lane shares;
+ * `candidate`: a best-of attempt verified, waiting for its siblings; `discarded`: an attempt the
+ * runner did not pick (its worktree and branch removed).
+ */
+export type LanePhase =
+  | 'started'
+  | 'ticking'
+  | 'waiting'
+  | 'candidate'
+  | 'merging'
+  | 'landed'
+  | 'retrying'
+  | 'failed'
+  | 'kept'
+  | 'discarded';
 
 /** `lane`: set on every event a parallel lane emitted (issue 19), so each line says whose it is. */
 export type StampedEvent = EngineEvent & { at: string; lane?: string };
@@ -339,6 +368,7 @@ export type AgentOutputEvent = EventOf<'agent.output'>;
 export type AgentRetryEvent = EventOf<'agent.retry'>;
 export type AgentStartedEvent = EventOf<'agent.started'>;
 export type AgentToolEvent = EventOf<'agent.tool'>;
+export type AttemptsDecidedEvent = EventOf<'attempts.decided'>;
 export type BreakerChangedEvent = EventOf<'breaker.changed'>;
 export type BudgetWarningEvent = EventOf<'budget.warning'>;
 export type CycleDecidedEvent = EventOf<'cycle.decided'>;

@@ -16,6 +16,11 @@ export interface GateRequest {
    * diff): the app opens them in a viewer. Front ends that cannot show them ignore them.
    */
   readonly documents?: readonly GateDocument[];
+  /**
+   * Issue 19: the parallel lane that asks (`task-3-1`), absent for the workflow itself. Lanes may
+   * ask at once: a front end shows which lane and task each question belongs to.
+   */
+  readonly lane?: string;
 }
 
 export interface GateDocument {

@@ -56,4 +56,35 @@ describe('ralphy start --engine', () => {
     expect(p.exists('relais/WORKFLOW.json')).toBe(false);
     expect(p.calls()).toEqual([]);
   }, 60_000); // one CLI start: slow on a loaded machine, not a wait
+
+  // Issue 19: lanes are the ticks engine's; another engine is refused, never silently one at a time.
+  it('--parallel or --attempts above 1 with the single or cycle engine is refused before anything runs', () => {
+    const p = workflowProject();
+    project = p;
+    p.scenario({ spec: [specStep()] });
+    const env = { IS_SANDBOX: '1' };
+    const single = p.cliSync(['start', '--engine', 'single', '--parallel', '2', '--yes'], env);
+    expect(single.code).toBe(3);
+    expect(single.stdout).toContain(
+      '--parallel 2 runs tasks in parallel lanes, which only the ticks engine has; this workflow uses the single engine (one dev-agent run implements every task in the main tree)',
+    );
+    expect(single.stdout).toContain('Run a new workflow with --engine ticks, or drop --parallel 2.');
+    const cycle = p.cliSync(['start', '--engine', 'cycle', '--attempts', '3', '--yes'], env);
+    expect(cycle.code).toBe(3);
+    expect(cycle.stdout).toContain(
+      '--attempts 3 runs tasks in parallel lanes, which only the ticks engine has',
+    );
+    expect(cycle.stdout).toContain('this workflow uses the cycle engine');
+    // From the config alone, the fix names the config.
+    p.commitConfig((config) => {
+      config.workflow.parallel = 3;
+      config.workflow.implementation_engine = 'single';
+    });
+    const configured = p.cliSync(['start', '--yes'], env);
+    expect(configured.code).toBe(3);
+    expect(configured.stdout).toContain('workflow.parallel 3 runs tasks in parallel lanes');
+    expect(configured.stdout).toContain('or drop workflow.parallel 3 from relais.config.json.');
+    expect(p.exists('relais/WORKFLOW.json')).toBe(false);
+    expect(p.calls()).toEqual([]);
+  }, 90_000); // three CLI starts: slow on a loaded machine, not a wait
 });

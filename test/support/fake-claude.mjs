@@ -55,10 +55,12 @@ const previous = existsSync(log)
   : [];
 // Parallel lanes (issue 19) call agents in no fixed order: a `keyed` scenario holds one script per
 // key, and a call plays the script of the first key whose text for its role (`match[role]`, else
-// the key itself) its prompt contains, with its own count per key.
-const key = Object.keys(scenario.keyed ?? {}).find(
-  (k) => scenario.keyed[k][role] && stdin.includes(scenario.keyed[k].match?.[role] ?? k),
-);
+// the key itself; a list: every text of it) its prompt contains, with its own count per key.
+const matches = (k) => {
+  const wanted = scenario.keyed[k].match?.[role] ?? k;
+  return (Array.isArray(wanted) ? wanted : [wanted]).every((text) => stdin.includes(text));
+};
+const key = Object.keys(scenario.keyed ?? {}).find((k) => scenario.keyed[k][role] && matches(k));
 const script = key === undefined ? scenario[role] : scenario.keyed[key][role];
 const index = previous.filter((c) => c.role === role && c.key === key).length;
 appendFileSync(log, `${JSON.stringify({ role, key, argv, prompt: stdin, cwd: process.cwd() })}\n`);

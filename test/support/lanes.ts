@@ -15,6 +15,8 @@ export const FILES = ['src/a.ts', 'src/b.ts', 'src/c.ts', 'src/d.ts'] as const;
 export interface PlannedTask {
   readonly scope?: string | null;
   readonly depends?: string;
+  /** `- **Risk**: <risk>` (best of N: `high` gets workflow.best_of attempts). */
+  readonly risk?: string;
 }
 
 export function tasksMd(planned: readonly PlannedTask[]): string {
@@ -28,6 +30,7 @@ export function tasksMd(planned: readonly PlannedTask[]): string {
       `- **Files**: ${FILES[i]}`,
       ...(t.depends ? [`- **Depends on**: ${t.depends}`] : []),
       ...(t.scope === null ? [] : [`- **Scope**: ${t.scope ?? FILES[i]}`]),
+      ...(t.risk ? [`- **Risk**: ${t.risk}`] : []),
       '',
     ]),
   ].join('\n');
@@ -127,4 +130,48 @@ export function treeListing(project: TestProject): string {
     .split('\n')
     .filter((l) => l && !l.endsWith('\trelais.config.json'))
     .join('\n');
+}
+
+/**
+ * Best of N: the keyed script of attempt `n` of `of` at task `i`. Its orchestrator is told which
+ * attempt it is (the runner says "attempt n of K" in the goal), its builder writes `content` to the
+ * task's file; `verify` names the templates the tick runs. One tick per attempt.
+ */
+export function attemptScript(
+  i: number,
+  n: number,
+  of: number,
+  content: string,
+  options: { verify?: string[]; claim?: string } = {},
+): Record<string, unknown> {
+  const key = `${MARKERS[i]}#${n}`;
+  const file = FILES[i] as string;
+  return {
+    [key]: {
+      match: {
+        orchestrator: [`Task ${i + 1}: Build ${MARKERS[i]}`, `attempt ${n} of ${of}`],
+        builder: `[lane ${key}]`,
+      },
+      orchestrator: [
+        laneOrchestrator(i, {
+          builder: { mode: 'claude_code', max_turns: 4, instructions: `Write ${file} [lane ${key}]` },
+          verification: { fast: options.verify ?? ['ok'], slow: [] },
+        }),
+      ],
+      builder: [
+        {
+          actions: [{ write: file, content }],
+          result_json: { ...BUILDER_OK, summary: options.claim ?? 'did it', files_intended: [file] },
+        },
+      ],
+    },
+  };
+}
+
+/** A spec that writes `planned` as TASKS.md, a QA report, and `keyed` scripts for the lanes. */
+export function keyedScenario(
+  planned: readonly PlannedTask[],
+  keyed: Record<string, unknown>,
+): Record<string, unknown> {
+  return { ...lanesScenario(planned, 0), keyed };
 }

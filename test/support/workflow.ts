@@ -180,6 +180,9 @@ export async function runInProcess(
     cycleRunners?: WorkflowOptions['cycleRunners'];
     /** The app's pause key, as `ralphy start` passes it. */
     pauseRequested?: () => boolean;
+    /** `ralphy start --parallel N` and `--attempts K` (issue 19). */
+    parallel?: number;
+    attempts?: number;
   },
 ): Promise<InProcessRun> {
   const bus = new EngineBus();
@@ -197,6 +200,8 @@ export async function runInProcess(
     clock: options.clock ?? realClock,
     cycleRunners: options.cycleRunners,
     pauseRequested: options.pauseRequested,
+    ...(options.parallel !== undefined ? { parallel: options.parallel } : {}),
+    ...(options.attempts !== undefined ? { attempts: options.attempts } : {}),
   });
   const states = events.flatMap((e) => (e.type === 'workflow.changed' ? [e.state] : []));
   return { outcome, events, states };

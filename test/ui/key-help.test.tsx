@@ -60,7 +60,34 @@ function state(
 const yesNo = { gate: 'spec', title: 't', lines: [], answer: 'yes_no', documents: docs } as const;
 const planGate = { gate: 'plan', title: 't', lines: [], answer: 'text' } as const;
 
+/** Two parallel lanes (issue 19): Tab switches the Output panel between them. */
+function withLanes(s: UiState, outputLane: string | null = null): UiState {
+  const row = (lane: string, task: number) => ({
+    lane,
+    task,
+    title: `Task ${task}`,
+    phase: 'ticking' as const,
+    detail: null,
+    agent: null,
+    tickPhase: null,
+    lastLine: null,
+    startedAtMs: T0,
+    endedAtMs: null,
+    costUsd: 0,
+    breaker: null,
+  });
+  return {
+    ...s,
+    lanes: { rows: [row('task-1-1', 1), row('task-2-1', 2)], merge: null },
+    interaction: { ...s.interaction, outputLane },
+  };
+}
+
 const CONTEXTS: Array<[string, UiState]> = [
+  ['lanes running, all output', withLanes(state(null))],
+  ['lanes running, one lane shown, at a yes/no gate', withLanes(state(yesNo), 'task-2-1')],
+  ['lanes over', withLanes(state(null, { over: true }), 'task-1-1')],
+  ['lanes, a planner question (Tab is not typed, does nothing)', withLanes(state(planGate, { draft: 'x' }))],
   ['running, no gate', state(null)],
   ['a loop, running', state(null, {}, 'loop')],
   ['a yes/no gate with documents', state(yesNo)],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BudgetReservations } from '../../source/engine/parallel/reservations.js';
+import { type BudgetLimit, BudgetReservations } from '../../source/engine/parallel/reservations.js';
 import { type SchedulableTask, schedule } from '../../source/engine/parallel/scheduler.js';
 import { globsOverlap, scopesOverlap } from '../../source/engine/parallel/scope-overlap.js';
 import { parseTasks } from '../../source/engine/workflow/tasks-file.js';
@@ -77,37 +77,76 @@ describe('lane scheduler', () => {
 });
 
 describe('budget reservations across lanes', () => {
+  const usd = (cap: number, spent: number): BudgetLimit => ({
+    setting: 'workflow.max_cost_usd',
+    reason: 'budget_exhausted',
+    unit: 'usd',
+    cap,
+    spent,
+  });
+  const $ = (amount: number, calls = 0) => ({ usd: amount, calls });
+
   it('two lanes never reserve past the cap together, whatever they later report', () => {
-    const budget = new BudgetReservations(10, 2);
-    expect(budget.tryReserve('a', 4)).toBe(true);
-    expect(budget.tryReserve('b', 4)).toBe(true);
+    const budget = new BudgetReservations([usd(10, 2)]);
+    expect(budget.tryReserve('a', $(4))).toBe(true);
+    expect(budget.tryReserve('b', $(4))).toBe(true);
     // 2 spent + 8 reserved: a third worst case does not fit.
-    expect(budget.tryReserve('c', 0.5)).toBe(false);
-    expect(budget.hopeless(0.5)).toBe(false);
-    budget.settle('a', 1);
-    expect(budget.total).toBe(3);
-    expect(budget.tryReserve('c', 3)).toBe(true);
-    expect(budget.total + budget.reserved).toBeLessThanOrEqual(10);
+    expect(budget.tryReserve('c', $(0.5))).toBe(false);
+    expect(budget.hopeless($(0.5))).toBeNull();
+    budget.settle('a', $(1));
+    expect(budget.tryReserve('c', $(3))).toBe(true);
+    expect(budget.reserved.usd).toBe(7);
+    // 3 spent + 7 reserved: the cap, exactly.
+    expect(budget.tryReserve('d', $(0.01))).toBe(false);
   });
 
-  it('a worst case that can never fit is hopeless once nothing is held', () => {
-    const budget = new BudgetReservations(5, 4.5);
-    expect(budget.tryReserve('a', 1)).toBe(false);
-    expect(budget.hopeless(1)).toBe(true);
+  it('a worst case that can never fit is hopeless once nothing is held, naming the cap', () => {
+    const budget = new BudgetReservations([usd(5, 4.5)]);
+    expect(budget.tryReserve('a', $(1))).toBe(false);
+    expect(budget.hopeless($(1))).toEqual({
+      reason: 'budget_exhausted',
+      detail:
+        'one more worst-case tick ($1.00) does not fit beside the $4.50 spent under workflow.max_cost_usd $5.00',
+    });
   });
 
   it('a waiting lane wakes when another lane settles', async () => {
-    const budget = new BudgetReservations(5, 0);
-    budget.tryReserve('a', 5);
+    const budget = new BudgetReservations([usd(5, 0)]);
+    budget.tryReserve('a', $(5));
     const woken = budget.nextSettle(new AbortController().signal);
-    budget.settle('a', 0.2);
+    budget.settle('a', $(0.2));
     await woken;
-    expect(budget.tryReserve('b', 4.8)).toBe(true);
+    expect(budget.tryReserve('b', $(4.8))).toBe(true);
   });
 
   it('no cap: everything fits', () => {
-    const budget = new BudgetReservations(null, 1000);
-    expect(budget.tryReserve('a', 1e6)).toBe(true);
+    const budget = new BudgetReservations([]);
+    expect(budget.tryReserve('a', $(1e6, 1e6))).toBe(true);
+  });
+
+  // Issue 18 + 19: the IMPLEMENTATION phase's own caps are reserved against too, in their unit.
+  it('a per-phase call cap holds across lanes, beside a roomy workflow cap', () => {
+    const calls: BudgetLimit = {
+      setting: 'workflow.phases.implementation.max_calls',
+      reason: 'phase_budget_exhausted',
+      unit: 'calls',
+      cap: 7,
+      spent: 1,
+    };
+    const budget = new BudgetReservations([usd(100, 0), calls]);
+    expect(budget.tryReserve('a', $(1, 3))).toBe(true);
+    // 1 made + 3 held + 3 more = 7: fits; one more lane would make 10.
+    expect(budget.tryReserve('b', $(1, 3))).toBe(true);
+    expect(budget.tryReserve('c', $(1, 3))).toBe(false);
+    budget.settle('a', $(0.5, 2));
+    budget.settle('b', $(0.5, 2));
+    // 5 made: a worst case of 3 can never fit again, and the phase cap is named.
+    expect(budget.tryReserve('c', $(1, 3))).toBe(false);
+    expect(budget.hopeless($(1, 3))).toEqual({
+      reason: 'phase_budget_exhausted',
+      detail:
+        'one more worst-case tick (3 agent calls) does not fit beside the 5 made under workflow.phases.implementation.max_calls 7',
+    });
   });
 });
 

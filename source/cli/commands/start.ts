@@ -18,8 +18,8 @@ const ENGINES = ['ticks', 'single', 'cycle'] as const;
 type EngineName = (typeof ENGINES)[number];
 
 /**
- * `ralphy start <project> [--yes] [--engine e] [--issue n] [--parallel N] [--json]` (seed 002 §9;
- * --parallel: issue 19). Gates are
+ * `ralphy start <project> [--yes] [--engine e] [--issue n] [--parallel N] [--attempts K] [--json]`
+ * (seed 002 §9; --parallel and --attempts: issue 19). Gates are
  * answered by a human at a `[y/n]` prompt on a terminal, approved with `--yes`, and refused when
  * nobody can answer. `--engine` picks the implementation engine of a new workflow; `--issue`
  * starts from a GitHub issue whose planning is ready for the spec (seed 004's handoff).
@@ -33,6 +33,7 @@ export async function startCommand(
     engine?: string | undefined;
     issue?: number | undefined;
     parallel?: number | undefined;
+    attempts?: number | undefined;
   },
 ): Promise<number> {
   if (flags.engine !== undefined && !ENGINES.includes(flags.engine as EngineName)) {
@@ -50,6 +51,12 @@ export async function startCommand(
   // Issue 19: 1 to 16 lanes, as workflow.parallel allows.
   if (parallel !== undefined && (!Number.isInteger(parallel) || parallel < 1 || parallel > 16)) {
     println(io.stderr, `ralphy start: --parallel needs a whole number from 1 to 16 (got ${parallel})`);
+    return EXIT.USAGE;
+  }
+  // Issue 19, best of N: 1 to 8 builders per task, as workflow.best_of allows.
+  const attempts = flags.attempts;
+  if (attempts !== undefined && (!Number.isInteger(attempts) || attempts < 1 || attempts > 8)) {
+    println(io.stderr, `ralphy start: --attempts needs a whole number from 1 to 8 (got ${attempts})`);
     return EXIT.USAGE;
   }
   return await withEngine(
@@ -76,6 +83,7 @@ export async function startCommand(
           abortedBy: () => 'the abort key (a) in the app',
           pauseRequested,
           ...(parallel !== undefined ? { parallel } : {}),
+          ...(attempts !== undefined ? { attempts } : {}),
         });
         return EXIT_FOR[outcome.status];
       } finally {

@@ -78,6 +78,7 @@ function workflowLines(v: WorkflowView): string[] {
     `Workflow:  "${v.title}" ${v.state} (${v.status})${v.branch ? ` on ${v.branch}` : ''}`,
     `Tasks:     ${v.tasks}${v.current_task ? `, now: ${v.current_task}` : ''}`,
     `Breaker:   ${v.breaker}`,
+    ...v.lane_breakers.map((line) => `Lane:      breaker of ${line}`),
     `Elapsed:   ${formatDuration(v.elapsed_s)}, cost ${money}`,
     ...v.phases.map((line) => `Spend:     ${line}`),
     ...(v.waiting_until ? [`Waiting:   for a usage limit to reset at ${v.waiting_until}`] : []),

@@ -178,6 +178,11 @@ const FORMATS: Formats = {
     `Lane ${field(e.lane, 60)} task ${e.task} ${field(e.title, 200)}: ${e.phase}${e.detail ? ` (${field(e.detail, 300)})` : ''}${e.phase === 'kept' ? ` worktree ${field(e.worktree, 300)}` : ''}`,
   'merge.changed': (e) =>
     `Merge queue: ${field(e.lane, 60)} ${e.step.replace('_', ' ')}${e.detail ? ` (${field(e.detail, 300)})` : ''}${e.waiting.length > 0 ? `; waiting: ${e.waiting.map((w) => field(w, 60)).join(', ')}` : ''}`,
+  'attempts.decided': (e) =>
+    [
+      `Best of ${e.candidates.length} for task ${e.task} ${field(e.title, 200)}: ${e.winner ? `${field(e.winner, 60)} lands` : 'no attempt was verified'}`,
+      `  Why: ${field(e.reason, 600)}`,
+    ].join('\n'),
   'task.updated': (e) =>
     `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (${e.verdict === 'verified' ? 'verified' : e.verdict === 'rejected' ? 'not accepted' : 'runner'}: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
   'run.finished': (e) =>

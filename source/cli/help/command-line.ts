@@ -34,6 +34,7 @@ export interface CliFlags {
   db: string | undefined;
   prd: string | undefined;
   parallel: number | undefined;
+  attempts: number | undefined;
   id: string | undefined;
   dir: string | undefined;
   concurrency: number | undefined;
@@ -65,6 +66,7 @@ const DEFAULT_FLAGS: CliFlags = {
   db: undefined,
   prd: undefined,
   parallel: undefined,
+  attempts: undefined,
   id: undefined,
   dir: undefined,
   concurrency: undefined,

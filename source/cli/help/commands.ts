@@ -44,7 +44,7 @@ const DIR_LINE = '[dir] is the project folder, a git repository (default: the cu
 export const COMMAND_HELP = {
   start: {
     usage: [
-      'start [dir] [--yes] [--engine ticks|single|cycle] [--parallel <n>] [--json]',
+      'start [dir] [--yes] [--engine ticks|single|cycle] [--parallel <n>] [--attempts <k>] [--json]',
       'start --issue <n> [dir] [--yes] [--json]',
     ],
     summary: 'Run the whole workflow on PRD.md: plan, spec, [y/n], implement, QA, [y/n], pull request',
@@ -71,6 +71,12 @@ export const COMMAND_HELP = {
         text: 'Run up to n tasks at once, each in its own worktree (tasks with a Scope that does not overlap; default workflow.parallel, 1)',
       },
       {
+        name: 'attempts',
+        type: 'number',
+        value: '<k>',
+        text: 'Best of k: k builders try every task, each in its own worktree; the runner lands the verified one with the smallest diff (default: 1; tasks marked "Risk: high" get workflow.best_of)',
+      },
+      {
         name: 'engine',
         type: 'string',
         value: '<ticks|single|cycle>',
@@ -88,6 +94,7 @@ export const COMMAND_HELP = {
       'ralphy start',
       'ralphy start ./my-project --yes --json > run.ndjson',
       'ralphy start --parallel 4',
+      'ralphy start --attempts 3',
       'ralphy start --engine cycle',
       'ralphy start --issue 42',
     ],

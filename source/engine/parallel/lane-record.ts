@@ -1,6 +1,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { LANE_NAME } from '../protocol/workflow.js';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 
@@ -10,7 +11,7 @@ import type { WorkspacePaths } from '../workspace/paths.js';
  * kill -9 at any point leaves a record the next start reads (orphan detection).
  */
 export const laneRecordSchema = z.strictObject({
-  name: z.string().regex(/^task-\d{1,6}-\d{1,4}$/),
+  name: z.string().regex(LANE_NAME),
   task: z.int().min(0),
   branch: z.string().min(1).max(200),
   path: z.string().min(1),

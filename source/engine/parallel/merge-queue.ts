@@ -31,8 +31,8 @@ export interface MergePorts {
   /** The integration branch's repository (the main worktree), its git pinned. */
   readonly integration: Pick<Git, 'ok' | 'text'>;
   readonly env: NodeJS.ProcessEnv;
-  /** The project's checks in a tree (workflow/project-checks.ts in the workflow). */
-  checks(root: string, git: Git, signal: AbortSignal): Promise<ChecksResult>;
+  /** The project's checks in a lane's tree (workflow/project-checks.ts in the workflow). */
+  checks(tree: Worktree, git: Git, signal: AbortSignal): Promise<ChecksResult>;
   /** Told each step, for the Lanes panel and the log. */
   onStep?(lane: string, step: MergeStep, detail: string | null): void;
 }
@@ -96,7 +96,7 @@ export class MergeQueue {
       rebased = true;
     }
     step('checking', rebased ? 'the rebased tree' : 'the verified tree');
-    const checks = await this.ports.checks(tree.path, lane, signal);
+    const checks = await this.ports.checks(tree, lane, signal);
     if (checks.aborted) return { kind: 'aborted' };
     const problem =
       checks.problem ??

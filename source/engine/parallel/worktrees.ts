@@ -34,6 +34,8 @@ export interface Worktree {
 
 export class WorktreeManager {
   private readonly git: Git;
+  /** Creations one after another: two attempts at one task must never pick the same free name. */
+  private creating: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly paths: WorkspacePaths,
@@ -43,7 +45,13 @@ export class WorktreeManager {
   }
 
   /** A fresh worktree for `task` at `base`: a name no worktree, branch or record has used. */
-  async create(task: number, base: string, now: Date): Promise<Worktree> {
+  create(task: number, base: string, now: Date): Promise<Worktree> {
+    const made = this.creating.then(() => this.createNow(task, base, now));
+    this.creating = made.catch(() => undefined);
+    return made;
+  }
+
+  private async createNow(task: number, base: string, now: Date): Promise<Worktree> {
     const dir = worktreesDir(this.paths);
     await mkdir(dir, { recursive: true });
     const { records } = await readLaneRecords(this.paths);

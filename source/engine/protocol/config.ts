@@ -297,6 +297,12 @@ export const configSchema = z
          * runner-owned worktree (`ralphy start --parallel N` overrides it); 1 is one task at a time.
          */
         parallel: z.int().min(1).max(16).default(1),
+        /**
+         * Issue 19, best of N: how many builders try a task the spec marks `- **Risk**: high` in
+         * TASKS.md, each in its own worktree; the runner lands the one its own verdict prefers.
+         * 1: risky tasks run once, like the others (`ralphy start --attempts K` applies to every task).
+         */
+        best_of: z.int().min(1).max(8).default(1),
         max_turns: z
           .strictObject({
             spec: z.int().min(1).default(30),

@@ -75,7 +75,7 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
   scope_violation:
     'The agent changed files outside what its phase may touch; everything it did was rolled back. Narrow the prompt, or widen scope.default_allowed_globs if those files belong to the work.',
   tick_stopped:
-    'A task found no verified tick within workflow.max_ticks_per_task, or a tick was blocked. Read relais/REPORT.md, fix the cause, then ralphy start resumes the implementation.',
+    'A task found no verified tick within workflow.max_ticks_per_task, or a tick was blocked (with best of N: none of its attempts was verified, and each is kept, relais worktrees list). Read relais/REPORT.md, fix the cause, then ralphy start resumes the implementation.',
   verification_failed:
     "The final tree fails the project's checks, so no pull request was opened. Fix it on the feature branch, commit, then ralphy start resumes the PR phase.",
   budget_exhausted:
@@ -130,6 +130,36 @@ export const gateDecisionSchema = z.strictObject({
   reason: z.string().max(2000).optional(),
 });
 
+/** A parallel lane's name (issue 19): `task-<task number>-<attempt>`, its worktree's and branch's. */
+export const LANE_NAME = /^task-\d{1,6}-\d{1,4}$/;
+const laneName = z.string().regex(LANE_NAME);
+
+/** The most lanes whose breaker WORKFLOW.json keeps (the running ones and the latest ended). */
+export const KEPT_LANE_BREAKERS = 32;
+
+/**
+ * Best of N (issue 19): how the runner chose among the attempts at one task, by its own verdict
+ * only (verified first, then the smallest diff within the task's scope), and why.
+ */
+export const attemptRecordSchema = z.strictObject({
+  lane: laneName,
+  /** The runner's verdict on this attempt: its tick was judged in scope and verified. */
+  verified: z.boolean(),
+  /** Lines added plus deleted on the attempt's branch, from the integration branch (null: not verified). */
+  lines_changed: z.int().min(0).nullable(),
+  files_changed: z.int().min(0).nullable(),
+  /** Why it was not verified, or what it changed. */
+  detail: z.string().max(500),
+});
+
+export const selectionSchema = z.strictObject({
+  attempts: z.int().min(2).max(8),
+  /** The attempt that went to the merge queue; null when none was verified. */
+  winner: laneName.nullable(),
+  reason: z.string().max(1000),
+  candidates: z.array(attemptRecordSchema).max(8),
+});
+
 /**
  * One task of specs/TASKS.md as the runner saw it: what the agent claimed and what the runner
  * verified are kept apart, so "the agent said done" is never read as "done".
@@ -151,6 +181,8 @@ export const taskRecordSchema = z.strictObject({
   verdict: TASK_VERDICT.nullable().default(null),
   commits: z.array(z.string().min(7).max(64)).max(100),
   ticks: z.int().min(0),
+  /** Best of N: the attempts and the runner's choice among them; null when the task ran once. */
+  selection: selectionSchema.nullable().default(null),
 });
 
 /** The agent phases with their own spend and call caps (config `workflow.phases`). */
@@ -178,6 +210,14 @@ export const workflowFileSchema = z.strictObject({
   tasks_total: z.int().min(0),
   current_task: z.string().nullable(),
   circuit_breaker: breakerSnapshotSchema,
+  /**
+   * Issue 19: each parallel lane's own circuit breaker, by lane name (`circuit_breaker` is the
+   * breaker of the running phase with one lane). Older files: none.
+   */
+  lane_breakers: z
+    .record(laneName, breakerSnapshotSchema)
+    .refine((r) => Object.keys(r).length <= KEPT_LANE_BREAKERS, `at most ${KEPT_LANE_BREAKERS} lanes`)
+    .default({}),
   failure_reason: z.enum(FAILURE_REASONS).nullable(),
   failure_detail: z.string().max(2000).nullable(),
   /** Phases finished for good: a resume starts after the last of them. */
@@ -230,6 +270,8 @@ export type WorkflowFile = z.infer<typeof workflowFileSchema>;
 export type BreakerSnapshot = z.infer<typeof breakerSnapshotSchema>;
 export type GateDecision = z.infer<typeof gateDecisionSchema>;
 export type TaskRecord = z.infer<typeof taskRecordSchema>;
+export type Selection = z.infer<typeof selectionSchema>;
+export type AttemptRecord = z.infer<typeof attemptRecordSchema>;
 
 /** A gate nobody answered: no decision at all (older files recorded it as a reject by nobody). */
 export function isUnanswered(g: GateDecision): boolean {

@@ -14,6 +14,8 @@ export interface WorkflowView {
   readonly tasks: string;
   readonly current_task: string | null;
   readonly breaker: string;
+  /** Issue 19: each parallel lane's own breaker, "task-2-1 closed (0/3)". */
+  readonly lane_breakers: string[];
   readonly elapsed_s: number;
   readonly cost_usd: number;
   readonly max_cost_usd: number | null;
@@ -39,7 +41,8 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
     alive,
     tasks: `${w.tasks_completed}/${w.tasks_total}`,
     current_task: w.current_task,
-    breaker: `${cb.state} (${cb.attempts}/${cb.max_attempts})${cb.last_trigger ? `, last: ${cb.last_trigger}` : ''}`,
+    breaker: breakerLine(cb),
+    lane_breakers: Object.entries(w.lane_breakers).map(([lane, b]) => `${lane} ${breakerLine(b)}`),
     elapsed_s: Math.max(0, Math.round((end - Date.parse(w.started_at)) / 1000)),
     cost_usd: w.cost_usd,
     max_cost_usd: w.max_cost_usd,
@@ -54,6 +57,10 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
         ? w.next_steps
         : [nextStep(w, live, alive)].filter((n): n is string => n !== null),
   };
+}
+
+function breakerLine(cb: WorkflowFile['circuit_breaker']): string {
+  return `${cb.state} (${cb.attempts}/${cb.max_attempts})${cb.last_trigger ? `, last: ${cb.last_trigger}` : ''}`;
 }
 
 function phaseLines(w: WorkflowFile): string[] {

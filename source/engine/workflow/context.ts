@@ -1,13 +1,15 @@
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { CycleRunners } from '../cycle/context.js';
-import type { EngineBus } from '../events.js';
+import { type EngineBus, laneBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import {
+  type BreakerSnapshot,
   BUDGET_PHASES,
   type BudgetPhase,
   type FailureReason,
+  KEPT_LANE_BREAKERS,
   type TaskRecord,
   type WorkflowFile,
   type WorkflowStateName,
@@ -72,6 +74,11 @@ export interface WorkflowOptions {
   readonly pauseRequested?: () => boolean;
   /** Issue 19: `ralphy start --parallel N`, above `workflow.parallel` in the config. */
   readonly parallel?: number;
+  /**
+   * Issue 19, best of N: `ralphy start --attempts K`: K builders try every task, each in its own
+   * worktree, and only the runner's pick lands. Above `workflow.best_of`, which is for risky tasks.
+   */
+  readonly attempts?: number;
 }
 
 export type PhaseResult =
@@ -94,6 +101,9 @@ export class WorkflowContext {
   private writes: Promise<void> = Promise.resolve();
   /** Set by phaseSignal while a phase runs: gates and usage-limit waits pause it. */
   activePhase: PausableTimeout | null = null;
+  /** Gates open at once (parallel lanes may ask together), and the status before the first. */
+  private openWaits = 0;
+  private statusBeforeWaits: WorkflowFile['status'] = 'running';
 
   constructor(
     public setup: TickSetup,
@@ -111,6 +121,14 @@ export class WorkflowContext {
     return this.options.bus;
   }
 
+  /**
+   * Where an event goes: the workflow's bus, or for what a parallel lane causes (issue 19) the
+   * same bus with the lane's name on every event, so each plain line and NDJSON event says whose.
+   */
+  busFor(lane: string | null): EngineBus {
+    return lane === null ? this.bus : laneBus(this.bus, lane);
+  }
+
   update(patch: Partial<WorkflowFile>): Promise<void> {
     this.workflow = { ...this.workflow, ...patch, updated_at: this.now().toISOString() };
     const snapshot = this.workflow;
@@ -118,6 +136,20 @@ export class WorkflowContext {
     const write = this.writes.catch(() => undefined).then(() => writeWorkflow(this.setup.paths, snapshot));
     this.writes = write;
     return write;
+  }
+
+  /** A gate opens: the workflow is `waiting` until the last open gate is answered. */
+  async openWait(): Promise<void> {
+    if (this.openWaits++ === 0) this.statusBeforeWaits = this.workflow.status;
+    await this.update({ status: 'waiting' });
+  }
+
+  /** A gate was answered (`patch` records it); the status goes back once no gate is open. */
+  async closeWait(patch: Partial<WorkflowFile>): Promise<void> {
+    this.openWaits = Math.max(0, this.openWaits - 1);
+    const before = this.statusBeforeWaits;
+    const status = this.openWaits > 0 ? 'waiting' : before === 'waiting' ? 'running' : before;
+    await this.update({ ...patch, status });
   }
 
   /** For updates nobody waits on (breaker snapshots): a failed write is reported, not thrown. */
@@ -164,7 +196,7 @@ export class WorkflowContext {
    * and call count, in one write (one ledger for both, so the header, the phase timeline and
    * `ralphy status` never disagree).
    */
-  async addCost(usd: number, calls = 1): Promise<void> {
+  async addCost(usd: number, calls = 1, lane: string | null = null): Promise<void> {
     const spent = Math.max(0, usd);
     if (spent === 0 && calls === 0) return;
     const phase = budgetPhaseOf(this.workflow.state);
@@ -177,7 +209,12 @@ export class WorkflowContext {
     if (phase) {
       const now = phases[phase];
       if (now)
-        this.bus.emit({ type: 'workflow.spend', phase, ...now, total_cost_usd: this.workflow.cost_usd });
+        this.busFor(lane).emit({
+          type: 'workflow.spend',
+          phase,
+          ...now,
+          total_cost_usd: this.workflow.cost_usd,
+        });
     }
   }
 
@@ -220,10 +257,20 @@ export class WorkflowContext {
     return phases;
   }
 
-  /** Updates one task record (and announces it); unknown numbers are ignored. */
-  async updateTask(number: number, patch: Partial<TaskRecord>): Promise<void> {
+  /**
+   * Updates one task record (and announces it, as `lane`'s when a parallel lane caused it);
+   * unknown numbers are ignored. `patch` may be a function of the record as it is now, so lanes
+   * working on the same task never write over each other's counts.
+   */
+  async updateTask(
+    number: number,
+    patch: Partial<TaskRecord> | ((task: TaskRecord) => Partial<TaskRecord>),
+    lane: string | null = null,
+  ): Promise<void> {
     const before = this.workflow.tasks.find((t) => t.number === number);
-    const tasks = this.workflow.tasks.map((t) => (t.number === number ? { ...t, ...patch } : t));
+    const tasks = this.workflow.tasks.map((t) =>
+      t.number === number ? { ...t, ...(typeof patch === 'function' ? patch(t) : patch) } : t,
+    );
     const task = tasks.find((t) => t.number === number);
     if (!task) return;
     await this.update({
@@ -233,7 +280,7 @@ export class WorkflowContext {
     });
     // Front ends hear about what they show: status, claim, verification (not tick counters).
     if (before && sameView(before, task)) return;
-    this.bus.emit({
+    this.busFor(lane).emit({
       type: 'task.updated',
       number: task.number,
       title: task.title,
@@ -249,29 +296,50 @@ export class WorkflowContext {
     return breakerFrom(this.setup.config, phase, () => this.options.clock.now());
   }
 
-  /** Persists and announces a breaker warning or OPEN with the seed's log lines. */
-  reportBreaker(breaker: CircuitBreaker, event: BreakerEvent): void {
-    reportBreakerOnBus(this.bus, breaker)(event);
-    this.updateLater({ circuit_breaker: breaker.snapshot() });
+  /**
+   * Persists and announces a breaker warning or OPEN with the seed's log lines. A parallel lane's
+   * breaker (issue 19: one per lane) is kept under its name and announced as the lane's.
+   */
+  reportBreaker(breaker: CircuitBreaker, event: BreakerEvent, lane: string | null = null): void {
+    reportBreakerOnBus(this.busFor(lane), breaker)(event);
+    this.saveBreaker(lane, breaker.snapshot());
   }
 
-  /** The breaker callback every supervised agent of a phase gets (a null breaker reports nothing). */
-  breakerReporter(breaker: CircuitBreaker | null): (event: BreakerEvent) => void {
+  /** The breaker callback every supervised agent of a phase (or lane) gets; a null breaker reports nothing. */
+  breakerReporter(breaker: CircuitBreaker | null, lane: string | null = null): (event: BreakerEvent) => void {
     return (event) => {
-      if (breaker) this.reportBreaker(breaker, event);
+      if (breaker) this.reportBreaker(breaker, event, lane);
     };
   }
 
   /** A pause, resume or fresh breaker: persisted and announced without a log line. */
-  showBreaker(breaker: CircuitBreaker | null): void {
+  showBreaker(breaker: CircuitBreaker | null, lane: string | null = null): void {
+    // A lane without a breaker (turned off) has nothing to show; the phase shows a closed one.
+    if (lane !== null && !breaker) return;
     const snapshot = breaker?.snapshot() ?? {
       ...this.workflow.circuit_breaker,
       state: 'closed' as const,
       attempts: 0,
       last_trigger: null,
     };
-    this.bus.emit({ type: 'breaker.changed', breaker: snapshot, trigger: null, detail: null, log: [] });
-    this.updateLater({ circuit_breaker: snapshot });
+    this.busFor(lane).emit({
+      type: 'breaker.changed',
+      breaker: snapshot,
+      trigger: null,
+      detail: null,
+      log: [],
+    });
+    this.saveBreaker(lane, snapshot);
+  }
+
+  private saveBreaker(lane: string | null, snapshot: BreakerSnapshot): void {
+    if (lane === null) {
+      this.updateLater({ circuit_breaker: snapshot });
+      return;
+    }
+    const kept = Object.entries({ ...this.workflow.lane_breakers, [lane]: snapshot });
+    // The newest lanes are kept; a lane that ended long ago gives its place.
+    this.updateLater({ lane_breakers: Object.fromEntries(kept.slice(-KEPT_LANE_BREAKERS)) });
   }
 }
 

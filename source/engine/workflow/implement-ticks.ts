@@ -1,3 +1,4 @@
+import type { AgentRunner } from '../agents/agent-run.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
@@ -22,7 +23,7 @@ import {
 } from './phase-helpers.js';
 import { PlanMemory } from './plan-memory.js';
 import { describeRuns } from './project-checks.js';
-import { mainTarget, type TickTarget } from './tick-target.js';
+import { laneOf, mainTarget, type TaskEnd, type TickTarget } from './tick-target.js';
 
 /**
  * IMPLEMENTATION with the `ticks` engine (docs/ARCHITECTURE.md, the default): a judged Relais loop over the
@@ -42,7 +43,11 @@ export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseRes
     for (const task of ctx.workflow.tasks) {
       if (task.status === 'completed') continue;
       const ended = await implementTask(ctx, task, breaker, phase);
-      if (ended) return ended;
+      // Only a best-of attempt is ever discarded, and the main tree runs none.
+      if (ended)
+        return ended.kind === 'discarded'
+          ? { kind: 'fail', reason: 'tick_stopped', detail: ended.why }
+          : ended;
     }
     await ctx.update({ current_task: null });
     return { kind: 'next', event: 'exit_signal' };
@@ -69,10 +74,10 @@ export async function implementTask(
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
   target: TickTarget = mainTarget(ctx),
-): Promise<PhaseResult | null> {
+): Promise<TaskEnd | null> {
   const maxTicks = ctx.setup.config.workflow.max_ticks_per_task;
   if (target.lane === null) await ctx.update({ current_task: `${task.number}. ${task.title}` });
-  await ctx.updateTask(task.number, { status: 'in_progress' });
+  await ctx.updateTask(task.number, { status: 'in_progress' }, target.lane);
   let note: string | null = ctx.workflow.pending_answer
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
     : null;
@@ -92,8 +97,8 @@ export async function implementTask(
     const tick = await runTaskTick(ctx, target, task, note, breaker, phase, plans, (found) => {
       limit = found;
     });
-    target.afterTick?.(tick.spent.costUsd);
-    await ctx.addCost(tick.spent.costUsd, tick.spent.calls);
+    target.afterTick?.(tick.spent);
+    await ctx.addCost(tick.spent.costUsd, tick.spent.calls, target.lane);
     await ctx.refreshFacts();
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
@@ -101,18 +106,19 @@ export async function implementTask(
     if (found && limitWaits < MAX_LIMIT_WAITS) {
       limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
-      const afterWait = await waitOutLimit(ctx, found, breaker, phase);
+      const afterWait = await waitOutLimitAt(ctx, target, found, breaker, phase);
       if (afterWait) return afterWait;
       continue;
     }
-    const asked = await builderQuestion(ctx, task, tick, breaker);
+    const asked = await builderQuestion(ctx, target, task, tick, breaker);
     if (asked?.kind === 'end') return asked.result;
     if (asked?.kind === 'answered') {
       note = asked.note;
       continue;
     }
     ticks++;
-    await ctx.updateTask(task.number, { ticks: task.ticks + ticks });
+    // Counted on the record as it is now: best-of attempts at the same task add up (issue 19).
+    await ctx.updateTask(task.number, (now) => ({ ticks: now.ticks + 1 }), target.lane);
     const next = await judgeTick(ctx, target, task, tick, plans, breaker, phase);
     if (next.kind === 'done') return null;
     if (next.kind === 'end') return next.result;
@@ -138,7 +144,7 @@ function runTaskTick(
 ): Promise<TickResult> {
   // A tick a usage limit ended is given back to the tick budget too (issue 15), not only here.
   let limited = false;
-  return taskGoal(ctx, task, note).then((goal) =>
+  return taskGoal(ctx, task, [target.brief, note]).then((goal) =>
     runTick({
       endedByLimit: () => limited,
       root: target.root(),
@@ -152,18 +158,34 @@ function runTaskTick(
       goal,
       refusePlan: plans.refuse,
       agentRunner: () =>
-        supervisedRunner(ctx.runner, {
+        heldBy(
+          target,
           breaker,
-          clock: ctx.options.clock,
-          onBreaker: ctx.breakerReporter(breaker),
-          watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
-          onLimit: (found) => {
-            limited = true;
-            onLimit(found);
-          },
-        }),
+          supervisedRunner(ctx.runner, {
+            breaker,
+            clock: ctx.options.clock,
+            onBreaker: ctx.breakerReporter(breaker, target.lane),
+            watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
+            onLimit: (found) => {
+              limited = true;
+              onLimit(found);
+            },
+          }),
+        ),
     }),
   );
+}
+
+/** Each agent call first waits for what holds the target (parallel lanes: a shared usage limit). */
+function heldBy(target: TickTarget, breaker: CircuitBreaker | null, runner: AgentRunner): AgentRunner {
+  const wait = target.beforeAgentCall;
+  if (!wait) return runner;
+  return {
+    run: async (request, bus) => {
+      await wait(breaker, request.signal);
+      return runner.run(request, bus);
+    },
+  };
 }
 
 /** A counted tick: over budget, blocked, stopped (re-plan), or a success to check against evidence. */
@@ -176,7 +198,7 @@ async function judgeTick(
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
-  if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, task, tick);
+  if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, target, task, tick);
   if (tick.verdict === 'blocked')
     return {
       kind: 'end',
@@ -186,7 +208,7 @@ async function judgeTick(
         detail: `task ${task.number}: the tick was blocked (${tick.code}: ${tick.detail ?? ''}). ${remediationOf(tick.code)}`,
       },
     };
-  if (tick.verdict === 'stop') return afterStop(ctx, task, tick, plans, breaker);
+  if (tick.verdict === 'stop') return afterStop(ctx, target, task, tick, plans, breaker);
   return afterSuccess(ctx, target, task, tick, breaker, phase);
 }
 
@@ -197,6 +219,7 @@ async function judgeTick(
  */
 async function afterStop(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   tick: TickResult,
   plans: PlanMemory,
@@ -211,7 +234,7 @@ async function afterStop(
   }
   const question = `Task ${task.number} "${task.title}": ${tick.detail ?? 'the same failed plan again'}. How should it be done differently?`;
   const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
-  const answer = await answerQuestion(ctx, 'orchestrator', step, breaker);
+  const answer = await answerQuestion(ctx, 'orchestrator', step, breaker, laneOf(target, task));
   if (answer !== null) return { kind: 'again', note: `${answer}${plans.replanNote()}` };
   return {
     kind: 'end',
@@ -221,6 +244,19 @@ async function afterStop(
       detail: `task ${task.number}: ${tick.detail ?? 'the same failed plan again'}. ${remediationOf('STOP_PLAN_REPEATED')}`,
     },
   };
+}
+
+/** The target's own wait (parallel lanes wait together), else the workflow's. */
+function waitOutLimitAt(
+  ctx: WorkflowContext,
+  target: TickTarget,
+  limit: UsageLimit,
+  breaker: CircuitBreaker | null,
+  phase: PhaseSignal,
+): Promise<PhaseResult | null> {
+  return target.waitOutLimit
+    ? target.waitOutLimit(ctx, limit, breaker, phase)
+    : waitOutLimit(ctx, limit, breaker, phase);
 }
 
 /** A usage limit: the countdown, the breaker paused, then whatever interrupted the wait (or null). */
@@ -248,6 +284,7 @@ async function waitOutLimit(
  */
 async function builderQuestion(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   tick: TickResult,
   breaker: CircuitBreaker | null,
@@ -255,7 +292,7 @@ async function builderQuestion(
   const question = tick.verdict === 'stop' ? tick.builderQuestion : null;
   if (!question) return null;
   const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
-  const note = await answerQuestion(ctx, 'builder', step, breaker);
+  const note = await answerQuestion(ctx, 'builder', step, breaker, laneOf(target, task));
   if (note !== null) return { kind: 'answered', note };
   return {
     kind: 'end',
@@ -267,7 +304,7 @@ async function builderQuestion(
   };
 }
 
-type AfterSuccess = { kind: 'done' } | { kind: 'again'; note: string } | { kind: 'end'; result: PhaseResult };
+type AfterSuccess = { kind: 'done' } | { kind: 'again'; note: string } | { kind: 'end'; result: TaskEnd };
 
 async function afterSuccess(
   ctx: WorkflowContext,
@@ -280,7 +317,7 @@ async function afterSuccess(
   if (tick.control?.action === 'stop')
     return afterStopClaim(ctx, target, task, tick.control.reason, breaker, phase);
   const report = tick.report;
-  if (report?.task?.task_kind === 'question') return afterQuestion(ctx, task, report.task, breaker);
+  if (report?.task?.task_kind === 'question') return afterQuestion(ctx, target, task, report.task, breaker);
   // Evidence, not a claim: a tick that ran no verification gets the project's own checks, and a
   // tick that neither changed nor proved anything did not complete the task.
   let runs = report?.verification.runs ?? [];
@@ -343,6 +380,7 @@ async function afterStopClaim(
 /** A question task: the human answers through the gate port, and the answer goes into the next tick. */
 async function afterQuestion(
   ctx: WorkflowContext,
+  target: TickTarget,
   task: TaskRecord,
   asked: NonNullable<NonNullable<TickResult['report']>['task']>,
   breaker: CircuitBreaker | null,
@@ -352,10 +390,12 @@ async function afterQuestion(
   const reply = await askGate(
     ctx,
     'input',
-    `The orchestrator asks about task ${task.number}`,
+    `The orchestrator asks about task ${task.number}${target.lane ? ` (lane ${target.lane})` : ''}`,
     lines,
     'text',
     breaker,
+    [],
+    target.lane,
   );
   if (ctx.options.signal.aborted) return { kind: 'end', result: stopped(ctx) };
   if (reply.decision !== 'answer' || !reply.text)
@@ -384,16 +424,21 @@ async function completeTask(
 ): Promise<AfterSuccess> {
   // A lane's verified work lands through the merge queue first (issue 19); the main tree's is there.
   const landing = await target.land(task, tickCommit, phase.signal);
-  if (landing.kind !== 'landed') return landing;
+  if (landing.kind !== 'landed')
+    return landing.kind === 'discarded' ? { kind: 'end', result: landing } : landing;
   const record = ctx.workflow.tasks.find((t) => t.number === task.number);
   const added = landing.commits;
-  await ctx.updateTask(task.number, {
-    status: 'completed',
-    claimed: claimed?.slice(0, 500) ?? null,
-    verified: verified.join('; ').slice(0, 500),
-    verdict: 'verified',
-    commits: [...new Set([...(record?.commits ?? []), ...added])].slice(-100),
-  });
+  await ctx.updateTask(
+    task.number,
+    {
+      status: 'completed',
+      claimed: claimed?.slice(0, 500) ?? null,
+      verified: verified.join('; ').slice(0, 500),
+      verdict: 'verified',
+      commits: [...new Set([...(record?.commits ?? []), ...added])].slice(-100),
+    },
+    target.lane,
+  );
   await ctx.update({ pending_answer: null });
   // Seed 002 §6.1 stagnation counts tasks that reach `completed`.
   breaker?.onTaskCompleted();
@@ -404,22 +449,35 @@ async function completeTask(
  * A stopped or blocked tick leaves its task pending, but the task row shows what the builder
  * claimed next to why the runner did not believe it (the stop code, a failed verification).
  */
-async function showStopped(ctx: WorkflowContext, task: TaskRecord, tick: TickResult): Promise<void> {
+async function showStopped(
+  ctx: WorkflowContext,
+  target: TickTarget,
+  task: TaskRecord,
+  tick: TickResult,
+): Promise<void> {
   const report = tick.report;
   const runs = report?.verification.runs ?? [];
   const verified = [
     `${tick.code}${tick.detail ? `: ${oneLine(tick.detail, 300)}` : ''}`,
     ...(runs.length > 0 ? [`verification: ${describeRuns(runs)}`] : []),
   ];
-  await ctx.updateTask(task.number, {
-    claimed: report?.agents.builder.summary?.slice(0, 500) ?? null,
-    verified: verified.join('; ').slice(0, 500),
-    verdict: 'rejected',
-  });
+  await ctx.updateTask(
+    task.number,
+    {
+      claimed: report?.agents.builder.summary?.slice(0, 500) ?? null,
+      verified: verified.join('; ').slice(0, 500),
+      verdict: 'rejected',
+    },
+    target.lane,
+  );
 }
 
-/** The orchestrator's goal for this tick: the one task, with what the last tick taught. */
-async function taskGoal(ctx: WorkflowContext, task: TaskRecord, note: string | null): Promise<string> {
+/** The orchestrator's goal for this tick: the one task, with what the target adds and the last tick taught. */
+async function taskGoal(
+  ctx: WorkflowContext,
+  task: TaskRecord,
+  notes: ReadonlyArray<string | null | undefined>,
+): Promise<string> {
   const parsed = await readTasksFile(ctx);
   const plan = parsed.ok ? parsed.tasks.find((t) => t.number === task.number) : undefined;
   return [
@@ -430,6 +488,6 @@ async function taskGoal(ctx: WorkflowContext, task: TaskRecord, note: string | n
       : []),
     'The full specification is in specs/SPEC.md. Propose one small execute task for it, with the',
     'verification templates that prove it. When it is already done, return a control stop.',
-    ...(note ? ['', note] : []),
+    ...notes.flatMap((note) => (note ? ['', note] : [])),
   ].join('\n');
 }

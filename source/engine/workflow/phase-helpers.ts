@@ -127,7 +127,8 @@ export const MAX_REASON_CHARS = 2000;
 
 /**
  * Asks a yes/no or text gate. The circuit breaker is paused meanwhile (seed 002 §6.1, special
- * case 1) and the wait has no limit; the decision is recorded in WORKFLOW.json.
+ * case 1) and the wait has no limit; the decision is recorded in WORKFLOW.json. `lane`: the
+ * parallel lane that asks (issue 19); its gate events carry the lane, and so does the request.
  */
 export async function askGate(
   ctx: WorkflowContext,
@@ -137,16 +138,20 @@ export async function askGate(
   answer: 'yes_no' | 'text',
   breaker: CircuitBreaker | null = null,
   documents: readonly GateDocument[] = [],
+  lane: string | null = null,
 ): Promise<GateReply> {
   breaker?.pause();
-  if (breaker) ctx.showBreaker(breaker);
+  if (breaker) ctx.showBreaker(breaker, lane);
   // A human's time at a gate does not count against the phase timeout.
   const phase = ctx.activePhase;
   phase?.pause();
-  const previous = ctx.workflow.status;
-  await ctx.update({ status: 'waiting' });
-  ctx.bus.emit({ type: 'gate.requested', gate, title, lines, answer });
-  const reply = await ctx.options.gates.ask({ gate, title, lines, answer, documents }, ctx.options.signal);
+  const bus = ctx.busFor(lane);
+  await ctx.openWait();
+  bus.emit({ type: 'gate.requested', gate, title, lines, answer });
+  const reply = await ctx.options.gates.ask(
+    { gate, title, lines, answer, documents, ...(lane === null ? {} : { lane }) },
+    ctx.options.signal,
+  );
   const text = reply.text?.trim() ? reply.text.trim() : null;
   const decision: GateReply['decision'] =
     answer === 'text' && reply.decision !== 'reject' && text
@@ -163,16 +168,15 @@ export async function askGate(
       ? reply.reason.trim().slice(0, MAX_REASON_CHARS)
       : null;
   // A rejection's reason travels as the decision's words, like a typed answer.
-  ctx.bus.emit({ type: 'gate.resolved', gate, decision, by: reply.by, answer: text ?? reason });
-  await ctx.update({
-    status: previous === 'waiting' ? 'running' : previous,
+  bus.emit({ type: 'gate.resolved', gate, decision, by: reply.by, answer: text ?? reason });
+  await ctx.closeWait({
     gate_decisions: [
       ...ctx.workflow.gate_decisions,
       { gate, decision: recorded, at: ctx.now().toISOString(), by: reply.by, ...(reason ? { reason } : {}) },
     ].slice(-100),
   });
   breaker?.resume();
-  if (breaker) ctx.showBreaker(breaker);
+  if (breaker) ctx.showBreaker(breaker, lane);
   phase?.resume();
   return { decision, text, by: reply.by, reason };
 }
@@ -187,8 +191,19 @@ export async function answerQuestion(
   role: string,
   step: Extract<StepOutcome, { kind: 'question' }>,
   breaker: CircuitBreaker | null,
+  /** The parallel lane whose agent asks, with its task (issue 19), or null. */
+  lane: { readonly name: string; readonly task: number } | null = null,
 ): Promise<string | null> {
-  const reply = await askGate(ctx, 'input', `${role}-agent needs input`, [step.question], 'text', breaker);
+  const reply = await askGate(
+    ctx,
+    'input',
+    lane ? `${role}-agent of task ${lane.task} (lane ${lane.name}) needs input` : `${role}-agent needs input`,
+    [step.question],
+    'text',
+    breaker,
+    [],
+    lane?.name ?? null,
+  );
   if (reply.decision !== 'answer' || !reply.text) return null;
   // Only a plain "allow" (or yes) pre-approves; anything longer is an answer in the human's words.
   const allow = step.denied.length > 0 && /^(allow|y|yes)$/i.test(reply.text.trim());
@@ -204,7 +219,7 @@ export async function answerQuestion(
     pending_answer: reply.text,
   });
   if (refused.length > 0)
-    ctx.bus.emit({
+    ctx.busFor(lane?.name ?? null).emit({
       type: 'log',
       level: 'warn',
       message: `cannot pre-approve ${refused.join('; ')}: only a single plain command can be (no ; & | ( ) or commas)`,

@@ -26,10 +26,11 @@ export function renderPrBody(evidence: PrEvidence): string {
     evidence.objective.trim() || workflow.prd_title,
     '',
     `## Tasks (${done}/${workflow.tasks.length} verified by the runner)`,
-    ...workflow.tasks.map(
-      (t) =>
-        `- [${t.verdict === 'verified' ? 'x' : ' '}] ${t.number}. ${t.title}${t.verified ? ` — ${t.verdict === 'verified' ? 'verified' : 'not accepted'}: ${t.verified}` : ''}`,
-    ),
+    ...workflow.tasks.flatMap((t) => [
+      `- [${t.verdict === 'verified' ? 'x' : ' '}] ${t.number}. ${t.title}${t.verified ? ` — ${t.verdict === 'verified' ? 'verified' : 'not accepted'}: ${t.verified}` : ''}`,
+      // Best of N (issue 19): the runner's choice among the attempts, and why.
+      ...(t.selection ? [`  - best of ${t.selection.attempts}: ${t.selection.reason}`] : []),
+    ]),
     '',
     '## Blast radius',
     `${blast.files_touched} file(s), +${blast.lines_added}/-${blast.lines_deleted}, ${blast.new_files} new (git diff ${short(workflow.base_commit)}..HEAD)`,

@@ -25,6 +25,7 @@ import { clearAbortRequest } from './abort-request.js';
 import { WorkflowContext, type WorkflowOptions } from './context.js';
 import { lastRejection } from './gate-feedback.js';
 import { issuePrd } from './issue-prd.js';
+import { lanesRefusal } from './lanes-options.js';
 import { askGate } from './phase-helpers.js';
 import { workflowPrerequisites } from './prerequisites.js';
 import { freshWorkflow, readWorkflow, resumePhase, writeWorkflow } from './workflow-store.js';
@@ -161,12 +162,10 @@ async function underLock(
   const previous = existing.kind === 'ok' ? existing.value : null;
   const resumable =
     previous !== null && !['COMPLETED', 'REJECTED'].includes(previous.state) && previous.state !== 'IDLE';
+  // Asked before the resume question, which would record an answer for a run that cannot be.
+  const problem = startProblem(options, setup, resumable ? previous : null);
+  if (problem) return problem;
   if (resumable) {
-    // Asked before the resume question, which would record an answer for a run that cannot be.
-    const mismatch =
-      engineMismatch(options, previous, setup.paths.relDir) ??
-      issueMismatch(options, previous, setup.paths.relDir);
-    if (mismatch) return mismatch;
     const probe = new WorkflowContext(setup, options, previous, prd, runner);
     const from = resumePhase(previous);
     const reply = await askResume(probe, previous, from);
@@ -329,6 +328,26 @@ async function startFresh(
 }
 
 /**
+ * What makes this start impossible before anything is asked: a resume with another engine or
+ * PRD, or lanes (issue 19) under an engine that has none.
+ */
+function startProblem(
+  options: WorkflowOptions,
+  setup: TickSetup,
+  resumed: WorkflowFile | null,
+): Extract<Prepared, { ok: false }> | null {
+  const relDir = setup.paths.relDir;
+  const mismatch = resumed
+    ? (engineMismatch(options, resumed, relDir) ?? issueMismatch(options, resumed, relDir))
+    : null;
+  if (mismatch) return mismatch;
+  // Lanes are the ticks engine's; another engine would run one task at a time unasked.
+  const engine = resumed?.engine ?? options.engine ?? setup.config.workflow.implementation_engine;
+  const noLanes = lanesRefusal(options, setup.config, engine);
+  return noLanes ? refuse(noLanes.detail, noLanes.fix) : null;
+}
+
+/**
  * A resume runs the engine the workflow started with (its tasks, ticks and commits are that
  * engine's): `--engine` naming another one is refused rather than silently ignored.
  */
@@ -376,14 +395,6 @@ async function missingPrerequisites(
   setup: TickSetup,
   root: string,
 ): Promise<Extract<Prepared, { ok: false }> | null> {
-  // A lane lands by its commits: with commit_on_success off its verified change stays uncommitted,
-  // the merge queue would land nothing and removing the worktree would delete the work.
-  const lanes = options.parallel ?? setup.config.workflow.parallel;
-  if (lanes > 1 && !setup.config.runner.commit_on_success)
-    return refuse(
-      `--parallel ${lanes} needs runner.commit_on_success: a lane's verified work reaches the branch only as commits`,
-      'Set runner.commit_on_success to true in relais.config.json, or run with --parallel 1.',
-    );
   const prerequisites = await workflowPrerequisites({
     config: setup.config,
     git: setup.git,

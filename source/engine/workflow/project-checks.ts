@@ -33,6 +33,8 @@ export async function runProjectChecksIn(
   root: string,
   git: Pick<WorkflowContext['setup']['git'], 'run'>,
   signal: AbortSignal,
+  /** Where the verify events go: a lane's checks say so (issue 19). */
+  bus = ctx.bus,
 ): Promise<ChecksOutcome> {
   const { config } = ctx.setup;
   const ids = config.verification.templates
@@ -45,7 +47,7 @@ export async function runProjectChecksIn(
     cwd: root,
     logPath: null,
     maxLogBytes: config.verification.max_log_bytes_per_run,
-    bus: ctx.bus,
+    bus,
     signal,
     env: ctx.options.env,
     // Fenced in the tree checked (a lane's worktree, or the main tree), not always the main one.

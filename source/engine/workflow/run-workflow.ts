@@ -7,6 +7,7 @@ import { implementWithCycle } from './implement-cycle.js';
 import { implementSingle } from './implement-single.js';
 import { implementWithTicks } from './implement-ticks.js';
 import { reportOnIssue } from './issue-report.js';
+import { attemptsFor, type LanesWanted, lanesWanted } from './lanes-options.js';
 import { readTasksFile, TASKS_FILE } from './phase-helpers.js';
 import { planningPhase } from './planning-phase.js';
 import { prPhase } from './pr-phase.js';
@@ -197,9 +198,10 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
       if (problem) return { kind: 'fail', reason: 'invalid_output', detail: problem };
       if (ctx.workflow.engine === 'single') return implementSingle(ctx);
       if (ctx.workflow.engine === 'cycle') return implementWithCycle(ctx);
-      // Issue 19: `--parallel N` / workflow.parallel runs tasks in lanes; one lane is today's loop.
-      const lanes = ctx.options.parallel ?? ctx.setup.config.workflow.parallel;
-      return lanes > 1 ? implementInLanes(ctx, lanes) : implementWithTicks(ctx);
+      // Issue 19: `--parallel N`, `--attempts K` or a risky task under workflow.best_of run in
+      // lanes; otherwise one task at a time in the main tree, today's loop.
+      const wanted = lanesWanted(ctx.options, ctx.setup.config);
+      return (await needsLanes(ctx, wanted)) ? implementInLanes(ctx, wanted) : implementWithTicks(ctx);
     }
     case 'QA':
       return qaPhase(ctx);
@@ -208,6 +210,14 @@ async function runPhase(ctx: WorkflowContext, state: WorkflowStateName): Promise
     default:
       throw new Error(`no phase runs in state ${state}`);
   }
+}
+
+/** More than one lane, or more than one attempt at a task still to do. */
+async function needsLanes(ctx: WorkflowContext, wanted: LanesWanted): Promise<boolean> {
+  if (wanted.lanes > 1) return true;
+  const parsed = await readTasksFile(ctx);
+  if (!parsed.ok) return false;
+  return parsed.tasks.some((t) => t.status !== 'completed' && attemptsFor(wanted, t.risky) > 1);
 }
 
 /** Reads TASKS.md into the task records; a file that no longer parses is a problem, never ignored. */

@@ -1,7 +1,9 @@
 /**
  * specs/TASKS.md (seed 002 §7): one `## Task N: Title` section per task, with `- **Status**:`,
  * `- **Description**:` and `- **Files**:` lines, and for parallel lanes (issue 19) the optional
- * `- **Depends on**:` (task numbers, or `none`) and `- **Scope**:` (the globs the task may touch). The French headings of the seed (`## Tâche`,
+ * `- **Depends on**:` (task numbers, or `none`) and `- **Scope**:` (the globs the task may touch),
+ * and for best of N the optional `- **Risk**:` (`high` makes several builders try the task,
+ * `workflow.best_of`; `low`, `medium` or `none` change nothing). The French headings of the seed (`## Tâche`,
  * `Statut`, `Fichiers`) are read too. The runner parses it strictly: an empty or malformed file is
  * refused with the line that is wrong, and statuses are rewritten in place, nothing else.
  */
@@ -18,6 +20,8 @@ export interface PlanTask {
   readonly dependsOn: number[];
   /** The globs the task declares it touches; null when undeclared (such a task runs alone). */
   readonly scope: string[] | null;
+  /** `- **Risk**: high`: best of N applies (`workflow.best_of` builders try it). */
+  readonly risky: boolean;
   /** 0-based line of the status line, so the status can be rewritten in place. */
   readonly statusLine: number;
 }
@@ -29,7 +33,8 @@ const MAX_TASKS = 500;
 const MAX_TASK_NUMBER = 100_000;
 
 const HEADING = /^##\s+(?:Task|Tâche|Tache)\s+(\d+)\s*:\s*(.+?)\s*$/i;
-const FIELD = /^\s*-\s+\*\*(Status|Statut|Description|Files|Fichiers|Depends on|Scope)\*\*\s*:\s*(.*?)\s*$/i;
+const FIELD =
+  /^\s*-\s+\*\*(Status|Statut|Description|Files|Fichiers|Depends on|Scope|Risk)\*\*\s*:\s*(.*?)\s*$/i;
 
 export function parseTasks(text: string): TasksParse {
   const lines = text.split('\n');
@@ -145,6 +150,8 @@ function toTask(
     );
     return null;
   }
+  const risky = riskOf(section.fields.get('risk'), problems);
+  if (risky === null) return null;
   return {
     number: section.number,
     title: section.title,
@@ -153,8 +160,19 @@ function toTask(
     files,
     dependsOn,
     scope,
+    risky,
     statusLine: status.line,
   };
+}
+
+/** `high` is risky; `low`, `medium`, `none` or no line are not; anything else is a problem. */
+function riskOf(field: { value: string; line: number } | undefined, problems: string[]): boolean | null {
+  if (!field) return false;
+  const value = field.value.toLowerCase().replace(/[`*]/g, '').trim();
+  if (value === 'high') return true;
+  if (['low', 'medium', 'none', ''].includes(value)) return false;
+  problems.push(`line ${field.line + 1}: "Risk" is "${field.value}", not high, medium, low or none`);
+  return null;
 }
 
 function listOf(value: string): string[] {

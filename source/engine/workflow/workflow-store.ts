@@ -40,6 +40,7 @@ export function freshWorkflow({
     tasks_total: 0,
     current_task: null,
     circuit_breaker: { state: 'closed', attempts: 0, max_attempts: maxAttempts, last_trigger: null },
+    lane_breakers: {},
     failure_reason: null,
     failure_detail: null,
     completed_phases: [],

@@ -20,7 +20,7 @@ import { Verdicts } from '../panels/Verdicts.js';
 import { Verifications } from '../panels/Verifications.js';
 import { WaitCountdown } from '../panels/WaitCountdown.js';
 import type { UiSnapshot } from '../store/create-store.js';
-import { agentLabel, finalResult } from '../store/selectors.js';
+import { finalResult, outputLabel } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
 /** Header, the panels where the layout put them, footer: exactly the layout's size. */
@@ -127,7 +127,14 @@ function Panel(props: {
     case 'task':
       return <CurrentTask state={state} {...size} />;
     case 'output':
-      return <AgentOutput output={output} agent={agentLabel(state)} {...size} />;
+      return (
+        <AgentOutput
+          output={output}
+          agent={outputLabel(state)}
+          tagLanes={state.lanes.rows.length > 0 && state.interaction.outputLane === null}
+          {...size}
+        />
+      );
     case 'verify':
       return <Verifications state={state} {...size} />;
     case 'blast':

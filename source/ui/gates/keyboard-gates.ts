@@ -1,5 +1,6 @@
 import type { GateAnswer, GatePort, GateRequest } from '../../engine/gates.js';
 import type { UiStore } from '../store/create-store.js';
+import { gateOrigin } from '../store/reduce-lanes.js';
 import type { UiState } from '../store/ui-state.js';
 
 /**
@@ -81,6 +82,8 @@ export class KeyboardGates implements GatePort {
         lines: [...request.lines],
         answer: request.answer,
         documents: [...(request.documents ?? [])],
+        lane: request.lane ?? null,
+        origin: gateOrigin(s, request.lane),
       },
       interaction: { ...s.interaction, draft: '', rejecting: false, overlay: withoutDocument(s) },
     }));

@@ -127,6 +127,9 @@ export function createUiController(options: UiControllerOptions): UiController {
       case 'scroll':
         store.scroll(action.command, pageRows);
         break;
+      case 'output_lane':
+        store.showOutput(action.lane);
+        break;
       case 'hint':
         store.setInteraction({ hint: action.text });
         break;

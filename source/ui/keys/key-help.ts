@@ -1,3 +1,4 @@
+import { outputLanes } from '../store/reduce-lanes.js';
 import type { UiState } from '../store/ui-state.js';
 
 /**
@@ -48,7 +49,12 @@ export function contextKeys(state: UiState): KeyHelp[] {
     ];
   }
   if (interaction.over)
-    return [{ keys: ['q', 'Esc', 'Ctrl-C'], label: 'leave' }, ...OUTPUT_SCROLL, helpKey()];
+    return [
+      { keys: ['q', 'Esc', 'Ctrl-C'], label: 'leave' },
+      ...laneKeys(state),
+      ...OUTPUT_SCROLL,
+      helpKey(),
+    ];
   if (interaction.confirmingAbort)
     return [
       { keys: ['y', 'a'], label: 'abort the run (it ends FAILED)' },
@@ -91,7 +97,23 @@ export function contextKeys(state: UiState): KeyHelp[] {
   if (state.view === 'workflow' && !interaction.aborting && !interaction.pausing)
     keys.push({ keys: ['p'], label: 'pause: the running agent finishes, then stop (ralphy start resumes)' });
   if (!interaction.aborting) keys.push({ keys: ['Ctrl-C'], label: stopLabel(state) });
-  return [...keys, ...OUTPUT_SCROLL, helpKey()];
+  return [...keys, ...laneKeys(state), ...OUTPUT_SCROLL, helpKey()];
+}
+
+/** Tab while lanes exist (issue 19): which lane's output the panel shows next. */
+function laneKeys(state: UiState): KeyHelp[] {
+  const lanes = outputLanes(state);
+  if (lanes.length === 0) return [];
+  const current = state.interaction.outputLane;
+  const next = current === null ? lanes[0] : lanes[lanes.indexOf(current) + 1];
+  return [
+    {
+      keys: ['Tab'],
+      label: next
+        ? `show lane ${next}'s output only${current === null ? '' : ` (now: lane ${current})`}`
+        : `show every lane's output again (now: lane ${current})`,
+    },
+  ];
 }
 
 function helpKey(): KeyHelp {

@@ -1,4 +1,5 @@
 import type { Key } from 'ink';
+import { outputLanes } from '../store/reduce-lanes.js';
 import type { ScrollCommand } from '../store/scroll.js';
 import type { Overlay, UiState } from '../store/ui-state.js';
 
@@ -22,6 +23,8 @@ import type { Overlay, UiState } from '../store/ui-state.js';
  *   Space) scroll, Tab or →/← (l/h) or a digit picks a document, Esc, q or v closes.
  * - n at a yes/no gate asks for an optional reason: typed like an answer, Enter rejects, Esc goes
  *   back to the question (issue 16 item 5).
+ * - Tab, while parallel lanes run (or after): the Output panel shows the next lane's lines only,
+ *   then after the last lane every line again (issue 19).
  */
 export type KeyAction =
   | { readonly type: 'none' }
@@ -39,6 +42,7 @@ export type KeyAction =
   | { readonly type: 'abort_confirm' }
   | { readonly type: 'abort_cancel' }
   | { readonly type: 'pause' }
+  | { readonly type: 'output_lane'; readonly lane: string | null }
   | { readonly type: 'scroll'; readonly command: ScrollCommand };
 
 export type KeyInfo = Pick<
@@ -83,10 +87,7 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
   if (input === '?' && !textGate && !key.ctrl && !key.meta)
     return { type: 'overlay', overlay: { kind: 'help' } };
 
-  if (interaction.over) {
-    if (input === 'q' || key.escape) return { type: 'quit' };
-    return { type: 'hint', text: 'The run is over: q leaves.' };
-  }
+  if (interaction.over) return overKey(state, input, key);
   if (interaction.confirmingAbort) {
     return input === 'y' || input === 'a' ? { type: 'abort_confirm' } : { type: 'abort_cancel' };
   }
@@ -97,8 +98,26 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
   return runningKey(state, input, key);
 }
 
+/** A key once the work is over: q or Esc leaves; Tab still switches the output between lanes. */
+function overKey(state: UiState, input: string, key: KeyInfo): KeyAction {
+  if (input === 'q' || key.escape) return { type: 'quit' };
+  if (key.tab) return laneKey(state);
+  return { type: 'hint', text: 'The run is over: q leaves.' };
+}
+
+/** Tab: the next lane's output, and after the last one every line again (nothing without lanes). */
+function laneKey(state: UiState): KeyAction {
+  const lanes = outputLanes(state);
+  if (lanes.length === 0) return NONE;
+  const current = state.interaction.outputLane;
+  const next = current === null ? lanes[0] : lanes[lanes.indexOf(current) + 1];
+  return { type: 'output_lane', lane: next ?? null };
+}
+
 /** A key while the run goes on and no text is being typed: y/n at a gate, a to abort. */
-function runningKey({ interaction, gate, view }: UiState, input: string, key: KeyInfo): KeyAction {
+function runningKey(state: UiState, input: string, key: KeyInfo): KeyAction {
+  const { interaction, gate, view } = state;
+  if (key.tab) return laneKey(state);
   if (gate?.answer === 'yes_no' && input === 'y') return { type: 'gate', decision: 'approve' };
   // A "no" is confirmed, with room for why (the agent reads it on its next attempt).
   if (gate?.answer === 'yes_no' && input === 'n') return { type: 'reject_ask' };

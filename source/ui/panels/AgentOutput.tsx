@@ -52,9 +52,18 @@ export function scrollNote(window: OutputWindow, dropped: number): string {
   return parts.join(' · ');
 }
 
+/** With every lane's lines mixed (issue 19), each lane's line says whose it is. */
+export function taggedRow(line: OutputLine): Row {
+  const row = outputRow(line);
+  return line.lane ? [text(`${line.lane} │ `, { dim: true, tone: 'info' }), ...row] : row;
+}
+
 export function AgentOutput(props: {
   readonly output: OutputSnapshot;
+  /** What the title names: the running agent, or which lane's lines these are. */
   readonly agent: string | null;
+  /** Lines of several lanes are shown together: tag each with its lane. */
+  readonly tagLanes?: boolean;
   readonly width: number;
   readonly height: number;
 }) {
@@ -69,7 +78,7 @@ export function AgentOutput(props: {
       {lines.length === 0 ? (
         <Rows rows={[[text('no output yet', { dim: true })]]} />
       ) : (
-        <Rows rows={lines.map(outputRow)} />
+        <Rows rows={lines.map(props.tagLanes ? taggedRow : outputRow)} />
       )}
     </Frame>
   );

@@ -17,7 +17,9 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
       ...((gate?.documents?.length ?? 0) > 1 ? ([['Tab', 'next file']] as Array<[string, string]>) : []),
       ['Esc', 'back to the question'],
     ];
-  if (interaction.over) return [['q', 'quit'], help, scroll];
+  // Issue 19: Tab switches the Output panel between lanes (and back to all of them).
+  const lanes: Array<[string, string]> = state.lanes.rows.length > 0 ? [['Tab', laneWord(state)]] : [];
+  if (interaction.over) return [['q', 'quit'], ...lanes, help, scroll];
   if (interaction.confirmingAbort)
     return [
       ['y/a', 'abort the run'],
@@ -39,14 +41,23 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
       ['PgUp PgDn', 'scroll'],
     ];
   }
-  if (interaction.aborting) return [['^C', 'force quit'], help, scroll];
+  if (interaction.aborting) return [['^C', 'force quit'], ...lanes, help, scroll];
   const keys: Array<[string, string]> = [];
   if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
   if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
-  keys.push(help, ['a', 'abort']);
+  keys.push(...lanes, help, ['a', 'abort']);
   if (state.view === 'workflow' && !interaction.pausing) keys.push(['p', 'pause']);
   keys.push(['^C', 'stop'], scroll);
   return keys;
+}
+
+/** What Tab does next: one lane's output, or all of them again. */
+function laneWord(state: UiState): string {
+  const rows = state.lanes.rows;
+  const current = state.interaction.outputLane;
+  const at = current === null ? -1 : rows.findIndex((r) => r.lane === current);
+  const next = rows[at + 1];
+  return next ? `output: ${next.lane}` : 'output: all lanes';
 }
 
 export function footerRow(state: UiState): Row {

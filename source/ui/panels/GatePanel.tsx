@@ -59,8 +59,18 @@ function documentRows(gate: GateModel): Row[] {
   ];
 }
 
-/** A long line (a planner's question) wraps under its own indent instead of being cut. */
+/**
+ * A long line (a planner's question) wraps under its own indent instead of being cut. A lane's
+ * gate (issue 19) first says whose it is: lanes ask side by side, and the answer goes to that one.
+ */
 function bodyRows(gate: GateModel, width: number): Row[] {
+  const origin: Row[] = gate.origin
+    ? [[text(truncate(`from ${gate.origin}`, width), { bold: true, tone: 'gate' })]]
+    : [];
+  return [...origin, ...questionRows(gate, width)];
+}
+
+function questionRows(gate: GateModel, width: number): Row[] {
   return gate.lines.flatMap((line): Row[] => {
     const flat = flatten(line, 400);
     const indent = /^ */.exec(flat)?.[0] ?? '';

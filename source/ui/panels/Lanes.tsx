@@ -1,6 +1,7 @@
+import type { BreakerSnapshot } from '../../engine/protocol/workflow.js';
 import { Frame, innerHeight } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
-import { clipRows, type Row, text } from '../components/row.js';
+import { clipRows, type Row, type Segment, text } from '../components/row.js';
 import { usd } from '../format/money.js';
 import { stopwatch } from '../format/time.js';
 import type { LaneRow } from '../store/reduce-lanes.js';
@@ -9,17 +10,22 @@ import type { Tone } from '../theme.js';
 
 /**
  * Issue 19's Lanes panel: one row per parallel lane (task, phase, agent and tick step, elapsed,
- * cost), its last line under it, and the merge queue's state. Shown only when lanes run.
+ * cost, its own breaker), its last line under it, and the merge queue's state. Shown only when
+ * lanes run.
  */
 export function laneRows(state: UiState): Row[] {
   const rows: Row[] = [];
   for (const lane of state.lanes.rows) {
     const elapsed = stopwatch((lane.endedAtMs ?? state.nowMs) - lane.startedAtMs);
+    // The lane whose output the Output panel shows (Tab) is marked.
+    const shown = state.interaction.outputLane === lane.lane;
     rows.push([
+      ...(shown ? [text('▸ ', { tone: 'accent', bold: true })] : []),
       text(`${lane.lane} `, { bold: true }),
       text(phaseLabel(lane), { tone: toneOf(lane) }),
       text(` · task ${lane.task} ${lane.title}`),
       text(` · ${elapsed} · ${usd(lane.costUsd)}`, { dim: true }),
+      ...breakerSegments(lane.breaker),
     ]);
     const last = lane.detail && lane.endedAtMs !== null ? lane.detail : lane.lastLine;
     if (last) rows.push([text(`  ${last}`, { dim: true })]);
@@ -51,8 +57,23 @@ function phaseLabel(lane: LaneRow): string {
 function toneOf(lane: LaneRow): Tone | undefined {
   if (lane.phase === 'landed') return 'ok';
   if (lane.phase === 'kept' || lane.phase === 'failed') return 'error';
-  if (lane.phase === 'retrying') return 'warn';
+  if (lane.phase === 'retrying' || lane.phase === 'waiting') return 'warn';
   return 'info';
+}
+
+/** The lane's own circuit breaker (one per lane): its state and attempts, once it reported. */
+function breakerSegments(breaker: BreakerSnapshot | null): Segment[] {
+  if (!breaker) return [];
+  const attempts = `${breaker.attempts}/${breaker.max_attempts}`;
+  const [word, tone]: [string, Tone | undefined] =
+    breaker.state === 'open'
+      ? ['OPEN', 'error']
+      : breaker.state === 'half_open'
+        ? ['half-open', 'warn']
+        : breaker.state === 'paused'
+          ? ['paused', 'info']
+          : ['closed', undefined];
+  return [text(' · breaker ', { dim: true }), text(`${word} ${attempts}`, { tone, dim: tone === undefined })];
 }
 
 export function Lanes(props: { readonly state: UiState; readonly width: number; readonly height: number }) {

@@ -43,6 +43,11 @@ export interface UiStoreOptions {
 
 export interface UiStore {
   dispatch(event: StampedEvent): void;
+  /**
+   * Issue 19: the Output panel shows one lane's lines (or every line, null); the view follows the
+   * newest line of what it now shows.
+   */
+  showOutput(lane: string | null): void;
   /** The clock moved (elapsed times, countdowns): redraw at the next flush. */
   tick(): void;
   getSnapshot(): UiSnapshot;
@@ -59,6 +64,9 @@ export interface UiStore {
 }
 
 export const DEFAULT_OUTPUT_CAP = 5000;
+/** Lines kept per parallel lane, and how many lanes keep their own lines (the newest lanes). */
+export const LANE_OUTPUT_CAP = 2000;
+export const KEPT_LANE_OUTPUTS = 32;
 export const DEFAULT_FLUSH_INTERVAL_MS = 100;
 
 // Read the globals at call time, so vitest's fake timers apply to a store built before them.
@@ -76,6 +84,9 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
   const timers = options.timers ?? realTimers;
   const interval = options.flushIntervalMs ?? DEFAULT_FLUSH_INTERVAL_MS;
   const buffer = new LineBuffer<OutputLine>(options.outputCap ?? DEFAULT_OUTPUT_CAP);
+  // Each lane's lines on their own too, so the panel can show one lane without searching all.
+  const laneBuffers = new Map<string, LineBuffer<OutputLine>>();
+  const laneCap = Math.min(LANE_OUTPUT_CAP, options.outputCap ?? DEFAULT_OUTPUT_CAP);
   const listeners = new Set<() => void>();
   let state = initialUiState(options.view ?? 'workflow', options.project ?? '', timers.now());
   let anchor: number | null = null;
@@ -87,16 +98,31 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
   let disposed = false;
 
   function snap(): UiSnapshot {
+    const lane = state.interaction.outputLane;
+    const shown = lane === null ? buffer : (laneBuffers.get(lane) ?? new LineBuffer<OutputLine>(1));
     return {
       state,
       output: {
-        buffer,
-        firstSeq: buffer.firstSeq,
-        lastSeq: buffer.lastSeq,
-        dropped: buffer.dropped,
+        buffer: shown,
+        firstSeq: shown.firstSeq,
+        lastSeq: shown.lastSeq,
+        dropped: shown.dropped,
         anchor,
       },
     };
+  }
+
+  function keepLaneLine(line: OutputLine): void {
+    if (!line.lane) return;
+    let own = laneBuffers.get(line.lane);
+    if (!own) {
+      own = new LineBuffer<OutputLine>(laneCap);
+      laneBuffers.set(line.lane, own);
+      // The oldest lane's lines go first (a Map iterates in insertion order).
+      const oldest = laneBuffers.keys().next().value;
+      if (laneBuffers.size > KEPT_LANE_OUTPUTS && oldest !== undefined) laneBuffers.delete(oldest);
+    }
+    own.push(line);
   }
 
   function notify(): void {
@@ -129,8 +155,15 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
   return {
     dispatch(event) {
       state = reduceUi(state, event);
-      for (const line of outputLinesOf(event)) buffer.push(line);
+      for (const line of outputLinesOf(event)) {
+        buffer.push(line);
+        keepLaneLine(line);
+      }
       schedule();
+    },
+    showOutput(lane) {
+      anchor = null;
+      interact((s) => ({ ...s, interaction: { ...s.interaction, outputLane: lane } }));
     },
     tick: schedule,
     getSnapshot: () => snapshot,
@@ -145,7 +178,8 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
       interact((s) => ({ ...s, interaction: { ...s.interaction, ...patch } }));
     },
     scroll(command, pageRows) {
-      anchor = scrollAnchor(anchor, command, buffer.firstSeq, buffer.lastSeq, pageRows);
+      const shown = snap().output;
+      anchor = scrollAnchor(anchor, command, shown.firstSeq, shown.lastSeq, pageRows);
       dirty = true;
       notify();
     },

@@ -18,6 +18,8 @@ export interface OutputLine {
   /** A short bold prefix (the tool name of a tool call). */
   readonly label: string | null;
   readonly text: string;
+  /** The parallel lane whose event it is (issue 19); absent for the workflow's own lines. */
+  readonly lane?: string;
 }
 
 function line(
@@ -38,7 +40,9 @@ function block(kind: OutputLineKind, text: string, role: AgentRole | null = null
 
 export function outputLinesOf(event: StampedEvent): OutputLine[] {
   const format = FORMATS[event.type] as ((event: StampedEvent) => OutputLine[]) | undefined;
-  return format ? format(event) : [];
+  const lines = format ? format(event) : [];
+  const lane = event.lane;
+  return lane ? lines.map((l) => ({ ...l, lane: flatten(lane, 60) })) : lines;
 }
 
 type Formats = {
@@ -86,6 +90,12 @@ const FORMATS: Formats = {
     line(
       e.by === 'nobody' ? 'warn' : 'info',
       `${gateOutcome(e.gate, e.decision, e.by)}${e.answer && e.by === 'human' ? `: ${e.answer}` : ''}`,
+    ),
+  ],
+  'attempts.decided': (e) => [
+    line(
+      e.winner ? 'info' : 'error',
+      `best of ${e.candidates.length} for task ${e.task}: ${e.winner ? `${e.winner} lands` : 'no attempt was verified'} · ${e.reason}`,
     ),
   ],
   'task.proposed': (e) => [line('info', `task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${e.intent}`)],

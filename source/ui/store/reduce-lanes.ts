@@ -1,4 +1,5 @@
 import type { LanePhase, MergeChangedEvent, StampedEvent, StampedEventOf } from '../../engine/events.js';
+import type { BreakerSnapshot } from '../../engine/protocol/workflow.js';
 import { flatten } from '../format/text.js';
 import type { UiState } from './ui-state.js';
 
@@ -21,6 +22,8 @@ export interface LaneRow {
   /** When the lane landed, was kept or failed (its elapsed time stops there). */
   readonly endedAtMs: number | null;
   readonly costUsd: number;
+  /** The lane's own circuit breaker (seed 002 §6.1, one per lane), once it reported. */
+  readonly breaker: BreakerSnapshot | null;
 }
 
 export interface LanesModel {
@@ -36,7 +39,7 @@ export interface LanesModel {
 export const NO_LANES: LanesModel = { rows: [], merge: null };
 /** Rows kept: the running lanes and the most recent ended ones. */
 const KEPT_LANES = 32;
-const ENDED: readonly LanePhase[] = ['landed', 'kept', 'failed'];
+const ENDED: readonly LanePhase[] = ['landed', 'kept', 'failed', 'discarded'];
 
 export function laneChanged(state: UiState, e: StampedEventOf<'lane.changed'>, atMs: number): UiState {
   const before = state.lanes.rows.find((r) => r.lane === e.lane);
@@ -52,6 +55,7 @@ export function laneChanged(state: UiState, e: StampedEventOf<'lane.changed'>, a
     startedAtMs: before?.startedAtMs ?? atMs,
     endedAtMs: ENDED.includes(e.phase) ? atMs : null,
     costUsd: e.cost_usd,
+    breaker: before?.breaker ?? null,
   };
   const rows = before
     ? state.lanes.rows.map((r) => (r.lane === e.lane ? row : r))
@@ -74,7 +78,7 @@ export function mergeChanged(state: UiState, e: StampedEventOf<'merge.changed'>)
   };
 }
 
-/** What a lane's own events say about it: the agent running, the tick's phase, its last line. */
+/** What a lane's own events say about it: the agent running, the tick's phase, its last line, its breaker. */
 export function laneActivity(state: UiState, e: StampedEvent): UiState {
   const lane = e.lane;
   if (!lane || !state.lanes.rows.some((r) => r.lane === lane)) return state;
@@ -85,8 +89,23 @@ export function laneActivity(state: UiState, e: StampedEvent): UiState {
         ? { lastLine: flatten(e.text, 200) }
         : e.type === 'phase.changed'
           ? { tickPhase: e.phase }
-          : null;
+          : e.type === 'breaker.changed'
+            ? { breaker: e.breaker }
+            : null;
   if (!patch) return state;
   const rows = state.lanes.rows.map((r) => (r.lane === lane ? { ...r, ...patch } : r));
   return { ...state, lanes: { ...state.lanes, rows } };
+}
+
+/** Whose gate it is in words, when a lane asks (issue 19): `lane task-2-1 · task 2 "Billing"`. */
+export function gateOrigin(state: UiState, lane: string | null | undefined): string | null {
+  if (!lane) return null;
+  const row = state.lanes.rows.find((r) => r.lane === lane);
+  const name = flatten(lane, 60);
+  return row ? `lane ${name} · task ${row.task} "${row.title}"` : `lane ${name}`;
+}
+
+/** The lanes the Output panel can show, in the order Tab visits them (then back to all). */
+export function outputLanes(state: UiState): string[] {
+  return state.lanes.rows.map((r) => r.lane);
 }

@@ -1,6 +1,7 @@
-import type { EventType, StampedEventOf } from '../../engine/events.js';
+import type { EventType, GateKind, StampedEvent, StampedEventOf } from '../../engine/events.js';
 import type { WorkflowStateName } from '../../engine/protocol/workflow.js';
 import { flatten, flattenOrNull } from '../format/text.js';
+import { gateOrigin } from './reduce-lanes.js';
 import {
   type EndState,
   type GateNote,
@@ -142,13 +143,30 @@ export function workflowChanged(state: UiState, e: Of<'workflow.changed'>, atMs:
 }
 
 export function gateRequested(state: UiState, e: Of<'gate.requested'>): UiState {
+  const lane = (e as StampedEvent).lane ?? null;
+  // Lanes may ask at once (issue 19): the gate on screen stays until it is answered; the port
+  // shows the next one then. Two questions never share the panel, and a key answers what it shows.
+  if (state.gate && !sameGate(state.gate, e.gate, lane)) return state;
   const lines = e.lines.map((line) => flatten(line));
   // The documents come with the port's request (not the event): a late event keeps them.
   const documents = state.gate?.gate === e.gate ? state.gate.documents : undefined;
   return {
     ...state,
-    gate: { gate: e.gate, title: flatten(e.title, 300), lines, answer: e.answer, documents },
+    gate: {
+      gate: e.gate,
+      title: flatten(e.title, 300),
+      lines,
+      answer: e.answer,
+      documents,
+      lane,
+      origin: gateOrigin(state, lane),
+    },
   };
+}
+
+/** The gate on screen is this kind of gate, asked by this lane (or by the workflow). */
+function sameGate(shown: NonNullable<UiState['gate']>, gate: GateKind, lane: string | null): boolean {
+  return shown.gate === gate && (shown.lane ?? null) === lane;
 }
 
 export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
@@ -161,11 +179,12 @@ export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
   return gateClosed({ ...state, phases }, e);
 }
 
-/** The gate panel closes and the typed draft goes once its gate is answered. */
+/** The gate panel closes and the typed draft goes once its gate is answered (not another lane's). */
 function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
+  if (state.gate && !sameGate(state.gate, e.gate, (e as StampedEvent).lane ?? null)) return state;
   return {
     ...state,
-    gate: state.gate?.gate === e.gate ? null : state.gate,
+    gate: null,
     interaction: {
       ...state.interaction,
       draft: '',

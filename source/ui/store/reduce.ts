@@ -68,7 +68,8 @@ const REDUCERS: Reducers = {
   'phase.changed': phaseChanged,
   'workflow.changed': workflowChanged,
   'workflow.spend': workflowSpend,
-  'breaker.changed': breakerChanged,
+  // A lane's breaker is its own (issue 19): it shows in the lane's row, not in the Breaker panel.
+  'breaker.changed': (state, e, atMs) => ((e as StampedEvent).lane ? state : breakerChanged(state, e, atMs)),
   'gate.requested': gateRequested,
   'gate.resolved': gateResolved,
   'workflow.waiting': (state, e, atMs) => ({

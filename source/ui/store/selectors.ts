@@ -66,3 +66,15 @@ export function agentLabel(state: UiState): string | null {
   if (agent.finished) return `${agent.role}${attempt} ${agent.finished.ok ? 'finished' : 'failed'}`;
   return `${agent.role}${attempt} · ${agent.model} · ${duration(state.nowMs - agent.startedAtMs)}`;
 }
+
+/**
+ * What the Output panel's title says (issue 19): with parallel lanes, whose lines it shows (one
+ * lane, or all of them, and the key that switches); otherwise the running agent.
+ */
+export function outputLabel(state: UiState): string | null {
+  if (state.lanes.rows.length === 0) return agentLabel(state);
+  const lane = state.interaction.outputLane;
+  const row = lane === null ? null : state.lanes.rows.find((r) => r.lane === lane);
+  if (lane === null) return 'all lanes (Tab: one lane)';
+  return row ? `lane ${lane} · task ${row.task} ${row.title}` : `lane ${lane}`;
+}

@@ -136,6 +136,10 @@ export interface GateModel {
   readonly answer: 'yes_no' | 'text';
   /** What is being approved, in full (SPEC.md, TASKS.md, QA_REPORT.md, the diff): `v` opens them. */
   readonly documents?: readonly GateDocument[];
+  /** Issue 19: the parallel lane that asks, or null for the workflow itself. */
+  readonly lane?: string | null;
+  /** Whose question it is in words (`lane task-2-1 · task 2 "Billing"`), when a lane asks. */
+  readonly origin?: string | null;
 }
 
 export interface WaitModel {
@@ -241,6 +245,11 @@ export interface InteractionModel {
    * rejects, Esc goes back to the question (issue 16 item 5).
    */
   readonly rejecting: boolean;
+  /**
+   * Issue 19: the lane whose output the Output panel shows (Tab cycles through the lanes and back
+   * to all of them), or null for every line of the run.
+   */
+  readonly outputLane: string | null;
 }
 
 export interface UiState {
@@ -334,6 +343,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       hint: null,
       overlay: null,
       rejecting: false,
+      outputLane: null,
     },
     lanes: NO_LANES,
   };
