@@ -97,3 +97,9 @@ export type { ConfirmFence } from './workspace/init-workspace.js';
 export const initWorkspace = lazy(() => import('./workspace/init-workspace.js'), 'initWorkspace');
 export type { UserSettingsStore } from './workspace/user-settings.js';
 export const openUserSettings = lazy(() => import('./workspace/user-settings.js'), 'openUserSettings');
+// The app's list of past agent runs (issue 16 item 11): their transcripts in history
+export type { TranscriptEntry } from './agents/transcripts.js';
+
+const transcripts = () => import('./agents/transcripts.js');
+export const listAgentTranscripts = lazy(transcripts, 'listAgentTranscripts');
+export const readAgentTranscript = lazy(transcripts, 'readAgentTranscript');

@@ -54,6 +54,8 @@ export type ScreenLayout =
       readonly stack: readonly ColumnLayout[];
       /** Rows of output on screen: a page for PgUp/PgDn. */
       readonly outputRows: number;
+      /** Columns of output text (inside the frame): where a long line wraps. */
+      readonly outputColumns: number;
     };
 
 export const MIN_COLUMNS = 40;
@@ -139,7 +141,8 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
           ),
         },
       ];
-  const output = stack.flatMap((column) => column.panels).find((panel) => panel.id === 'output');
+  const outputColumn = stack.find((column) => column.panels.some((panel) => panel.id === 'output'));
+  const output = outputColumn?.panels.find((panel) => panel.id === 'output');
   return {
     kind: 'panels',
     columns,
@@ -147,6 +150,7 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
     bodyHeight,
     stack,
     outputRows: Math.max(1, (output?.height ?? 3) - 2),
+    outputColumns: Math.max(1, innerWidth(outputColumn?.width ?? columns)),
   };
 }
 
@@ -164,8 +168,11 @@ function panelWants(
   const full = (rows: number) => rows + 2;
   const slots: Slot<PanelId>[] = [];
   const result = finalResult(state);
-  if (result)
-    slots.push({ id: 'result', min: 3, want: Math.min(8, full(resultRows(result).length)), priority: 0 });
+  if (result) {
+    // The end and what to do next, whole (issue 16 item 4): all it needs, leaving the output its floor.
+    const want = Math.min(full(resultRows(result, rightInner).length), bodyHeight - OUTPUT_FLOOR);
+    slots.push({ id: 'result', min: Math.max(3, want), want, priority: 0 });
+  }
   if (state.gate && !state.interaction.over) {
     const want = full(gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting));
     const cap = Math.max(6, Math.floor(bodyHeight * 0.6));

@@ -21,7 +21,8 @@ export function verdictRows(state: UiState, width: number): Row[] {
     rows.push([verdictGlyph(last.verdict), text(' last: ', { dim: true }), text(last.code, { bold: true })]);
     if (last.detail) rows.push([text(flatten(last.detail, 300), { dim: true })]);
     if (last.verdict !== 'success') {
-      for (const line of wrapText(`Fix: ${last.remediation}`, width, 3))
+      // Whole: a fix cut after three lines is a fix nobody can follow (issue 16 item 4).
+      for (const line of wrapText(`Fix: ${last.remediation}`, width, 20))
         rows.push([text(line, { tone: 'warn' })]);
     }
     if (last.reportPath) rows.push([text('report: ', { dim: true }), text(flatten(last.reportPath, 300))]);

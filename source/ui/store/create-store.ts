@@ -2,7 +2,7 @@ import type { StampedEvent } from '../../engine/events.js';
 import { LineBuffer } from './line-buffer.js';
 import { type OutputLine, outputLinesOf } from './output-lines.js';
 import { reduceUi } from './reduce.js';
-import { type ScrollCommand, scrollAnchor } from './scroll.js';
+import { type LineRows, type ScrollCommand, type ScrollPosition, scrollAnchor } from './scroll.js';
 import { type InteractionModel, initialUiState, type UiState, type UiView } from './ui-state.js';
 
 /**
@@ -16,8 +16,8 @@ export interface OutputSnapshot {
   readonly firstSeq: number;
   readonly lastSeq: number;
   readonly dropped: number;
-  /** Bottom line of the view, or null to follow the newest line. */
-  readonly anchor: number | null;
+  /** Bottom row of the view, or null to follow the newest line. */
+  readonly anchor: ScrollPosition | null;
 }
 
 export interface UiSnapshot {
@@ -50,7 +50,8 @@ export interface UiStore {
   /** Change interaction state (keys, gates) and notify at once. */
   interact(change: (state: UiState) => UiState): void;
   setInteraction(patch: Partial<InteractionModel>): void;
-  scroll(command: ScrollCommand, pageRows: number): void;
+  /** `rowsOf`: the rows each line takes on screen (wrapped lines make a page hold fewer). */
+  scroll(command: ScrollCommand, pageRows: number, rowsOf?: LineRows): void;
   /** Notify now if anything changed since the last notification. */
   flush(): void;
   /** Flushes so far (a frame counter for tests and the benchmark). */
@@ -78,7 +79,7 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
   const buffer = new LineBuffer<OutputLine>(options.outputCap ?? DEFAULT_OUTPUT_CAP);
   const listeners = new Set<() => void>();
   let state = initialUiState(options.view ?? 'workflow', options.project ?? '', timers.now());
-  let anchor: number | null = null;
+  let anchor: ScrollPosition | null = null;
   let snapshot = snap();
   let dirty = false;
   let pending: unknown = null;
@@ -144,8 +145,8 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
     setInteraction(patch) {
       interact((s) => ({ ...s, interaction: { ...s.interaction, ...patch } }));
     },
-    scroll(command, pageRows) {
-      anchor = scrollAnchor(anchor, command, buffer.firstSeq, buffer.lastSeq, pageRows);
+    scroll(command, pageRows, rowsOf) {
+      anchor = scrollAnchor(anchor, command, buffer.firstSeq, buffer.lastSeq, pageRows, rowsOf);
       dirty = true;
       notify();
     },
