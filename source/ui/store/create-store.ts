@@ -2,6 +2,7 @@ import type { StampedEvent } from '../../engine/events.js';
 import { LineBuffer } from './line-buffer.js';
 import { type OutputLine, outputLinesOf } from './output-lines.js';
 import { reduceUi } from './reduce.js';
+import { workIsOver } from './selectors.js';
 import { type LineRows, type ScrollCommand, type ScrollPosition, scrollAnchor } from './scroll.js';
 import { type InteractionModel, initialUiState, type UiState, type UiView } from './ui-state.js';
 
@@ -43,7 +44,7 @@ export interface UiStoreOptions {
 
 export interface UiStore {
   dispatch(event: StampedEvent): void;
-  /** The clock moved (elapsed times, countdowns): redraw at the next flush. */
+  /** The clock moved (elapsed times, countdowns): redraw at the next flush, unless the work is over. */
   tick(): void;
   getSnapshot(): UiSnapshot;
   subscribe(listener: () => void): () => void;
@@ -133,7 +134,12 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
       for (const line of outputLinesOf(event)) buffer.push(line);
       schedule();
     },
-    tick: schedule,
+    // Issue 16 item 10: once the work is over nothing on screen keeps time (the elapsed time is
+    // frozen), so the clock redraws nothing; before that, one redraw a second at most (the
+    // header's stopwatch), batched with any events of the same 100 ms.
+    tick() {
+      if (!workIsOver(state)) schedule();
+    },
     getSnapshot: () => snapshot,
     subscribe(listener) {
       listeners.add(listener);
