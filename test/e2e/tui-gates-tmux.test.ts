@@ -101,7 +101,10 @@ describe('a gate at 80×24 (tmux)', () => {
     const all = await tmux.waitFor((s) => s.includes('All output'), 'all the output');
     expect(all).toContain('▶ AWAITING_SPEC_VALIDATION');
     tmux.keys('Escape');
-    await tmux.waitFor((s) => !s.includes('All output') && s.includes('Approve the specification'), 'the panels');
+    await tmux.waitFor(
+      (s) => !s.includes('All output') && s.includes('Approve the specification'),
+      'the panels',
+    );
 
     tmux.keys('n');
     await tmux.waitFor((s) => s.includes('Why do you reject?'), 'the reason prompt');

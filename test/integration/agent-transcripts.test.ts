@@ -86,7 +86,10 @@ describe('agent transcripts', () => {
       },
     });
     let clock = Date.UTC(2025, 0, 1, 10, 0, 0);
-    const now = () => new Date((clock += 1000));
+    const now = () => {
+      clock += 1000;
+      return new Date(clock);
+    };
     const line = `${'x'.repeat(999)}`;
     const big = transcribedRunner(chatty(Array.from({ length: 1500 }, () => line)), where, now);
     await big.run(request(), new EngineBus());

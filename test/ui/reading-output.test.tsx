@@ -8,7 +8,11 @@ vi.hoisted(() => {
 });
 
 import type { AgentOutcome, AgentRequest } from '../../source/engine/agents/agent-run.js';
-import { listTranscripts, readTranscript, transcribedRunner } from '../../source/engine/agents/transcripts.js';
+import {
+  listTranscripts,
+  readTranscript,
+  transcribedRunner,
+} from '../../source/engine/agents/transcripts.js';
 import { EngineBus } from '../../source/engine/events.js';
 import type { GateRequest } from '../../source/engine/gates.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
@@ -68,7 +72,10 @@ async function transcripts(): Promise<{ port: AgentLogPort; dir: string }> {
         },
       },
       where,
-      () => new Date((clock += 60_000)),
+      () => {
+        clock += 60_000;
+        return new Date(clock);
+      },
     );
     await runner.run({ ...baseRequest, role }, new EngineBus());
   }

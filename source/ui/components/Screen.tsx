@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import { wrapText } from '../format/text.js';
 import type { PanelId, ScreenLayout } from '../layout/screen-layout.js';
-import { MIN_COLUMNS, MIN_ROWS } from '../layout/screen-layout.js';
+import { MIN_COLUMNS, MIN_ROWS, PAIRS } from '../layout/screen-layout.js';
 import { AgentOutput } from '../panels/AgentOutput.js';
 import { BlastRadius } from '../panels/BlastRadius.js';
 import { BreakerPanel } from '../panels/BreakerPanel.js';
@@ -158,6 +158,17 @@ function Panel(props: {
       return <BlastRadius state={state} {...size} />;
     case 'lanes':
       return <Lanes state={state} {...size} />;
+    case 'verify_blast':
+    case 'verdicts_ledger': {
+      const [left, right] = PAIRS[props.id];
+      const half = Math.floor(props.width / 2);
+      return (
+        <Box flexDirection="row" width={props.width} height={props.height} flexShrink={0}>
+          <Panel id={left} snapshot={props.snapshot} width={half} height={props.height} />
+          <Panel id={right} snapshot={props.snapshot} width={props.width - half} height={props.height} />
+        </Box>
+      );
+    }
     default:
       return null;
   }

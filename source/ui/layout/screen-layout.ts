@@ -36,7 +36,16 @@ export type PanelId =
   | 'output'
   | 'verify'
   | 'blast'
-  | 'lanes';
+  | 'lanes'
+  /** Two compact panels side by side (the loop view in one short column). */
+  | 'verify_blast'
+  | 'verdicts_ledger';
+
+/** The two panels a pair shows, left then right. */
+export const PAIRS = {
+  verify_blast: ['verify', 'blast'],
+  verdicts_ledger: ['verdicts', 'ledger'],
+} as const satisfies Partial<Record<PanelId, readonly [PanelId, PanelId]>>;
 
 export interface ColumnLayout {
   readonly name: 'left' | 'right' | 'single';
@@ -123,6 +132,8 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
                     'blast',
                     'verdicts',
                     'ledger',
+                    'verify_blast',
+                    'verdicts_ledger',
                   ]
                 : [
                     'result',
@@ -220,6 +231,17 @@ function panelWants(
   slots.push(
     { id: 'breaker', min: 3, want: framed(breakerRows(state).length), priority: 3 },
     { id: 'output', min: outputMin, want: 0, priority: 1, grow: true },
+  );
+  // The loop in one short column has seven panels and the output: each compact one takes three
+  // rows, which 80×24 cannot give them all. Side by side in pairs, every one keeps a place.
+  if (compact && state.view === 'loop')
+    return slots
+      .filter((slot) => slot.id !== 'verdicts' && slot.id !== 'ledger')
+      .concat([
+        { id: 'verify_blast', min: 3, want: 3, priority: 4 },
+        { id: 'verdicts_ledger', min: 3, want: 3, priority: 5 },
+      ]);
+  slots.push(
     { id: 'verify', min: 3, want: Math.min(8, framed(verifyRows(state).length)), priority: 4 },
     { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state).length)), priority: 6 },
   );

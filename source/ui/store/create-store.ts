@@ -2,8 +2,8 @@ import type { StampedEvent } from '../../engine/events.js';
 import { LineBuffer } from './line-buffer.js';
 import { type OutputLine, outputLinesOf } from './output-lines.js';
 import { reduceUi } from './reduce.js';
-import { workIsOver } from './selectors.js';
 import { type LineRows, type ScrollCommand, type ScrollPosition, scrollAnchor } from './scroll.js';
+import { workIsOver } from './selectors.js';
 import { type InteractionModel, initialUiState, type UiState, type UiView } from './ui-state.js';
 
 /**
