@@ -25,7 +25,8 @@ const RUNNABLE = COMMAND_NAMES.filter((name) => name !== 'help');
  */
 function subcommandsOf(name: string): string[] {
   const words = new Set<string>();
-  for (const entry of COMMAND_NAMES) if (entry.startsWith(`${name} `)) words.add(entry.slice(name.length + 1));
+  for (const entry of COMMAND_NAMES)
+    if (entry.startsWith(`${name} `)) words.add(entry.slice(name.length + 1));
   for (const usage of COMMAND_HELP[name as keyof typeof COMMAND_HELP].usage) {
     const [first, second] = usage.split(' ');
     if (first === name && second && /^[a-z][a-z-]*$/.test(second)) words.add(second);

@@ -243,7 +243,7 @@ function panelWants(
       ]);
   slots.push(
     { id: 'verify', min: 3, want: Math.min(8, framed(verifyRows(state).length)), priority: 4 },
-    { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state).length)), priority: 6 },
+    { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state, rightInner).length)), priority: 6 },
   );
   return slots;
 }
