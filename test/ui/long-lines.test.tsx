@@ -4,6 +4,7 @@ vi.hoisted(() => {
   delete process.env.CI;
 });
 
+import { rowWidth, spinner, text, wrapRow } from '../../source/ui/components/row.js';
 import { tooSmallLines } from '../../source/ui/components/Screen.js';
 import { screenLayout } from '../../source/ui/layout/screen-layout.js';
 import { enter, KEY, renderApp, Script } from './helpers.js';
@@ -129,5 +130,41 @@ describe('long lines are wrapped, never cut', () => {
       expect(squeeze(app.frame())).toContain(squeeze(whole));
       app.unmount();
     }
+  });
+});
+
+describe('wrapRow', () => {
+  const plainOf = (rows: ReturnType<typeof wrapRow>) =>
+    rows.map((row) => row.map((seg) => ('text' in seg ? seg.text : '*')).join(''));
+
+  test('breaks after a space, indents what follows, keeps every character and style', () => {
+    const row = [
+      text('✗ ', { tone: 'error', bold: true }),
+      text('Fix: run the tests again then commit', { tone: 'error' }),
+    ];
+    const rows = wrapRow(row, 16);
+    expect(plainOf(rows)).toEqual(['✗ Fix: run the ', '  tests again ', '  then commit']);
+    for (const r of rows) expect(rowWidth(r)).toBeLessThanOrEqual(16);
+    // Styles follow the characters: the glyph stays bold red, the rest red.
+    expect(rows[0]?.[0]).toMatchObject({ text: '✗ ', tone: 'error', bold: true });
+    expect(rows.slice(1).every((r) => r.slice(1).every((seg) => 'text' in seg && seg.tone === 'error'))).toBe(
+      true,
+    );
+  });
+
+  test('a word longer than the row is cut mid-word; wide characters count two columns', () => {
+    expect(plainOf(wrapRow([text('/tmp/relais-demo-abcdef/demo-project/specs/SPEC.md')], 20))).toEqual([
+      '/tmp/relais-demo-abc',
+      '  def/demo-project/s',
+      '  pecs/SPEC.md',
+    ]);
+    const wide = wrapRow([text('漢字漢字漢字漢字漢字漢字')], 10);
+    for (const r of wide) expect(rowWidth(r)).toBeLessThanOrEqual(10);
+    expect(plainOf(wide).join('').replace(/ /g, '')).toBe('漢字漢字漢字漢字漢字漢字');
+  });
+
+  test('a row that fits comes back as it is, a spinner included', () => {
+    const row = [spinner('accent'), text(' running')];
+    expect(wrapRow(row, 40)).toEqual([row]);
   });
 });
