@@ -41,6 +41,9 @@ const implementing = (target: string) =>
     },
   });
 
+/** The footer (its `a abort`) is drawn last: with it on screen the whole frame is. */
+const whole = (screen: string) => /a\s+abort/.test(screen);
+
 /** The header's first line and the right column's panel lines (at 120 columns the right starts at 48). */
 const header = (screen: string) => screen.split('\n')[0] ?? '';
 const right = (screen: string) =>
@@ -119,14 +122,14 @@ describe('the implementation and the QA gate in a real terminal', () => {
     );
 
     await tmux.waitFor(
-      (s) => s.includes('Approve the specification') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the specification') && /y\s+approve/.test(s) && whole(s),
       'the spec gate',
     );
     tmux.keys('y');
 
     // Tick 2's builder is held: the panels show tick 1 as the runner judged it.
     const afterTick1 = await tmux.waitFor(
-      (s) => header(s).includes('tick 2') && s.includes('1 run · 0 passed · 1 failed'),
+      (s) => header(s).includes('tick 2') && s.includes('1 run · 0 passed · 1 failed') && whole(s),
       "tick 1's results while tick 2 works",
       120_000,
     );
@@ -138,7 +141,7 @@ describe('the implementation and the QA gate in a real terminal', () => {
     writeFileSync(second, '');
 
     const afterTick2 = await tmux.waitFor(
-      (s) => header(s).includes('tick 3') && s.includes('2 run · 1 passed · 1 failed'),
+      (s) => header(s).includes('tick 3') && s.includes('2 run · 1 passed · 1 failed') && whole(s),
       "tick 2's results while tick 3 works",
       120_000,
     );
@@ -148,7 +151,7 @@ describe('the implementation and the QA gate in a real terminal', () => {
     writeFileSync(third, '');
 
     const atQa = await tmux.waitFor(
-      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s) && whole(s),
       'the QA gate',
       120_000,
     );
@@ -173,7 +176,10 @@ describe('the implementation and the QA gate in a real terminal', () => {
     );
     expect(report).toContain('No blocking issue. Two small functions, tested.');
     tmux.keys('Tab');
-    const diffTop = await tmux.waitFor((s) => s.includes('[branch diff]'), 'the branch diff in the viewer');
+    const diffTop = await tmux.waitFor(
+      (s) => s.includes('[branch diff]') && /Esc\s+back to the question/.test(s),
+      'the branch diff in the viewer',
+    );
     expect(diffTop).toContain('+No blocking issue. Two small functions, tested.');
     // The code is at the end of the diff: End scrolls there.
     tmux.keys('End');
@@ -209,7 +215,7 @@ describe('the implementation and the QA gate in a real terminal', () => {
     await tmux.waitFor((s) => s.includes('Resume the interrupted workflow?'), 'the resume question');
     tmux.keys('y');
     await tmux.waitFor(
-      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s) && whole(s),
       'the QA gate again',
     );
     const qaCalls = p.calls().filter((c) => c.role === 'qa');

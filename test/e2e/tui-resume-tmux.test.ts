@@ -32,6 +32,9 @@ const implementing = (id: string, file: string) =>
     },
   });
 
+/** The footer (its `a abort`) is drawn last: with it on screen the whole frame is. */
+const whole = (screen: string) => /a\s+abort/.test(screen);
+
 describe('interrupt and resume in a real terminal', () => {
   it('Ctrl-C, then ralphy start: the tasks and the recorded cost at the question, PLANNING kept after it', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
@@ -70,7 +73,7 @@ describe('interrupt and resume in a real terminal', () => {
     expect(spent).toBeGreaterThanOrEqual(0.25);
 
     const question = await tmux.waitFor(
-      (s) => s.includes('Resume the interrupted workflow?') && /y\s+approve/.test(s),
+      (s) => s.includes('Resume the interrupted workflow?') && /y\s+approve/.test(s) && whole(s),
       'the resume question',
     );
     // The task list as the runner left it, and the spend it recorded: the header does not restart at $0.
@@ -82,7 +85,7 @@ describe('interrupt and resume in a real terminal', () => {
     tmux.keys('y');
 
     const resumed = await tmux.waitFor(
-      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s) && whole(s),
       'the QA gate of the resumed workflow',
       120_000,
     );

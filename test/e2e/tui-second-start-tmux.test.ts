@@ -44,6 +44,9 @@ const implementing = (id: string, file: string) =>
     verification: { fast: ['test'], slow: [] },
   });
 
+/** The footer (its `a abort`) is drawn last: with it on screen the whole frame is. */
+const whole = (screen: string) => /a\s+abort/.test(screen);
+
 describe('a second start after a rejected spec, on a project that had no config', () => {
   it('ralphy start initialises, n at the spec gate, ralphy start again, y: the ticks run', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
@@ -116,7 +119,7 @@ describe('a second start after a rejected spec, on a project that had no config'
     await tmux.waitFor((s) => /Ctrl-P\s+proceed/.test(s), "the planner's question", 120_000);
     tmux.keys('C-p');
     await tmux.waitFor(
-      (s) => s.includes('Approve the specification') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the specification') && /y\s+approve/.test(s) && whole(s),
       'the spec gate',
     );
     // ralphy start initialised the project itself, with the defaults.
@@ -137,12 +140,12 @@ describe('a second start after a rejected spec, on a project that had no config'
     // The second start: a new workflow, whose ticks run with the config the first one set up. The
     // PRD's planning is kept (relais/planner/sessions), so it goes straight to the spec.
     await tmux.waitFor(
-      (s) => s.includes('Approve the specification') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the specification') && /y\s+approve/.test(s) && whole(s),
       'the spec gate again',
     );
     tmux.keys('y');
     const atQa = await tmux.waitFor(
-      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s),
+      (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s) && whole(s),
       'the QA gate after both tasks',
       240_000,
     );
