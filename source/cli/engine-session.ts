@@ -4,6 +4,8 @@ import {
   type EngineEvent,
   type GatePort,
   killAllChildrenNow,
+  listAgentTranscripts,
+  readAgentTranscript,
   readUserPreferences,
   type StampedEvent,
   type UserPreferences,
@@ -215,6 +217,7 @@ async function startApp(
 ): Promise<InkFrontEnd> {
   // Ink, React and the layout engine take about half a second to load: only when the app runs.
   const { startInkFrontEnd } = await import('../ui/index.js');
+  const root = options.project ?? io.cwd;
   const app = startInkFrontEnd({
     bus: appBus,
     view,
@@ -242,6 +245,11 @@ async function startApp(
       });
     },
     onInterrupt: () => interrupts.interrupt('SIGINT'),
+    // `l`: the agent runs the engine kept in the project's history (issue 16 item 11).
+    agentLogs: {
+      list: () => listAgentTranscripts(root, io.env),
+      read: (id) => readAgentTranscript(root, io.env, id),
+    },
     // A second Ctrl-C, the app's `a` then Ctrl-C: the same forced exit as a second signal.
     onForceQuit: () => interrupts.forceQuit(),
     killChildren: killAllChildrenNow,

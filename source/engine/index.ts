@@ -87,3 +87,9 @@ export type { UserPreferences, UserSettingsStore } from './workspace/user-settin
 const userSettings = () => import('./workspace/user-settings.js');
 export const openUserSettings = lazy(userSettings, 'openUserSettings');
 export const readUserPreferences = lazy(userSettings, 'readUserPreferences');
+// The app's list of past agent runs (issue 16 item 11): their transcripts in history
+export type { TranscriptEntry } from './agents/transcripts.js';
+
+const transcripts = () => import('./session/agent-transcripts.js');
+export const listAgentTranscripts = lazy(transcripts, 'listAgentTranscripts');
+export const readAgentTranscript = lazy(transcripts, 'readAgentTranscript');

@@ -4,6 +4,7 @@ import { denyAll, type GatePort } from '../engine/gates.js';
 import { App } from './components/App.js';
 import { captureConsole } from './console-capture.js';
 import { createUiController } from './keys/controller.js';
+import type { AgentLogPort } from './logs/agent-logs.js';
 import { createUiStore } from './store/create-store.js';
 import type { UiView } from './store/ui-state.js';
 import {
@@ -54,6 +55,8 @@ export interface InkFrontEndOptions {
   readonly colors?: boolean;
   /** Spinners move (default true; false for screenshots and tests). */
   readonly animate?: boolean;
+  /** The agent runs kept in history, for `l` (issue 16 item 11). */
+  readonly agentLogs?: AgentLogPort;
 }
 
 /**
@@ -72,6 +75,7 @@ export function startInkFrontEnd(options: InkFrontEndOptions): InkFrontEnd {
     onInterrupt: options.onInterrupt,
     onPause: options.onPause,
     onForceQuit: options.onForceQuit,
+    ...(options.agentLogs ? { logs: options.agentLogs } : {}),
   });
 
   let restored = false;

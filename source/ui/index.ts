@@ -10,5 +10,6 @@ export { App, type AppProps } from './components/App.js';
 export { type InkFrontEnd, type InkFrontEndOptions, startInkFrontEnd } from './front-end.js';
 export { KeyboardGates } from './gates/keyboard-gates.js';
 export { createUiController, type UiController } from './keys/controller.js';
+export type { AgentLogEntry, AgentLogPort } from './logs/agent-logs.js';
 export { createUiStore, type UiSnapshot, type UiStore, type UiStoreOptions } from './store/create-store.js';
 export type { UiState, UiView } from './store/ui-state.js';

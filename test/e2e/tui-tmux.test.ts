@@ -20,6 +20,8 @@ afterEach(() => {
 });
 
 const PANELS = ['Phases', 'Circuit breaker', 'Tasks', 'Output', 'Verifications', 'Blast radius'];
+/** Every frame of the app's spinner (and the still one tests use). */
+const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⠿]/;
 
 /** The environment of an interactive user: CI unset (both names Ink reads), a real TERM. */
 const interactive = (extra: Record<string, string | undefined> = {}) => ({
@@ -176,6 +178,15 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       'the aborted result',
     );
     expect(failed).toContain('FAILED');
+    // Issue 16 item 6: the abort is named as it happened (the key, not `ralphy abort`), and once
+    // FAILED the header no longer says ABORTING and nothing spins.
+    expect(failed).toContain('aborted by the abort key (a) in the app');
+    expect(failed).not.toContain('ralphy abort');
+    const head = failed.split('\n')[0] ?? '';
+    expect(head).toContain('FAILED');
+    expect(head).not.toContain('ABORTING');
+    expect(failed).not.toMatch(SPINNER);
+    expect(failed).not.toContain('aborting…');
     expect(survivorsOf(project.scenarioPath)).not.toContain(builder);
     expect(workflowFile(project)).toMatchObject({ state: 'FAILED', failure_reason: 'aborted' });
     tmux.keys('q');
@@ -205,6 +216,12 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     // Asked to stop, the app leaves at once: no q needed.
     const after = await tmux.waitFor((s) => s.includes('START_EXIT='), 'the end of ralphy start');
     expect(after).toContain('START_EXIT=130');
+    // Issue 16 item 6: while it stopped, the app said it was a resumable interrupt, never
+    // "aborting" (what it wrote to the terminal is all in the pane's log).
+    const written = tmux.written();
+    expect(written).toContain('STOPPING (resumable)');
+    expect(written).toContain('stopping… ralphy start resumes');
+    expect(written).not.toMatch(/ABORTING|aborting…/);
     expect(tmux.alternateScreen()).toBe(false);
     expect(tmux.cursorVisible()).toBe(true);
     expect(after).not.toContain('╭─ Phases');

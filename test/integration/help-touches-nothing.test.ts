@@ -17,16 +17,53 @@ import { CLI } from '../support/project.js';
  */
 
 const RUNNABLE = COMMAND_NAMES.filter((name) => name !== 'help');
-const HELP_FORMS: Array<{ argv: string[]; topic: string | null }> = [
+
+/**
+ * Every subcommand, read from the help table itself (so a new one cannot be forgotten): a two-word
+ * entry (`cycle init`), and each usage line whose second word is a plain word (`config set <key>
+ * <value>`, `fleet budget [--usd <n>]`, `worktrees prune [dir]`).
+ */
+function subcommandsOf(name: string): string[] {
+  const words = new Set<string>();
+  for (const entry of COMMAND_NAMES)
+    if (entry.startsWith(`${name} `)) words.add(entry.slice(name.length + 1));
+  for (const usage of COMMAND_HELP[name as keyof typeof COMMAND_HELP].usage) {
+    const [first, second] = usage.split(' ');
+    if (first === name && second && /^[a-z][a-z-]*$/.test(second)) words.add(second);
+  }
+  return [...words];
+}
+const SUBCOMMANDS = RUNNABLE.filter((name) => !name.includes(' ')).flatMap((name) =>
+  subcommandsOf(name).map((sub) => ({ parent: name, sub })),
+);
+
+/** The entry whose help a subcommand's forms print: its own when it has one, else its parent's. */
+const topicOf = (parent: string, sub: string) =>
+  COMMAND_NAMES.includes(`${parent} ${sub}` as (typeof COMMAND_NAMES)[number]) ? `${parent} ${sub}` : parent;
+
+const HELP_FORMS: Array<{ argv: string[]; topic: string | null; shows?: string }> = [
   { argv: ['--help'], topic: null },
   { argv: ['-h'], topic: null },
   { argv: ['help'], topic: null },
-  ...RUNNABLE.flatMap((name) => [
-    { argv: [name, '--help'], topic: name },
-    { argv: [name, '-h'], topic: name },
-    { argv: ['help', name], topic: name },
-    { argv: [name, '.', '--json', '--help'], topic: name },
-  ]),
+  ...RUNNABLE.flatMap((name) => {
+    const words = name.split(' ');
+    return [
+      { argv: [...words, '--help'], topic: name },
+      { argv: [...words, '-h'], topic: name },
+      { argv: ['help', ...words], topic: name },
+      { argv: [...words, '.', '--json', '--help'], topic: name },
+    ];
+  }),
+  ...SUBCOMMANDS.flatMap(({ parent, sub }) => {
+    const topic = topicOf(parent, sub);
+    const shows = `relais ${parent} ${sub}`;
+    return [
+      { argv: [parent, sub, '--help'], topic, shows },
+      { argv: [parent, sub, '-h'], topic, shows },
+      { argv: ['help', parent, sub], topic, shows },
+      { argv: [parent, sub, 'some-arg', '--help'], topic, shows },
+    ];
+  }),
 ];
 
 let base: string;
@@ -131,7 +168,26 @@ afterAll(async () => {
 });
 
 describe('help prints and touches nothing', () => {
-  it.each(HELP_FORMS)('relais $argv', async ({ argv, topic }) => {
+  it('the table has the subcommands a user types', () => {
+    // The derivation above must find at least these, or the forms below test too little.
+    const found = SUBCOMMANDS.map(({ parent, sub }) => `${parent} ${sub}`);
+    for (const known of [
+      'config get',
+      'config set',
+      'config unset',
+      'config list',
+      'config path',
+      'worktrees list',
+      'worktrees prune',
+      'fleet status',
+      'fleet doctor',
+      'fleet budget',
+      'cycle init',
+    ])
+      expect(found).toContain(known);
+  });
+
+  it.each(HELP_FORMS)('relais $argv', async ({ argv, topic, shows }) => {
     const before = await snapshot();
     const result = await run(argv);
     expect(result.stderr).toBe('');
@@ -145,6 +201,8 @@ describe('help prints and touches nothing', () => {
       for (const option of help.options) expect(result.stdout).toContain(`--${option.name}`);
       expect(result.stdout).toContain(`$ ${help.examples[0]}`);
     }
+    // A subcommand's form shows that subcommand's own usage line.
+    if (shows) expect(result.stdout).toContain(shows);
     expect(await snapshot()).toEqual(before);
   });
 

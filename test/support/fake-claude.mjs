@@ -21,11 +21,17 @@ if (argv.includes('--version')) {
   process.stdout.write('9.9.9 (Fake Claude Code)\n');
   process.exit(0);
 }
-const scenarioPath = process.env.RELAIS_FAKE_SCENARIO;
-if (!scenarioPath) {
+const scenarioSetting = process.env.RELAIS_FAKE_SCENARIO;
+if (!scenarioSetting) {
   process.stderr.write('fake-claude: RELAIS_FAKE_SCENARIO is not set\n');
   process.exit(2);
 }
+// `~/…`: under HOME as this process sees it. In the OS sandbox HOME is a private folder whose
+// ~/.claude is the real one, bound writable: a project with the default config (sandbox on, no
+// writable_outside) can still keep the scenario's call log there.
+const scenarioPath = scenarioSetting.startsWith('~/')
+  ? resolve(process.env.HOME ?? '/', scenarioSetting.slice(2))
+  : scenarioSetting;
 const scenario = JSON.parse(readFileSync(scenarioPath, 'utf8'));
 const mode = argv[argv.indexOf('--permission-mode') + 1];
 const appended = argv.includes('--append-system-prompt')

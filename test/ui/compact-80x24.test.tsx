@@ -147,3 +147,78 @@ describe('80×24 at a gate', () => {
     app.unmount();
   });
 });
+
+describe('the loop at 80×24', () => {
+  // Issue 16 item 4: the loop view's seven panels all keep a place, Verdicts and Ledger included
+  // (before, they gave way to the others), each in its one-row form.
+  function looping(): Script {
+    const tick = (n: number, verdict: 'success' | 'stop', code: 'SUCCESS' | 'STOP_VERIFY_FAILED_FAST') =>
+      ({
+        type: 'loop.tick',
+        tick: n,
+        run_id: `r${n}`,
+        verdict,
+        code,
+        task_id: `T-${n}`,
+        milestone: 'M1',
+        blast_radius_line: '1 file, +3/-1, 0 new',
+        cost_usd: 0.02,
+        commit: verdict === 'success' ? 'abc1234' : null,
+        control: null,
+      }) as const;
+    return new Script('loop').emit([
+      { type: 'run.started', run_id: 'r1', command: 'loop', project: 'demo' },
+      tick(1, 'success', 'SUCCESS'),
+      {
+        type: 'tick.finished',
+        run_id: 'r2',
+        verdict: 'stop',
+        code: 'STOP_VERIFY_FAILED_FAST',
+        remediation: 'Fix the failing check.',
+        detail: null,
+        blast_radius_line: '1 file',
+        commit: null,
+        report_path: null,
+      },
+      tick(2, 'stop', 'STOP_VERIFY_FAILED_FAST'),
+      {
+        type: 'ledger.updated',
+        milestone: 'M1',
+        used: { ticks: 2, orchestrator_calls: 2, builder_calls: 2, verify_runs: 3, cost_usd: 0.04 },
+        caps: { ticks: 10, orchestrator_calls: 40, builder_calls: 20, verify_runs: 60, cost_usd: 5 },
+      },
+      { type: 'phase.changed', phase: 'BUILD' },
+    ]);
+  }
+
+  test('every loop panel has a place, Verdicts and Ledger side by side', () => {
+    const layout = screenLayout(looping().state, 80, 24);
+    if (layout.kind !== 'panels') throw new Error('too small');
+    const ids = layout.stack.flatMap((c) => c.panels.map((p) => p.id));
+    for (const id of ['ticks', 'task', 'breaker', 'output', 'verify_blast', 'verdicts_ledger'] as const)
+      expect(ids).toContain(id);
+  });
+
+  test('the compact Verdicts and Ledger say the counts and the spend', async () => {
+    const s = looping();
+    s.store.flush();
+    const app = renderApp(s.store, { columns: 80, rows: 24 });
+    await app.waitFor('Ledger');
+    const frame = app.frame();
+    expect(frame.split('\n').length).toBeLessThanOrEqual(23);
+    for (const title of [
+      'Ticks',
+      'Circuit breaker',
+      'Output',
+      'Verifications',
+      'Blast radius',
+      'Verdicts',
+      'Ledger',
+    ])
+      expect(frame, title).toContain(title);
+    const row = frame.split('\n').find((l) => l.includes('· last STOP_')) ?? '';
+    expect(row, frame).toMatch(/✓1 ✗1 ⊘0 · last STOP_/);
+    expect(row).toMatch(/ticks 2\/10 · cost \$0\.0400\/\$5\.00/);
+    app.unmount();
+  });
+});

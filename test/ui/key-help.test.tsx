@@ -83,6 +83,18 @@ function withLanes(s: UiState, outputLane: string | null = null): UiState {
   };
 }
 
+const run = (id: string, role: string) => ({
+  id,
+  role,
+  attempt: 1,
+  startedAt: '2025-01-01T10:00:00Z',
+  bytes: 100,
+  running: false,
+  path: `relais/history/agents/${id}`,
+});
+const runs = [run('c.log', 'qa'), run('b.log', 'builder'), run('a.log', 'spec')];
+const list = { kind: 'logs', entries: runs, selected: 1, error: null } as const;
+
 const CONTEXTS: Array<[string, UiState]> = [
   ['lanes running, all output', withLanes(state(null))],
   ['lanes running, one lane shown, at a yes/no gate', withLanes(state(yesNo), 'task-2-1')],
@@ -98,6 +110,23 @@ const CONTEXTS: Array<[string, UiState]> = [
   ['aborting', state(null, { aborting: true })],
   ['pausing (p pressed)', state(null, { pausing: true })],
   ['over', state(null, { over: true })],
+  // Issue 16 item 11: reading what the agents said.
+  ['all the output (o)', state(null, { overlay: { kind: 'output' } })],
+  ['all the output over a gate', state(yesNo, { overlay: { kind: 'output' } })],
+  ['the list of agent runs (l)', state(null, { overlay: list })],
+  [
+    "one run's transcript",
+    state(null, {
+      overlay: {
+        kind: 'log',
+        entry: runs[1] as (typeof runs)[1],
+        document: { name: 'b', text: 'x\n' },
+        top: 0,
+        list,
+      },
+    }),
+  ],
+  ['the list, once over', state(null, { over: true, overlay: list })],
 ];
 
 /** Typing contexts: any printable key types, which the list says once as "type". */

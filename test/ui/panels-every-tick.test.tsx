@@ -7,6 +7,7 @@ vi.hoisted(() => {
 import type { EngineEvent } from '../../source/engine/events.js';
 import { BlastRadius } from '../../source/ui/panels/BlastRadius.js';
 import { Verifications } from '../../source/ui/panels/Verifications.js';
+import { phaseLabel } from '../../source/ui/store/selectors.js';
 import { enter, renderPanel, Script } from './helpers.js';
 
 // Issue 16 item 3: every panel updates from the events of every tick, and the gate where the PR is
@@ -69,6 +70,17 @@ describe('panels during the implementation', () => {
     // Three ran: the count says three, two passed and one failed.
     const verifications = renderPanel(<Verifications state={s.state} width={80} height={7} />).frame();
     expect(verifications).toContain('3 run · 2 passed · 1 failed');
+  });
+
+  test("the header counts a workflow's ticks (a workflow has no loop.tick to count them by)", () => {
+    const s = new Script().emit([started, enter('IMPLEMENTATION')]);
+    for (const [n, run] of ['r1', 'r2', 'r3'].entries()) {
+      s.emit([
+        { type: 'run.started', run_id: run, command: 'tick', project: 'demo' },
+        { type: 'phase.changed', phase: 'BUILD' },
+      ]);
+      expect(phaseLabel(s.state)).toBe(`IMPLEMENTATION · tick ${n + 1}, step BUILD`);
+    }
   });
 
   test('the whole branch at the QA gate, named as such', () => {

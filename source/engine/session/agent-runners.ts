@@ -2,6 +2,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import { codexRunner } from '../agents/codex/run-codex.js';
 import { driverRunner } from '../agents/external/driver-runner.js';
+import { transcribedRunner, transcriptsDir } from '../agents/transcripts.js';
 import type { AgentRole } from '../events.js';
 import type { AgentProvider, RelaisConfig } from '../protocol/config.js';
 import type { Sandbox } from '../sandbox/sandbox.js';
@@ -23,6 +24,20 @@ export interface RunnerEnvironment {
 }
 
 export function runnerForProvider(
+  provider: AgentProvider,
+  config: RelaisConfig,
+  where: RunnerEnvironment,
+): AgentRunner {
+  const runner = providerRunner(provider, config, where);
+  // Every run leaves its transcript in history (issue 16 item 11: the app reads past runs in full).
+  if (!config.history.enabled) return runner;
+  return transcribedRunner(
+    runner,
+    transcriptsDir(workspacePaths(where.root, config.workspace_dir).historyDir),
+  );
+}
+
+function providerRunner(
   provider: AgentProvider,
   config: RelaisConfig,
   { env, root, sandbox }: RunnerEnvironment,

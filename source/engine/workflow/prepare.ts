@@ -189,7 +189,10 @@ async function underLock(
   return startFresh(options, setup, prd, runner, configUntracked, now, previous);
 }
 
-/** The resume question, with the task list in view (issue 16 item 6): as the runner left each task. */
+/**
+ * The resume question, with the task list in view (issue 16 item 6): as the runner left each task,
+ * and the spend it recorded per phase.
+ */
 async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: WorkflowStateName) {
   for (const t of previous.tasks)
     probe.bus.emit({
@@ -201,6 +204,15 @@ async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: W
       verified: t.verified,
       verdict: t.verdict,
     });
+  // And what it spent so far, as recorded: the question's header must not say $0 (issue 16 item 6).
+  for (const [phase, spend] of Object.entries(previous.phases))
+    if (spend)
+      probe.bus.emit({
+        type: 'workflow.spend',
+        phase: phase as keyof typeof previous.phases,
+        ...spend,
+        total_cost_usd: previous.cost_usd,
+      });
   const verified = previous.tasks.filter((t) => t.verdict === 'verified').length;
   return askGate(
     probe,

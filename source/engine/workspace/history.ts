@@ -23,11 +23,18 @@ export function historySizesFile(paths: WorkspacePaths): string {
   return join(paths.historyDir, 'sizes.json');
 }
 
+/**
+ * Folders of history that are not runs and keep their own cap: the agents' transcripts
+ * (agents/transcripts.ts, the newest 60 runs) grow while a run goes on, so a size measured once
+ * would be wrong, and their cap already bounds them.
+ */
+const OWN_CAP_FOLDERS = new Set(['agents']);
+
 /** Run folders, oldest first: run ids begin with their UTC start time (tick-record.ts). */
 export async function historyRuns(paths: WorkspacePaths): Promise<string[]> {
   const entries = await readdir(paths.historyDir, { withFileTypes: true }).catch(() => []);
   return entries
-    .filter((e) => e.isDirectory())
+    .filter((e) => e.isDirectory() && !OWN_CAP_FOLDERS.has(e.name))
     .map((e) => e.name)
     .sort();
 }

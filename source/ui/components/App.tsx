@@ -27,17 +27,24 @@ export function App(props: AppProps) {
   const snapshot = useSnapshot(store);
   const size = useTerminalSize(props.columns, props.rows);
   const layout = screenLayout(snapshot.state, size.columns, size.rows);
-  const pageRows = useRef(1);
-  pageRows.current = layout.kind === 'panels' ? layout.outputRows : 1;
-  // The document viewer covers the body: its text area is the body's, inside the frame.
-  const viewer = useRef({ width: 1, height: 1 });
-  viewer.current =
-    layout.kind === 'panels'
-      ? { width: innerWidth(layout.columns), height: innerHeight(layout.bodyHeight) }
-      : { width: 1, height: 1 };
+  // What the keys scroll: the output panel, or the whole body when an overlay covers it (all
+  // the output, a document, a transcript: its text area is the body's, inside the frame).
+  const boxes = useRef({ pageRows: 1, outputWidth: 1, viewer: { width: 1, height: 1 } });
+  if (layout.kind === 'panels') {
+    const body = { width: innerWidth(layout.columns), height: innerHeight(layout.bodyHeight) };
+    const full = snapshot.state.interaction.overlay?.kind === 'output';
+    boxes.current = {
+      pageRows: full ? body.height : layout.outputRows,
+      outputWidth: full ? body.width : layout.outputColumns,
+      viewer: body,
+    };
+  } else boxes.current = { pageRows: 1, outputWidth: 1, viewer: { width: 1, height: 1 } };
   const { isRawModeSupported } = useStdin();
   const onKey = useCallback<Parameters<typeof useInput>[0]>(
-    (input, key) => controller.handleKey(input, key, pageRows.current, viewer.current),
+    (input, key) => {
+      const { pageRows, viewer, outputWidth } = boxes.current;
+      controller.handleKey(input, key, pageRows, viewer, outputWidth);
+    },
     [controller],
   );
   useInput(onKey, { isActive: isRawModeSupported });

@@ -9,7 +9,11 @@ function Spinner() {
   return <Text>{useSpinnerFrame()}</Text>;
 }
 
-/** One row, exactly one terminal line: anything wider than the panel is cut, never wrapped. */
+/**
+ * One row, exactly one terminal line. Rows that may be long are wrapped into rows before they get
+ * here (`wrapRow`: the output, the result, a gate, blast radius); anything still wider than the
+ * panel (a fixed-width table row) is cut at its end, never wrapped by Ink, so a panel keeps its size.
+ */
 export function RowLine({ row }: { readonly row: Row }) {
   const { palette, animate } = useUiOptions();
   return (

@@ -1,6 +1,7 @@
 import { Box, Text } from 'ink';
+import { wrapText } from '../format/text.js';
 import type { PanelId, ScreenLayout } from '../layout/screen-layout.js';
-import { MIN_COLUMNS, MIN_ROWS } from '../layout/screen-layout.js';
+import { MIN_COLUMNS, MIN_ROWS, PAIRS } from '../layout/screen-layout.js';
 import { AgentOutput } from '../panels/AgentOutput.js';
 import { BlastRadius } from '../panels/BlastRadius.js';
 import { BreakerPanel } from '../panels/BreakerPanel.js';
@@ -12,6 +13,7 @@ import { Header } from '../panels/Header.js';
 import { HelpOverlay } from '../panels/HelpOverlay.js';
 import { Lanes } from '../panels/Lanes.js';
 import { Ledger } from '../panels/Ledger.js';
+import { LogList } from '../panels/LogList.js';
 import { PhaseTimeline } from '../panels/PhaseTimeline.js';
 import { ResultPanel } from '../panels/ResultPanel.js';
 import { Tasks } from '../panels/Tasks.js';
@@ -20,8 +22,16 @@ import { Verdicts } from '../panels/Verdicts.js';
 import { Verifications } from '../panels/Verifications.js';
 import { WaitCountdown } from '../panels/WaitCountdown.js';
 import type { UiSnapshot } from '../store/create-store.js';
-import { finalResult, outputLabel } from '../store/selectors.js';
-import type { UiState } from '../store/ui-state.js';
+import { agentLabel, finalResult, outputLabel } from '../store/selectors.js';
+
+/**
+ * What a terminal too small for the panels shows, wrapped to its width (issue 16 item 4: the
+ * message itself was cut). Down to 20×6 it reads whole; the work goes on meanwhile.
+ */
+export function tooSmallLines(columns: number, rows: number): string[] {
+  const words = `Terminal too small (${columns}×${rows}): Relais needs ${MIN_COLUMNS}×${MIN_ROWS}. Enlarge it; the run goes on.`;
+  return wrapText(words, Math.max(1, columns), Math.max(1, rows - 1));
+}
 
 /** Header, the panels where the layout put them, footer: exactly the layout's size. */
 export function Screen({
@@ -34,10 +44,18 @@ export function Screen({
   const { state } = snapshot;
   if (layout.kind === 'too_small') {
     return (
-      <Box width={layout.columns} height={Math.max(0, layout.rows - 1)} overflow="hidden">
-        <Text wrap="truncate-end">
-          Terminal too small ({layout.columns}×{layout.rows}); Relais needs {MIN_COLUMNS}×{MIN_ROWS}.
-        </Text>
+      <Box
+        flexDirection="column"
+        width={layout.columns}
+        height={Math.max(0, layout.rows - 1)}
+        overflow="hidden"
+      >
+        {tooSmallLines(layout.columns, layout.rows).map((line, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: lines are positional
+          <Text key={index} wrap="truncate-end">
+            {line}
+          </Text>
+        ))}
       </Box>
     );
   }
@@ -45,7 +63,7 @@ export function Screen({
     <Box flexDirection="column" width={layout.columns} height={layout.rows - 1} overflow="hidden">
       <Header state={state} width={layout.columns} />
       {state.interaction.overlay ? (
-        <Overlay state={state} width={layout.columns} height={layout.bodyHeight} />
+        <Overlay snapshot={snapshot} width={layout.columns} height={layout.bodyHeight} />
       ) : (
         <Box flexDirection="row" width={layout.columns} height={layout.bodyHeight} overflow="hidden">
           {layout.stack.map((column) => (
@@ -75,17 +93,23 @@ export function Screen({
 }
 
 /**
- * What covers the panels (the header and footer stay): the `?` list of keys or a gate's document.
- * The layout is untouched: closing the overlay shows the same panels again.
+ * What covers the panels (the header and footer stay): the `?` list of keys, a gate's document,
+ * all the output, the list of agent runs or one run's transcript. The layout is untouched: closing the overlay shows the same panels again.
  */
-function Overlay(props: { readonly state: UiState; readonly width: number; readonly height: number }) {
-  const overlay = props.state.interaction.overlay;
-  if (overlay?.kind === 'help')
-    return <HelpOverlay state={props.state} width={props.width} height={props.height} />;
+function Overlay(props: { readonly snapshot: UiSnapshot; readonly width: number; readonly height: number }) {
+  const { state } = props.snapshot;
+  const overlay = state.interaction.overlay;
+  const size = { width: props.width, height: props.height };
+  if (overlay?.kind === 'output')
+    return <AgentOutput output={props.snapshot.output} agent={agentLabel(state)} full {...size} />;
+  if (overlay?.kind === 'logs') return <LogList list={overlay} {...size} />;
+  if (overlay?.kind === 'log')
+    return <DocumentViewer documents={[overlay.document]} index={0} top={overlay.top} {...size} />;
+  if (overlay?.kind === 'help') return <HelpOverlay state={state} {...size} />;
   if (overlay?.kind === 'document')
     return (
       <DocumentViewer
-        documents={props.state.gate?.documents ?? []}
+        documents={state.gate?.documents ?? []}
         index={overlay.index}
         top={overlay.top}
         width={props.width}
@@ -141,6 +165,17 @@ function Panel(props: {
       return <BlastRadius state={state} {...size} />;
     case 'lanes':
       return <Lanes state={state} {...size} />;
+    case 'verify_blast':
+    case 'verdicts_ledger': {
+      const [left, right] = PAIRS[props.id];
+      const half = Math.floor(props.width / 2);
+      return (
+        <Box flexDirection="row" width={props.width} height={props.height} flexShrink={0}>
+          <Panel id={left} snapshot={props.snapshot} width={half} height={props.height} />
+          <Panel id={right} snapshot={props.snapshot} width={props.width - half} height={props.height} />
+        </Box>
+      );
+    }
     default:
       return null;
   }

@@ -1,9 +1,11 @@
 import type { Key } from 'ink';
 import { KeyboardGates } from '../gates/keyboard-gates.js';
-import { clampTop, documentRows } from '../panels/DocumentViewer.js';
+import { type AgentLogEntry, type AgentLogPort, logDocument } from '../logs/agent-logs.js';
+import { outputRowsOf } from '../panels/AgentOutput.js';
+import { clampTop, documentRows, shownDocument } from '../panels/DocumentViewer.js';
 import type { UiStore } from '../store/create-store.js';
 import { scrolledTop } from '../store/scroll.js';
-import type { UiState } from '../store/ui-state.js';
+import type { LogListOverlay, Overlay, UiState } from '../store/ui-state.js';
 import { type KeyAction, keyAction } from './key-map.js';
 
 export interface ViewerBox {
@@ -20,9 +22,10 @@ export interface UiController {
   readonly gates: KeyboardGates;
   /**
    * `pageRows`: the output's page (PgUp/PgDn); `viewer`: the document viewer's text area, to keep
-   * its scroll inside the document.
+   * its scroll inside the document; `outputWidth`: the output's text columns (a long line wraps,
+   * so a page holds fewer lines).
    */
-  handleKey(input: string, key: Key, pageRows: number, viewer?: ViewerBox): void;
+  handleKey(input: string, key: Key, pageRows: number, viewer?: ViewerBox, outputWidth?: number): void;
   /** The engine's work is over: `q` now leaves. */
   markOver(): void;
   /** Resolves when the human leaves (q, Esc or Ctrl-C once the work is over). */
@@ -38,6 +41,8 @@ export interface UiControllerOptions {
   /** `p`: the running agent finishes, then no next one starts (a workflow; resumable). */
   readonly onPause?: () => void;
   readonly onForceQuit: () => void;
+  /** The agent runs kept in history (`l`); without it the list says there are none to read. */
+  readonly logs?: AgentLogPort;
 }
 
 export function createUiController(options: UiControllerOptions): UiController {
@@ -70,15 +75,85 @@ export function createUiController(options: UiControllerOptions): UiController {
     action: Extract<KeyAction, { type: 'document_scroll' }>,
     box: ViewerBox,
   ) {
+    const shown = shownDocument(state);
     const overlay = state.interaction.overlay;
-    const doc = overlay?.kind === 'document' ? state.gate?.documents?.[overlay.index] : undefined;
-    if (!doc || overlay?.kind !== 'document') return;
-    const total = documentRows(doc, box.width).length;
+    if (!shown || (overlay?.kind !== 'document' && overlay?.kind !== 'log')) return;
+    const total = documentRows(shown.doc, box.width).length;
     const top = clampTop(scrolledTop(overlay.top, action.command, box.height, total), total, box.height);
     if (top !== overlay.top) store.setInteraction({ overlay: { ...overlay, top } });
   }
 
-  function apply(action: KeyAction, pageRows: number, viewer: ViewerBox): void {
+  /** The list of runs, if it still shows (a list read slowly must not reopen a closed one). */
+  function shownList(): LogListOverlay | null {
+    const overlay = store.getSnapshot().state.interaction.overlay;
+    return overlay?.kind === 'logs' ? overlay : null;
+  }
+
+  function shownLog(): Extract<Overlay, { kind: 'log' }> | null {
+    const overlay = store.getSnapshot().state.interaction.overlay;
+    return overlay?.kind === 'log' ? overlay : null;
+  }
+
+  function openLogs(): void {
+    const before = shownList();
+    store.setInteraction({
+      overlay: {
+        kind: 'logs',
+        entries: before?.entries ?? null,
+        selected: before?.selected ?? 0,
+        error: null,
+      },
+    });
+    if (!options.logs) {
+      store.setInteraction({
+        overlay: { kind: 'logs', entries: [], selected: 0, error: 'no agent runs are kept for this command' },
+      });
+      return;
+    }
+    options.logs.list().then(
+      (entries) => {
+        const list = shownList();
+        if (!list) return;
+        const selected = Math.max(0, Math.min(list.selected, entries.length - 1));
+        store.setInteraction({ overlay: { ...list, entries, selected, error: null } });
+      },
+      (error: unknown) => {
+        const list = shownList();
+        if (list) store.setInteraction({ overlay: { ...list, entries: [], error: messageOf(error) } });
+      },
+    );
+  }
+
+  function openLog(entry: AgentLogEntry, keepTop: boolean): void {
+    const open = shownLog();
+    const list = open?.list ?? shownList();
+    if (!list || !options.logs) return;
+    options.logs.read(entry.id).then(
+      (text) => {
+        // Still where the human asked for it: the list, or this transcript (read again).
+        const now = store.getSnapshot().state.interaction.overlay;
+        if (now?.kind !== 'logs' && !(now?.kind === 'log' && now.entry.id === entry.id)) return;
+        const top = keepTop && now.kind === 'log' ? now.top : 0;
+        store.setInteraction({
+          overlay: { kind: 'log', entry, document: logDocument(entry, text), top, list },
+        });
+      },
+      (error: unknown) => {
+        if (shownList() || shownLog())
+          store.setInteraction({ overlay: { ...list, error: `${entry.path}: ${messageOf(error)}` } });
+      },
+    );
+  }
+
+  /** The rows each shown line takes, tagged with its lane when every lane's lines are mixed. */
+  function outputRowsNow(outputWidth: number) {
+    const snapshot = store.getSnapshot();
+    const { lanes, interaction } = snapshot.state;
+    const tagged = lanes.rows.length > 0 && interaction.outputLane === null;
+    return outputRowsOf(snapshot.output, outputWidth, tagged);
+  }
+
+  function apply(action: KeyAction, pageRows: number, viewer: ViewerBox, outputWidth: number): void {
     switch (action.type) {
       case 'interrupt':
         interrupt('interrupt');
@@ -125,7 +200,13 @@ export function createUiController(options: UiControllerOptions): UiController {
         store.setInteraction({ confirmingAbort: false });
         break;
       case 'scroll':
-        store.scroll(action.command, pageRows);
+        store.scroll(action.command, pageRows, outputRowsNow(outputWidth));
+        break;
+      case 'logs_open':
+        openLogs();
+        break;
+      case 'log_open':
+        openLog(action.entry, action.keepTop === true);
         break;
       case 'output_lane':
         store.showOutput(action.lane);
@@ -141,15 +222,25 @@ export function createUiController(options: UiControllerOptions): UiController {
   return {
     gates,
     quit,
-    handleKey(input, key, pageRows, viewer = { width: 80, height: Math.max(1, pageRows) }) {
+    handleKey(
+      input,
+      key,
+      pageRows,
+      viewer = { width: 80, height: Math.max(1, pageRows) },
+      outputWidth = 1000,
+    ) {
       const state = store.getSnapshot().state;
       const action = keyAction(state, input, key);
       // A hint answers the key just pressed; the next key clears it.
       if (state.interaction.hint !== null && action.type !== 'hint') store.setInteraction({ hint: null });
-      apply(action, pageRows, viewer);
+      apply(action, pageRows, viewer, outputWidth);
     },
     markOver() {
       store.setInteraction({ over: true, confirmingAbort: false, hint: null });
     },
   };
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

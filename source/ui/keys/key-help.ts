@@ -20,6 +20,12 @@ const OUTPUT_SCROLL: readonly KeyHelp[] = [
   { keys: ['End', 'G'], label: 'follow the newest line again' },
 ];
 
+/** o and l: reading what the agents said (issue 16 item 11). */
+const READING: readonly KeyHelp[] = [
+  { keys: ['o'], label: 'all the output over the whole screen, long lines wrapped' },
+  { keys: ['l'], label: 'the agent runs kept in history: read any one in full' },
+];
+
 const TYPING_SCROLL: readonly KeyHelp[] = [
   { keys: ['↑', '↓', 'PgUp', 'PgDn', 'Home', 'End'], label: 'scroll the output (letters type)' },
 ];
@@ -28,6 +34,8 @@ export function contextKeys(state: UiState): KeyHelp[] {
   const { interaction, gate } = state;
   const overlay = interaction.overlay;
   if (overlay?.kind === 'help') return [{ keys: ['any key'], label: 'close this list' }];
+  const reading = readingOverlayKeys(state);
+  if (reading) return reading;
   if (overlay?.kind === 'document') {
     const count = gate?.documents?.length ?? 0;
     return [
@@ -52,6 +60,7 @@ export function contextKeys(state: UiState): KeyHelp[] {
     return [
       { keys: ['q', 'Esc', 'Ctrl-C'], label: 'leave' },
       ...laneKeys(state),
+      ...READING,
       ...OUTPUT_SCROLL,
       helpKey(),
     ];
@@ -97,7 +106,7 @@ export function contextKeys(state: UiState): KeyHelp[] {
   if (state.view === 'workflow' && !interaction.aborting && !interaction.pausing)
     keys.push({ keys: ['p'], label: 'pause: the running agent finishes, then stop (ralphy start resumes)' });
   if (!interaction.aborting) keys.push({ keys: ['Ctrl-C'], label: stopLabel(state) });
-  return [...keys, ...laneKeys(state), ...OUTPUT_SCROLL, helpKey()];
+  return [...keys, ...laneKeys(state), ...READING, ...OUTPUT_SCROLL, helpKey()];
 }
 
 /** Tab while lanes exist (issue 19): which lane's output the panel shows next. */
@@ -114,6 +123,38 @@ function laneKeys(state: UiState): KeyHelp[] {
         : `show every lane's output again (now: lane ${current})`,
     },
   ];
+}
+
+/** The keys over all the output, the list of agent runs, and one run's transcript. */
+function readingOverlayKeys(state: UiState): KeyHelp[] | null {
+  const overlay = state.interaction.overlay;
+  const stop = { keys: ['Ctrl-C'], label: stopLabel(state) };
+  if (overlay?.kind === 'output')
+    return [
+      ...OUTPUT_SCROLL,
+      { keys: ['Space'], label: 'scroll the output down a page' },
+      { keys: ['Esc', 'q', 'o'], label: 'back to the panels' },
+      stop,
+    ];
+  if (overlay?.kind === 'logs')
+    return [
+      { keys: ['↑', 'k', '↓', 'j'], label: 'pick a run' },
+      { keys: ['PgUp', 'PgDn', 'Home', 'g', 'End', 'G'], label: 'pick a run further away' },
+      { keys: ['Enter', '→'], label: 'read the picked run in full' },
+      { keys: ['r'], label: 'read the list again' },
+      { keys: ['Esc', 'q', 'l'], label: 'back to the panels' },
+      stop,
+    ];
+  if (overlay?.kind === 'log')
+    return [
+      { keys: ['↑', 'k', '↓', 'j'], label: 'scroll a line' },
+      { keys: ['PgUp', 'PgDn', 'Space'], label: 'scroll a page' },
+      { keys: ['Home', 'g', 'End', 'G'], label: 'go to the start / the end' },
+      { keys: ['r'], label: 'read it again (a running agent adds lines)' },
+      { keys: ['Esc', 'q', '←', 'h'], label: 'back to the list of runs' },
+      stop,
+    ];
+  return null;
 }
 
 function helpKey(): KeyHelp {

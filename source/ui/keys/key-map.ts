@@ -1,7 +1,8 @@
 import type { Key } from 'ink';
+import type { AgentLogEntry } from '../logs/agent-logs.js';
 import { outputLanes } from '../store/reduce-lanes.js';
 import type { ScrollCommand } from '../store/scroll.js';
-import type { Overlay, UiState } from '../store/ui-state.js';
+import type { LogListOverlay, Overlay, UiState } from '../store/ui-state.js';
 
 /**
  * What a key means right now, as data (pure, so every binding is tested without a terminal):
@@ -25,6 +26,9 @@ import type { Overlay, UiState } from '../store/ui-state.js';
  *   back to the question (issue 16 item 5).
  * - Tab, while parallel lanes run (or after): the Output panel shows the next lane's lines only,
  *   then after the last lane every line again (issue 19).
+ * - o shows all the kept output over the whole screen (the same scroll keys); l lists the agent
+ *   runs kept in history, Enter reads one in full, r reads it again (issue 16 item 11). Esc, q or
+ *   the same key goes back. Both work while the run goes on and once it is over.
  */
 export type KeyAction =
   | { readonly type: 'none' }
@@ -43,7 +47,9 @@ export type KeyAction =
   | { readonly type: 'abort_cancel' }
   | { readonly type: 'pause' }
   | { readonly type: 'output_lane'; readonly lane: string | null }
-  | { readonly type: 'scroll'; readonly command: ScrollCommand };
+  | { readonly type: 'scroll'; readonly command: ScrollCommand }
+  | { readonly type: 'logs_open' }
+  | { readonly type: 'log_open'; readonly entry: AgentLogEntry; readonly keepTop?: boolean };
 
 export type KeyInfo = Pick<
   Key,
@@ -75,10 +81,7 @@ const NONE: KeyAction = { type: 'none' };
 export function keyAction(state: UiState, input: string, key: KeyInfo): KeyAction {
   const { interaction, gate } = state;
   if (key.ctrl && input === 'c') return interaction.over ? { type: 'quit' } : { type: 'interrupt' };
-  const overlay = interaction.overlay;
-  // The list of keys is read, then any key puts the screen back.
-  if (overlay?.kind === 'help') return { type: 'overlay', overlay: null };
-  if (overlay?.kind === 'document') return documentKey(state, overlay.index, input, key);
+  if (interaction.overlay) return overlayKey(state, interaction.overlay, input, key);
   if (!interaction.over && !interaction.confirmingAbort && gate && interaction.rejecting)
     return reasonKey(interaction.draft, input, key);
   const textGate = !interaction.over && !interaction.confirmingAbort && gate?.answer === 'text';
@@ -98,11 +101,11 @@ export function keyAction(state: UiState, input: string, key: KeyInfo): KeyActio
   return runningKey(state, input, key);
 }
 
-/** A key once the work is over: q or Esc leaves; Tab still switches the output between lanes. */
+/** A key once the work is over: q or Esc leaves; Tab still switches the output between lanes; o and l read. */
 function overKey(state: UiState, input: string, key: KeyInfo): KeyAction {
   if (input === 'q' || key.escape) return { type: 'quit' };
   if (key.tab) return laneKey(state);
-  return { type: 'hint', text: 'The run is over: q leaves.' };
+  return readingKey(input, key) ?? { type: 'hint', text: 'The run is over: q leaves.' };
 }
 
 /** Tab: the next lane's output, and after the last one every line again (nothing without lanes). */
@@ -112,6 +115,23 @@ function laneKey(state: UiState): KeyAction {
   const current = state.interaction.outputLane;
   const next = current === null ? lanes[0] : lanes[lanes.indexOf(current) + 1];
   return { type: 'output_lane', lane: next ?? null };
+}
+
+/** A key while something covers the panels: it acts on what covers them. */
+function overlayKey(state: UiState, overlay: Overlay, input: string, key: KeyInfo): KeyAction {
+  switch (overlay.kind) {
+    case 'help':
+      // The list of keys is read, then any key puts the screen back.
+      return { type: 'overlay', overlay: null };
+    case 'document':
+      return documentKey(state, overlay.index, input, key);
+    case 'output':
+      return outputOverlayKey(input, key);
+    case 'logs':
+      return logListKey(overlay, input, key);
+    case 'log':
+      return logKey(overlay.entry, overlay.list, input, key);
+  }
 }
 
 /** A key while the run goes on and no text is being typed: y/n at a gate, a to abort. */
@@ -139,7 +159,56 @@ function runningKey(state: UiState, input: string, key: KeyInfo): KeyAction {
       : { type: 'pause' };
   }
   if (input === 'q') return { type: 'hint', text: 'q leaves once the run is over; a aborts it.' };
+  return readingKey(input, key) ?? NONE;
+}
+
+/** o and l: reading what the agents said, whatever else goes on (never while text is typed). */
+function readingKey(input: string, key: KeyInfo): KeyAction | null {
+  if (key.ctrl || key.meta) return null;
+  if (input === 'o') return { type: 'overlay', overlay: { kind: 'output' } };
+  if (input === 'l') return { type: 'logs_open' };
+  return null;
+}
+
+const CLOSE: KeyAction = { type: 'overlay', overlay: null };
+
+/** All the output over the whole screen: the output's scroll keys; Esc, q or o goes back. */
+function outputOverlayKey(input: string, key: KeyInfo): KeyAction {
+  if (key.escape || input === 'q' || input === 'o') return CLOSE;
+  const scroll = scrollCommand(input, key, false);
+  if (scroll) return { type: 'scroll', command: scroll };
+  if (input === ' ') return { type: 'scroll', command: 'page_down' };
   return NONE;
+}
+
+/** The list of agent runs: move, open one, read the list again, or leave. */
+function logListKey(overlay: LogListOverlay, input: string, key: KeyInfo): KeyAction {
+  if (key.escape || input === 'q' || input === 'l') return CLOSE;
+  if (input === 'r') return { type: 'logs_open' };
+  const entries = overlay.entries ?? [];
+  const select = (index: number): KeyAction => {
+    const selected = Math.max(0, Math.min(entries.length - 1, index));
+    return selected === overlay.selected ? NONE : { type: 'overlay', overlay: { ...overlay, selected } };
+  };
+  if (key.upArrow || input === 'k') return select(overlay.selected - 1);
+  if (key.downArrow || input === 'j') return select(overlay.selected + 1);
+  if (key.pageUp) return select(overlay.selected - 10);
+  if (key.pageDown) return select(overlay.selected + 10);
+  if (key.home || input === 'g') return select(0);
+  if (key.end || input === 'G') return select(entries.length - 1);
+  const entry = entries[overlay.selected];
+  if ((key.return || key.rightArrow) && entry) return { type: 'log_open', entry };
+  return NONE;
+}
+
+/** One run's transcript in the viewer: scroll it, read it again, or go back to the list. */
+function logKey(entry: AgentLogEntry, list: LogListOverlay, input: string, key: KeyInfo): KeyAction {
+  if (key.escape || input === 'q' || key.leftArrow || input === 'h')
+    return { type: 'overlay', overlay: list };
+  if (input === 'r') return { type: 'log_open', entry, keepTop: true };
+  if (input === ' ') return { type: 'document_scroll', command: 'page_down' };
+  const scroll = scrollCommand(input, key, false);
+  return scroll ? { type: 'document_scroll', command: scroll } : NONE;
 }
 
 function scrollCommand(input: string, key: KeyInfo, typing: boolean): ScrollCommand | null {

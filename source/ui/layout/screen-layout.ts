@@ -36,7 +36,16 @@ export type PanelId =
   | 'output'
   | 'verify'
   | 'blast'
-  | 'lanes';
+  | 'lanes'
+  /** Two compact panels side by side (the loop view in one short column). */
+  | 'verify_blast'
+  | 'verdicts_ledger';
+
+/** The two panels a pair shows, left then right. */
+export const PAIRS = {
+  verify_blast: ['verify', 'blast'],
+  verdicts_ledger: ['verdicts', 'ledger'],
+} as const satisfies Partial<Record<PanelId, readonly [PanelId, PanelId]>>;
 
 export interface ColumnLayout {
   readonly name: 'left' | 'right' | 'single';
@@ -54,6 +63,8 @@ export type ScreenLayout =
       readonly stack: readonly ColumnLayout[];
       /** Rows of output on screen: a page for PgUp/PgDn. */
       readonly outputRows: number;
+      /** Columns of output text (inside the frame): where a long line wraps. */
+      readonly outputColumns: number;
     };
 
 export const MIN_COLUMNS = 40;
@@ -121,6 +132,8 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
                     'blast',
                     'verdicts',
                     'ledger',
+                    'verify_blast',
+                    'verdicts_ledger',
                   ]
                 : [
                     'result',
@@ -139,7 +152,8 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
           ),
         },
       ];
-  const output = stack.flatMap((column) => column.panels).find((panel) => panel.id === 'output');
+  const outputColumn = stack.find((column) => column.panels.some((panel) => panel.id === 'output'));
+  const output = outputColumn?.panels.find((panel) => panel.id === 'output');
   return {
     kind: 'panels',
     columns,
@@ -147,6 +161,7 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
     bodyHeight,
     stack,
     outputRows: Math.max(1, (output?.height ?? 3) - 2),
+    outputColumns: Math.max(1, innerWidth(outputColumn?.width ?? columns)),
   };
 }
 
@@ -164,8 +179,11 @@ function panelWants(
   const full = (rows: number) => rows + 2;
   const slots: Slot<PanelId>[] = [];
   const result = finalResult(state);
-  if (result)
-    slots.push({ id: 'result', min: 3, want: Math.min(8, full(resultRows(result).length)), priority: 0 });
+  if (result) {
+    // The end and what to do next, whole (issue 16 item 4): all it needs, leaving the output its floor.
+    const want = Math.min(full(resultRows(result, rightInner).length), bodyHeight - OUTPUT_FLOOR);
+    slots.push({ id: 'result', min: Math.max(3, want), want, priority: 0 });
+  }
   if (state.gate && !state.interaction.over) {
     const want = full(gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting));
     const cap = Math.max(6, Math.floor(bodyHeight * 0.6));
@@ -213,8 +231,19 @@ function panelWants(
   slots.push(
     { id: 'breaker', min: 3, want: framed(breakerRows(state).length), priority: 3 },
     { id: 'output', min: outputMin, want: 0, priority: 1, grow: true },
+  );
+  // The loop in one short column has seven panels and the output: each compact one takes three
+  // rows, which 80×24 cannot give them all. Side by side in pairs, every one keeps a place.
+  if (compact && state.view === 'loop')
+    return slots
+      .filter((slot) => slot.id !== 'verdicts' && slot.id !== 'ledger')
+      .concat([
+        { id: 'verify_blast', min: 3, want: 3, priority: 4 },
+        { id: 'verdicts_ledger', min: 3, want: 3, priority: 5 },
+      ]);
+  slots.push(
     { id: 'verify', min: 3, want: Math.min(8, framed(verifyRows(state).length)), priority: 4 },
-    { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state).length)), priority: 6 },
+    { id: 'blast', min: 3, want: Math.min(8, framed(blastRows(state, rightInner).length)), priority: 6 },
   );
   return slots;
 }

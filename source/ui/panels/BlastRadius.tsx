@@ -1,13 +1,16 @@
-import { Frame, innerHeight } from '../components/Frame.js';
+import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
-import { clipRows, type Row, text } from '../components/row.js';
+import { clipRows, type Row, text, wrapRows } from '../components/row.js';
 import { sandboxWords } from '../format/sandbox.js';
 import { count, plural } from '../format/text.js';
 import type { UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
-/** What the judge measured in git: files touched, lines added/deleted, new files, scope violations. */
-export function blastRows(state: UiState): Row[] {
+/**
+ * What the judge measured in git: files touched, lines added/deleted, new files, scope violations.
+ * At `width` the violations and the touched paths wrap (at the PR gate, the whole branch's list).
+ */
+export function blastRows(state: UiState, width = Number.POSITIVE_INFINITY): Row[] {
   const blast = state.blast;
   if (!blast) return [[text('nothing judged yet', { dim: true })]];
   const rows: Row[] = [
@@ -42,7 +45,7 @@ export function blastRows(state: UiState): Row[] {
       text(blast.touchedPaths.join(', ') + (more > 0 ? ` (+${count(more)})` : '')),
     ]);
   }
-  return rows;
+  return Number.isFinite(width) ? wrapRows(rows, width) : rows;
 }
 
 export function BlastRadius(props: {
@@ -53,7 +56,7 @@ export function BlastRadius(props: {
   const failed = props.state.blast?.code != null;
   return (
     <Frame title="Blast radius" width={props.width} height={props.height} tone={failed ? 'error' : undefined}>
-      <Rows rows={clipRows(blastRows(props.state), innerHeight(props.height))} />
+      <Rows rows={clipRows(blastRows(props.state, innerWidth(props.width)), innerHeight(props.height))} />
     </Frame>
   );
 }

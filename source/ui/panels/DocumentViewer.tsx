@@ -3,6 +3,7 @@ import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { BLANK, type Row, text } from '../components/row.js';
 import { displayLines, widthOf } from '../format/text.js';
+import type { UiState } from '../store/ui-state.js';
 
 /**
  * A gate's document in full, over the panels (issue 16 item 5): SPEC.md, TASKS.md, QA_REPORT.md
@@ -42,6 +43,15 @@ export function hardWrap(line: string, width: number): string[] {
   }
   if (current) rows.push(current);
   return rows;
+}
+
+/** The document the viewer shows now (a gate's, or an agent run's transcript), with its scroll. */
+export function shownDocument(state: UiState): { doc: GateDocument; top: number } | null {
+  const overlay = state.interaction.overlay;
+  if (overlay?.kind === 'log') return { doc: overlay.document, top: overlay.top };
+  if (overlay?.kind !== 'document') return null;
+  const doc = state.gate?.documents?.[overlay.index];
+  return doc ? { doc, top: overlay.top } : null;
 }
 
 /** The first row shown, kept inside the document (the store may hold any number). */

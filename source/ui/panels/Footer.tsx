@@ -1,6 +1,6 @@
 import { Box } from 'ink';
 import { RowLine } from '../components/RowLine.js';
-import { type Row, type Segment, text } from '../components/row.js';
+import { type Row, rowWidth, type Segment, text } from '../components/row.js';
 import { workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
@@ -11,6 +11,24 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   const help: [string, string] = ['?', 'keys'];
   const overlay = interaction.overlay;
   if (overlay?.kind === 'help') return [['any key', 'close']];
+  if (overlay?.kind === 'output')
+    return [
+      ['↑↓ PgUp PgDn Home End', 'scroll'],
+      ['Esc', 'back'],
+    ];
+  if (overlay?.kind === 'logs')
+    return [
+      ['↑↓', 'pick'],
+      ['Enter', 'read'],
+      ['r', 'refresh'],
+      ['Esc', 'back'],
+    ];
+  if (overlay?.kind === 'log')
+    return [
+      ['↑↓ PgUp PgDn Home End', 'scroll'],
+      ['r', 'read again'],
+      ['Esc', 'the list'],
+    ];
   if (overlay?.kind === 'document')
     return [
       ['↑↓ PgUp PgDn', 'scroll'],
@@ -19,7 +37,11 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
     ];
   // Issue 19: Tab switches the Output panel between lanes (and back to all of them).
   const lanes: Array<[string, string]> = state.lanes.rows.length > 0 ? [['Tab', laneWord(state)]] : [];
-  if (interaction.over) return [['q', 'quit'], ...lanes, help, scroll];
+  const reading: Array<[string, string]> = [
+    ['o', 'output'],
+    ['l', 'logs'],
+  ];
+  if (interaction.over) return [['q', 'quit'], ...lanes, help, ...reading, scroll];
   if (interaction.confirmingAbort)
     return [
       ['y/a', 'abort the run'],
@@ -47,7 +69,7 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
   keys.push(...lanes, help, ['a', 'abort']);
   if (state.view === 'workflow' && !interaction.pausing) keys.push(['p', 'pause']);
-  keys.push(['^C', 'stop'], scroll);
+  keys.push(['^C', 'stop'], ...reading, scroll);
   return keys;
 }
 
@@ -60,34 +82,47 @@ function laneWord(state: UiState): string {
   return next ? `output: ${next.lane}` : 'output: all lanes';
 }
 
-export function footerRow(state: UiState): Row {
+export function footerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row {
   const { interaction } = state;
+  const overlay = interaction.overlay;
+  const readingOverGate =
+    state.gate !== null &&
+    !interaction.over &&
+    (overlay?.kind === 'output' || overlay?.kind === 'logs' || overlay?.kind === 'log');
   const lead: Segment[] = interaction.confirmingAbort
     ? [text(' Abort the running work? ', { bold: true, tone: 'error' })]
-    : state.gate && interaction.rejecting && !interaction.overlay
+    : state.gate && interaction.rejecting && !overlay
       ? [text(' Reject? ', { bold: true, tone: 'error' })]
-      : interaction.aborting && !workIsOver(state)
-        ? [
-            interaction.interrupting
-              ? // Ctrl-C is a resumable interrupt (seed 002 §7), not an abort: say so.
-                text(' stopping… ralphy start resumes ', { bold: true, tone: 'warn' })
-              : text(' aborting… ', { bold: true, tone: 'error' }),
-          ]
-        : [];
-  const keys = footerKeys(state).flatMap(([key, label]): Segment[] => [
-    text(` ${key} `, { inverse: true }),
-    text(` ${label}  `, { dim: true }),
-  ]);
-  // The hint answers the key just pressed: it comes before the key list, which a narrow
-  // terminal cuts at its end.
+      : readingOverGate
+        ? // A question came while the human reads: it waits under the overlay.
+          [text(' A question waits (Esc) ', { bold: true, tone: 'gate' })]
+        : interaction.aborting && !workIsOver(state)
+          ? [
+              interaction.interrupting
+                ? // Ctrl-C is a resumable interrupt (seed 002 §7), not an abort: say so.
+                  text(' stopping… ralphy start resumes ', { bold: true, tone: 'warn' })
+                : text(' aborting… ', { bold: true, tone: 'error' }),
+            ]
+          : [];
+  // The hint answers the key just pressed: it comes before the key list.
   const hint = interaction.hint ? [text(` ${interaction.hint} `, { tone: 'warn' })] : [];
-  return [...lead, ...hint, ...keys];
+  const row: Segment[] = [...lead, ...hint];
+  // Whole keys only: a key whose label would be cut at the edge is left to the ? list.
+  let used = rowWidth(row);
+  for (const [key, label] of footerKeys(state)) {
+    const entry = [text(` ${key} `, { inverse: true }), text(` ${label}  `, { dim: true })];
+    const more = rowWidth(entry) - 2; // the trailing gap may go past the edge
+    if (used + more > width) break;
+    row.push(...entry);
+    used += rowWidth(entry);
+  }
+  return row;
 }
 
 export function Footer({ state, width }: { readonly state: UiState; readonly width: number }) {
   return (
     <Box width={width} height={1} flexShrink={0}>
-      <RowLine row={footerRow(state)} />
+      <RowLine row={footerRow(state, width)} />
     </Box>
   );
 }

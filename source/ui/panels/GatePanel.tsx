@@ -109,7 +109,8 @@ function draftRows(draft: string, width: number, keys: string): Row[] {
   });
   if (lines.length > DRAFT_ROWS)
     rows.unshift([text(`  … ${lines.length - DRAFT_ROWS} line(s) above`, { dim: true })]);
-  rows.push([text(keys, { dim: true })]);
+  // The keys wrap on a narrow panel rather than lose their end ("Esc decline").
+  for (const line of wrapText(keys, Math.max(10, width), 3)) rows.push([text(line, { dim: true })]);
   return rows;
 }
 

@@ -39,11 +39,30 @@ export function ledgerRows(state: UiState, width: number): Row[] {
   });
 }
 
+/** One row (a compact panel at 80×24): ticks against their cap, then the cost against its cap. */
+export function compactLedgerRow(state: UiState): Row {
+  const ledger = state.ledger;
+  if (!ledger) return [text('no ledger yet', { dim: true })];
+  const { used, caps } = ledger;
+  const near = (key: keyof LedgerCounters) =>
+    caps[key] > 0 && used[key] / caps[key] >= 0.7 ? 'warn' : undefined;
+  return [
+    text('ticks ', { dim: true }),
+    text(`${used.ticks}/${caps.ticks}`, { tone: near('ticks') }),
+    text(' · cost ', { dim: true }),
+    text(`${usd(used.cost_usd)}/${usd(caps.cost_usd)}`, { tone: near('cost_usd') }),
+  ];
+}
+
 export function Ledger(props: { readonly state: UiState; readonly width: number; readonly height: number }) {
   const milestone = props.state.ledger?.milestone;
+  const rows =
+    innerHeight(props.height) <= 1 && props.state.view === 'loop'
+      ? [compactLedgerRow(props.state)]
+      : ledgerRows(props.state, innerWidth(props.width));
   return (
     <Frame title="Ledger" aside={milestone ?? undefined} width={props.width} height={props.height}>
-      <Rows rows={clipRows(ledgerRows(props.state, innerWidth(props.width)), innerHeight(props.height))} />
+      <Rows rows={clipRows(rows, innerHeight(props.height))} />
     </Frame>
   );
 }

@@ -1,13 +1,16 @@
-import { Frame, innerHeight } from '../components/Frame.js';
+import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
-import { clipRows, type Row, text } from '../components/row.js';
+import { clipRows, type Row, text, wrapRows } from '../components/row.js';
 import { flatten } from '../format/text.js';
 import type { ResultModel } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
-/** How the work ended, as the engine announced it, with what to do next. */
-export function resultRows(result: ResultModel): Row[] {
-  return [
+/**
+ * How the work ended, as the engine announced it, with what to do next. Every line wraps at
+ * `width` (issue 16 item 4: the reason and its `Fix:` are read whole, never cut at the edge).
+ */
+export function resultRows(result: ResultModel, width = Number.POSITIVE_INFINITY): Row[] {
+  const rows: Row[] = [
     [
       text(`${result.ok ? GLYPH.done : GLYPH.failed} ${result.headline}`, {
         bold: true,
@@ -16,6 +19,7 @@ export function resultRows(result: ResultModel): Row[] {
     ],
     ...result.lines.map((line): Row => [text(flatten(line, 600))]),
   ];
+  return Number.isFinite(width) ? wrapRows(rows, width) : rows;
 }
 
 export function ResultPanel(props: {
@@ -25,7 +29,7 @@ export function ResultPanel(props: {
 }) {
   return (
     <Frame title="Result" width={props.width} height={props.height} tone={props.result.ok ? 'ok' : 'error'}>
-      <Rows rows={clipRows(resultRows(props.result), innerHeight(props.height))} />
+      <Rows rows={clipRows(resultRows(props.result, innerWidth(props.width)), innerHeight(props.height))} />
     </Frame>
   );
 }

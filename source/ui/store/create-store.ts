@@ -2,7 +2,8 @@ import type { StampedEvent } from '../../engine/events.js';
 import { LineBuffer } from './line-buffer.js';
 import { type OutputLine, outputLinesOf } from './output-lines.js';
 import { reduceUi } from './reduce.js';
-import { type ScrollCommand, scrollAnchor } from './scroll.js';
+import { type LineRows, type ScrollCommand, type ScrollPosition, scrollAnchor } from './scroll.js';
+import { workIsOver } from './selectors.js';
 import { type InteractionModel, initialUiState, type UiState, type UiView } from './ui-state.js';
 
 /**
@@ -16,8 +17,8 @@ export interface OutputSnapshot {
   readonly firstSeq: number;
   readonly lastSeq: number;
   readonly dropped: number;
-  /** Bottom line of the view, or null to follow the newest line. */
-  readonly anchor: number | null;
+  /** Bottom row of the view, or null to follow the newest line. */
+  readonly anchor: ScrollPosition | null;
 }
 
 export interface UiSnapshot {
@@ -48,14 +49,15 @@ export interface UiStore {
    * newest line of what it now shows.
    */
   showOutput(lane: string | null): void;
-  /** The clock moved (elapsed times, countdowns): redraw at the next flush. */
+  /** The clock moved (elapsed times, countdowns): redraw at the next flush, unless the work is over. */
   tick(): void;
   getSnapshot(): UiSnapshot;
   subscribe(listener: () => void): () => void;
   /** Change interaction state (keys, gates) and notify at once. */
   interact(change: (state: UiState) => UiState): void;
   setInteraction(patch: Partial<InteractionModel>): void;
-  scroll(command: ScrollCommand, pageRows: number): void;
+  /** `rowsOf`: the rows each line takes on screen (wrapped lines make a page hold fewer). */
+  scroll(command: ScrollCommand, pageRows: number, rowsOf?: LineRows): void;
   /** Notify now if anything changed since the last notification. */
   flush(): void;
   /** Flushes so far (a frame counter for tests and the benchmark). */
@@ -89,7 +91,7 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
   const laneCap = Math.min(LANE_OUTPUT_CAP, options.outputCap ?? DEFAULT_OUTPUT_CAP);
   const listeners = new Set<() => void>();
   let state = initialUiState(options.view ?? 'workflow', options.project ?? '', timers.now());
-  let anchor: number | null = null;
+  let anchor: ScrollPosition | null = null;
   let snapshot = snap();
   let dirty = false;
   let pending: unknown = null;
@@ -165,7 +167,12 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
       anchor = null;
       interact((s) => ({ ...s, interaction: { ...s.interaction, outputLane: lane } }));
     },
-    tick: schedule,
+    // Issue 16 item 10: once the work is over nothing on screen keeps time (the elapsed time is
+    // frozen), so the clock redraws nothing; before that, one redraw a second at most (the
+    // header's stopwatch), batched with any events of the same 100 ms.
+    tick() {
+      if (!workIsOver(state)) schedule();
+    },
     getSnapshot: () => snapshot,
     subscribe(listener) {
       listeners.add(listener);
@@ -177,9 +184,10 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
     setInteraction(patch) {
       interact((s) => ({ ...s, interaction: { ...s.interaction, ...patch } }));
     },
-    scroll(command, pageRows) {
+    scroll(command, pageRows, rowsOf) {
+      // What the Output panel shows now: every line, or one lane's (issue 19).
       const shown = snap().output;
-      anchor = scrollAnchor(anchor, command, shown.firstSeq, shown.lastSeq, pageRows);
+      anchor = scrollAnchor(anchor, command, shown.firstSeq, shown.lastSeq, pageRows, rowsOf);
       dirty = true;
       notify();
     },

@@ -11,7 +11,9 @@ import { KEPT_TICKS, type UiState } from './ui-state.js';
 type Of<K extends EventType> = StampedEventOf<K>;
 
 export function runStarted(state: UiState, e: Of<'run.started'>, atMs: number): UiState {
-  const lastTick = state.ticks.at(-1)?.tick ?? 0;
+  // A loop ends each tick with loop.tick (its row in `ticks`); a workflow's ticks have no such
+  // event, so the running one is the last one: counted from it, or every tick was "tick 1".
+  const lastTick = Math.max(state.ticks.at(-1)?.tick ?? 0, state.runningTick?.tick ?? 0);
   return {
     ...state,
     header: {

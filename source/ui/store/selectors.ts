@@ -49,11 +49,12 @@ export function finalResult(state: UiState): ResultModel | null {
   return {
     ok: last.verdict === 'success',
     headline: tickHeadline(last.verdict, last.code),
+    // Why and what to do first: on a small screen the panel's last lines are the ones cut.
     lines: [
-      last.blastLine,
-      ...(last.sandbox ? [sandboxWords(last.sandbox)] : []),
       ...(last.detail ? [last.detail] : []),
       ...(last.verdict === 'success' ? [] : [`Fix: ${last.remediation}`]),
+      last.blastLine,
+      ...(last.sandbox ? [sandboxWords(last.sandbox)] : []),
       ...(last.reportPath ? [`Report: ${last.reportPath}`] : []),
     ],
   };

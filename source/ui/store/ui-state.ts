@@ -4,6 +4,7 @@ import type { Code, Verdict } from '../../engine/protocol/codes.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
 import type { SandboxShown } from '../format/sandbox.js';
 import { flatten } from '../format/text.js';
+import type { AgentLogEntry } from '../logs/agent-logs.js';
 import { type LanesModel, NO_LANES } from './reduce-lanes.js';
 
 /**
@@ -210,12 +211,33 @@ export interface ResultModel {
 }
 
 /**
- * What covers the panels for a while: the `?` list of keys, or a gate's document in the viewer
- * (`top`: the first wrapped row shown).
+ * What covers the panels for a while: the `?` list of keys, a gate's document in the viewer
+ * (`top`: the first wrapped row shown), all the output (`o`), the list of agent runs (`l`) and
+ * one run's transcript in the viewer (issue 16 item 11).
  */
 export type Overlay =
   | { readonly kind: 'help' }
-  | { readonly kind: 'document'; readonly index: number; readonly top: number };
+  | { readonly kind: 'document'; readonly index: number; readonly top: number }
+  | { readonly kind: 'output' }
+  | LogListOverlay
+  | {
+      readonly kind: 'log';
+      readonly entry: AgentLogEntry;
+      /** The transcript as read (`r` reads it again). */
+      readonly document: GateDocument;
+      readonly top: number;
+      /** The list it was opened from: Esc goes back to it. */
+      readonly list: LogListOverlay;
+    };
+
+export interface LogListOverlay {
+  readonly kind: 'logs';
+  /** null while the list is being read. */
+  readonly entries: readonly AgentLogEntry[] | null;
+  readonly selected: number;
+  /** Why the list or a transcript could not be read. */
+  readonly error: string | null;
+}
 
 /** Key-driven state: what the footer offers and what a key means right now. */
 export interface InteractionModel {

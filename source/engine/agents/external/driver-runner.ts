@@ -43,6 +43,7 @@ export function driverRunner(settings: DriverRunnerSettings): AgentRunner {
         signal: request.signal,
         remainingMs: request.timeoutMs,
         onSpawn: request.onSpawn,
+        onOutputLine: request.onOutputLine,
         role: request.role,
         stdin: `${request.systemPrompt}\n\n${request.userPrompt}`,
         model: request.model,

@@ -43,6 +43,8 @@ export async function runDriver(input: {
   model?: string;
   /** The builder's sandbox; its output file must be among the policy's writable files. */
   sandbox?: SandboxPolicy;
+  /** Each line it prints, whole (the run's transcript keeps them). */
+  onOutputLine?: (line: string) => void;
 }): Promise<DriverRun> {
   const role = input.role ?? 'builder';
   const values: Record<string, string> = {
@@ -78,6 +80,7 @@ export async function runDriver(input: {
     onSpawn: input.onSpawn,
     sandbox: input.sandbox,
     onStdoutLine: (line) => {
+      if (line.trim()) input.onOutputLine?.(line);
       if (line.trim()) input.bus.emit({ type: 'agent.output', role, text: oneLine(line, 400), kind: 'text' });
     },
   });
