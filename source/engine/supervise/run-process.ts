@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { execa } from 'execa';
 import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
@@ -118,6 +117,9 @@ async function supervise(
   const policy = spec.sandbox;
   // Unsandboxed only: every process the child starts inherits it, so a daemon is found at the end.
   const mark = `${process.pid}-${randomUUID()}`;
+  // Loaded on the first spawn, not at import: execa is ~140 modules, and commands that start no
+  // process (`relais status`) import this file through the front door all the same (issue 17).
+  const { execa } = await import('execa');
   const subprocess = execa(
     policy && scratch ? policy.bwrap : spec.cmd,
     policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],

@@ -42,8 +42,9 @@ export async function loadConfig(root: string, env: NodeJS.ProcessEnv = process.
   }
   // The user's settings (`relais config`) sit beneath the project's file: the project wins.
   const user = readUserSettings(env);
+  // The built-in agents (a whole parse of the schema's defaults) only when the user has agent defaults.
   const parsed = configSchema.safeParse(
-    user.ok ? withUserDefaults(raw, user.settings, builtInAgents()) : raw,
+    user.ok && user.settings.agents ? withUserDefaults(raw, user.settings, builtInAgents()) : raw,
   );
   if (!parsed.success) {
     return {
