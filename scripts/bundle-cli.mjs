@@ -8,6 +8,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { inkBoundedCaches } from './ink-bounded-caches.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'dist/cli');
@@ -34,7 +35,8 @@ rmSync(join(OUT, 'chunks'), { recursive: true, force: true });
 const { metafile } = await build({
   metafile: true,
   absWorkingDir: ROOT,
-  entryPoints: { main: 'source/cli/main.ts' },
+  // app.js: the Ink app as the CLI loads it, for bench/tui-streaming.mjs to measure what users run.
+  entryPoints: { main: 'source/cli/main.ts', app: 'source/ui/index.ts' },
   outdir: OUT,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
@@ -51,7 +53,7 @@ const { metafile } = await build({
   banner: {
     js: "import { createRequire as __relaisCreateRequire } from 'node:module'; let __relaisRequire; const require = (id) => (__relaisRequire ??= __relaisCreateRequire(import.meta.url))(id);",
   },
-  plugins: [englishOnly],
+  plugins: [englishOnly, inkBoundedCaches],
   logLevel: 'warning',
 });
 
