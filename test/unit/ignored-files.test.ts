@@ -163,7 +163,10 @@ describe('ignored folders judged in one pass (issue 17)', () => {
     execFileSync('ln', [join(dir, 'node_modules/p1/index.js'), join(dir, 'node_modules/p1/twin.js')]);
     const walked = new Map();
     const changes = await diffIgnored(git, 'relais', before, { walked, sinceMs: since });
-    expect(summary(changes)).toEqual(['modified node_modules/p1/index.js', 'created node_modules/p1/twin.js']);
+    expect(summary(changes)).toEqual([
+      'modified node_modules/p1/index.js',
+      'created node_modules/p1/twin.js',
+    ]);
     expect([...walked.keys()]).toEqual([join(dir, 'node_modules')]);
     // Only what changed since the tick began is kept: the two names of the new link.
     expect([...walked.get(join(dir, 'node_modules')).keys()].sort()).toEqual([
