@@ -5,7 +5,14 @@ import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
 import { liveGroups } from './live-groups.js';
-import { descendantsOf, groupHasMembers, PROCESS_MARK_VAR, signalTree, TreeWatch } from './process-tree.js';
+import {
+  descendantsOf,
+  groupHasMembers,
+  isAlive,
+  PROCESS_MARK_VAR,
+  signalTree,
+  TreeWatch,
+} from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (DESIGN style rule 4), on execa: argv only (never a
@@ -257,21 +264,12 @@ async function endTree(
       exited() &&
       !groupHasMembers(pgid) &&
       (watch?.survivors().length ?? 0) === 0 &&
-      known.every((p) => !alive(p))
+      known.every((p) => !isAlive(p))
     )
       return;
     await delay(25);
   }
   signalTree(pgid, [...known, ...(watch?.survivors() ?? []), ...descendantsOf(pgid)], 'SIGKILL');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A one-line description of how a process ended, for reports. */
