@@ -162,9 +162,17 @@ async function tick(repo) {
     const run = await timed(repo, [process.execPath, CLI, 'run', '--json'], {
       env: { ...baseEnv, ANTHROPIC_BASE_URL: model.url },
     });
-    const finished = JSON.parse(run.stdout.trim().split('\n').at(-1));
+    const events = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const finished = events.at(-1);
     if (finished.code !== 'SUCCESS') throw new Error(`bench tick ended ${finished.code}: ${finished.detail}`);
-    return run;
+    // The agents' own time as the runner measured it (spawn to exit, the sandbox included).
+    const agentsMs = events
+      .filter((e) => e.type === 'agent.finished')
+      .reduce((sum, e) => sum + e.duration_ms, 0);
+    return { ...run, agentsMs };
   } finally {
     await model.close();
   }
@@ -216,7 +224,11 @@ try {
     bares.push(await bare(repo, calls));
     ticks.push(await tick(repo));
   }
-  const t = { wall: median(ticks.map((x) => x.wallMs)), cpu: median(ticks.map((x) => x.cpuMs)) };
+  const t = {
+    wall: median(ticks.map((x) => x.wallMs)),
+    cpu: median(ticks.map((x) => x.cpuMs)),
+    agents: median(ticks.map((x) => x.agentsMs)),
+  };
   const b = { wall: median(bares.map((x) => x.wallMs)), cpu: median(bares.map((x) => x.cpuMs)) };
   const ms = (x) => `${x.toFixed(0).padStart(6)} ms`;
   const ratio = t.wall / b.wall;
@@ -225,11 +237,15 @@ try {
       .map((l) => l.toFixed(1))
       .join(' ')})`,
   );
-  console.log(`  relais run (orchestrator + builder, sandboxed)   wall ${ms(t.wall)}   cpu ${ms(t.cpu)}`);
+  console.log(`  relais run (orchestrator + builder, sandboxed)   wall ${ms(t.wall)}`);
+  console.log(`    of which the two agents, in their sandbox      wall ${ms(t.agents)}`);
   console.log(`  the same two claude calls, bare                  wall ${ms(b.wall)}   cpu ${ms(b.cpu)}`);
   console.log(
-    `  tick / bare calls                                wall ${ratio.toFixed(2)}x   cpu ${(t.cpu / b.cpu).toFixed(2)}x   (goal <= ${GOAL}x wall: ${ratio <= GOAL ? 'meets' : 'MISSES'})`,
+    `  tick / bare calls                                wall ${ratio.toFixed(2)}x   (goal <= ${GOAL}x: ${ratio <= GOAL ? 'meets' : 'MISSES'})`,
   );
+  // Not a ratio: a sandboxed agent's CPU is not the tick's to count. bwrap's inner process is
+  // re-parented to init and reaped there, so its time never reaches the runner's rusage.
+  console.log(`  runner CPU (agents in the sandbox not counted)   cpu ${ms(t.cpu)}`);
 } finally {
   rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -180,3 +180,17 @@ describe('ignored folders judged in one pass (issue 17)', () => {
     ]);
   });
 });
+
+describe('the ignored listing', () => {
+  it('sees an ignored file the builder writes beside a re-included folder of a new untracked folder', async () => {
+    const git = repo();
+    // `cache/*` is ignored except `cache/keep/`: git's `ls-files --directory --no-empty-directory`
+    // left cache/secret.txt out of the listing once cache/ held an untracked file of its own.
+    writeFileSync(join(dir, '.gitignore'), 'node_modules/\ncache/*\n!cache/keep/\n');
+    const before = await snapshotIgnored(git, 'relais');
+    mkdirSync(join(dir, 'cache/keep'), { recursive: true });
+    writeFileSync(join(dir, 'cache/keep/a.txt'), 'kept\n');
+    writeFileSync(join(dir, 'cache/secret.txt'), 'hidden\n');
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual(['created cache/secret.txt']);
+  });
+});

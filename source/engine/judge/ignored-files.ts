@@ -60,17 +60,17 @@ const KEEP_TOTAL_BYTES = 32 * 1024 * 1024;
 const MAX_INSIDE_FILES = 50_000;
 const MAX_NEW_DIR_FILES = 10_000;
 
+/**
+ * Every ignored path, a wholly ignored folder as one `folder/` entry. Not `--no-empty-directory`:
+ * with it git left out ignored files beside a re-included folder (`cache/*` with `!cache/keep/`)
+ * once their untracked parent held a file of its own, so a write there was never judged. Without
+ * it git may list a folder and also paths inside it: those are judged through the folder.
+ */
 async function listIgnored(git: Git, workspaceRel: string): Promise<string[]> {
-  const out = await git.ok([
-    'ls-files',
-    '-z',
-    '--others',
-    '--ignored',
-    '--exclude-standard',
-    '--directory',
-    '--no-empty-directory',
-  ]);
-  return splitNul(out).filter((p) => p !== `${workspaceRel}/` && p !== workspaceRel);
+  const out = await git.ok(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']);
+  const listed = splitNul(out).filter((p) => p !== `${workspaceRel}/` && p !== workspaceRel);
+  const folders = listed.filter((p) => p.endsWith('/'));
+  return listed.filter((p) => !folders.some((f) => f !== p && p.startsWith(f)));
 }
 
 export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<IgnoredSnapshot> {
