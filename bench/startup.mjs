@@ -47,6 +47,13 @@ try {
     ['relais run --help', time([CLI, 'run', '--help'], repo)],
     ['relais --version', time([CLI, '--version'], repo)],
     ['relais status', time([CLI, 'status'], repo)],
+    // BENCH_BEFORE=<another build's dist/cli/main.js>: the same commands of that build, this run.
+    ...(process.env.BENCH_BEFORE
+      ? [
+          ['before: --help', time([process.env.BENCH_BEFORE, '--help'], repo)],
+          ['before: status', time([process.env.BENCH_BEFORE, 'status'], repo)],
+        ]
+      : []),
   ];
   console.log(`start-up, median of ${RUNS} runs (budget: 2.0x node -e 0)`);
   for (const [name, ms] of rows)

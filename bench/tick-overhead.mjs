@@ -6,6 +6,11 @@
 // same tick without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
 // process, read from the shell's `times`, which stays honest on a shared, busy machine), with
 // wall-clock medians beside them. Every ratio printed comes from this one run.
+//
+// BENCH_BEFORE=<path to another build's dist/cli/main.js> runs that build's tick too, alternated
+// with this one's on the same repositories (before/after ratios under the same load). Each size
+// also counts the git processes of one tick (a `git` on PATH that notes each start): a
+// deterministic measure beside the times.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
+const BEFORE = process.env.BENCH_BEFORE || null;
 const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
   .split(',')
   .map(Number)
@@ -132,8 +138,8 @@ function timed(cwd, script, args, extraEnv = {}) {
   return { wallMs, cpuMs, stdout: r.stdout };
 }
 
-function timeTick(repo) {
-  const { wallMs, cpuMs, stdout } = timed(repo, '"$@"', [process.execPath, CLI, 'run', '--json']);
+function timeTick(repo, cli = CLI, extraEnv = {}) {
+  const { wallMs, cpuMs, stdout } = timed(repo, '"$@"', [process.execPath, cli, 'run', '--json'], extraEnv);
   const events = stdout
     .trim()
     .split('\n')
@@ -167,6 +173,20 @@ function timeFloor(repo) {
 
 const NODE_ZERO = '"$@"';
 
+/** Git processes one tick starts: a `git` first on PATH notes each start, then runs the real one. */
+function countGit(repo, cli = CLI) {
+  const dir = mkdtempSync(join(tmpdir(), 'relais-bench-gitcount-'));
+  const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  writeFileSync(join(dir, 'git'), `#!/bin/sh\necho >> "${dir}/count"\nexec "${real}" "$@"\n`);
+  chmodSync(join(dir, 'git'), 0o755);
+  try {
+    timeTick(repo, cli, { PATH: `${dir}:${process.env.PATH}` });
+    return readFileSync(join(dir, 'count'), 'utf8').split('\n').length - 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function report(label, xs) {
   const cpu = median(xs.map((x) => x.cpuMs));
   const wall = median(xs.map((x) => x.wallMs));
@@ -193,13 +213,16 @@ try {
     timeTick(repo); // warm the page cache and git's index stat data once
     const ticks = [];
     const floors = [];
-    // Paired: a tick, then the floor, so both see the same machine load.
+    const befores = [];
+    // Paired: a tick, then the floor (then the older build's tick), so all see the same load.
     for (let i = 0; i < RUNS; i++) {
       ticks.push(timeTick(repo));
       floors.push(timeFloor(repo));
+      if (BEFORE) befores.push(timeTick(repo, BEFORE));
     }
     const tick = report('relais run (whole CLI, instant agent)', ticks);
     const floor = report('raw floor (agent x2, status, diff, add, commit)', floors);
+    const gits = countGit(repo);
     const phaseNames = Object.keys(ticks[0].phases);
     const phases = phaseNames.map((p) => `${p} ${median(ticks.map((t) => t.phases[p] ?? 0))}`).join(', ');
     console.log(`\n${size} files`);
@@ -207,6 +230,15 @@ try {
     line(floor);
     ratio('tick / floor', tick, floor, 1.5);
     console.log(`  phases (wall ms): ${phases}`);
+    console.log(`  git processes per tick: ${gits} (the floor runs 4)`);
+    if (BEFORE) {
+      const before = report('before: relais run (BENCH_BEFORE)', befores);
+      line(before);
+      console.log(
+        `  before: tick / floor ${(before.cpu / floor.cpu).toFixed(2)}x cpu; git processes per tick: ${countGit(repo, BEFORE)}`,
+      );
+      console.log(`  after / before: ${(tick.cpu / before.cpu).toFixed(2)}x cpu`);
+    }
     rmSync(repo, { recursive: true, force: true, maxRetries: 5 }); // a background git gc may still write
   }
 
@@ -214,11 +246,15 @@ try {
   const history = makeRepo(base, SMALL, { name: 'history', history: HISTORY_RUNS });
   const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
   for (const repo of [plain, history, ignored]) timeTick(repo);
-  const sets = { plain: [], history: [], ignored: [] };
+  const sets = { plain: [], history: [], ignored: [], beforePlain: [], beforeHistory: [], beforeIgnored: [] };
   for (let i = 0; i < RUNS; i++) {
     sets.plain.push(timeTick(plain));
     sets.history.push(timeTick(history));
     sets.ignored.push(timeTick(ignored));
+    if (!BEFORE) continue;
+    sets.beforePlain.push(timeTick(plain, BEFORE));
+    sets.beforeHistory.push(timeTick(history, BEFORE));
+    sets.beforeIgnored.push(timeTick(ignored, BEFORE));
   }
   const p = report(`tick, ${SMALL} files`, sets.plain);
   const h = report(`same with ${HISTORY_RUNS} history runs`, sets.history);
@@ -229,12 +265,25 @@ try {
   line(g);
   ratio('history / plain', h, p, 1.1);
   ratio('ignored node_modules / plain', g, p, 1.2);
+  if (BEFORE) {
+    const bp = report('before: plain', sets.beforePlain);
+    const bh = report('before: history', sets.beforeHistory);
+    const bg = report('before: ignored', sets.beforeIgnored);
+    line(bp);
+    line(bh);
+    line(bg);
+    console.log(
+      `  before: history / plain ${(bh.cpu / bp.cpu).toFixed(2)}x, ignored / plain ${(bg.cpu / bp.cpu).toFixed(2)}x (cpu)`,
+    );
+  }
 
   const statuses = [];
   const zeros = [];
+  const beforeStatuses = [];
   for (let i = 0; i < RUNS * 2; i++) {
     statuses.push(timed(history, NODE_ZERO, [process.execPath, CLI, 'status']));
     zeros.push(timed(history, NODE_ZERO, [process.execPath, '-e', '0']));
+    if (BEFORE) beforeStatuses.push(timed(history, NODE_ZERO, [process.execPath, BEFORE, 'status']));
   }
   const st = report('relais status', statuses);
   const zero = report('node -e 0', zeros);
@@ -242,6 +291,11 @@ try {
   line(st);
   line(zero);
   ratio('relais status / node -e 0', st, zero, 2);
+  if (BEFORE) {
+    const bs = report('before: relais status', beforeStatuses);
+    line(bs);
+    console.log(`  before: relais status / node -e 0 ${(bs.cpu / zero.cpu).toFixed(2)}x cpu`);
+  }
 } finally {
   rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -11,7 +11,12 @@ import vm from 'node:vm';
 delete process.env.CI;
 delete process.env.CONTINUOUS_INTEGRATION;
 const { EngineBus } = await import('../dist/engine/events.js');
-const { createUiStore, startInkFrontEnd } = await import('../dist/ui/index.js');
+// The app as the CLI runs it: the bundle's entry (dist/cli/app.js), Ink's text caches bounded
+// (scripts/ink-bounded-caches.mjs). BENCH_TUI_UNBUNDLED=1 measures tsc's dist/ui with Ink as installed.
+const UNBUNDLED = process.env.BENCH_TUI_UNBUNDLED === '1';
+const { createUiStore, startInkFrontEnd } = await import(
+  UNBUNDLED ? '../dist/ui/index.js' : '../dist/cli/app.js'
+);
 
 const MEGABYTES = Number(process.env.BENCH_TUI_MB ?? 20);
 const TOTAL_BYTES = MEGABYTES * 1024 * 1024;
@@ -190,7 +195,7 @@ async function renderedApp(animate, totalBytes = TOTAL_BYTES) {
 }
 
 console.log(
-  `relais TUI streaming: ${MEGABYTES} MB of agent output (node ${process.version}, ${COLUMNS}x${ROWS})`,
+  `relais TUI streaming: ${MEGABYTES} MB of agent output (node ${process.version}, ${COLUMNS}x${ROWS}, ${UNBUNDLED ? 'dist/ui, Ink as installed' : 'dist/cli/app.js, as the CLI runs it'})`,
 );
 
 const store = storeOnly();

@@ -174,6 +174,10 @@ describe('the Ink front end owns the terminal', () => {
     const terminal = new FakeTerminal();
     start(terminal);
     let group = 0;
+    let spawned: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      spawned = resolve;
+    });
     // An agent that would run for ever, in its own process group like every child of runProcess.
     const agent = runProcess({
       cmd: process.execPath,
@@ -182,9 +186,12 @@ describe('the Ink front end owns the terminal', () => {
       env: {},
       onSpawn: (pid) => {
         group = pid;
+        spawned();
       },
     });
     try {
+      // The process port may load its spawner first: the group exists once onSpawn has run.
+      await Promise.race([started, deadline(10_000, 'the agent started')]);
       expect(group).toBeGreaterThan(0);
       const onCrash = process.listeners('uncaughtExceptionMonitor').find((l) => !crashBefore.includes(l));
       onCrash?.(new Error('boom'), 'uncaughtException');
@@ -194,7 +201,8 @@ describe('the Ink front end owns the terminal', () => {
       expect(ended).toMatchObject({ signal: 'SIGKILL', aborted: false, timedOut: false });
     } finally {
       try {
-        process.kill(-group, 'SIGKILL'); // the test failed: leave no process behind
+        // The test failed: leave no process behind (never group 0: that is this process's own).
+        if (group > 0) process.kill(-group, 'SIGKILL');
       } catch {
         // Already gone.
       }

@@ -11,6 +11,7 @@ import {
   serializeIgnored,
   snapshotIgnored,
 } from '../../source/engine/judge/ignored-files.js';
+import { findUnsafeFiles } from '../../source/engine/judge/unsafe-files.js';
 
 // Issue 17: files inside an ignored folder are judged by ctime against the filesystem's clock
 // (names only in the snapshot). Real repositories, real files: every kind of change a builder
@@ -119,5 +120,77 @@ describe('ignored folders judged by the filesystem clock', () => {
     const changes = await diffIgnored(git, 'relais', replayIgnored({ ...saved, clock: null }));
     expect(changes).toHaveLength(10);
     expect(changes.every((c) => c.change === 'modified')).toBe(true);
+  });
+});
+
+describe('ignored folders judged in one pass (issue 17)', () => {
+  it('sees a whole subfolder deleted, a new subfolder, and a file replaced by a folder', async () => {
+    const git = repo();
+    const before = await snapshotIgnored(git, 'relais');
+    rmSync(join(dir, 'node_modules/p3/lib'), { recursive: true });
+    mkdirSync(join(dir, 'node_modules/p0/fresh/deeper'), { recursive: true });
+    writeFileSync(join(dir, 'node_modules/p0/fresh/deeper/x.js'), 'x\n');
+    rmSync(join(dir, 'node_modules/p4/index.js'));
+    mkdirSync(join(dir, 'node_modules/p4/index.js'));
+    writeFileSync(join(dir, 'node_modules/p4/index.js/inner.js'), 'inner\n');
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual([
+      'created node_modules/p0/fresh/deeper/x.js',
+      'deleted node_modules/p3/lib/deep.js',
+      'deleted node_modules/p4/index.js',
+      'created node_modules/p4/index.js/inner.js',
+    ]);
+  });
+
+  it('sees a whole ignored folder removed and made again with the same names', async () => {
+    const git = repo();
+    const before = await snapshotIgnored(git, 'relais');
+    rmSync(join(dir, 'node_modules/p2'), { recursive: true });
+    mkdirSync(join(dir, 'node_modules/p2/lib'), { recursive: true });
+    writeFileSync(join(dir, 'node_modules/p2/index.js'), 'module.exports = 2;\n');
+    writeFileSync(join(dir, 'node_modules/p2/lib/deep.js'), 'deep\n');
+    // Same names and contents, new files: each is reported changed.
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual([
+      'modified node_modules/p2/index.js',
+      'modified node_modules/p2/lib/deep.js',
+    ]);
+  });
+
+  it("hands the folder's changed files to the unsafe-files walk, which then finds a hard link made inside it", async () => {
+    const git = repo();
+    const before = await snapshotIgnored(git, 'relais');
+    // What the tick takes as its start: anything changed after it has a ctime not older.
+    const since = (readFsClock(join(dir, 'relais')) as { sinceMs: number }).sinceMs;
+    execFileSync('ln', [join(dir, 'node_modules/p1/index.js'), join(dir, 'node_modules/p1/twin.js')]);
+    const walked = new Map();
+    const changes = await diffIgnored(git, 'relais', before, { walked, sinceMs: since });
+    expect(summary(changes)).toEqual([
+      'modified node_modules/p1/index.js',
+      'created node_modules/p1/twin.js',
+    ]);
+    expect([...walked.keys()]).toEqual([join(dir, 'node_modules')]);
+    // Only what changed since the tick began is kept: the two names of the new link.
+    expect([...walked.get(join(dir, 'node_modules')).keys()].sort()).toEqual([
+      join(dir, 'node_modules/p1/index.js'),
+      join(dir, 'node_modules/p1/twin.js'),
+    ]);
+    const unsafe = await findUnsafeFiles(dir, join(dir, 'relais'), since, walked);
+    expect(unsafe.map((u) => `${u.kind} ${u.path}`)).toEqual([
+      'hard link node_modules/p1/index.js',
+      'hard link node_modules/p1/twin.js',
+    ]);
+  });
+});
+
+describe('the ignored listing', () => {
+  it('sees an ignored file the builder writes beside a re-included folder of a new untracked folder', async () => {
+    const git = repo();
+    // `cache/*` is ignored except `cache/keep/`: git's `ls-files --directory --no-empty-directory`
+    // left cache/secret.txt out of the listing once cache/ held an untracked file of its own.
+    writeFileSync(join(dir, '.gitignore'), 'node_modules/\ncache/*\n!cache/keep/\n');
+    const before = await snapshotIgnored(git, 'relais');
+    mkdirSync(join(dir, 'cache/keep'), { recursive: true });
+    writeFileSync(join(dir, 'cache/keep/a.txt'), 'kept\n');
+    writeFileSync(join(dir, 'cache/secret.txt'), 'hidden\n');
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual(['created cache/secret.txt']);
   });
 });

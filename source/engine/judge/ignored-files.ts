@@ -3,8 +3,9 @@ import { lstat, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type FsClock, readFsClock } from './fs-clock.js';
 import { type Git, splitNul } from './git.js';
+import { walkByClock } from './ignored-by-clock.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
-import { linkFactsOf, type StatMemo } from './stat-or-null.js';
+import { type LinkFacts, linkFactsOf, type StatMemo } from './stat-or-null.js';
 
 /**
  * Files git ignores are invisible to `git status`, yet a builder writing `.env`, or editing
@@ -59,17 +60,17 @@ const KEEP_TOTAL_BYTES = 32 * 1024 * 1024;
 const MAX_INSIDE_FILES = 50_000;
 const MAX_NEW_DIR_FILES = 10_000;
 
+/**
+ * Every ignored path, a wholly ignored folder as one `folder/` entry. Not `--no-empty-directory`:
+ * with it git left out ignored files beside a re-included folder (`cache/*` with `!cache/keep/`)
+ * once their untracked parent held a file of its own, so a write there was never judged. Without
+ * it git may list a folder and also paths inside it: those are judged through the folder.
+ */
 async function listIgnored(git: Git, workspaceRel: string): Promise<string[]> {
-  const out = await git.ok([
-    'ls-files',
-    '-z',
-    '--others',
-    '--ignored',
-    '--exclude-standard',
-    '--directory',
-    '--no-empty-directory',
-  ]);
-  return splitNul(out).filter((p) => p !== `${workspaceRel}/` && p !== workspaceRel);
+  const out = await git.ok(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']);
+  const listed = splitNul(out).filter((p) => p !== `${workspaceRel}/` && p !== workspaceRel);
+  const folders = listed.filter((p) => p.endsWith('/'));
+  return listed.filter((p) => !folders.some((f) => f !== p && p.startsWith(f)));
 }
 
 export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<IgnoredSnapshot> {
@@ -112,14 +113,18 @@ export async function diffIgnored(
   git: Git,
   workspaceRel: string,
   before: IgnoredSnapshot,
-  /** Filled with the lstat of every file walked, for the unsafe-files walk that follows. */
-  memo?: StatMemo,
+  /**
+   * Filled, for each ignored folder walked completely, with the lstat of its files changed since
+   * `sinceMs`, for the unsafe-files walk that follows (which then skips those folders).
+   */
+  memo?: { readonly walked: StatMemo; readonly sinceMs: number },
 ): Promise<IgnoredChange[]> {
   const now = await listIgnored(git, workspaceRel);
   const changes: IgnoredChange[] = [];
+  const byFolder = namesByFolder(before);
   for (const path of now) {
     const was = before.entries.get(path);
-    if (was?.isDir) changes.push(...(await changesInside(git.root, path, before, memo)));
+    if (was?.isDir) changes.push(...(await changesInside(git.root, path, before, byFolder.get(path), memo)));
     else changes.push(...(await changesAt(git.root, path, was)));
   }
   const nowSet = new Set(now);
@@ -138,6 +143,29 @@ export async function diffIgnored(
     }
   }
   return changes.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+interface FolderNames {
+  readonly names: Set<string>;
+  /** Every file below the folder is judged by the clock (no fingerprint kept). */
+  readonly byClock: boolean;
+}
+
+/** The snapshot's files grouped by the ignored folder they are in (one pass). */
+function namesByFolder(before: IgnoredSnapshot): Map<string, FolderNames> {
+  const folders = [...before.entries].filter(([, e]) => e.isDir).map(([path]) => path);
+  const groups = new Map<string, { names: Set<string>; byClock: boolean }>(
+    folders.map((f) => [f, { names: new Set<string>(), byClock: before.clock !== null }]),
+  );
+  let current: string | undefined;
+  for (const [path, entry] of before.inside) {
+    if (current === undefined || !path.startsWith(current)) current = folders.find((f) => path.startsWith(f));
+    const group = current === undefined ? undefined : groups.get(current);
+    if (!group) continue;
+    group.names.add(path);
+    if (entry !== null) group.byClock = false;
+  }
+  return groups;
 }
 
 async function changesAt(root: string, path: string, was: Fingerprint | undefined): Promise<IgnoredChange[]> {
@@ -171,22 +199,41 @@ async function changesInside(
   root: string,
   dir: string,
   before: IgnoredSnapshot,
-  memo: StatMemo | undefined,
+  folder: FolderNames | undefined,
+  memo: { readonly walked: StatMemo; readonly sinceMs: number } | undefined,
 ): Promise<IgnoredChange[]> {
   if (before.unwatched.includes(dir)) return [];
-  const now = (await walkFiles(join(root, dir), dir, MAX_INSIDE_FILES, memo)).found;
+  const abs = join(root, dir).replace(/\/$/, '');
+  if (folder?.byClock && before.clock) {
+    const walked = walkByClock(
+      root,
+      dir,
+      folder.names,
+      before.clock,
+      memo?.sinceMs ?? Number.POSITIVE_INFINITY,
+      MAX_INSIDE_FILES,
+    );
+    if (memo && walked.complete) memo.walked.set(abs, walked.recent);
+    const changes: IgnoredChange[] = [];
+    for (const path of walked.created) changes.push(await created(root, path));
+    for (const path of walked.modified) changes.push(await modified(root, path));
+    for (const path of walked.deleted)
+      changes.push({ path, change: 'deleted', added: 0, deleted: 0, binary: false });
+    return changes;
+  }
+  const facts = memo ? new Map<string, LinkFacts>() : undefined;
+  const walked = await walkFiles(abs, dir, MAX_INSIDE_FILES, facts);
+  // Handed to the unsafe-files walk only when complete: it then skips reading this folder again.
+  if (memo && facts && walked.complete) memo.walked.set(abs, facts);
+  const now = walked.found;
   const changes: IgnoredChange[] = [];
   for (const [path, fp] of now) {
     const was = before.inside.get(path);
     if (was === undefined) changes.push(await created(root, path));
-    else if (changedSince(was, fp, before.clock)) {
-      const { lines, binary } = await countLines(join(root, path));
-      changes.push({ path, change: 'modified', added: lines, deleted: 0, binary });
-    }
+    else if (changedSince(was, fp, before.clock)) changes.push(await modified(root, path));
   }
-  for (const path of before.inside.keys()) {
-    if (path.startsWith(dir) && !now.has(path))
-      changes.push({ path, change: 'deleted', added: 0, deleted: 0, binary: false });
+  for (const path of folder?.names ?? []) {
+    if (!now.has(path)) changes.push({ path, change: 'deleted', added: 0, deleted: 0, binary: false });
   }
   return changes;
 }
@@ -204,6 +251,11 @@ function changedSince(was: InsideEntry, now: WalkedFile, clock: FsClock | null):
     was.ino !== now.ino ||
     (was.ctimeMs != null && was.ctimeMs !== now.ctimeMs)
   );
+}
+
+async function modified(root: string, path: string): Promise<IgnoredChange> {
+  const { lines, binary } = await countLines(join(root, path));
+  return { path, change: 'modified', added: lines, deleted: 0, binary };
 }
 
 async function created(root: string, path: string): Promise<IgnoredChange> {
@@ -224,7 +276,7 @@ async function walkFiles(
   dir: string,
   prefix: string,
   cap: number,
-  memo?: StatMemo,
+  memo?: Map<string, LinkFacts>,
 ): Promise<{ found: Map<string, WalkedFile>; complete: boolean }> {
   const found = new Map<string, WalkedFile>();
   const complete = walkTree(dir, prefix, (abs, rel) => {

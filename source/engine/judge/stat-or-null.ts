@@ -19,23 +19,38 @@ export interface LinkFacts {
   readonly ctimeFloorMs: number;
   readonly nlink: number;
   readonly isFile: boolean;
+  /** FIFO, socket or device node; null for anything else. */
+  readonly special: 'FIFO' | 'socket' | 'device node' | null;
 }
 
 /**
- * lstat results of one judgement, by absolute path: the ignored-files walk fills it and the
- * unsafe-files walk, run right after it on the same tree, reads it instead of a second lstat of
- * every file in node_modules (issue 17). Never kept past the judgement that made it.
+ * Ignored folders the ignored-files walk of one judgement went through completely, each with the
+ * lstat of every non-folder entry below it, by absolute path: the unsafe-files walk that runs
+ * right after it, on the same tree, takes these instead of reading the folders a second time
+ * (issue 17: a 30k-file node_modules/ was read twice per judgement). Never kept past the
+ * judgement that made it.
  */
-export type StatMemo = Map<string, LinkFacts>;
+export type StatMemo = Map<string, Map<string, LinkFacts>>;
 
-export function linkFactsOf(stat: { ctimeMs: number; nlink: number; isFile(): boolean }): LinkFacts {
-  return { ctimeFloorMs: Math.floor(stat.ctimeMs), nlink: stat.nlink, isFile: stat.isFile() };
-}
-
-export function linkFacts(memo: StatMemo | undefined, path: string): LinkFacts | null {
-  const known = memo?.get(path);
-  if (known) return known;
-  const stat = statOrNull(path);
-  if (!stat) return null;
-  return { ctimeFloorMs: Number(stat.ctimeMs), nlink: Number(stat.nlink), isFile: stat.isFile() };
+export function linkFactsOf(stat: {
+  ctimeMs: number;
+  nlink: number;
+  isFile(): boolean;
+  isFIFO(): boolean;
+  isSocket(): boolean;
+  isCharacterDevice(): boolean;
+  isBlockDevice(): boolean;
+}): LinkFacts {
+  return {
+    ctimeFloorMs: Math.floor(stat.ctimeMs),
+    nlink: stat.nlink,
+    isFile: stat.isFile(),
+    special: stat.isFIFO()
+      ? 'FIFO'
+      : stat.isSocket()
+        ? 'socket'
+        : stat.isCharacterDevice() || stat.isBlockDevice()
+          ? 'device node'
+          : null,
+  };
 }

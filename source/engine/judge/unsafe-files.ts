@@ -1,7 +1,7 @@
-import type { Dirent } from 'node:fs';
-import { readdir, rm } from 'node:fs/promises';
+import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { linkFacts, type StatMemo } from './stat-or-null.js';
+import { type LinkFacts, linkFactsOf, type StatMemo } from './stat-or-null.js';
 
 /**
  * Files git cannot see or judge by content, refused when the tick made them (issue 14):
@@ -23,36 +23,56 @@ export interface UnsafeFile {
   readonly links: number;
 }
 
-/** Walks the worktree (not .git folders, not the runner workspace) for unsafe files made since `sinceMs`. */
+/**
+ * Walks the worktree (not .git folders, not the runner workspace) for unsafe files made since
+ * `sinceMs`. Synchronous on purpose: one readdir per folder and one lstat per file, tens of
+ * thousands of them with nothing to overlap (the promise API cost several times the CPU).
+ */
 export async function findUnsafeFiles(
   root: string,
   workspaceDir: string,
   sinceMs: number,
-  /** lstat results this judgement already has (the ignored folders' walk). */
-  memo?: StatMemo,
+  /** Ignored folders this judgement already walked, with their files' lstat (ignored-files.ts). */
+  walked?: StatMemo,
 ): Promise<UnsafeFile[]> {
   const found: UnsafeFile[] = [];
-  const walk = async (dir: string): Promise<void> => {
-    const entries: Dirent[] = await readdir(dir, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name === '.git' || path === workspaceDir) continue;
-        await walk(path);
-        continue;
-      }
-      const kind = specialKind(entry);
-      if (kind === null && !entry.isFile()) continue;
-      // Synchronous on purpose: one lstat per file of the tree, nothing to overlap.
-      const stat = linkFacts(memo, path);
-      if (!stat || stat.ctimeFloorMs < Math.floor(sinceMs)) continue;
-      if (kind !== null) found.push({ path: rel(root, path), kind, links: stat.nlink });
-      else if (stat.isFile && stat.nlink > 1)
-        found.push({ path: rel(root, path), kind: 'hard link', links: stat.nlink });
-    }
-  };
-  await walk(root);
+  const since = Math.floor(sinceMs);
+  walkFacts(root, workspaceDir, walked, (path, facts) => {
+    if (facts.ctimeFloorMs < since) return;
+    const kind = facts.special ?? (facts.isFile && facts.nlink > 1 ? 'hard link' : null);
+    if (kind !== null) found.push({ path: rel(root, path), kind, links: facts.nlink });
+  });
   return found.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** Calls `visit` with the lstat of every regular or special file below `dir`. */
+function walkFacts(
+  dir: string,
+  workspaceDir: string,
+  walked: StatMemo | undefined,
+  visit: (path: string, facts: LinkFacts) => void,
+): void {
+  const known = walked?.get(dir);
+  if (known) {
+    // The entries a readdir here would give, read moments ago (nested .git folders skipped as below).
+    for (const [path, facts] of known) if (!path.includes(`${sep}.git${sep}`)) visit(path, facts);
+    return;
+  }
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== '.git' && path !== workspaceDir) walkFacts(path, workspaceDir, walked, visit);
+    } else if (entry.isFile() || specialKind(entry) !== null) {
+      const stat = lstatSync(path, { throwIfNoEntry: false });
+      if (stat) visit(path, linkFactsOf(stat));
+    }
+  }
 }
 
 export function describeUnsafe(file: UnsafeFile): string {

@@ -58,6 +58,12 @@ export const inflightSchema = z.strictObject({
    * judged by ctime against `ignored_clock` (the filesystem's clock when the snapshot began).
    */
   ignored_names: z.array(z.string()).default([]),
+  /**
+   * The same names in one string, NUL-separated (a NUL is the one byte no path holds), as runs
+   * write them now: a 30k-file node_modules/ made an array that every update of this file parsed,
+   * checked and printed again, one element at a time. Read with `ignored_names`.
+   */
+  ignored_names_nul: z.string().default(''),
   ignored_clock: z
     .strictObject({ since_ms: z.number().nonnegative(), dev: z.number().int().nonnegative() })
     .nullable()

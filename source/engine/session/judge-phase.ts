@@ -111,9 +111,12 @@ export async function judgeChanges(
   const damaged = await damagedObjects(git, guards.objectsBefore);
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
   const headMoved = await headMovement(git, facts);
-  // One lstat per ignored file serves both walks below (both read the tree as it is now).
-  const stats: StatMemo = new Map();
-  const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore, stats);
+  // One walk of each ignored folder serves both checks below (both read the tree as it is now).
+  const walked: StatMemo = new Map();
+  const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore, {
+    walked,
+    sinceMs: guards.startedAtMs,
+  });
   const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   const hidden = sideStateChange(guards.sideBefore, side);
   const touched = await computeTouchedSet(
@@ -126,7 +129,7 @@ export async function judgeChanges(
     guards.indexBefore,
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
-  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, stats);
+  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, walked);
   const verdict = judgeScope({
     files: touched.files,
     taskKind,

@@ -53,6 +53,21 @@ export type SetupResult =
   | { ok: false; block: Block; paths: WorkspacePaths | null };
 
 export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
+  const loaded = await loadProject(given, env);
+  if (!loaded.ok) return loaded;
+  const { project } = loaded;
+  const sandbox = await resolveSandbox(project.config, project.facts.root, env);
+  return { ok: true, setup: { ...project, sandbox } };
+}
+
+/** A setup without its sandbox: what reading a project needs (`relais status`), no bwrap probe. */
+export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
+
+/** Rows 1-2 of A1: config, repository and workspace, without probing the sandbox. */
+export async function loadProject(
+  given: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: true; project: ProjectSetup } | { ok: false; block: Block; paths: null }> {
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
@@ -89,8 +104,7 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
       paths: null,
     };
   }
-  const sandbox = await resolveSandbox(config, repo.facts.root, env);
-  return { ok: true, setup: { config, paths, git, facts: repo.facts, sandbox } };
+  return { ok: true, project: { config, paths, git, facts: repo.facts } };
 }
 
 async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promise<string | null> {

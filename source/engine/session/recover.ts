@@ -67,7 +67,8 @@ export async function markInflight(start: InflightStart): Promise<void> {
     ignored: [...ignored.ignored],
     ignored_inside: [...ignored.inside],
     ignored_unwatched: [...ignored.unwatched],
-    ignored_names: [...ignored.names],
+    ignored_names: [],
+    ignored_names_nul: ignored.names.join('\0'),
     ignored_clock: ignored.clock,
     unresolved: [],
   };
@@ -258,7 +259,10 @@ async function settleIgnored(
   const before = replayIgnored({
     ignored: inflight.ignored,
     inside: inflight.ignored_inside,
-    names: inflight.ignored_names,
+    names: [
+      ...inflight.ignored_names,
+      ...(inflight.ignored_names_nul === '' ? [] : inflight.ignored_names_nul.split('\0')),
+    ],
     unwatched: inflight.ignored_unwatched,
     clock: inflight.ignored_clock,
   });

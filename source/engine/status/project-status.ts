@@ -4,8 +4,9 @@ import type { RelaisConfig } from '../protocol/config.js';
 import { inflightSchema } from '../protocol/inflight.js';
 import { reportSchema } from '../protocol/report.js';
 import type { Ledger } from '../protocol/state.js';
-import { inspectLock, loadSetup, type TickSetup } from '../session/index.js';
-import { type Block, checkStartConditions } from '../session/preflight.js';
+import { resolveSandbox } from '../sandbox/sandbox.js';
+import { inspectLock, type TickSetup } from '../session/index.js';
+import { type Block, checkStartConditions, loadProject, type ProjectSetup } from '../session/preflight.js';
 import { recoveryStatusLines } from '../session/recovery-plan.js';
 import { readWorkflow } from '../workflow/workflow-store.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
@@ -59,14 +60,19 @@ export async function projectStatus(
   env: NodeJS.ProcessEnv,
   options: { readonly preflight: boolean },
 ): Promise<StatusResult> {
-  const loaded = await loadSetup(root, env);
+  // The sandbox is probed (a bwrap start) only for --preflight: reading the workspace needs none.
+  const loaded = await loadProject(root, env);
   if (!loaded.ok) return { kind: 'blocked', root, preflight: blockedView(loaded.block) };
-  const status = await statusView(loaded.setup, root);
-  if (options.preflight) status.preflight = await preflightView(loaded.setup, status, env);
+  const { project } = loaded;
+  const status = await statusView(project, root);
+  if (options.preflight) {
+    const sandbox = await resolveSandbox(project.config, project.facts.root, env);
+    status.preflight = await preflightView({ ...project, sandbox }, status, env);
+  }
   return { kind: 'status', status };
 }
 
-async function statusView(setup: TickSetup, root: string): Promise<StatusView> {
+async function statusView(setup: ProjectSetup, root: string): Promise<StatusView> {
   const { config, paths } = setup;
   const lock = await inspectLock(paths.lock);
   const state = await readState(paths);

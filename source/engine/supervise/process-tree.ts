@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Finding and ending every process a child started. The child runs in its own process group, but
@@ -49,13 +49,42 @@ export function signalTree(pgid: number, descendants: readonly number[], signal:
   for (const pid of descendants) trySignal(pid, signal);
 }
 
+/**
+ * Whether a process of the group still runs. kill(0) also reaches zombies (exited, not yet reaped),
+ * so when it does, /proc says whether any member is more than that: a sandbox's inner process
+ * dies with bwrap and is re-parented to init, and where init reaps slowly (a container's or a VM's
+ * process manager: 1.3 s seen) the group looked alive that long and every unsandboxed start
+ * (the bwrap probe of each run) waited out its kill grace period (issue 17).
+ */
 export function groupHasMembers(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true; // no /proc (not Linux): kill(0)'s answer stands
+  }
+  return entries.some((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    const fields = statFields(Number(name));
+    // Fields after the name: state, ppid, pgrp.
+    return fields !== null && fields[2] === String(pgid) && fields[0] !== 'Z';
+  });
+}
+
+/** Running: signalable and not a zombie (see groupHasMembers). Without /proc, kill(0) decides. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const fields = statFields(pid);
+  return fields === null ? !existsSync('/proc/self') : fields[0] !== 'Z';
 }
 
 function trySignal(target: number, signal: NodeJS.Signals): void {

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { execa } from 'execa';
 import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
 import { liveGroups } from './live-groups.js';
-import { descendantsOf, groupHasMembers, PROCESS_MARK_VAR, signalTree, TreeWatch } from './process-tree.js';
+import {
+  descendantsOf,
+  groupHasMembers,
+  isAlive,
+  PROCESS_MARK_VAR,
+  signalTree,
+  TreeWatch,
+} from './process-tree.js';
 
 /**
  * The one way Relais starts a child process (docs/ARCHITECTURE.md, style rule 4), on execa: argv only (never a
@@ -118,6 +124,9 @@ async function supervise(
   const policy = spec.sandbox;
   // Unsandboxed only: every process the child starts inherits it, so a daemon is found at the end.
   const mark = `${process.pid}-${randomUUID()}`;
+  // Loaded on the first spawn, not at import: execa is ~140 modules, and commands that start no
+  // process (`relais status`) import this file through the front door all the same (issue 17).
+  const { execa } = await import('execa');
   const subprocess = execa(
     policy && scratch ? policy.bwrap : spec.cmd,
     policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
@@ -255,21 +264,12 @@ async function endTree(
       exited() &&
       !groupHasMembers(pgid) &&
       (watch?.survivors().length ?? 0) === 0 &&
-      known.every((p) => !alive(p))
+      known.every((p) => !isAlive(p))
     )
       return;
     await delay(25);
   }
   signalTree(pgid, [...known, ...(watch?.survivors() ?? []), ...descendantsOf(pgid)], 'SIGKILL');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A one-line description of how a process ended, for reports. */

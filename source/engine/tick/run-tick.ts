@@ -4,7 +4,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { TickPhase } from '../events.js';
 import { effectiveFenceLine } from '../judge/config-fence.js';
 import { snapshotIgnored } from '../judge/ignored-files.js';
-import { guardWorkspace, RepositoryReplacedError } from '../judge/protected-files.js';
+import { guardWorkspace, type ProtectedGuard, RepositoryReplacedError } from '../judge/protected-files.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
@@ -180,21 +180,20 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       record.detail = stop.detail;
     } else {
       phase('VERIFY');
-      // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
-      const workspaceGuard = await guardWorkspace(setup.paths, [
-        setup.paths.state,
-        setup.paths.historyDir,
-        agentFile(setup.paths),
-      ]);
-      ctx.verifyIgnored = {
-        before: await snapshotIgnored(setup.git, setup.paths.relDir),
-        builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
-      };
-      verifiedTree = await treeBeforeVerify(ctx);
-      await verify(ctx, task);
+      // The guards of the after-VERIFY checks are taken only when a verification command will
+      // run: with none, nothing but the runner runs between JUDGE and the commit, the builder's
+      // processes having ended with BUILD (its process group, and the sandbox when on).
+      let armed: VerifyGuards | null = null;
+      const ran = await verify(ctx, task, async () => {
+        armed = await takeVerifyGuards(ctx);
+      });
+      const taken = armed as VerifyGuards | null;
+      verifiedTree = taken?.tree ?? null;
       const after =
-        (await checkAfterVerify(ctx, guards, workspaceGuard, task)) ??
-        (await checkIntegrityAfterVerify(ctx, guards, verifiedTree));
+        ran && taken
+          ? ((await checkAfterVerify(ctx, guards, taken.workspace, task)) ??
+            (await checkIntegrityAfterVerify(ctx, guards, verifiedTree)))
+          : null;
       if (after && record.code === 'SUCCESS') {
         record.code = after.code;
         record.detail = after.detail;
@@ -224,6 +223,27 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     await record.judge?.touched.index.dispose();
     await verifiedTree?.disk.dispose();
   }
+}
+
+interface VerifyGuards {
+  readonly workspace: ProtectedGuard;
+  readonly tree: TreeBeforeVerify | null;
+}
+
+/** Right before the first verification command: what the after-VERIFY checks compare with. */
+async function takeVerifyGuards(ctx: TickContext): Promise<VerifyGuards> {
+  const { setup, record } = ctx;
+  // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
+  const workspace = await guardWorkspace(setup.paths, [
+    setup.paths.state,
+    setup.paths.historyDir,
+    agentFile(setup.paths),
+  ]);
+  ctx.verifyIgnored = {
+    before: await snapshotIgnored(setup.git, setup.paths.relDir),
+    builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
+  };
+  return { workspace, tree: await treeBeforeVerify(ctx) };
 }
 
 async function currentHead(setup: TickSetup): Promise<string | null> {

@@ -17,15 +17,27 @@ import { relativeToRoot, type TickContext } from './tick-context.js';
  * runs, on the success path too.
  */
 
-export async function verify(ctx: TickContext, task: Task): Promise<void> {
+/**
+ * Runs the task's verification. `beforeRuns` takes the integrity guards right before the first
+ * command; it is not called when no command will run (a tainted plan, or none requested), since
+ * then only the runner runs between JUDGE and the commit and there is nothing to guard against.
+ * Returns whether any command ran.
+ */
+export async function verify(
+  ctx: TickContext,
+  task: Task,
+  beforeRuns: () => Promise<void> = async () => undefined,
+): Promise<boolean> {
   const { setup, record } = ctx;
   const plan = await planVerification(task.verification, setup.config.verification, setup.facts.root);
   if (!plan.ok) {
     // A5 rows 1-2: nothing is executed.
     record.code = 'STOP_VERIFY_TAINTED';
     record.detail = plan.problems.join('; ');
-    return;
+    return false;
   }
+  if (plan.runs.length === 0) return false;
+  await beforeRuns();
   const logPath =
     record.historyDir && setup.config.history.include_verify_log
       ? join(record.historyDir, 'verify.log')
@@ -59,6 +71,7 @@ export async function verify(ctx: TickContext, task: Task): Promise<void> {
       ? `${failed.template_id} ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}`
       : null;
   }
+  return true;
 }
 
 /** Changes verification made where nothing may change; restores them and returns the STOP. */

@@ -44,8 +44,9 @@ export async function loadConfig(root: string, env: NodeJS.ProcessEnv = process.
   // broken settings file is left out here; the command's session warns with its path
   // (cli/engine-session.ts), and `relais config list` names what is wrong.
   const user = readUserSettings(env);
+  // The built-in agents (a whole parse of the schema's defaults) only when the user has agent defaults.
   const parsed = configSchema.safeParse(
-    user.ok ? withUserDefaults(raw, user.settings, builtInAgents()) : raw,
+    user.ok && user.settings.agents ? withUserDefaults(raw, user.settings, builtInAgents()) : raw,
   );
   if (!parsed.success) {
     return {
