@@ -54,7 +54,7 @@ export async function loadCycleSetup(
     codexCli: given.codexCli ?? loaded.config.codex_cli,
   });
   if (!parsed.ok) return parsed;
-  const sandbox = await resolveSandbox(loaded.config, root, env);
+  const sandbox = await resolveSandbox({ ...loaded.config, codex_cli: parsed.sections.codexCli }, root, env);
   // Issue 14: nothing runs without the sandbox unless the config says "off".
   if (sandbox.kind === 'unavailable')
     return { ok: false, detail: `BLOCKED: ${sandbox.reason}. ${SANDBOX_FIX}` };
