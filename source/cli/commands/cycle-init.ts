@@ -51,9 +51,9 @@ export async function cycleInitCommand(
   const fromFile = flags.answers ? await readAnswersFile(io, flags.answers) : null;
   if (fromFile === 'invalid') return EXIT.USAGE;
   const root = resolve(io.cwd, projectArg ?? '.');
-  const loaded = await loadCycleSetup(root);
+  const loaded = await loadCycleSetup(root, {}, io.env);
   if (!loaded.ok) {
-    println(io.stderr, `relais cycle init: ${loaded.detail}\nFix: run \`relais init\` first.`);
+    println(io.stderr, `relais cycle init: ${loaded.detail}\nFix: ${loaded.fix ?? 'run `relais init` first.'}`);
     return EXIT.BLOCKED;
   }
   const setup = loaded.setup;

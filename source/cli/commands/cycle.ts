@@ -56,7 +56,7 @@ export async function cycleCommand(
   const root = resolve(io.cwd, projectArg ?? '.');
   const loaded = await loadCycleSetup(root, sections, io.env);
   if (!loaded.ok) {
-    println(io.stderr, `relais cycle: ${loaded.detail}`);
+    println(io.stderr, `relais cycle: ${loaded.detail}${loaded.fix ? `\nFix: ${loaded.fix}` : ''}`);
     return EXIT.BLOCKED;
   }
   const workspace = loaded.setup.config.workspace_dir;

@@ -1,3 +1,5 @@
+import { remediationOf } from '../protocol/codes.js';
+
 /**
  * Why a cycle failed or waits for a human, each with the one line that says what to do next
  * (shown by the reporter, the notification files and `relais status`).
@@ -54,6 +56,8 @@ const CYCLE_CODES = {
   CYCLE_NO_DECIDE_ROW:
     'No row of the decide table matches this state; correct phase / task.sub_step in STATE.json, then run `relais cycle --resume`.',
   CYCLE_INTERNAL: 'The cycle hit an unexpected error (see detail); report it, then run again.',
+  // The tick's code and remediation (issue 14): no agent or check starts without the sandbox.
+  BLOCKED_SANDBOX_UNAVAILABLE: remediationOf('BLOCKED_SANDBOX_UNAVAILABLE'),
 } as const;
 
 export type CycleCode = keyof typeof CYCLE_CODES;

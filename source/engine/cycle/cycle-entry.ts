@@ -10,6 +10,7 @@ import {
   cyclePolicySchema,
   splitCycleSection,
 } from '../protocol/cycle-policy.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 import { loadConfig } from '../session/index.js';
 import { realClock } from '../supervise/clock.js';
@@ -44,7 +45,7 @@ export async function loadCycleSetup(
   root: string,
   given: GivenSections = {},
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ ok: true; setup: CycleSetup } | { ok: false; detail: string }> {
+): Promise<{ ok: true; setup: CycleSetup } | { ok: false; detail: string; fix?: string }> {
   const loaded = await loadConfig(root);
   if (!loaded.ok) return { ok: false, detail: loaded.detail };
   const fromConfig = splitCycleSection(loaded.config.cycle);
@@ -54,10 +55,12 @@ export async function loadCycleSetup(
     codexCli: given.codexCli ?? loaded.config.codex_cli,
   });
   if (!parsed.ok) return parsed;
+  // The sandbox knows the CODEX_HOME of the codex_cli section the cycle really uses (a caller's
+  // may differ from the config file's): it becomes Codex's private overlay there.
   const sandbox = await resolveSandbox({ ...loaded.config, codex_cli: parsed.sections.codexCli }, root, env);
   // Issue 14: nothing runs without the sandbox unless the config says "off".
   if (sandbox.kind === 'unavailable')
-    return { ok: false, detail: `BLOCKED: ${sandbox.reason}. ${SANDBOX_FIX}` };
+    return { ok: false, detail: `BLOCKED_SANDBOX_UNAVAILABLE: ${sandbox.reason}`, fix: SANDBOX_FIX };
   return { ok: true, setup: { root, config: loaded.config, ...parsed.sections, sandbox } };
 }
 
@@ -79,6 +82,7 @@ export async function runCycleEntry(
   run: CycleRun,
   mode: { readonly loop: boolean; readonly cycleId?: string },
 ): Promise<CycleEntryResult> {
+  warnIfSandboxOff(setup.sandbox, run.bus);
   const options = {
     root: setup.root,
     config: setup.config,

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EngineBus } from '../events.js';
 import { Git } from '../judge/git.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { agentRunnerFor } from '../session/index.js';
 import type { BrainstormAnswers } from './brainstorm/answers.js';
 import { renderSeedDocs, type SeedDocs, type SeedWritten, writeSeedDocs } from './brainstorm/seed-docs.js';
@@ -26,6 +27,7 @@ export interface InitMapRun {
 const MAPPER_TIMEOUT_MS = 10 * 60 * 1000;
 
 export function mapCodebase(setup: CycleSetup, run: InitMapRun): Promise<MapResult> {
+  warnIfSandboxOff(setup.sandbox, run.bus);
   const role = setup.config.agents.mapper;
   return runMapper({
     root: setup.root,
