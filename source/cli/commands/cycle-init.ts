@@ -53,7 +53,10 @@ export async function cycleInitCommand(
   const root = resolve(io.cwd, projectArg ?? '.');
   const loaded = await loadCycleSetup(root, {}, io.env);
   if (!loaded.ok) {
-    println(io.stderr, `relais cycle init: ${loaded.detail}\nFix: ${loaded.fix ?? 'run `relais init` first.'}`);
+    println(
+      io.stderr,
+      `relais cycle init: ${loaded.detail}\nFix: ${loaded.fix ?? 'run `relais init` first.'}`,
+    );
     return EXIT.BLOCKED;
   }
   const setup = loaded.setup;
