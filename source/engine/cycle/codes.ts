@@ -35,7 +35,9 @@ const CYCLE_CODES = {
   CYCLE_DIRTY_TREE:
     'The worktree has uncommitted changes before implementation; commit or stash them (git status), then run `relais cycle --resume`.',
   CYCLE_PROTECTED_CHANGED:
-    'The implementer changed runner-owned files (relais/, relais.config.json) or git control files; they were restored, its work was kept aside (git stash) and the attempt failed. The next cycle retries with that as context.',
+    'The implementer changed runner-owned files (relais/, relais.config.json), git control files or refs (branches, tags), or left files git cannot judge (hard links, FIFOs, sockets); they were restored or removed, its work was kept aside (git stash) and the attempt failed. The next cycle retries with that as context.',
+  CYCLE_GIT_OBJECT_CORRUPTED:
+    'An object that existed before was changed, replaced or removed in .git/objects while the implementer or the checks ran; nothing more was committed and the cycle waits for you. Run `git fsck --full`, restore the damaged objects from a clone or backup, then run `relais cycle --resume`.',
   CYCLE_VERIFY_FAILED:
     'Verification failed (see failures); the next cycle retries the task with them as context.',
   CYCLE_VERIFY_UNCONFIGURED:

@@ -4,6 +4,7 @@ import type { CycleCode } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf, stashIfDirty } from '../git-ops.js';
 import { describeGuarded, restoreGuarded, takeCycleGuards } from '../guards.js';
+import { checkIntegrity, describeUndone, takeIntegrityGuard } from '../integrity.js';
 import { implementPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
 import { readRepoFile } from '../track-docs.js';
@@ -38,12 +39,21 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
   const base = await headOf(ctx.git);
   const prompt = implementPrompt({ taskId, title, packet, files, failures: state.task.failure_context });
   const guards = await takeCycleGuards(ctx);
+  const integrityGuard = await takeIntegrityGuard(ctx, { branchMayMove: true, stamps: false });
   const outcome = await ctx.runners.implementer.run(
     agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
     ctx.bus,
   );
   // Filesystem only, before any git command: planted hooks or config never run.
   const guarded = await restoreGuarded(ctx, guards);
+  const integrity = await checkIntegrity(ctx, integrityGuard);
+  if (integrity.damaged.length > 0)
+    return pauseResult(
+      ctx,
+      state,
+      'CYCLE_GIT_OBJECT_CORRUPTED',
+      `the implementer's run damaged existing git objects: ${integrity.damaged.slice(0, 5).join('; ')}`,
+    );
   if (ctx.signal.aborted) {
     // An interrupt is not an attempt of the task: nothing is counted, the leftovers are kept aside.
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} interrupted`);
@@ -54,7 +64,11 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
       'CYCLE_AGENT_FAILED',
     );
   }
-  if (guarded.changed.length > 0) return protectedChanged(ctx, state, base, describeGuarded(guarded));
+  const undone = describeUndone(integrity);
+  if (guarded.changed.length > 0 || undone !== null) {
+    const what = [guarded.changed.length > 0 ? describeGuarded(guarded) : null, undone].filter(Boolean);
+    return protectedChanged(ctx, state, base, what.join('; '));
+  }
   const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
   if (signal) {
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} stopped with ${signal[1]}`);
@@ -114,7 +128,7 @@ async function protectedChanged(
       ? [`its commits up to ${head.slice(0, 12)} were taken off the branch (git reflog)`]
       : []),
   ];
-  const detail = `the implementer changed runner-owned or git control files (restored): ${what}${kept.length ? `; ${kept.join('; ')}` : ''}`;
+  const detail = `the implementer changed runner-owned or git control files, refs, or left files git cannot judge (undone): ${what}${kept.length ? `; ${kept.join('; ')}` : ''}`;
   return failedAttempt(state, base, base, detail, 'CYCLE_PROTECTED_CHANGED');
 }
 
