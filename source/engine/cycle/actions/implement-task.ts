@@ -3,8 +3,8 @@ import { agentRequest } from '../agent-call.js';
 import type { CycleCode } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf, stashIfDirty } from '../git-ops.js';
-import { describeGuarded, restoreGuarded, takeCycleGuards } from '../guards.js';
-import { checkIntegrity, describeUndone, takeIntegrityGuard } from '../integrity.js';
+import { describeGuarded, type GuardReport, restoreGuarded, takeCycleGuards } from '../guards.js';
+import { checkIntegrity, describeUndone, type IntegrityReport, takeIntegrityGuard } from '../integrity.js';
 import { implementPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
 import { readRepoFile } from '../track-docs.js';
@@ -47,13 +47,8 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
   // Filesystem only, before any git command: planted hooks or config never run.
   const guarded = await restoreGuarded(ctx, guards);
   const integrity = await checkIntegrity(ctx, integrityGuard);
-  if (integrity.damaged.length > 0)
-    return pauseResult(
-      ctx,
-      state,
-      'CYCLE_GIT_OBJECT_CORRUPTED',
-      `the implementer's run damaged existing git objects: ${integrity.damaged.slice(0, 5).join('; ')}`,
-    );
+  const damaged = damagedPause(ctx, state, integrity);
+  if (damaged) return damaged;
   if (ctx.signal.aborted) {
     // An interrupt is not an attempt of the task: nothing is counted, the leftovers are kept aside.
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} interrupted`);
@@ -64,11 +59,8 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
       'CYCLE_AGENT_FAILED',
     );
   }
-  const undone = describeUndone(integrity);
-  if (guarded.changed.length > 0 || undone !== null) {
-    const what = [guarded.changed.length > 0 ? describeGuarded(guarded) : null, undone].filter(Boolean);
-    return protectedChanged(ctx, state, base, what.join('; '));
-  }
+  const harm = harmUndone(guarded, integrity);
+  if (harm !== null) return protectedChanged(ctx, state, base, harm);
   const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
   if (signal) {
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} stopped with ${signal[1]}`);
@@ -101,6 +93,24 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
     { ...state, task: { ...state.task, sub_step: 'verify', base_commit: base } },
     `implemented ${taskId}: ${head.slice(0, 12)} (${oneLine(outcome.text ?? '', 200)})`,
   );
+}
+
+/** Existing objects damaged: nothing of this repository can be judged, a human must look. */
+function damagedPause(ctx: CycleContext, state: CycleState, integrity: IntegrityReport): ActionResult | null {
+  if (integrity.damaged.length === 0) return null;
+  return pauseResult(
+    ctx,
+    state,
+    'CYCLE_GIT_OBJECT_CORRUPTED',
+    `the implementer's run damaged existing git objects: ${integrity.damaged.slice(0, 5).join('; ')}`,
+  );
+}
+
+/** What the run changed that only the runner may (already restored or removed), or null. */
+function harmUndone(guarded: GuardReport, integrity: IntegrityReport): string | null {
+  const what = [guarded.changed.length > 0 ? describeGuarded(guarded) : null, describeUndone(integrity)];
+  const found = what.filter((w): w is string => w !== null);
+  return found.length > 0 ? found.join('; ') : null;
 }
 
 /**
