@@ -73,6 +73,8 @@ if (!step) {
 const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
 const stream = format === 'stream-json';
 
+// Write tool calls made by `tool_write` actions, shown in the stream as Claude Code shows them.
+const toolCalls = [];
 for (const action of step.actions ?? []) act(action);
 if (step.background_sleeper) {
   // A grandchild in the same process group that outlives this process unless the runner kills it.
@@ -83,6 +85,20 @@ if (step.background_sleeper) {
 
 if (stream) {
   out({ type: 'system', subtype: 'init', cwd: process.cwd(), tools: [], model: 'fake' });
+  toolCalls.forEach((call, i) => {
+    const id = `w${i}`;
+    out({
+      type: 'assistant',
+      message: { content: [{ type: 'tool_use', id, name: 'Write', input: { file_path: call.path } }] },
+    });
+    const content = call.refusal ?? `File created successfully at: ${call.path}`;
+    out({
+      type: 'user',
+      message: {
+        content: [{ type: 'tool_result', tool_use_id: id, content, is_error: call.refusal !== null }],
+      },
+    });
+  });
   for (const tool of step.tools ?? []) {
     out({
       type: 'assistant',
@@ -155,7 +171,22 @@ function finish() {
 
 function act(action) {
   const path = (p) => resolve(process.cwd(), p);
-  if (action.write !== undefined) {
+  if (action.tool_write !== undefined) {
+    // Claude Code's Write tool, with its PreToolUse hooks from `--settings` run first, as the real
+    // CLI runs them: the command through sh, the event on stdin; exit 2 refuses the write.
+    const refusal = preToolUseRefusal('Write', {
+      file_path: path(action.tool_write),
+      content: action.content ?? '',
+    });
+    appendFileSync(
+      `${scenarioPath}.tools.jsonl`,
+      `${JSON.stringify({ tool: 'Write', path: action.tool_write, refused: refusal })}\n`,
+    );
+    toolCalls.push({ path: path(action.tool_write), refusal });
+    if (refusal !== null) return;
+    mkdirSync(dirname(path(action.tool_write)), { recursive: true });
+    writeFileSync(path(action.tool_write), action.content ?? '');
+  } else if (action.write !== undefined) {
     mkdirSync(dirname(path(action.write)), { recursive: true });
     writeFileSync(path(action.write), action.content ?? '');
   } else if (action.append !== undefined) {
@@ -169,6 +200,21 @@ function act(action) {
     const r = spawnSync(cmd, args, { cwd: process.cwd(), stdio: 'ignore' });
     if (r.status !== 0) process.stderr.write(`fake-claude: ${cmd} exited ${r.status}\n`);
   }
+}
+
+/** The stderr of the first PreToolUse hook that refuses (exit 2) this tool call, or null. */
+function preToolUseRefusal(tool, input) {
+  if (!argv.includes('--settings')) return null;
+  const settings = JSON.parse(argv[argv.indexOf('--settings') + 1]);
+  for (const entry of settings.hooks?.PreToolUse ?? []) {
+    if (!new RegExp(`^(${entry.matcher})$`).test(tool)) continue;
+    for (const hook of entry.hooks ?? []) {
+      const event = { hook_event_name: 'PreToolUse', tool_name: tool, cwd: process.cwd(), tool_input: input };
+      const run = spawnSync('sh', ['-c', hook.command], { input: JSON.stringify(event), encoding: 'utf8' });
+      if (run.status === 2) return run.stderr.trim();
+    }
+  }
+  return null;
 }
 
 function printJunk(total, lineBytes, newline = true) {

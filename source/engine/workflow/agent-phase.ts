@@ -8,7 +8,7 @@ import type { CheckedTree } from './checked-tree.js';
 import type { BreakerPhase, PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { rejectionNote } from './gate-feedback.js';
-import { type JudgedRun, judgedAgentRun, type PhaseScope } from './judged-run.js';
+import { type JudgedRun, judgedAgentRun, type PhaseScope, phaseWriteFence } from './judged-run.js';
 import { answerQuestion, judgedFailure, phaseSignal, unfinished } from './phase-helpers.js';
 import type { PlanTask } from './tasks-file.js';
 
@@ -173,6 +173,8 @@ function request(
         : undefined,
     streaming: true,
     cwd: facts.root,
+    // Claude Code refuses an Edit or Write outside the phase's scope before it happens.
+    writeFence: phaseWriteFence(ctx, spec.scope),
     timeoutMs: spec.runTimeoutMs,
   };
 }

@@ -1,3 +1,4 @@
+import type { WriteFence } from '../agents/claude-code/scope-hook.js';
 import { commitJudgedTree } from '../judge/commit.js';
 import { keepAside } from '../judge/keep-aside.js';
 import { rollback } from '../judge/rollback.js';
@@ -145,6 +146,15 @@ async function commitVerified(
 /** Runner-owned files written while a workflow's agent runs: its state, the agent record, aborts. */
 export function workflowRunnerWrites(paths: WorkspacePaths): string[] {
   return [paths.workflow, paths.abortRequest, agentFile(paths)];
+}
+
+/**
+ * The phase's scope as Claude Code's PreToolUse hook refuses it before the write (issue 14): the
+ * judge's own globs, so the first fence never lets through what the second would stop.
+ */
+export function phaseWriteFence(ctx: WorkflowContext, phase: PhaseScope): WriteFence {
+  const scope = scopeOf(ctx, phase);
+  return { allowed: [scope.taskAllowed], forbidden: [...scope.forbidden] };
 }
 
 function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {

@@ -1,3 +1,5 @@
+import type { WriteFence } from '../../agents/claude-code/scope-hook.js';
+import { CONFIG_FILE_NAME } from '../../workspace/paths.js';
 import { oneLine } from '../../workspace/printable.js';
 import { agentRequest } from '../agent-call.js';
 import type { CycleCode } from '../codes.js';
@@ -41,7 +43,10 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
   const guards = await takeCycleGuards(ctx);
   const integrityGuard = await takeIntegrityGuard(ctx, { branchMayMove: true, stamps: false });
   const outcome = await ctx.runners.implementer.run(
-    agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
+    {
+      ...agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
+      writeFence: implementerFence(ctx, state),
+    },
     ctx.bus,
   );
   // Filesystem only, before any git command: planted hooks or config never run.
@@ -93,6 +98,34 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
     { ...state, task: { ...state.task, sub_step: 'verify', base_commit: base } },
     `implemented ${taskId}: ${head.slice(0, 12)} (${oneLine(outcome.text ?? '', 200)})`,
   );
+}
+
+/**
+ * Where Claude Code lets the implementer Edit or Write, refused before the write (issue 14): the
+ * config's allowed globs plus the files the task plans; never a path stage 1 blocks, a forbidden
+ * glob of the config, git internals, the runner's workspace or its config.
+ */
+export function implementerFence(ctx: CycleContext, state: CycleState): WriteFence {
+  const workspace = ctx.config.workspace_dir;
+  return {
+    allowed: [
+      [...ctx.config.scope.default_allowed_globs, ...(state.task.files ?? []).map((f) => literal(f.path))],
+    ],
+    forbidden: [
+      ...ctx.config.scope.default_forbidden_globs,
+      ...ctx.policy.verify.blocked_globs,
+      '.git',
+      '.git/**',
+      workspace,
+      `${workspace}/**`,
+      CONFIG_FILE_NAME,
+    ],
+  };
+}
+
+/** A planned path as a glob that matches exactly it (`src/[id].ts` is a file name, not a class). */
+function literal(path: string): string {
+  return path.replace(/[*?[\]{}()!+@\\]/g, '\\$&');
 }
 
 /** Existing objects damaged: nothing of this repository can be judged, a human must look. */
