@@ -61,7 +61,11 @@ const key = Object.keys(scenario.keyed ?? {}).find(
 );
 const script = key === undefined ? scenario[role] : scenario.keyed[key][role];
 const index = previous.filter((c) => c.role === role && c.key === key).length;
-appendFileSync(log, `${JSON.stringify({ role, key, argv, prompt: stdin, cwd: process.cwd() })}\n`);
+// HOME too: in the sandbox it is the sandbox's private scratch HOME (tests tell the two apart).
+appendFileSync(
+  log,
+  `${JSON.stringify({ role, key, argv, prompt: stdin, cwd: process.cwd(), home: process.env.HOME })}\n`,
+);
 
 writeFileSync(`${scenarioPath}.${role}.pid`, String(process.pid));
 const step = script?.[index];
