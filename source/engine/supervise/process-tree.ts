@@ -54,13 +54,32 @@ export function signalTree(pgid: number, descendants: readonly number[], signal:
   for (const pid of descendants) trySignal(pid, signal);
 }
 
+/**
+ * A member of the group still runs. A zombie does not count: it runs nothing, and one re-parented
+ * to an init that reaps slowly (a container's) would otherwise hold every wait for the group's end
+ * for the whole kill grace. bwrap leaves one: the init of its PID namespace, which outlives it.
+ */
 export function groupHasMembers(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
-    return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  return groupMembersRunning(pgid);
+}
+
+function groupMembersRunning(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true; // no /proc to tell: the signal said the group has members
+  }
+  return entries.some((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    const fields = statFields(Number(name));
+    return fields !== null && Number(fields[2]) === pgid && fields[0] !== 'Z';
+  });
 }
 
 function trySignal(target: number, signal: NodeJS.Signals): void {
