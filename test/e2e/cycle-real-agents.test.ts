@@ -97,6 +97,8 @@ function codexScript(r: ResponsesRequest): { text?: string; commands?: string[] 
     return {
       text: 'Editing the greeting and its test.',
       commands: [
+        // Where it runs: Relais's sandbox gives every process a private scratch HOME.
+        'echo "home=$HOME"',
         writeFile('src/greet.js', "module.exports = (name) => 'Hello, ' + name + '!';\n"),
         writeFile(
           'tests/greet.test.js',
@@ -139,13 +141,12 @@ function claudeScript(request: ModelRequest): { text: string } {
 describe('e2e: relais cycle --loop with the real codex and claude binaries', () => {
   it('one track, two tasks: codex plans and implements, claude verifies, DONE with a summary', async () => {
     repo = await CycleRepo.create();
-    // Unsandboxed: with the bwrap sandbox on, this cycle's Codex calls fail (CYCLE_AGENT_FAILED,
-    // seen on 2026-11-25, cause not found yet; docs/sandbox.md "Limits"). Codex inside bwrap is
-    // tested on its own in codex-adapter.test.ts.
-    const raw = JSON.parse(repo.read('relais.config.json'));
-    raw.sandbox = 'off';
-    repo.write('relais.config.json', `${JSON.stringify(raw, null, 2)}\n`);
-    repo.git('commit', '-qam', 'sandbox off');
+    // In the sandbox (the product's default): every Codex, Claude and check process runs in
+    // bubblewrap, and Codex's CODEX_HOME (given below with the codex_cli section) is its private
+    // overlay there. That CODEX_HOME once stayed read-only, because the sandbox read it from the
+    // config file rather than from the section the cycle really uses: every Codex call then died
+    // at start (CYCLE_AGENT_FAILED).
+    expect(JSON.parse(repo.read('relais.config.json')).sandbox ?? 'bwrap').toBe('bwrap');
     const home = join(repo.base, 'home');
     mkdirSync(home, { recursive: true });
     codexModel = await startScriptedResponses(codexScript);
@@ -213,6 +214,10 @@ describe('e2e: relais cycle --loop with the real codex and claude binaries', () 
       'relais(greet-01): task packet',
     ]);
     expect(repo.status()).toBe('');
+    // Codex's commands ran inside Relais's sandbox (its private scratch HOME).
+    expect(codexModel.requests.flatMap((r) => r.toolOutputs).join('\n')).toMatch(
+      /home=\S*relais-sandbox-\w+\/home\b/,
+    );
     // Claude judged each LLM: criterion once (DET: ones are stage 1's), through the real CLI.
     expect(claudeModel.requests).toHaveLength(2);
     expect(log).toMatch(

@@ -13,7 +13,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { REPO_ROOT, type TestProject } from '../support/project.js';
+import { REPO_ROOT, sandboxed, type TestProject } from '../support/project.js';
 import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 import { QA_MD, TASKS_MD, workflowFile, workflowProject } from '../support/workflow.js';
 
@@ -47,7 +47,8 @@ function codexScript(r: ResponsesRequest): { text?: string; commands?: string[] 
   if (r.toolOutputs.length > 0) return { text: `${task} is implemented.` };
   return {
     text: `Implementing ${task}.`,
-    commands: [task === 'T1' ? heredoc('src/a.ts', A) : heredoc('src/b.ts', B)],
+    // Where it runs: Relais's sandbox gives every process a private scratch HOME.
+    commands: [task === 'T1' ? heredoc('src/a.ts', A) : heredoc('src/b.ts', B), 'echo "home=$HOME"'],
   };
 }
 
@@ -103,7 +104,8 @@ function claudeScript(root: string) {
 describe('e2e: ralphy start --engine cycle with the real claude and codex binaries', () => {
   it('spec (claude) → cycle per task (codex implements, claude verifies) → QA (claude) → PR, every verdict the runner’s', async () => {
     codexModel = await startScriptedResponses(codexScript);
-    const p = workflowProject();
+    // In the sandbox, the product's default: claude's and codex's every process and the checks.
+    const p = workflowProject(sandboxed);
     project = p;
     claudeModel = await startScriptedModel(claudeScript(p.root));
     const home = join(p.base, 'codex-home');
@@ -144,6 +146,10 @@ describe('e2e: ralphy start --engine cycle with the real claude and codex binari
     // two turns are two calls, plus one verdict per LLM: criterion).
     expect(w.phases.IMPLEMENTATION.calls).toBe(4);
     expect(codexModel.requests.filter((r) => /TASK T\d:/.test(r.prompt))).toHaveLength(4);
+    // Codex's commands ran inside Relais's sandbox (its private scratch HOME).
+    expect(codexModel.requests.flatMap((r) => r.toolOutputs).join('\n')).toMatch(
+      /home=\S*relais-sandbox-\w+\/home\b/,
+    );
     // Claude: the spec (2 turns), two verdicts, the QA report (2 turns), besides its own chores.
     const roles = claudeModel.requests.map((r) => roleOf(r));
     expect(roles.filter((r) => r === 'spec')).toHaveLength(2);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { survivorsOf } from '../support/host-pid.js';
-import { REPO_ROOT, TestProject, task } from '../support/project.js';
+import { REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
 
 // Seed 001 PR4 (patch builder) and PR5 (external "cursor" driver), through the real `relais run`.
 
@@ -42,6 +42,22 @@ describe('patch builder (PR4)', () => {
     });
     expect(project.state().budgets).toMatchObject({ builder_calls: 1, patch_attempts: 1 });
     expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
+  });
+
+  it('in the sandbox: git apply runs inside bubblewrap, writable only in the task folders, and the patch lands', () => {
+    project = TestProject.create(files, sandboxed);
+    project.scenario({
+      orchestrator: [
+        {
+          result_json: patchTask(`diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n${hunk}`),
+        },
+      ],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(0);
+    expect(project.read('src/a.ts')).toBe('export const a = 2;\n');
+    expect(project.report()).toMatchObject({ code: 'SUCCESS', sandbox: 'bwrap' });
+    expect(project.status()).toBe('');
   });
 
   it('refuses a patch naming b/../../evil before git runs (seed 001 acceptance 3)', () => {

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killProcessesOf, survivorsOf } from '../support/host-pid.js';
-import { builderWrites, TestProject, task } from '../support/project.js';
+import { builderWrites, sandboxed, TestProject, task } from '../support/project.js';
 
 // `relais loop` (seed 001 PR2, PR3, PR6) and interrupts, through the real CLI.
 
@@ -16,8 +16,9 @@ const stop = (reason = 'all done') => {
 };
 
 describe('relais loop', () => {
-  it('runs tasks until a control stop, one summary line per tick and a final summary (exit 0)', () => {
-    project = TestProject.create();
+  it('runs tasks until a control stop, one summary line per tick and a final summary (exit 0), in the sandbox', () => {
+    // The product's default: every orchestrator, builder and check of the loop runs in bubblewrap.
+    project = TestProject.create(undefined, sandboxed);
     const base = project.head();
     project.scenario({
       orchestrator: [
@@ -38,9 +39,12 @@ describe('relais loop', () => {
     expect(project.git('rev-list', '--count', `${base}..HEAD`).trim()).toBe('2');
     expect(project.report()).toMatchObject({
       code: 'SUCCESS',
+      sandbox: 'bwrap',
       control: { action: 'stop', reason: 'the goal is met' },
       agents: { builder: { calls: 0 } },
     });
+    expect(run.stdout).not.toContain('sandbox is "off"');
+    for (const call of project.calls()) expect(call.home).toMatch(/relais-sandbox-\w+\/home$/);
   });
 
   it('--json gives NDJSON with loop events', () => {

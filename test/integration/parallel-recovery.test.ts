@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { liveProcessesOf, survivorsOf } from '../support/host-pid.js';
 import { contentOf, FILES, laneBuilder, lanesProject, lanesScenario, MARKERS } from '../support/lanes.js';
-import type { TestProject } from '../support/project.js';
+import { sandboxed, type TestProject } from '../support/project.js';
 
 // Issue 19: kill -9 with three lanes running loses nothing, and the next start recovers: the
 // orphaned worktrees are detected, their interrupted ticks recovered (agents ended, work kept),
@@ -24,7 +24,9 @@ function filesUnder(dir: string): string[] {
 }
 
 it('kill -9 with 3 lanes running loses nothing and the next start recovers', async () => {
-  project = lanesProject();
+  // In the sandbox (the product's default): each lane's builder runs in bubblewrap fenced in its
+  // own worktree, and dies with the runner's kill -9.
+  project = lanesProject(sandboxed);
   const scenario = lanesScenario([{}, {}, {}], 2) as any;
   // First attempt of every builder: writes its file, says so, then hangs until killed.
   MARKERS.slice(0, 3).forEach((marker, i) => {
@@ -53,8 +55,10 @@ it('kill -9 with 3 lanes running loses nothing and the next start recovers', asy
   expect(second.code, second.stderr + second.stdout.slice(-3000)).toBe(0);
   for (const lane of ['task-1-1', 'task-2-1', 'task-3-1'])
     expect(second.stdout).toContain(`orphaned lane ${lane}`);
-  // No builder of the killed run is left running (the sandbox died with its runner; unsandboxed,
-  // the recovery would end it).
+  // The lanes' ticks ran in the sandbox (their judge says so), never without it.
+  expect(second.stdout).toContain('"sandbox":"bwrap"');
+  expect(second.stdout).not.toContain('"sandbox":"off"');
+  // No builder of the killed run is left running: each sandbox died with its runner.
   for (const pid of hung) expect(survivorsOf(project.scenarioPath)).not.toContain(pid);
   // Nothing lost: each killed builder's write is kept, outside the removed worktrees.
   const kept = filesUnder(join(project.root, 'relais', 'recovered'))

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, ask, close, comment, plannerProject, ready } from '../support/planner.js';
-import type { TestProject } from '../support/project.js';
+import { sandboxed, type TestProject } from '../support/project.js';
 import { specStep } from '../support/workflow.js';
 
 // `relais plan` on PRD.md as a user runs it (the built CLI, the planner as the scripted fake
@@ -16,8 +16,9 @@ const Q = 'Should the greeting use the full name or only the first name?';
 const ASSUMED = 'Assumption: the first name.\nRationale: "by name, politely" reads as a first name.';
 
 describe('relais plan (PRD.md)', () => {
-  it('--yes plans under stated assumptions; ralphy start then hands the same planning to the spec-agent', () => {
-    const p = plannerProject();
+  it('--yes plans under stated assumptions; ralphy start then hands the same planning to the spec-agent (in the sandbox)', () => {
+    // The product's default: the planner's and the spec-agent's processes run in bubblewrap.
+    const p = plannerProject(sandboxed);
     project = p;
     p.scenario({
       planner: [
@@ -38,6 +39,11 @@ describe('relais plan (PRD.md)', () => {
     expect(plan.stdout).toContain('Proceeding under these assumptions:');
     expect(plan.stdout).toContain('Summary: Greet by first name.');
     expect(plan.stdout).toContain('Planning is done: ralphy start gives this handoff to the spec-agent.');
+    expect(plan.stdout).not.toContain('sandbox is "off"');
+    // Each planner call ran in the sandbox: its HOME was the sandbox's private scratch one.
+    const planners = p.calls().filter((c) => c.role === 'planner');
+    expect(planners.length).toBeGreaterThan(0);
+    for (const call of planners) expect(call.home).toMatch(/relais-sandbox-\w+\/home$/);
     expect(p.status()).toBe('');
 
     const start = p.cliSync(['start', '--yes'], { IS_SANDBOX: '1' });

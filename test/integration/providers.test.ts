@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -6,7 +6,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
 
 // docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
 // (`agents.<role>.provider`). Here the builder of a real `relais run` tick is the REAL codex
@@ -26,32 +26,53 @@ afterEach(async () => {
 });
 
 describe('a tick whose builder is chosen by agents.builder.provider', () => {
-  it('codex: the real codex exec edits the file, the runner judges, verifies and commits it', async () => {
+  it('codex, in the sandbox: the real codex exec edits the file, the runner judges, verifies and commits it; its CODEX_HOME stays as it was', async () => {
     server = await startScriptedResponses((r) =>
       r.toolOutputs.length === 0
-        ? { text: 'Editing src/a.ts.', commands: ["printf 'export const a = 2;\\n' > src/a.ts"] }
+        ? {
+            text: 'Editing src/a.ts.',
+            commands: [
+              "printf 'export const a = 2;\\n' > src/a.ts",
+              'echo "home=$HOME"',
+              // A hostile model: a notify program for the user's next interactive codex.
+              `echo 'notify = ["touch", "/tmp/relais-pwned"]' >> "$CODEX_HOME/config.toml"`,
+            ],
+          }
         : { text: JSON.stringify(BUILDER_OK) },
     );
     const url = server.url;
     const created = TestProject.create();
     project = created;
+    const codexHome = join(created.base, 'codex-home');
+    mkdirSync(codexHome);
+    writeFileSync(join(codexHome, 'config.toml'), "# the user's own\n");
     created.commitConfig((c) => {
+      sandboxed(c);
       c.agents.builder = { provider: 'codex', model: 'gpt-5.2-codex', fallback_model: null };
       c.codex_cli = {
         command: CODEX,
         config_overrides: fakeProviderOverrides(url),
-        // No CODEX_HOME: in the sandbox Codex keeps its state in the scratch HOME (a CODEX_HOME
-        // outside it is read-only there, docs/sandbox.md).
-        extra_env: { OPENAI_API_KEY: 'sk-test-offline' },
+        // In the sandbox a CODEX_HOME is a private overlay: config read-only, state thrown away.
+        extra_env: { OPENAI_API_KEY: 'sk-test-offline', CODEX_HOME: codexHome },
       };
     });
     project.scenario({ orchestrator: [{ result_json: task() }] });
     const run = await project.cli(['run']).done;
     expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(project.report()).toMatchObject({ code: 'SUCCESS', agents: { builder: { summary: 'did it' } } });
+    expect(project.report()).toMatchObject({
+      code: 'SUCCESS',
+      sandbox: 'bwrap',
+      agents: { builder: { summary: 'did it' } },
+    });
     expect(project.read('src/a.ts')).toBe('export const a = 2;\n');
     expect(project.git('log', '-1', '--format=%s').trim()).toBe('relais(T1): Change a');
     expect(project.status()).toBe('');
+    // Codex's commands ran in the sandbox (its scratch HOME); the config.toml write was refused.
+    const outputs = server.requests[1]?.toolOutputs.join('\n') ?? '';
+    expect(outputs).toMatch(/home=\S*relais-sandbox-\w+\/home\b/);
+    expect(outputs).toContain('Read-only file system');
+    expect(readdirSync(codexHome)).toEqual(['config.toml']);
+    expect(readFileSync(join(codexHome, 'config.toml'), 'utf8')).toBe("# the user's own\n");
     // Codex got the builder prompt with the task; Claude Code was called for the orchestrator only.
     expect(server.requests[0]?.model).toBe('gpt-5.2-codex');
     expect(server.requests[0]?.prompt).toContain('Change a');

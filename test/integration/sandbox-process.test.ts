@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -18,6 +19,7 @@ import {
   type Sandbox,
   verificationSandbox,
 } from '../../source/engine/sandbox/sandbox.js';
+import { groupHasMembers } from '../../source/engine/supervise/process-tree.js';
 import { runProcess } from '../../source/engine/supervise/run-process.js';
 
 // The sandbox for real: bubblewrap around real child processes (issue 14). Each attack runs
@@ -184,7 +186,8 @@ describe('bubblewrap sandbox around a process', () => {
          require('fs').writeFileSync(${JSON.stringify(pidFile)}, 'up'); console.log('ready'); setInterval(() => {}, 1000);`,
       ),
       sandbox: agentSandbox(sandbox, ['src/**']),
-      timeoutMs: 3000,
+      // Long enough for node to start inside bwrap and say so on a loaded machine.
+      timeoutMs: 8000,
       killGraceMs: 200,
       onStdoutLine: (line) => {
         if (line === 'ready') whileRunning = sleepersNow();
@@ -194,5 +197,43 @@ describe('bubblewrap sandbox around a process', () => {
     expect(r.stdoutTail.trim()).toBe('ready');
     expect(whileRunning).toHaveLength(1);
     expect(sleepersNow()).toEqual([]);
+  });
+
+  it('the zombie a bwrap leaves in its process group does not count as a member (the probe every run makes ended only after the kill grace)', async () => {
+    // bwrap's PID-namespace init outlives bwrap as a zombie in its process group; an init that
+    // reaps slowly (a container's) kept it there, and the group looked alive for the whole grace.
+    const child = spawn(
+      'bwrap',
+      [
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--unshare-pid',
+        '--die-with-parent',
+        '--',
+        'true',
+      ],
+      { detached: true, stdio: 'ignore' },
+    );
+    await new Promise((resolve) => child.on('exit', resolve));
+    const pgid = child.pid as number;
+    const members = readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p))
+      .map((p) => {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+          return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        } catch {
+          return null;
+        }
+      })
+      .filter((f): f is string[] => f !== null && Number(f[2]) === pgid);
+    // Only zombies are left, when any (a host whose init reaps at once has none by now).
+    expect(members.every((f) => f[0] === 'Z')).toBe(true);
+    expect(groupHasMembers(pgid)).toBe(false);
   });
 });

@@ -1,7 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Git } from '../../source/engine/judge/git.js';
+import { configSchema } from '../../source/engine/protocol/config.js';
+import { agentSandbox, resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { CircuitBreaker } from '../../source/engine/supervise/circuit-breaker.js';
+import { agentTree } from '../../source/engine/supervise/process-tree.js';
+import { runProcess } from '../../source/engine/supervise/run-process.js';
 import type { WorkflowContext } from '../../source/engine/workflow/context.js';
 import { evidenceWatcher, toolCpuTicks } from '../../source/engine/workflow/evidence.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -111,5 +116,52 @@ describe('evidence of progress', () => {
     await watch(pgid);
     clock.advance(50_000);
     expect(breaker.check()).toBeNull();
+  });
+
+  it('in the sandbox, the agent burning CPU itself is not its tools at work (bwrap leads the group)', async () => {
+    const { clock, breaker, watch } = setup();
+    const resolved = await resolveSandbox(configSchema.parse({}), project?.root ?? '', process.env);
+    expect(resolved.kind).toBe('bwrap');
+    const stop = new AbortController();
+    let pgid = 0;
+    const started = new Promise<void>((resolve) => {
+      void runProcess({
+        cmd: process.execPath,
+        args: ['-e', 'for(;;){}'],
+        cwd: project?.root ?? '',
+        env: process.env,
+        signal: stop.signal,
+        sandbox: agentSandbox(resolved, []),
+        onSpawn: (pid) => {
+          pgid = pid;
+          resolve();
+        },
+      });
+    });
+    await started;
+    try {
+      // The agent itself (not bwrap) is at work: its own CPU time moves between the two looks.
+      const agentTicks = () => {
+        try {
+          const { agent } = agentTree(pgid);
+          const stat = readFileSync(`/proc/${agent}/stat`, 'utf8');
+          const comm = readFileSync(`/proc/${agent}/comm`, 'utf8').trim();
+          const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return comm === 'bwrap' ? -1 : Number(fields[11]) + Number(fields[12]);
+        } catch {
+          return -1;
+        }
+      };
+      while (agentTicks() < 0) await new Promise((resolve) => setImmediate(resolve));
+      await watch(pgid);
+      const first = agentTicks();
+      while (agentTicks() <= first) await new Promise((resolve) => setImmediate(resolve));
+      clock.advance(70_000);
+      await watch(pgid);
+      expect(toolCpuTicks(pgid)).toBe(0);
+      expect(breaker.check()).toMatchObject({ trigger: 'inactivity' });
+    } finally {
+      stop.abort();
+    }
   });
 });

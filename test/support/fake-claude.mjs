@@ -69,7 +69,11 @@ const matches = (k) => {
 const key = Object.keys(scenario.keyed ?? {}).find((k) => scenario.keyed[k][role] && matches(k));
 const script = key === undefined ? scenario[role] : scenario.keyed[key][role];
 const index = previous.filter((c) => c.role === role && c.key === key).length;
-appendFileSync(log, `${JSON.stringify({ role, key, argv, prompt: stdin, cwd: process.cwd() })}\n`);
+// HOME too: in the sandbox it is the sandbox's private scratch HOME (tests tell the two apart).
+appendFileSync(
+  log,
+  `${JSON.stringify({ role, key, argv, prompt: stdin, cwd: process.cwd(), home: process.env.HOME })}\n`,
+);
 
 writeFileSync(`${scenarioPath}.${role}.pid`, String(process.pid));
 const step = script?.[index];
@@ -81,6 +85,8 @@ if (!step) {
 const out = (obj) => process.stdout.write(`${JSON.stringify(obj)}\n`);
 const stream = format === 'stream-json';
 
+// Write tool calls made by `tool_write` actions, shown in the stream as Claude Code shows them.
+const toolCalls = [];
 for (const action of step.actions ?? []) act(action);
 if (step.background_sleeper) {
   // A grandchild in the same process group that outlives this process unless the runner kills it.
@@ -91,6 +97,20 @@ if (step.background_sleeper) {
 
 if (stream) {
   out({ type: 'system', subtype: 'init', cwd: process.cwd(), tools: [], model: 'fake' });
+  toolCalls.forEach((call, i) => {
+    const id = `w${i}`;
+    out({
+      type: 'assistant',
+      message: { content: [{ type: 'tool_use', id, name: 'Write', input: { file_path: call.path } }] },
+    });
+    const content = call.refusal ?? `File created successfully at: ${call.path}`;
+    out({
+      type: 'user',
+      message: {
+        content: [{ type: 'tool_result', tool_use_id: id, content, is_error: call.refusal !== null }],
+      },
+    });
+  });
   for (const tool of step.tools ?? []) {
     out({
       type: 'assistant',
@@ -163,7 +183,22 @@ function finish() {
 
 function act(action) {
   const path = (p) => resolve(process.cwd(), p);
-  if (action.write !== undefined) {
+  if (action.tool_write !== undefined) {
+    // Claude Code's Write tool, with its PreToolUse hooks from `--settings` run first, as the real
+    // CLI runs them: the command through sh, the event on stdin; exit 2 refuses the write.
+    const refusal = preToolUseRefusal('Write', {
+      file_path: path(action.tool_write),
+      content: action.content ?? '',
+    });
+    appendFileSync(
+      `${scenarioPath}.tools.jsonl`,
+      `${JSON.stringify({ tool: 'Write', path: action.tool_write, refused: refusal })}\n`,
+    );
+    toolCalls.push({ path: path(action.tool_write), refusal });
+    if (refusal !== null) return;
+    mkdirSync(dirname(path(action.tool_write)), { recursive: true });
+    writeFileSync(path(action.tool_write), action.content ?? '');
+  } else if (action.write !== undefined) {
     mkdirSync(dirname(path(action.write)), { recursive: true });
     writeFileSync(path(action.write), action.content ?? '');
   } else if (action.append !== undefined) {
@@ -177,6 +212,21 @@ function act(action) {
     const r = spawnSync(cmd, args, { cwd: process.cwd(), stdio: 'ignore' });
     if (r.status !== 0) process.stderr.write(`fake-claude: ${cmd} exited ${r.status}\n`);
   }
+}
+
+/** The stderr of the first PreToolUse hook that refuses (exit 2) this tool call, or null. */
+function preToolUseRefusal(tool, input) {
+  if (!argv.includes('--settings')) return null;
+  const settings = JSON.parse(argv[argv.indexOf('--settings') + 1]);
+  for (const entry of settings.hooks?.PreToolUse ?? []) {
+    if (!new RegExp(`^(${entry.matcher})$`).test(tool)) continue;
+    for (const hook of entry.hooks ?? []) {
+      const event = { hook_event_name: 'PreToolUse', tool_name: tool, cwd: process.cwd(), tool_input: input };
+      const run = spawnSync('sh', ['-c', hook.command], { input: JSON.stringify(event), encoding: 'utf8' });
+      if (run.status === 2) return run.stderr.trim();
+    }
+  }
+  return null;
 }
 
 function printJunk(total, lineBytes, newline = true) {

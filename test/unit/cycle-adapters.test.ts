@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
 import { codexArgs, codexPrompt } from '../../source/engine/agents/codex/args.js';
+import { stderrGist } from '../../source/engine/agents/codex/run-codex.js';
 import { readCodexLine } from '../../source/engine/agents/codex/stream.js';
 import { countTests, findSecrets } from '../../source/engine/cycle/checks.js';
 
@@ -92,6 +93,25 @@ describe('codex --json lines', () => {
     ['{"type":"item.completed"', []],
   ])('%s', (line, items) => {
     expect(readCodexLine(line)).toEqual(items);
+  });
+});
+
+describe('what a failed codex said', () => {
+  it('its Error: line, not the backtrace of <unknown> frames after it', () => {
+    const stderr = [
+      'WARNING: proceeding, even though we could not create PATH aliases',
+      'Error: failed to initialize in-process app-server client: Read-only file system (os error 30)',
+      '',
+      'Stack backtrace:',
+      ...Array.from({ length: 14 }, (_, i) => `  ${i}: <unknown>`),
+    ].join('\n');
+    expect(stderrGist(stderr)).toBe(
+      'Error: failed to initialize in-process app-server client: Read-only file system (os error 30)',
+    );
+  });
+
+  it('its last lines when it printed no Error: line', () => {
+    expect(stderrGist('a\nb\nc\nd\n')).toBe('b c d');
   });
 });
 

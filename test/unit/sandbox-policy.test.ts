@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AgentRequest, requestSandbox } from '../../source/engine/agents/agent-run.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
+import { agentConfigOverlay } from '../../source/engine/sandbox/agent-config.js';
 import { bwrapArgs, sandboxEnv } from '../../source/engine/sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
 import { type Sandbox, sandboxForTree, sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
@@ -72,7 +73,20 @@ describe('the bwrap argv', () => {
     writable: ['/r/src'],
     writableFiles: ['/r/relais/OUT.json'],
     readOnly: ['/r/.git', '/r/relais'],
-    homeDirs: ['/home/u/.claude'],
+    agentConfigs: [
+      {
+        at: { home: '.claude' },
+        readOnly: ['/home/u/.claude/settings.json', '/home/u/.claude/hooks'],
+        writable: ['/home/u/.claude/.credentials.json'],
+        copied: [],
+      },
+      {
+        at: { path: '/opt/codex-home' },
+        readOnly: ['/opt/codex-home/config.toml'],
+        writable: [],
+        copied: [],
+      },
+    ],
     homeFiles: [],
     network: false,
   };
@@ -86,7 +100,22 @@ describe('the bwrap argv', () => {
     expect(at('--bind', '/r/relais/OUT.json', '/r/relais/OUT.json')).toBeGreaterThan(
       at('--ro-bind', '/r/relais', '/r/relais'),
     );
-    expect(at('--bind', '/home/u/.claude', '/tmp/s/home/.claude')).toBeGreaterThan(0);
+    // Each agent config folder is a private overlay: the user's config read-only in it, the
+    // login file writable, bound after the overlay itself.
+    const overlay = at('--bind', '/tmp/s/config/0', '/tmp/s/home/.claude');
+    expect(overlay).toBeGreaterThan(at('--bind', '/tmp/s', '/tmp/s'));
+    expect(
+      at('--ro-bind', '/home/u/.claude/settings.json', '/tmp/s/home/.claude/settings.json'),
+    ).toBeGreaterThan(overlay);
+    expect(at('--ro-bind', '/home/u/.claude/hooks', '/tmp/s/home/.claude/hooks')).toBeGreaterThan(overlay);
+    expect(
+      at('--bind', '/home/u/.claude/.credentials.json', '/tmp/s/home/.claude/.credentials.json'),
+    ).toBeGreaterThan(overlay);
+    expect(at('--bind', '/tmp/s/config/1', '/opt/codex-home')).toBeGreaterThan(overlay);
+    expect(at('--ro-bind', '/opt/codex-home/config.toml', '/opt/codex-home/config.toml')).toBeGreaterThan(
+      at('--bind', '/tmp/s/config/1', '/opt/codex-home'),
+    );
+    expect(args).not.toContain('/home/u/.claude');
     for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--unshare-net'])
       expect(args).toContain(flag);
     expect(args.slice(-3)).toEqual(['--chdir', '/r', '--']);
@@ -94,6 +123,70 @@ describe('the bwrap argv', () => {
 
   it('keeps the host network when the role needs it', () => {
     expect(bwrapArgs({ ...policy, network: true }, '/tmp/s', '/r')).not.toContain('--unshare-net');
+  });
+});
+
+describe("the agents' config folders", () => {
+  it('claude: settings, hooks, commands, plugins read-only; the login writable; .claude.json copied; runtime state left out', () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
+    const home = join(dir, '.claude');
+    for (const d of ['hooks', 'commands', 'plugins', 'projects', 'todos', 'statsig'])
+      mkdirSync(join(home, d), { recursive: true });
+    for (const f of [
+      'settings.json',
+      'CLAUDE.md',
+      '.credentials.json',
+      '.claude.json',
+      '.claude.json.backup.1',
+      'history.jsonl',
+    ])
+      writeFileSync(join(home, f), '{}');
+    const overlay = agentConfigOverlay('claude', home, { home: '.claude' });
+    expect(overlay.readOnly.map((p) => basename(p))).toEqual([
+      'CLAUDE.md',
+      'commands',
+      'hooks',
+      'plugins',
+      'settings.json',
+    ]);
+    expect(overlay.writable).toEqual([join(home, '.credentials.json')]);
+    expect(overlay.copied).toEqual([join(home, '.claude.json')]);
+  });
+
+  it('codex: config.toml, AGENTS.md, skills read-only; auth.json writable; installation_id copied; databases and sessions left out', () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
+    const home = join(dir, 'codex');
+    for (const d of ['skills', 'prompts', 'sessions', 'log', 'shell_snapshots'])
+      mkdirSync(join(home, d), { recursive: true });
+    for (const f of [
+      'config.toml',
+      'AGENTS.md',
+      'auth.json',
+      'installation_id',
+      'state_5.sqlite',
+      'state_5.sqlite-wal',
+    ])
+      writeFileSync(join(home, f), 'x');
+    const overlay = agentConfigOverlay('codex', home, { path: home });
+    expect(overlay.readOnly.map((p) => basename(p))).toEqual([
+      'AGENTS.md',
+      'config.toml',
+      'prompts',
+      'skills',
+    ]);
+    expect(overlay.writable).toEqual([join(home, 'auth.json')]);
+    expect(overlay.copied).toEqual([join(home, 'installation_id')]);
+  });
+
+  it('a login name that is a symlink or a folder is never bound writable (it is left out)', () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
+    const home = join(dir, 'codex');
+    mkdirSync(home);
+    writeFileSync(join(dir, 'elsewhere'), 'x');
+    symlinkSync(join(dir, 'elsewhere'), join(home, 'auth.json'));
+    const overlay = agentConfigOverlay('codex', home, { path: home });
+    expect(overlay.writable).toEqual([]);
+    expect(overlay.readOnly).toEqual([]);
   });
 });
 
@@ -134,9 +227,8 @@ describe('a parallel lane is fenced in its own worktree', () => {
       readOnly: [join(root, '.git'), join(root, 'relais')],
       writableOutside: [],
       network: { agents: true, verification: false },
-      homeDirs: [],
       homeFiles: [],
-      agentDirs: [],
+      agentConfigs: [],
     };
     const request = {
       cwd: lane,

@@ -77,7 +77,10 @@ function printOutcome(io: CommandIo, outcome: CycleInitOutcome): void {
   if (outcome.kind === 'bad_answers' || outcome.kind === 'write_failed')
     println(io.stderr, `relais cycle init: ${outcome.detail}`);
   if (outcome.kind === 'no_setup')
-    println(io.stderr, `relais cycle init: ${outcome.detail}\nFix: run \`relais init\` first.`);
+    println(
+      io.stderr,
+      `relais cycle init: ${outcome.detail}\nFix: ${outcome.fix ?? 'run `relais init` first.'}`,
+    );
   if (outcome.kind !== 'written') return;
   const { written } = outcome;
   println(io.stdout, `Written: ${written.written.join(', ')}`);

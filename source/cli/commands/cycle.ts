@@ -81,7 +81,7 @@ export async function cycleCommand(
 function exitFor(io: CommandIo, outcome: CycleCommandOutcome, json: boolean): number {
   switch (outcome.kind) {
     case 'refused':
-      println(io.stderr, `relais cycle: ${outcome.detail}`);
+      println(io.stderr, `relais cycle: ${outcome.detail}${outcome.fix ? `\nFix: ${outcome.fix}` : ''}`);
       return EXIT.BLOCKED;
     case 'resume_refused':
       println(io.stderr, `relais cycle --resume: ${outcome.detail}`);

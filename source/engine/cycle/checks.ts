@@ -10,6 +10,7 @@ import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import type { CycleContext } from './context.js';
 import { diffText, dirtyPaths, headOf, numstat } from './git-ops.js';
 import { describeGuarded, restoreGuarded, takeCycleGuards } from './guards.js';
+import { checkIntegrity, describeUndone, type IntegrityReport, takeIntegrityGuard } from './integrity.js';
 
 /**
  * verify_task Stage 1: seed 003's verify.sh as six deterministic checks, reported as JSON with
@@ -66,8 +67,15 @@ export interface Stage1Input {
  * `configProblem`: tests or lint could not run as configured, which is no fault of the task's.
  */
 export type Stage1Run =
-  | { readonly aborted: false; readonly report: Stage1Report; readonly configProblem: string | null }
-  | { readonly aborted: true };
+  | {
+      readonly aborted: false;
+      readonly damaged?: undefined;
+      readonly report: Stage1Report;
+      readonly configProblem: string | null;
+    }
+  | { readonly aborted: true }
+  /** The checks damaged existing git objects: nothing about this repository can be judged now. */
+  | { readonly aborted: false; readonly damaged: string[] };
 
 const NO_TESTS =
   'no test command: cycle.verify.tests is empty and relais.config.json has no parameter-free verification template, so a DET: criterion cannot pass; list the template ids that run the tests in cycle.verify.tests';
@@ -93,6 +101,7 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   // The project's own commands run here: they may not touch what the runner reads back (the plan,
   // STATE.json), relais.config.json, or git's control files; anything they change is restored.
   const guards = await takeCycleGuards(ctx, Object.values(logs));
+  const integrityGuard = await takeIntegrityGuard(ctx, { branchMayMove: false, stamps: true });
   const testIds = testTemplateIds(ctx);
   const tests =
     testIds.length === 0 && input.needsTests
@@ -100,7 +109,10 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
       : await runTemplates(ctx, testIds, logs.tests);
   const lint = tests.aborted ? tests : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint);
   const guarded = await restoreGuarded(ctx, guards);
+  const integrity = await checkIntegrity(ctx, integrityGuard);
+  if (integrity.damaged.length > 0) return { aborted: false, damaged: integrity.damaged };
   if (tests.aborted || lint.aborted) return { aborted: true };
+  failures.push(...integrityFailures(integrity));
   if (!tests.ok) failures.push(`tests: ${tests.detail}`);
   if (!lint.ok) failures.push(`lint: ${lint.detail}`);
 
@@ -139,9 +151,9 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
     tests: tests.ok,
     lint: lint.ok,
     diff: diffOk,
-    paths: blocked.length === 0 && guarded.changed.length === 0,
+    paths: blocked.length === 0 && guarded.changed.length === 0 && describeUndone(integrity) === null,
     secrets: secrets.length === 0,
-    git_clean: dirty.length === 0,
+    git_clean: dirty.length === 0 && integrity.rewritten.length === 0,
   };
   const report = {
     pass: Object.values(checks).every(Boolean),
@@ -161,6 +173,21 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   };
   const configProblem = [tests, lint].flatMap((t) => (t.configProblem ? [t.detail] : [])).join('; ');
   return { aborted: false, report, configProblem: configProblem || null };
+}
+
+/**
+ * Issue 14 around the checks: refs they moved and files git cannot judge (put back, removed), and
+ * tracked files rewritten while they ran (the verdict is about the committed tree: the tests ran
+ * on other bytes, even when the file was put back).
+ */
+function integrityFailures(integrity: IntegrityReport): string[] {
+  const undone = describeUndone(integrity);
+  return [
+    ...(undone ? [`paths: the test or lint run changed ${undone}`] : []),
+    ...(integrity.rewritten.length > 0
+      ? [`git_clean: rewritten while the checks ran: ${integrity.rewritten.slice(0, 10).join(', ')}`]
+      : []),
+  ];
 }
 
 interface TemplateRun {

@@ -1,3 +1,5 @@
+import { remediationOf } from '../protocol/codes.js';
+
 /**
  * Why a cycle failed or waits for a human, each with the one line that says what to do next
  * (shown by the reporter, the notification files and `relais status`).
@@ -33,7 +35,9 @@ const CYCLE_CODES = {
   CYCLE_DIRTY_TREE:
     'The worktree has uncommitted changes before implementation; commit or stash them (git status), then run `relais cycle --resume`.',
   CYCLE_PROTECTED_CHANGED:
-    'The implementer changed runner-owned files (relais/, relais.config.json) or git control files; they were restored, its work was kept aside (git stash) and the attempt failed. The next cycle retries with that as context.',
+    'The implementer changed runner-owned files (relais/, relais.config.json), git control files or refs (branches, tags), or left files git cannot judge (hard links, FIFOs, sockets); they were restored or removed, its work was kept aside (git stash) and the attempt failed. The next cycle retries with that as context.',
+  CYCLE_GIT_OBJECT_CORRUPTED:
+    'An object that existed before was changed, replaced or removed in .git/objects while the implementer or the checks ran; nothing more was committed and the cycle waits for you. Run `git fsck --full`, restore the damaged objects from a clone or backup, then run `relais cycle --resume`.',
   CYCLE_VERIFY_FAILED:
     'Verification failed (see failures); the next cycle retries the task with them as context.',
   CYCLE_VERIFY_UNCONFIGURED:
@@ -54,6 +58,8 @@ const CYCLE_CODES = {
   CYCLE_NO_DECIDE_ROW:
     'No row of the decide table matches this state; correct phase / task.sub_step in STATE.json, then run `relais cycle --resume`.',
   CYCLE_INTERNAL: 'The cycle hit an unexpected error (see detail); report it, then run again.',
+  // The tick's code and remediation (issue 14): no agent or check starts without the sandbox.
+  BLOCKED_SANDBOX_UNAVAILABLE: remediationOf('BLOCKED_SANDBOX_UNAVAILABLE'),
 } as const;
 
 export type CycleCode = keyof typeof CYCLE_CODES;

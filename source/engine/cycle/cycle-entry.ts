@@ -10,6 +10,7 @@ import {
   cyclePolicySchema,
   splitCycleSection,
 } from '../protocol/cycle-policy.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 import { loadConfig } from '../session/index.js';
 import { realClock } from '../supervise/clock.js';
@@ -46,7 +47,7 @@ export async function loadCycleSetup(
   root: string,
   given: GivenSections = {},
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ ok: true; setup: CycleSetup } | { ok: false; detail: string }> {
+): Promise<{ ok: true; setup: CycleSetup } | { ok: false; detail: string; fix?: string }> {
   const loaded = await loadConfig(root);
   if (!loaded.ok) return { ok: false, detail: loaded.detail };
   const fromConfig = splitCycleSection(loaded.config.cycle);
@@ -56,10 +57,12 @@ export async function loadCycleSetup(
     codexCli: given.codexCli ?? loaded.config.codex_cli,
   });
   if (!parsed.ok) return parsed;
-  const sandbox = await resolveSandbox(loaded.config, root, env);
+  // The sandbox knows the CODEX_HOME of the codex_cli section the cycle really uses (a caller's
+  // may differ from the config file's): it becomes Codex's private overlay there.
+  const sandbox = await resolveSandbox({ ...loaded.config, codex_cli: parsed.sections.codexCli }, root, env);
   // Issue 14: nothing runs without the sandbox unless the config says "off".
   if (sandbox.kind === 'unavailable')
-    return { ok: false, detail: `BLOCKED: ${sandbox.reason}. ${SANDBOX_FIX}` };
+    return { ok: false, detail: `BLOCKED_SANDBOX_UNAVAILABLE: ${sandbox.reason}`, fix: SANDBOX_FIX };
   return { ok: true, setup: { root, config: loaded.config, ...parsed.sections, sandbox } };
 }
 
@@ -88,7 +91,7 @@ export interface CycleRequest extends CycleRun {
 
 export type CycleCommandOutcome =
   /** The config's cycle sections are unusable, or the sandbox is missing: nothing ran. */
-  | { readonly kind: 'refused'; readonly detail: string }
+  | { readonly kind: 'refused'; readonly detail: string; readonly fix?: string }
   | { readonly kind: 'resume_refused'; readonly detail: string }
   /** `--resume` alone: the pause is over, no cycle ran. */
   | { readonly kind: 'resumed'; readonly phase: string }
@@ -106,7 +109,7 @@ const END_TEXT: Record<LoopEnd, string> = {
 
 export async function cycleEntry(request: CycleRequest): Promise<CycleCommandOutcome> {
   const loaded = await loadCycleSetup(request.root, request.given, request.env);
-  if (!loaded.ok) return { kind: 'refused', detail: loaded.detail };
+  if (!loaded.ok) return { kind: 'refused', detail: loaded.detail, fix: loaded.fix };
   if (request.resume) {
     const { verdict, reason } = request.resume;
     const resumed = await resumeCycle(request.root, loaded.setup.config.workspace_dir, {
@@ -134,6 +137,7 @@ async function runCycleEntry(
   run: CycleRun,
   mode: { readonly loop: boolean; readonly cycleId?: string },
 ): Promise<CycleEntryResult> {
+  warnIfSandboxOff(setup.sandbox, run.bus);
   const options = {
     root: setup.root,
     config: setup.config,

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineBus } from '../events.js';
 import { Git } from '../judge/git.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { agentRunnerFor } from '../session/index.js';
 import { type BrainstormAnswers, parseAnswers } from './brainstorm/answers.js';
 import { renderSeedDocs, type SeedDocs, type SeedWritten, writeSeedDocs } from './brainstorm/seed-docs.js';
@@ -44,7 +45,7 @@ export interface CycleInitRun {
 
 export type CycleInitOutcome =
   | { readonly kind: 'bad_answers'; readonly detail: string }
-  | { readonly kind: 'no_setup'; readonly detail: string }
+  | { readonly kind: 'no_setup'; readonly detail: string; readonly fix?: string }
   | { readonly kind: 'interrupted' }
   /** The human stopped the brainstorm or did not confirm: nothing written. */
   | { readonly kind: 'not_written' }
@@ -55,7 +56,7 @@ export async function cycleInitEntry(run: CycleInitRun): Promise<CycleInitOutcom
   const fromFile = run.answersFile === null ? null : await readAnswersFile(run.answersFile);
   if (fromFile && !fromFile.ok) return { kind: 'bad_answers', detail: fromFile.detail };
   const loaded = await loadCycleSetup(run.root, {}, run.env);
-  if (!loaded.ok) return { kind: 'no_setup', detail: loaded.detail };
+  if (!loaded.ok) return { kind: 'no_setup', detail: loaded.detail, fix: loaded.fix };
   const { setup } = loaded;
   const map = await mapCodebase(setup, run);
   // An interrupt during the mapping ends init: no brainstorm after Ctrl-C.
@@ -100,6 +101,7 @@ interface InitMapRun {
 const MAPPER_TIMEOUT_MS = 10 * 60 * 1000;
 
 function mapCodebase(setup: CycleSetup, run: InitMapRun): Promise<MapResult> {
+  warnIfSandboxOff(setup.sandbox, run.bus);
   const role = setup.config.agents.mapper;
   return runMapper({
     root: setup.root,

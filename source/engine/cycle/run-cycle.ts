@@ -59,7 +59,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleOutcome> {
   const sandbox = options.sandbox ?? (await resolveSandbox(options.config, repo.facts.root, options.env));
   // Issue 14: nothing runs without the sandbox unless the config says "off".
   if (sandbox.kind === 'unavailable')
-    return refuse(options, null, 'CYCLE_INTERNAL', `${sandbox.reason}. ${SANDBOX_FIX}`);
+    return refuse(options, null, 'BLOCKED_SANDBOX_UNAVAILABLE', `${sandbox.reason}. ${SANDBOX_FIX}`);
   await mkdir(paths.dir, { recursive: true });
   const lock = await acquireLock(paths.lock, 'relais cycle');
   if (!lock.ok) return refuse(options, null, 'CYCLE_LOCK_HELD', lock.detail);

@@ -163,6 +163,14 @@ export class Git {
     });
   }
 
+  /**
+   * The argv and environment of a call, hardening and pinned folders included, for a caller that
+   * runs it through the process port instead (patch apply, inside the sandbox).
+   */
+  command(args: readonly string[]): { cmd: string; args: string[]; env: NodeJS.ProcessEnv } {
+    return { cmd: 'git', args: [...HARDENING, ...args], env: { ...this.baseEnv } };
+  }
+
   /** Runs git and throws GitError on a non-zero exit. */
   async ok(args: readonly string[], call: GitCall = {}): Promise<Buffer> {
     const result = await this.run(args, call);

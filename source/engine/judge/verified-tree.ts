@@ -22,18 +22,39 @@ export async function judgedTree(git: Git, index: JudgeIndex): Promise<string> {
  * file, later reads reuse the stat data it recorded and rehash only files whose stat changed.
  */
 export interface DiskIndex {
+  /** The copy's environment (GIT_INDEX_FILE), for fileStamps. */
+  readonly env: Record<string, string>;
   tree(): Promise<string>;
   dispose(): Promise<void>;
 }
 
-export async function diskIndex(git: Git, index: JudgeIndex): Promise<DiskIndex> {
+export function diskIndex(git: Git, index: JudgeIndex): Promise<DiskIndex> {
+  return diskIndexFrom(git, index.file, ['add', '-u']);
+}
+
+/**
+ * The whole worktree as git would commit it (tracked files and new ones, ignored ones left out),
+ * read into a copy of the repository's own index: the tree the workflow's checks ran on, where no
+ * judge index exists yet (the `single` engine verifies before its judge runs).
+ */
+export function worktreeDiskIndex(git: Git, gitDir: string): Promise<DiskIndex> {
+  return diskIndexFrom(git, join(gitDir, 'index'), ['add', '-A']);
+}
+
+async function diskIndexFrom(git: Git, source: string, add: readonly string[]): Promise<DiskIndex> {
   const dir = await mkdtemp(join(tmpdir(), 'relais-verified-'));
   const copy = join(dir, 'index');
-  await copyFile(index.file, copy);
   const env = { GIT_INDEX_FILE: copy };
+  try {
+    await copyFile(source, copy);
+  } catch {
+    // No index yet (a fresh clone never checked out): start from HEAD, hashing every file once.
+    await git.ok(['read-tree', 'HEAD'], { env });
+  }
   return {
+    env,
     async tree() {
-      await git.ok(['add', '-u'], { env });
+      await git.ok([...add], { env });
       return git.text(['write-tree'], { env });
     },
     dispose: () => rm(dir, { recursive: true, force: true }),
@@ -45,7 +66,7 @@ export async function diskIndex(git: Git, index: JudgeIndex): Promise<DiskIndex>
  * yet the checks ran on other bytes. Its inode change time gives it away (no builder can set a
  * change time back): every path the commit records is stamped before and after.
  */
-export async function fileStamps(git: Git, index: JudgeIndex): Promise<Map<string, string>> {
+export async function fileStamps(git: Git, index: Pick<JudgeIndex, 'env'>): Promise<Map<string, string>> {
   const stamps = new Map<string, string>();
   for (const path of splitNul(await git.ok(['ls-files', '-z'], { env: index.env }))) {
     // Synchronous on purpose: one lstat per committed path, thousands of them, nothing to overlap.

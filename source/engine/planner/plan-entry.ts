@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import type { EngineBus } from '../events.js';
 import type { GatePort } from '../gates.js';
+import { remediationOf } from '../protocol/codes.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import {
   acquireLock,
   agentRunnerFor,
@@ -159,10 +161,17 @@ async function planPrdEntry(run: PlanRun, gates: GatePort): Promise<PrdPlanResul
   }
 }
 
-async function agentMissing({ setup, env }: PlanRun): Promise<PlanRefusal | null> {
+async function agentMissing(run: PlanRun): Promise<PlanRefusal | null> {
+  const { setup, env } = run;
   // Issue 14: no agent starts without the OS sandbox unless the config says "off".
   const noSandbox = sandboxRefusal(setup.sandbox);
-  if (noSandbox) return { kind: 'cannot_start', detail: `BLOCKED: ${noSandbox.detail}`, fix: null };
+  if (noSandbox)
+    return {
+      kind: 'cannot_start',
+      detail: `${noSandbox.code}: ${noSandbox.detail}`,
+      fix: remediationOf(noSandbox.code),
+    };
+  warnIfSandboxOff(setup.sandbox, run.bus);
   const missing = await missingAgentCommand(setup.config, 'planner', env, setup.facts.root);
   return missing
     ? {

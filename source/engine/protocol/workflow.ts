@@ -52,6 +52,7 @@ export const FAILURE_REASONS = [
   'cycle_stopped',
   'merge_failed',
   'phase_budget_exhausted',
+  'integrity_violation',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -88,6 +89,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'A phase reached its own cap, workflow.phases.<phase>.max_cost_usd or max_calls (ralphy status shows the spend per phase). Raise it deliberately (relais config set), then ralphy start resumes the phase.',
   cycle_stopped:
     'The cycle (`relais cycle`) stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
+  integrity_violation:
+    'The agent, or the checks run on its work, broke what the runner guards beyond scope: an existing git object was changed (STOP_GIT_OBJECT_CORRUPTED), or files changed while the checks ran, so what passed is not what would be committed (STOP_TREE_CHANGED_DURING_VERIFY). Everything was rolled back and its work kept aside (see detail), unless the rollback itself failed (STOP_ROLLBACK_FAILED: the in-flight record stays, and the next ralphy start recovers or says what to do). For a damaged object run `git fsck --full` and restore it from a clone; otherwise find what writes to the tree during the checks (a background process, a check that edits sources), then ralphy start resumes the phase.',
   merge_failed:
     "A parallel lane's verified task could not land (a rebase conflict, or a check failing on the merged tree) even after a re-run on the new base, and nobody approved another try. Its worktrees are kept (relais worktrees list); resolve it by hand or give the tasks scopes that do not overlap, then ralphy start resumes the implementation.",
 };

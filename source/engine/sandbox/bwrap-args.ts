@@ -1,4 +1,5 @@
 import { basename, join } from 'node:path';
+import type { AgentConfigOverlay } from './agent-config.js';
 import type { SandboxPolicy } from './policy.js';
 
 /**
@@ -12,17 +13,34 @@ import type { SandboxPolicy } from './policy.js';
  * - Each writable folder is its own bind mount: link(2) across mounts fails with EXDEV, so no hard
  *   link can join a writable path to a file outside it.
  * - `--new-session` detaches from the runner's terminal (no TIOCSTI keystroke injection).
+ * - An agent CLI's config folder is its private overlay (scratch/config/<n>, made by makeScratch)
+ *   with the user's entries bound into it one by one (agent-config.ts).
  */
 export function bwrapArgs(policy: SandboxPolicy, scratch: string, cwd: string): string[] {
   const home = join(scratch, 'home');
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', scratch, scratch];
-  for (const dir of policy.homeDirs) args.push('--bind', dir, join(home, basename(dir)));
+  policy.agentConfigs.forEach((overlay, index) => {
+    args.push(...overlayArgs(overlay, configScratch(scratch, index), home));
+  });
   for (const dir of policy.writable) args.push('--bind', dir, dir);
   for (const path of policy.readOnly) args.push('--ro-bind', path, path);
   for (const file of policy.writableFiles) args.push('--bind', file, file);
   args.push('--unshare-pid', '--unshare-ipc', '--die-with-parent', '--new-session');
   if (!policy.network) args.push('--unshare-net');
   args.push('--chdir', cwd, '--');
+  return args;
+}
+
+/** The private folder of the `index`th agent config overlay, inside the scratch. */
+export function configScratch(scratch: string, index: number): string {
+  return join(scratch, 'config', String(index));
+}
+
+function overlayArgs(overlay: AgentConfigOverlay, privateDir: string, home: string): string[] {
+  const target = 'home' in overlay.at ? join(home, overlay.at.home) : overlay.at.path;
+  const args = ['--bind', privateDir, target];
+  for (const path of overlay.readOnly) args.push('--ro-bind', path, join(target, basename(path)));
+  for (const path of overlay.writable) args.push('--bind', path, join(target, basename(path)));
   return args;
 }
 

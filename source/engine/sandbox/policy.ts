@@ -1,3 +1,5 @@
+import type { AgentConfigOverlay } from './agent-config.js';
+
 /**
  * What one sandboxed process may do (docs/ARCHITECTURE.md "The OS sandbox", docs/sandbox.md, issue 14). Every path is absolute and
  * already resolved through symlinks, so the bwrap argv built from it binds exactly what was checked.
@@ -17,8 +19,12 @@ export interface SandboxPolicy {
   readonly writableFiles: readonly string[];
   /** Bound read-only after the writable ones, so they stay read-only inside them: `.git/`, `relais/`. */
   readonly readOnly: readonly string[];
-  /** Folders of the real HOME the agent needs (its login, ~/.claude), bound writable into the scratch HOME. */
-  readonly homeDirs: readonly string[];
+  /**
+   * The agent CLIs' config folders (~/.claude, ~/.codex, CLAUDE_CONFIG_DIR, CODEX_HOME), each a
+   * private overlay: the user's config read-only, the login file writable, the rest thrown away
+   * (agent-config.ts).
+   */
+  readonly agentConfigs: readonly AgentConfigOverlay[];
   /** Files of the real HOME the agent needs (~/.claude.json), copied into the scratch HOME. */
   readonly homeFiles: readonly string[];
   /** Host network (agents reach their API) or none at all (verification's default). */

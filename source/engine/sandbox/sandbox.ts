@@ -3,6 +3,7 @@ import { join, relative } from 'node:path';
 import { findExecutable } from '../agents/find-executable.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { runProcess } from '../supervise/run-process.js';
+import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './agent-config.js';
 import type { SandboxPolicy } from './policy.js';
 import { isInside, outermost, writableDirsForGlobs } from './writable-paths.js';
 
@@ -19,13 +20,22 @@ export type Sandbox =
       readonly readOnly: readonly string[];
       readonly writableOutside: readonly string[];
       readonly network: { readonly agents: boolean; readonly verification: boolean };
-      readonly homeDirs: readonly string[];
       readonly homeFiles: readonly string[];
-      /** Config folders the agents' own environment names (CODEX_HOME, CLAUDE_CONFIG_DIR): writable for agents. */
-      readonly agentDirs: readonly string[];
+      /**
+       * The agent CLIs' config folders on the host (~/.claude, ~/.codex, and the CODEX_HOME or
+       * CLAUDE_CONFIG_DIR the agents' environment names): each one a private overlay for agents.
+       */
+      readonly agentConfigs: readonly AgentConfigDir[];
     }
   | { readonly kind: 'off' }
   | { readonly kind: 'unavailable'; readonly reason: string };
+
+export interface AgentConfigDir {
+  readonly cli: AgentCli;
+  /** The folder on the host (resolved). */
+  readonly dir: string;
+  readonly at: AgentConfigOverlay['at'];
+}
 
 export interface SandboxSettings {
   readonly mode: 'bwrap' | 'off';
@@ -45,8 +55,12 @@ export function sandboxSettings(config: RelaisConfig): SandboxSettings {
 export const SANDBOX_FIX =
   'Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set "sandbox": "off" in relais.config.json to run unprotected.';
 
-/** What an agent's CLI keeps its login in, under HOME. */
-const AGENT_HOME_ENTRIES = ['.claude', '.claude.json', '.codex'];
+/** What an agent's CLI keeps its login and config in, under HOME. */
+const AGENT_HOME_DIRS: ReadonlyArray<{ name: string; cli: AgentCli }> = [
+  { name: '.claude', cli: 'claude' },
+  { name: '.codex', cli: 'codex' },
+];
+const AGENT_HOME_FILES = ['.claude.json'];
 
 export async function resolveSandbox(
   config: RelaisConfig,
@@ -62,8 +76,11 @@ export async function resolveSandbox(
     existsSync(p),
   );
   const home = env.HOME ? safeReal(env.HOME) : null;
-  const homeEntries = home
-    ? AGENT_HOME_ENTRIES.map((name) => join(home, name)).filter((p) => existsSync(p))
+  const homeFiles = home ? AGENT_HOME_FILES.map((name) => join(home, name)).filter((p) => isFile(p)) : [];
+  const homeDirs: AgentConfigDir[] = home
+    ? AGENT_HOME_DIRS.map(({ name, cli }) => ({ cli, dir: join(home, name), at: { home: name } })).filter(
+        (d) => isDir(d.dir),
+      )
     : [];
   return {
     kind: 'bwrap',
@@ -75,9 +92,8 @@ export async function resolveSandbox(
       .map(safeReal)
       .filter((p): p is string => p !== null && p !== realRoot && !isInside(p, realRoot)),
     network: settings.network,
-    homeDirs: homeEntries.filter((p) => statSync(p).isDirectory()),
-    homeFiles: homeEntries.filter((p) => statSync(p).isFile()),
-    agentDirs: agentConfigDirs(config, env, realRoot),
+    homeFiles,
+    agentConfigs: [...homeDirs, ...agentConfigDirs(config, env, realRoot)],
   };
 }
 
@@ -117,14 +133,12 @@ function policyFor(
     kind: 'bwrap',
     bwrap: sandbox.bwrap,
     root: sandbox.root,
-    writable: outermost([
-      ...inRepo,
-      ...sandbox.writableOutside,
-      ...(role === 'agents' ? sandbox.agentDirs : []),
-    ]),
+    writable: outermost([...inRepo, ...sandbox.writableOutside]),
     readOnly: sandbox.readOnly,
     writableFiles,
-    homeDirs: role === 'agents' ? sandbox.homeDirs : [],
+    // Listed now, at each process start: the overlay binds what the folder holds at this moment.
+    agentConfigs:
+      role === 'agents' ? sandbox.agentConfigs.map((d) => agentConfigOverlay(d.cli, d.dir, d.at)) : [],
     homeFiles: role === 'agents' ? sandbox.homeFiles : [],
     network: sandbox.network[role],
   };
@@ -201,24 +215,43 @@ export function probeBwrap(
 
 /**
  * An agent CLI told where its login and state live (CODEX_HOME, CLAUDE_CONFIG_DIR, in the runner's
- * environment or the config's extra_env) writes there at every start: without it writable, Codex
- * exits at once inside the sandbox. Never a folder inside the repository (that would widen the fence).
+ * environment or the config's extra_env of either CLI) reads and writes there at every start:
+ * without it, Codex exits at once inside the sandbox. It becomes a private overlay at its own
+ * path. Never a folder inside the repository, nor one holding it (that would widen the fence).
  */
-function agentConfigDirs(config: RelaisConfig, env: NodeJS.ProcessEnv, realRoot: string): string[] {
-  const named = [
-    env.CODEX_HOME,
-    env.CLAUDE_CONFIG_DIR,
-    config.codex_cli?.extra_env?.CODEX_HOME,
-    config.codex_cli?.extra_env?.CLAUDE_CONFIG_DIR,
+function agentConfigDirs(config: RelaisConfig, env: NodeJS.ProcessEnv, realRoot: string): AgentConfigDir[] {
+  const named: Array<{ cli: AgentCli; path: string | undefined }> = [
+    { cli: 'codex', path: env.CODEX_HOME },
+    { cli: 'claude', path: env.CLAUDE_CONFIG_DIR },
+    { cli: 'codex', path: config.codex_cli?.extra_env?.CODEX_HOME },
+    { cli: 'claude', path: config.codex_cli?.extra_env?.CLAUDE_CONFIG_DIR },
+    { cli: 'codex', path: config.claude_code_cli?.extra_env?.CODEX_HOME },
+    { cli: 'claude', path: config.claude_code_cli?.extra_env?.CLAUDE_CONFIG_DIR },
   ];
-  const dirs = named
-    .filter((p): p is string => typeof p === 'string' && p.length > 0)
-    .map(safeReal)
-    .filter(
-      (p): p is string => p !== null && p !== realRoot && !isInside(p, realRoot) && !isInside(realRoot, p),
-    )
-    .filter((p) => statSync(p).isDirectory());
-  return [...new Set(dirs)];
+  const dirs: AgentConfigDir[] = [];
+  for (const { cli, path } of named) {
+    const real = path ? safeReal(path) : null;
+    if (real === null || real === realRoot || isInside(real, realRoot) || isInside(realRoot, real)) continue;
+    if (!isDir(real) || dirs.some((d) => d.dir === real)) continue;
+    dirs.push({ cli, dir: real, at: { path: real } });
+  }
+  return dirs;
+}
+
+function isDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function safeReal(path: string): string | null {

@@ -5,22 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
  * a tool may put grandchildren in groups of their own; on Linux /proc tells us the whole tree.
  */
 
-export function descendantsOf(rootPid: number): number[] {
-  const children = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const name of entries) {
-    if (!/^\d+$/.test(name)) continue;
-    const parent = parentPid(Number(name));
-    if (parent === null) continue;
-    const list = children.get(parent) ?? [];
-    list.push(Number(name));
-    children.set(parent, list);
-  }
+export function descendantsOf(rootPid: number, children = childrenMap()): number[] {
   const found: number[] = [];
   const pending = [rootPid];
   while (pending.length > 0) {
@@ -31,6 +16,26 @@ export function descendantsOf(rootPid: number): number[] {
     }
   }
   return found;
+}
+
+/** Every process's children, from one pass over /proc. */
+function childrenMap(): Map<number, number[]> {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return children;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const parent = parentPid(Number(name));
+    if (parent === null) continue;
+    const list = children.get(parent) ?? [];
+    list.push(Number(name));
+    children.set(parent, list);
+  }
+  return children;
 }
 
 function parentPid(pid: number): number | null {
@@ -204,10 +209,46 @@ export class TreeWatch {
   }
 }
 
-/** CPU time (clock ticks) of the agent's child processes: its tools at work, on Linux. */
+/**
+ * The agent process and its tools under a recorded process-group leader. Unsandboxed the leader is
+ * the agent itself. In the sandbox it is bwrap, whose child is bwrap again (the init of the
+ * sandbox's PID namespace): the agent is that init's first child, and every other process in the
+ * sandbox is a tool, the orphans the init adopted included (a double-forked test server).
+ */
+export function agentTree(pgid: number): { readonly agent: number; readonly tools: number[] } {
+  const children = childrenMap();
+  let top = pgid;
+  for (let depth = 0; depth < 2 && commandName(top) === 'bwrap'; depth++) {
+    const inner = (children.get(top) ?? []).find((pid) => commandName(pid) === 'bwrap');
+    if (inner === undefined) break;
+    top = inner;
+  }
+  if (commandName(top) !== 'bwrap') return { agent: top, tools: descendantsOf(top, children) };
+  const byAge = [...(children.get(top) ?? [])].sort((a, b) => startOf(a) - startOf(b));
+  const agent = byAge[0] ?? top;
+  return { agent, tools: descendantsOf(top, children).filter((pid) => pid !== agent) };
+}
+
+function commandName(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+function startOf(pid: number): number {
+  return Number(processStartTicks(pid) ?? Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * CPU time (clock ticks) of the agent's tools (its child processes, in the sandbox every process
+ * but the agent), on Linux: never the agent's own, so an agent busy on its own (streaming, a spin)
+ * does not pass for tools at work.
+ */
 export function toolCpuTicks(pgid: number): number {
   let total = 0;
-  for (const pid of descendantsOf(pgid)) {
+  for (const pid of agentTree(pgid).tools) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

@@ -10,7 +10,7 @@ import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
 import { sandboxRefusalIn } from '../sandbox/refusal.js';
-import { agentSandbox } from '../sandbox/sandbox.js';
+import { agentSandbox, sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import { effectiveScopeFor } from '../session/judge-phase.js';
 import { recordAgentInFlight } from '../session/recover.js';
 import type { ProcessResult } from '../supervise/run-process.js';
@@ -187,7 +187,12 @@ async function buildWithPatch(ctx: TickContext, task: BuildTask, patch: string):
   if (!seen.ok) return refuse('STOP_PATCH_INVALID', [seen.error]);
   const theirs = await validatePatch(patch, rules, seen.paths);
   if (!theirs.ok) return refuse(theirs.code, theirs.problems);
-  const applied = await applyPatch(setup.git, patch);
+  // In the sandbox: writable only in the task's folders, no network (the patch is data, not an agent).
+  const applied = await applyPatch(
+    setup.git,
+    patch,
+    verificationSandbox(sandboxForTree(setup.sandbox, setup.facts.root), task.scope.allowed_globs),
+  );
   options.bus.emit({
     type: 'agent.finished',
     role: 'builder',

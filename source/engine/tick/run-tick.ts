@@ -8,6 +8,7 @@ import { guardWorkspace, type ProtectedGuard, RepositoryReplacedError } from '..
 import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from '../session/judge-phase.js';
 import { type Block, checkStartConditions } from '../session/preflight.js';
@@ -82,13 +83,7 @@ async function lockedTick(
   if (!recovered.ok) return finishWithoutTick(found, record, recovered.block, null, options, now);
   const setup = recovered.setup;
   record.sandbox = setup.sandbox.kind;
-  if (setup.sandbox.kind === 'off')
-    options.bus.emit({
-      type: 'log',
-      level: 'warn',
-      message:
-        'sandbox is "off" in relais.config.json: agents and verifications run unprotected (no PID namespace, no write fence)',
-    });
+  warnIfSandboxOff(setup.sandbox, options.bus);
   const start = await checkStartConditions(setup, true, options.env, options.runCaps);
   if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   if (start.removedTmp.length > 0)

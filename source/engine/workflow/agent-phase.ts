@@ -4,10 +4,11 @@ import type { AgentRequest } from '../agents/agent-run.js';
 import { recordAgentInFlight } from '../session/recover.js';
 import { PACKAGE_ROOT } from '../workspace/package-assets.js';
 import { runAgentStep, type StepOutcome } from './agent-step.js';
+import type { CheckedTree } from './checked-tree.js';
 import type { BreakerPhase, PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { rejectionNote } from './gate-feedback.js';
-import { type JudgedRun, judgedAgentRun, type PhaseScope } from './judged-run.js';
+import { type JudgedRun, judgedAgentRun, type PhaseScope, phaseWriteFence } from './judged-run.js';
 import { answerQuestion, judgedFailure, phaseSignal, unfinished } from './phase-helpers.js';
 import type { PlanTask } from './tasks-file.js';
 
@@ -32,6 +33,8 @@ export interface AgentPhase {
   readonly verifyDone: (text: string) => Promise<string | null>;
   /** TASKS.md statuses changed while the agent ran (the single dev-agent updates them). */
   readonly onTasks?: (tasks: PlanTask[]) => Promise<void>;
+  /** The tree the runner's checks passed on, which the commit must record (the single dev-agent). */
+  readonly verifiedTree?: () => CheckedTree | null;
 }
 
 export type AgentPhaseResult = { kind: 'done'; run: JudgedRun } | { kind: 'end'; result: PhaseResult };
@@ -62,42 +65,48 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
         ? `The human answered your earlier question: ${ctx.workflow.pending_answer}`
         : null,
     );
-    const run = await judgedAgentRun(ctx, spec.scope, spec.commitMessage, async (): Promise<StepOutcome> => {
-      let costSoFar = 0;
-      for (;;) {
-        const step = await runAgentStep({
-          role: spec.role,
-          runner: ctx.runner,
-          bus: ctx.bus,
-          breaker,
-          clock: ctx.options.clock,
-          signal: phase.signal,
-          retries: ctx.setup.config.workflow.agent_retries,
-          request: async (retryNote) => ({
-            ...request(ctx, spec, await spec.prompt(joinNotes(note, retryNote))),
-            onSpawn: (pgid) => {
-              agentRecord = recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined);
-            },
-          }),
-          verifyDone: spec.verifyDone,
-          watch: evidenceWatcher(ctx, breaker, spec.onTasks),
-          onBreaker: ctx.breakerReporter(breaker),
-          onCost: (usd) => ctx.addCost(usd),
-          // Cost is known once a run ends: a finished step is kept; no new run starts past the cap.
-          stopIf: () => ctx.overBudget()?.detail ?? null,
-          onWaiting: (until) => ctx.waiting(until),
-        });
-        costSoFar += step.costUsd;
-        await agentRecord;
-        if (step.kind === 'over_budget') overBudget = step.detail;
-        if (step.kind !== 'question') return { ...step, costUsd: costSoFar };
-        note = await answerQuestion(ctx, spec.role, step, breaker);
-        if (note === null) {
-          unanswered = step.question;
-          return { kind: 'failed', detail: 'needs input', costUsd: costSoFar };
+    const run = await judgedAgentRun(
+      ctx,
+      spec.scope,
+      spec.commitMessage,
+      spec.verifiedTree,
+      async (): Promise<StepOutcome> => {
+        let costSoFar = 0;
+        for (;;) {
+          const step = await runAgentStep({
+            role: spec.role,
+            runner: ctx.runner,
+            bus: ctx.bus,
+            breaker,
+            clock: ctx.options.clock,
+            signal: phase.signal,
+            retries: ctx.setup.config.workflow.agent_retries,
+            request: async (retryNote) => ({
+              ...request(ctx, spec, await spec.prompt(joinNotes(note, retryNote))),
+              onSpawn: (pgid) => {
+                agentRecord = recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined);
+              },
+            }),
+            verifyDone: spec.verifyDone,
+            watch: evidenceWatcher(ctx, breaker, spec.onTasks),
+            onBreaker: ctx.breakerReporter(breaker),
+            onCost: (usd) => ctx.addCost(usd),
+            // Cost is known once a run ends: a finished step is kept; no new run starts past the cap.
+            stopIf: () => ctx.overBudget()?.detail ?? null,
+            onWaiting: (until) => ctx.waiting(until),
+          });
+          costSoFar += step.costUsd;
+          await agentRecord;
+          if (step.kind === 'over_budget') overBudget = step.detail;
+          if (step.kind !== 'question') return { ...step, costUsd: costSoFar };
+          note = await answerQuestion(ctx, spec.role, step, breaker);
+          if (note === null) {
+            unanswered = step.question;
+            return { kind: 'failed', detail: 'needs input', costUsd: costSoFar };
+          }
         }
-      }
-    });
+      },
+    );
     const end = (result: PhaseResult): AgentPhaseResult => ({
       kind: 'end',
       result: withKept(result, run.kept),
@@ -164,6 +173,8 @@ function request(
         : undefined,
     streaming: true,
     cwd: facts.root,
+    // Claude Code refuses an Edit or Write outside the phase's scope before it happens.
+    writeFence: phaseWriteFence(ctx, spec.scope),
     timeoutMs: spec.runTimeoutMs,
   };
 }

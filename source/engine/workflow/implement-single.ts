@@ -1,5 +1,6 @@
 import { testCommandOf } from '../supervise/breaker-settings.js';
 import { readAgentPrompt, runAgentPhase } from './agent-phase.js';
+import { type CheckedTree, checksOnHeldTree } from './checked-tree.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { fill, readProjectFile, readTasksFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
@@ -13,6 +14,8 @@ import { recordTasks } from './spec-phase.js';
  */
 export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult> {
   const { workflow, scope } = ctx.setup.config;
+  // The tree of the last checks that passed: the commit must record exactly that one (issue 14).
+  let passedOn: CheckedTree | null = null;
   const template = await readAgentPrompt(ctx, 'dev.txt');
   const outcome = await runAgentPhase(ctx, {
     role: 'dev',
@@ -38,7 +41,12 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
         TEST_COMMAND: testCommandOf(ctx.setup.config) ?? 'the project tests',
         NOTE: note ?? '',
       }),
-    verifyDone: () => implementationProblem(ctx),
+    verifyDone: async () => {
+      const found = await implementationProblem(ctx);
+      passedOn = found.checked;
+      return found.problem;
+    },
+    verifiedTree: () => passedOn,
     onTasks: async (tasks) => {
       await recordTasks(ctx, tasks);
       for (const task of tasks.filter((t) => t.status === 'completed'))
@@ -65,18 +73,41 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
   return { kind: 'next', event: 'exit_signal' };
 }
 
-/** Why the dev-agent's "done" is not believed yet: tasks left, or a failing check. */
-async function implementationProblem(ctx: WorkflowContext): Promise<string | null> {
+/**
+ * Why the dev-agent's "done" is not believed yet: tasks left, or a failing check; and, when the
+ * checks passed, the tree they passed on.
+ */
+async function implementationProblem(
+  ctx: WorkflowContext,
+): Promise<{ problem: string | null; checked: CheckedTree | null }> {
   const parsed = await readTasksFile(ctx);
-  if (!parsed.ok) return `${TASKS_FILE} does not parse any more: ${parsed.problems.slice(0, 3).join('; ')}`;
+  if (!parsed.ok)
+    return {
+      problem: `${TASKS_FILE} does not parse any more: ${parsed.problems.slice(0, 3).join('; ')}`,
+      checked: null,
+    };
   await recordTasks(ctx, parsed.tasks);
   const open = parsed.tasks.filter((t) => t.status !== 'completed');
-  if (open.length > 0)
-    return `${TASKS_FILE} still shows ${open.length} task(s) not completed: ${open
+  if (open.length > 0) {
+    const listed = open
       .slice(0, 5)
       .map((t) => `${t.number}. ${t.title}`)
-      .join(', ')}`;
-  const checks = await runProjectChecks(ctx, ctx.options.signal);
-  if (checks.aborted) return 'the checks were interrupted';
-  return checks.problem;
+      .join(', ');
+    return {
+      problem: `${TASKS_FILE} still shows ${open.length} task(s) not completed: ${listed}`,
+      checked: null,
+    };
+  }
+  const { git, facts } = ctx.setup;
+  const { result: checks, checked } = await checksOnHeldTree(git, facts.gitDir, () =>
+    runProjectChecks(ctx, ctx.options.signal),
+  );
+  if (checked.removed.length > 0)
+    ctx.bus.emit({
+      type: 'log',
+      level: 'info',
+      message: `removed ${checked.removed.length} file(s) the checks created (not the agent's work): ${checked.removed.slice(0, 5).join(', ')}`,
+    });
+  if (checks.aborted) return { problem: 'the checks were interrupted', checked: null };
+  return { problem: checks.problem, checked: checks.problem === null ? checked : null };
 }

@@ -1,14 +1,18 @@
+import type { WriteFence } from '../agents/claude-code/scope-hook.js';
 import { commitJudgedTree } from '../judge/commit.js';
 import { keepAside } from '../judge/keep-aside.js';
 import { rollback } from '../judge/rollback.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
 import { undoBeyondGit } from '../judge/stop-cleanup.js';
+import type { JudgeIndex } from '../judge/touched-set.js';
+import { TreeChangedError } from '../judge/verified-tree.js';
 import type { BlastRadius } from '../protocol/report.js';
 import { type BuildGuards, judgeChanges, takeBuildGuards } from '../session/judge-phase.js';
 import { agentFile, clearInflight, markInflight, recordCommitInFlight } from '../session/recover.js';
 import { newRunId } from '../session/run-id.js';
 import { CONFIG_FILE_NAME, type WorkspacePaths } from '../workspace/paths.js';
 import type { StepOutcome } from './agent-step.js';
+import type { CheckedTree } from './checked-tree.js';
 import type { WorkflowContext } from './context.js';
 
 /**
@@ -42,6 +46,8 @@ export async function judgedAgentRun(
   ctx: WorkflowContext,
   phaseScope: PhaseScope,
   commitMessage: string,
+  /** The tree the runner's checks passed on (checked-tree.ts): the commit records that or nothing. */
+  verifiedTree: (() => CheckedTree | null) | undefined,
   run: () => Promise<StepOutcome>,
 ): Promise<JudgedRun> {
   const { setup } = ctx;
@@ -84,21 +90,25 @@ export async function judgedAgentRun(
     touched_paths: touched.slice(0, 200),
   });
   const base = { step, touched, blast: judged.blast, blastLine: judged.blastLine };
-  try {
-    if (step.kind !== 'done' || judged.verdict.code !== null) {
+  const setAside = async (violations: string[]): Promise<JudgedRun> => {
+    try {
       const kept = await keepAside(setup.git, setup.facts, setup.paths, runId);
-      await undo(ctx, guards, [`refs/relais/recovered/${runId}`]);
-      const violations =
-        step.kind === 'done' ? judged.verdict.violations.map((v) => `${judged.verdict.code}: ${v}`) : [];
-      return { ...base, violations, commit: null, kept };
+      const unclean = await undo(ctx, guards, [`refs/relais/recovered/${runId}`]);
+      return { ...base, violations: [...violations, ...unclean], commit: null, kept };
+    } catch (error) {
+      // Never "rolled back" when it was not (issue 14): the in-flight record stays for the next start.
+      const failed = `STOP_ROLLBACK_FAILED: rollback failed: ${(error as Error).message.split('\n')[0]}`;
+      return { ...base, violations: [...violations, failed], commit: null, kept: null };
     }
-    const committed = await commitJudgedTree(
-      setup.git,
-      setup.facts,
-      judged.touched.index,
-      commitMessage,
-      (commit) => recordCommitInFlight(setup.paths, commit),
-    );
+  };
+  try {
+    if (step.kind !== 'done') return await setAside([]);
+    if (judged.verdict.code !== null)
+      return await setAside(judged.verdict.violations.map((v) => `${judged.verdict.code}: ${v}`));
+    const checked = verifiedTree?.() ?? null;
+    if (checked?.changedDuring) return await setAside([`${TREE_CHANGED}: ${checked.changedDuring}`]);
+    const committed = await commitVerified(ctx, judged.touched.index, commitMessage, checked);
+    if (!committed.ok) return await setAside([`${TREE_CHANGED}: ${committed.detail}`]);
     await clearInflight(setup.paths);
     await ctx.refreshFacts();
     return { ...base, violations: [], commit: committed.commit, kept: null };
@@ -107,9 +117,44 @@ export async function judgedAgentRun(
   }
 }
 
+const TREE_CHANGED = 'STOP_TREE_CHANGED_DURING_VERIFY';
+
+/** Commits the judged tree, refused (before any commit exists) when it is not the verified one. */
+async function commitVerified(
+  ctx: WorkflowContext,
+  index: JudgeIndex,
+  message: string,
+  checked: CheckedTree | null,
+): Promise<{ ok: true; commit: string | null } | { ok: false; detail: string }> {
+  const { setup } = ctx;
+  try {
+    const committed = await commitJudgedTree(
+      setup.git,
+      setup.facts,
+      index,
+      message,
+      (commit) => recordCommitInFlight(setup.paths, commit),
+      checked?.tree,
+    );
+    return { ok: true, commit: committed.commit };
+  } catch (error) {
+    if (!(error instanceof TreeChangedError)) throw error;
+    return { ok: false, detail: error.message };
+  }
+}
+
 /** Runner-owned files written while a workflow's agent runs: its state, the agent record, aborts. */
 export function workflowRunnerWrites(paths: WorkspacePaths): string[] {
   return [paths.workflow, paths.abortRequest, agentFile(paths)];
+}
+
+/**
+ * The phase's scope as Claude Code's PreToolUse hook refuses it before the write (issue 14): the
+ * judge's own globs, so the first fence never lets through what the second would stop.
+ */
+export function phaseWriteFence(ctx: WorkflowContext, phase: PhaseScope): WriteFence {
+  const scope = scopeOf(ctx, phase);
+  return { allowed: [scope.taskAllowed], forbidden: [...scope.forbidden] };
 }
 
 function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {
@@ -134,7 +179,12 @@ function scopeOf(ctx: WorkflowContext, phase: PhaseScope): EffectiveScope {
   };
 }
 
-async function undo(ctx: WorkflowContext, guards: BuildGuards, keepRefs: readonly string[]): Promise<void> {
+/** Rolls the run back; a rollback that could not make the tree clean says so (and keeps the record). */
+async function undo(
+  ctx: WorkflowContext,
+  guards: BuildGuards,
+  keepRefs: readonly string[],
+): Promise<string[]> {
   const { setup } = ctx;
   // Unsafe files and refs first (issue 14): restored refs let the rollback's git read them.
   await undoBeyondGit(setup.facts, setup.paths, guards, keepRefs);
@@ -147,5 +197,11 @@ async function undo(ctx: WorkflowContext, guards: BuildGuards, keepRefs: readonl
     sideBefore: guards.sideBefore,
   });
   // A rollback that could not make the tree clean keeps the record: the next start recovers it.
-  if (result.clean) await clearInflight(setup.paths);
+  if (result.clean) {
+    await clearInflight(setup.paths);
+    return [];
+  }
+  return [
+    `STOP_ROLLBACK_FAILED: rollback did not leave the tree clean: ${result.notes.slice(0, 3).join('; ')}`,
+  ];
 }

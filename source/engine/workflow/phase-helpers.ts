@@ -105,11 +105,19 @@ export function stopped(ctx: WorkflowContext): PhaseResult {
     : { kind: 'stopped' };
 }
 
+/** Stops that are about the repository's integrity, not the scope of the change (issue 14). */
+const INTEGRITY_CODES = [
+  'STOP_GIT_OBJECT_CORRUPTED',
+  'STOP_TREE_CHANGED_DURING_VERIFY',
+  'STOP_ROLLBACK_FAILED',
+];
+
 export function judgedFailure(run: JudgedRun, role: string): PhaseResult | null {
   if (run.violations.length === 0) return null;
+  const integrity = run.violations.some((v) => INTEGRITY_CODES.some((code) => v.startsWith(`${code}:`)));
   return {
     kind: 'fail',
-    reason: 'scope_violation',
+    reason: integrity ? 'integrity_violation' : 'scope_violation',
     detail: `${role}-agent changed what it may not (rolled back): ${run.violations.slice(0, 5).join('; ')}`,
   };
 }

@@ -6,6 +6,7 @@ import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
 import { readRepoFacts, worktreeStatus } from '../judge/repo.js';
 import { isSafeBranchName, type WorkflowFile, type WorkflowStateName } from '../protocol/workflow.js';
+import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { SANDBOX_FIX } from '../sandbox/sandbox.js';
 import {
   acquireLock,
@@ -92,7 +93,8 @@ export async function prepareWorkflow(
     );
   const setup = loaded.setup;
   const noSandbox = sandboxRefusal(setup.sandbox);
-  if (noSandbox) return refuse(noSandbox.detail, SANDBOX_FIX);
+  if (noSandbox) return refuse(`${noSandbox.code}: ${noSandbox.detail}`, SANDBOX_FIX);
+  warnIfSandboxOff(setup.sandbox, options.bus);
   const prd = prdFile?.ok ? prdFile : await issueAsPrd(options, setup, root);
   if (!prd.ok) return refuse(prd.detail, prd.fix);
   const missing = await missingPrerequisites(options, setup, root);

@@ -163,11 +163,21 @@ function failureOf(process: AgentOutcome['process'], seen: Seen): string | null 
     return 'the codex command was not found (npm install -g @openai/codex, or set codex_cli.command)';
   if (process.spawnError || process.timedOut || process.aborted) return `codex ${describeEnd(process)}`;
   if (seen.failed) return `codex reported a failed turn: ${oneLine(seen.failed, 300)}`;
-  const stderr = oneLine(process.stderrTail.trim().split('\n').slice(-3).join(' '), 300);
+  const stderr = oneLine(stderrGist(process.stderrTail), 300);
   if (process.exitCode !== 0) return `codex ${describeEnd(process)}${stderr ? `: ${stderr}` : ''}`;
   if (!seen.completed) return `codex ended without completing its turn${stderr ? `: ${stderr}` : ''}`;
   if (seen.lastMessage === null) return 'codex completed its turn without a final message';
   return null;
+}
+
+/**
+ * What Codex said when it failed: its `Error:` line when it printed one (a failure at start ends
+ * with a stack backtrace of `<unknown>` frames, which says nothing), else its last lines.
+ */
+export function stderrGist(stderr: string): string {
+  const lines = stderr.trim().split('\n');
+  const error = lines.findLast((l) => /^Error: /.test(l));
+  return error ?? lines.slice(-3).join(' ');
 }
 
 /**

@@ -1,9 +1,12 @@
+import type { WriteFence } from '../../agents/claude-code/scope-hook.js';
+import { CONFIG_FILE_NAME } from '../../workspace/paths.js';
 import { oneLine } from '../../workspace/printable.js';
 import { agentRequest } from '../agent-call.js';
 import type { CycleCode } from '../codes.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, dirtyPaths, headOf, stashIfDirty } from '../git-ops.js';
-import { describeGuarded, restoreGuarded, takeCycleGuards } from '../guards.js';
+import { describeGuarded, type GuardReport, restoreGuarded, takeCycleGuards } from '../guards.js';
+import { checkIntegrity, describeUndone, type IntegrityReport, takeIntegrityGuard } from '../integrity.js';
 import { implementPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
 import { readRepoFile } from '../track-docs.js';
@@ -38,12 +41,19 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
   const base = await headOf(ctx.git);
   const prompt = implementPrompt({ taskId, title, packet, files, failures: state.task.failure_context });
   const guards = await takeCycleGuards(ctx);
+  const integrityGuard = await takeIntegrityGuard(ctx, { branchMayMove: true, stamps: false });
   const outcome = await ctx.runners.implementer.run(
-    agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
+    {
+      ...agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
+      writeFence: implementerFence(ctx, state),
+    },
     ctx.bus,
   );
   // Filesystem only, before any git command: planted hooks or config never run.
   const guarded = await restoreGuarded(ctx, guards);
+  const integrity = await checkIntegrity(ctx, integrityGuard);
+  const damaged = damagedPause(ctx, state, integrity);
+  if (damaged) return damaged;
   if (ctx.signal.aborted) {
     // An interrupt is not an attempt of the task: nothing is counted, the leftovers are kept aside.
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} interrupted`);
@@ -54,7 +64,8 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
       'CYCLE_AGENT_FAILED',
     );
   }
-  if (guarded.changed.length > 0) return protectedChanged(ctx, state, base, describeGuarded(guarded));
+  const harm = harmUndone(guarded, integrity);
+  if (harm !== null) return protectedChanged(ctx, state, base, harm);
   const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
   if (signal) {
     await stashIfDirty(ctx.git, workspace, `relais: ${taskId} stopped with ${signal[1]}`);
@@ -90,6 +101,52 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
 }
 
 /**
+ * Where Claude Code lets the implementer Edit or Write, refused before the write (issue 14): the
+ * config's allowed globs plus the files the task plans; never a path stage 1 blocks, a forbidden
+ * glob of the config, git internals, the runner's workspace or its config.
+ */
+export function implementerFence(ctx: CycleContext, state: CycleState): WriteFence {
+  const workspace = ctx.config.workspace_dir;
+  return {
+    allowed: [
+      [...ctx.config.scope.default_allowed_globs, ...(state.task.files ?? []).map((f) => literal(f.path))],
+    ],
+    forbidden: [
+      ...ctx.config.scope.default_forbidden_globs,
+      ...ctx.policy.verify.blocked_globs,
+      '.git',
+      '.git/**',
+      workspace,
+      `${workspace}/**`,
+      CONFIG_FILE_NAME,
+    ],
+  };
+}
+
+/** A planned path as a glob that matches exactly it (`src/[id].ts` is a file name, not a class). */
+function literal(path: string): string {
+  return path.replace(/[*?[\]{}()!+@\\]/g, '\\$&');
+}
+
+/** Existing objects damaged: nothing of this repository can be judged, a human must look. */
+function damagedPause(ctx: CycleContext, state: CycleState, integrity: IntegrityReport): ActionResult | null {
+  if (integrity.damaged.length === 0) return null;
+  return pauseResult(
+    ctx,
+    state,
+    'CYCLE_GIT_OBJECT_CORRUPTED',
+    `the implementer's run damaged existing git objects: ${integrity.damaged.slice(0, 5).join('; ')}`,
+  );
+}
+
+/** What the run changed that only the runner may (already restored or removed), or null. */
+function harmUndone(guarded: GuardReport, integrity: IntegrityReport): string | null {
+  const what = [guarded.changed.length > 0 ? describeGuarded(guarded) : null, describeUndone(integrity)];
+  const found = what.filter((w): w is string => w !== null);
+  return found.length > 0 ? found.join('; ') : null;
+}
+
+/**
  * The implementer changed what only the runner may (already restored): the attempt fails and
  * counts, its work is kept in git stash, and commits it made itself are taken back off the branch
  * (still in the reflog), so nothing it did reaches verification.
@@ -114,7 +171,7 @@ async function protectedChanged(
       ? [`its commits up to ${head.slice(0, 12)} were taken off the branch (git reflog)`]
       : []),
   ];
-  const detail = `the implementer changed runner-owned or git control files (restored): ${what}${kept.length ? `; ${kept.join('; ')}` : ''}`;
+  const detail = `the implementer changed runner-owned or git control files, refs, or left files git cannot judge (undone): ${what}${kept.length ? `; ${kept.join('; ')}` : ''}`;
   return failedAttempt(state, base, base, detail, 'CYCLE_PROTECTED_CHANGED');
 }
 

@@ -32,6 +32,13 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
   const needsTests = task.acceptance.some((a) => a.kind === 'DET');
   const run = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff, logStem: stem, needsTests });
   if (run.aborted) return interrupted(state);
+  if (run.damaged)
+    return pauseResult(
+      ctx,
+      state,
+      'CYCLE_GIT_OBJECT_CORRUPTED',
+      `the checks of ${taskId} damaged existing git objects: ${run.damaged.slice(0, 5).join('; ')}`,
+    );
   const { report } = run;
   // A human's verdict is used by this verification or never (it was given for one commit).
   const human = state.task.human_verdict;
