@@ -35,6 +35,8 @@ export interface CycleFlags {
   /** With --resume: the human's judgement of the paused task's LLM criteria (yes or no). */
   readonly verdict?: string;
   readonly reason?: string;
+  /** With --resume: the human's answer to the implementer's question (CYCLE_NEEDS_INPUT). */
+  readonly answer?: string;
 }
 
 /**
@@ -67,7 +69,7 @@ export async function cycleCommand(
           reason: flags.reason ?? 'judged by a human',
         }
       : undefined;
-    const resumed = await resumeCycle(root, workspace, { verdict, env: io.env });
+    const resumed = await resumeCycle(root, workspace, { verdict, answer: flags.answer, env: io.env });
     if (!resumed.ok) {
       println(io.stderr, `relais cycle --resume: ${resumed.detail}`);
       return EXIT.STOP;
@@ -142,5 +144,7 @@ function usageProblem(flags: CycleFlags): string | null {
     return '--verdict answers a paused verification: use it with --resume';
   if (flags.verdict !== undefined && !/^(yes|no)$/i.test(flags.verdict)) return '--verdict is yes or no';
   if (flags.reason !== undefined && flags.verdict === undefined) return '--reason goes with --verdict';
+  if (flags.answer !== undefined && !flags.resume)
+    return "--answer answers the implementer's question of a paused cycle: use it with --resume";
   return null;
 }

@@ -211,6 +211,8 @@ export function implementPrompt(input: {
   packet: string;
   files: Array<{ path: string; content: string }>;
   failures: string[];
+  /** The human's answers to this task's earlier questions (issue 15). */
+  answers?: readonly string[];
 }): Prompt {
   return {
     system:
@@ -228,6 +230,7 @@ export function implementPrompt(input: {
             '',
           ]
         : []),
+      ...(input.answers?.length ? ['## ANSWERS FROM THE HUMAN', ...input.answers, ''] : []),
       ...(input.failures.length
         ? ['## PREVIOUS ATTEMPT FAILED', ...input.failures.map((f) => `- ${f}`), 'Fix these first.', '']
         : []),

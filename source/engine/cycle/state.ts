@@ -98,6 +98,11 @@ const taskSchema = z.strictObject({
    * A human's judgement of the task's LLM: criteria (`relais cycle --resume --verdict`), taken by
    * the next verification instead of the verifier when HEAD is still `commit`.
    */
+  /**
+   * What the human answered when the implementer asked instead of implementing (issue 15), each
+   * with the question: handed to the task's next attempts, cleared with the task.
+   */
+  human_answers: z.array(z.string().max(4000)).max(10).default([]),
   human_verdict: z
     .strictObject({
       answer: z.enum(['YES', 'NO']),
@@ -285,6 +290,7 @@ export function freshTask(state: CycleState): CycleState['task'] {
     files_to_load: [],
     files: null,
     human_verdict: null,
+    human_answers: [],
     packet_path: null,
     base_commit: null,
     failure_context: [],

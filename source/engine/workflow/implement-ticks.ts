@@ -22,6 +22,7 @@ import {
 } from './phase-helpers.js';
 import { PlanMemory } from './plan-memory.js';
 import { describeRuns } from './project-checks.js';
+import { readTick, type TickReading } from './tick-reading.js';
 import { mainTarget, type TickTarget } from './tick-target.js';
 
 /**
@@ -97,17 +98,17 @@ export async function implementTask(
     await ctx.refreshFacts();
     const interrupted = interruptionOf(ctx, breaker, phase);
     if (interrupted) return interrupted;
-    const found = limit as UsageLimit | null;
-    if (found && limitWaits < MAX_LIMIT_WAITS) {
+    const reading = readTick(tick, limit as UsageLimit | null, limitWaits < MAX_LIMIT_WAITS);
+    if (reading.kind === 'limit') {
       limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
-      const afterWait = await waitOutLimit(ctx, found, breaker, phase);
+      const afterWait = await waitOutLimit(ctx, reading.limit, breaker, phase);
       if (afterWait) return afterWait;
       continue;
     }
-    const asked = await builderQuestion(ctx, task, tick, breaker);
-    if (asked?.kind === 'end') return asked.result;
-    if (asked?.kind === 'answered') {
+    if (reading.kind === 'question') {
+      const asked = await agentQuestion(ctx, task, reading, breaker);
+      if (asked.kind === 'end') return asked.result;
       note = asked.note;
       continue;
     }
@@ -242,27 +243,25 @@ async function waitOutLimit(
 }
 
 /**
- * Issue 15: a builder that answers with a question instead of its result JSON needs the human,
- * like the agents of the other engines: the question gate, not a STOP_BUILDER_OUTPUT_INVALID
- * retry counted against max_ticks_per_task. Null when the tick asked nothing.
+ * Issue 15: a builder that answers with a question instead of its result JSON (or an orchestrator
+ * that asks instead of proposing a task) needs the human, like the agents of the other engines:
+ * the question gate, not a retry counted against max_ticks_per_task.
  */
-async function builderQuestion(
+async function agentQuestion(
   ctx: WorkflowContext,
   task: TaskRecord,
-  tick: TickResult,
+  asked: Extract<TickReading, { kind: 'question' }>,
   breaker: CircuitBreaker | null,
-): Promise<{ kind: 'answered'; note: string } | { kind: 'end'; result: PhaseResult } | null> {
-  const question = tick.verdict === 'stop' ? tick.builderQuestion : null;
-  if (!question) return null;
-  const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
-  const note = await answerQuestion(ctx, 'builder', step, breaker);
+): Promise<{ kind: 'answered'; note: string } | { kind: 'end'; result: PhaseResult }> {
+  const step = { kind: 'question' as const, question: asked.question, denied: [] as string[], costUsd: 0 };
+  const note = await answerQuestion(ctx, asked.from, step, breaker);
   if (note !== null) return { kind: 'answered', note };
   return {
     kind: 'end',
     result: {
       kind: 'fail',
       reason: 'needs_input',
-      detail: `task ${task.number}: the builder asked a question nobody answered: ${oneLine(question, 300)}`,
+      detail: `task ${task.number}: the ${asked.from} asked a question nobody answered: ${oneLine(asked.question, 300)}`,
     },
   };
 }
