@@ -78,7 +78,10 @@ export async function implementTask(
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
     : null;
   let ticks = 0;
-  const plans = new PlanMemory();
+  // Plans that failed before a resume still count (issue 15): they are in the task's record.
+  const plans = new PlanMemory(task.failed_plans, (failed_plans) =>
+    ctx.updateTask(task.number, { failed_plans }),
+  );
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
@@ -204,7 +207,7 @@ async function afterStop(
   breaker: CircuitBreaker | null,
 ): Promise<{ kind: 'again'; note: string } | { kind: 'end'; result: PhaseResult }> {
   if (tick.code !== 'STOP_PLAN_REPEATED') {
-    plans.recordStop(tick.code);
+    await plans.recordStop(tick.code);
     return {
       kind: 'again',
       note: `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}${plans.replanNote()}`,

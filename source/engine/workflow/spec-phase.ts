@@ -88,6 +88,7 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
       verdict: known?.verdict ?? null,
       commits: known?.commits ?? [],
       ticks: known?.ticks ?? 0,
+      failed_plans: known?.failed_plans ?? [],
     };
   });
   await ctx.update({
