@@ -49,6 +49,11 @@ export function signalTree(pgid: number, descendants: readonly number[], signal:
   for (const pid of descendants) trySignal(pid, signal);
 }
 
+/** Signals each process by its pid (not its group); never throws. */
+export function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) trySignal(pid, signal);
+}
+
 export function groupHasMembers(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);
@@ -107,7 +112,19 @@ export const PROCESS_MARK_VAR = 'RELAIS_PROCESS_MARK';
 
 /** Running processes whose environment carries `mark` (ours to read: same user, or root). */
 export function processesMarked(mark: string): number[] {
-  const needle = Buffer.from(`${PROCESS_MARK_VAR}=${mark}\0`);
+  return processesWithEnv(`${PROCESS_MARK_VAR}=${mark}\0`);
+}
+
+/**
+ * Every process any child of this runner started, whatever its group or parent now (a setsid
+ * daemon re-parented to init): their marks all begin with this runner's pid (run-process.ts).
+ */
+export function processesMarkedByThisRunner(): number[] {
+  return processesWithEnv(`${PROCESS_MARK_VAR}=${process.pid}-`);
+}
+
+function processesWithEnv(entry: string): number[] {
+  const needle = Buffer.from(entry);
   const found: number[] = [];
   let entries: string[];
   try {
