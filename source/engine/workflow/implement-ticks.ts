@@ -8,6 +8,7 @@ import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { runTick, type TickResult } from '../tick/run-tick.js';
 import { oneLine } from '../workspace/printable.js';
+import { type CallBudget, callBudget } from './call-budget.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
@@ -85,23 +86,10 @@ export async function implementTask(
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
-    if (pausedBeforeTick(ctx, target)) return { kind: 'stopped' };
-    // Checked before a tick starts, not after one finished: a tick that crossed a cap is still
-    // judged and, when verified, credited (its cost was spent either way).
-    const over = ctx.overBudget();
-    if (over) return { kind: 'fail', ...over };
-    let limit: UsageLimit | null = null;
-    const refused = await target.beforeTick?.(phase.signal);
-    if (refused) return refused;
-    const tick = await runTaskTick(ctx, target, task, note, breaker, phase, plans, (found) => {
-      limit = found;
-    });
-    target.afterTick?.(tick.spent.costUsd);
-    await ctx.addCost(tick.spent.costUsd, tick.spent.calls);
-    await ctx.refreshFacts();
-    const interrupted = interruptionOf(ctx, breaker, phase);
-    if (interrupted) return interrupted;
-    const reading = readTick(tick, limit as UsageLimit | null, limitWaits < MAX_LIMIT_WAITS);
+    const ran = await budgetedTick(ctx, target, task, note, { breaker, phase, plans });
+    if (ran.kind === 'end') return ran.result;
+    const { tick, limit } = ran;
+    const reading = readTick(tick, limit, limitWaits < MAX_LIMIT_WAITS);
     if (reading.kind === 'limit') {
       limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
@@ -129,15 +117,60 @@ export async function implementTask(
   };
 }
 
-/** One tick aimed at `task`, every agent under the phase's breaker, limits reported to `onLimit`. */
+/**
+ * One tick, unless the task ends before it (the pause key, a cap reached, a lane refused) or it
+ * ended the phase (a call the caps refused, the breaker, a timeout, an interrupt). Checked before
+ * the tick starts and before each of its agent calls (issue 18): a tick never crosses a cap.
+ */
+async function budgetedTick(
+  ctx: WorkflowContext,
+  target: TickTarget,
+  task: TaskRecord,
+  note: string | null,
+  watch: Omit<TickWatch, 'budget'>,
+): Promise<
+  { kind: 'tick'; tick: TickResult; limit: UsageLimit | null } | { kind: 'end'; result: PhaseResult }
+> {
+  const end = (result: PhaseResult) => ({ kind: 'end' as const, result });
+  if (pausedBeforeTick(ctx, target)) return end({ kind: 'stopped' });
+  const over = ctx.overBudget();
+  if (over) return end({ kind: 'fail', ...over });
+  const refusedLane = await target.beforeTick?.(watch.phase.signal);
+  if (refusedLane) return end(refusedLane);
+  let limit: UsageLimit | null = null;
+  const budget = callBudget(ctx);
+  const tick = await runTaskTick(ctx, target, task, note, { ...watch, budget }, (found) => {
+    limit = found;
+  });
+  target.afterTick?.(tick.spent.costUsd);
+  await budget.settle(tick);
+  await ctx.refreshFacts();
+  // A call the caps refused ended the tick: the phase stops here.
+  const refused = budget.refused();
+  if (refused) return end({ kind: 'fail', ...refused });
+  const interrupted = interruptionOf(ctx, watch.breaker, watch.phase);
+  if (interrupted) return end(interrupted);
+  return { kind: 'tick', tick, limit };
+}
+
+/** What watches a tick's agents: the phase's breaker and signal, the failed plans, the caps. */
+interface TickWatch {
+  readonly breaker: CircuitBreaker | null;
+  readonly phase: PhaseSignal;
+  readonly plans: PlanMemory;
+  readonly budget: CallBudget;
+}
+
+/**
+ * One tick aimed at `task`, every agent under the phase's breaker and checked against the caps
+ * before it starts, limits reported to `onLimit`.
+ */
 function runTaskTick(
   ctx: WorkflowContext,
   target: TickTarget,
   task: TaskRecord,
   note: string | null,
-  breaker: CircuitBreaker | null,
-  phase: PhaseSignal,
-  plans: PlanMemory,
+  { breaker, phase, plans, budget }: TickWatch,
   onLimit: (limit: UsageLimit) => void,
 ): Promise<TickResult> {
   // A tick a usage limit ended is given back to the tick budget too (issue 15), not only here.
@@ -156,16 +189,18 @@ function runTaskTick(
       goal,
       refusePlan: plans.refuse,
       agentRunner: () =>
-        supervisedRunner(ctx.runner, {
-          breaker,
-          clock: ctx.options.clock,
-          onBreaker: ctx.breakerReporter(breaker),
-          watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
-          onLimit: (found) => {
-            limited = true;
-            onLimit(found);
-          },
-        }),
+        budget.wrap(
+          supervisedRunner(ctx.runner, {
+            breaker,
+            clock: ctx.options.clock,
+            onBreaker: ctx.breakerReporter(breaker),
+            watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
+            onLimit: (found) => {
+              limited = true;
+              onLimit(found);
+            },
+          }),
+        ),
     }),
   );
 }
