@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentRunner } from '../../source/engine/agents/agent-run.js';
 import { claudeRunner } from '../../source/engine/agents/claude-code/run-claude.js';
 import { codexRunner } from '../../source/engine/agents/codex/run-codex.js';
@@ -8,36 +8,31 @@ import { parsePlanBlock, parseTrackBlock } from '../../source/engine/cycle/block
 import { EngineBus } from '../../source/engine/events.js';
 import { CircuitBreaker } from '../../source/engine/supervise/circuit-breaker.js';
 import { runAgentStep, type StepOutcome } from '../../source/engine/workflow/agent-step.js';
+import { treeEvidenceWatcher } from '../../source/engine/workflow/evidence.js';
 import { TEST_BREAKER } from '../support/agent-fakes.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { REPO_ROOT } from '../support/project.js';
+import {
+  type Case,
+  CORPUS_DIR,
+  cases,
+  ENGINES,
+  expectedFor,
+  NOW,
+  REPLAY,
+  replayEnv,
+  whyDifferent,
+} from './cases.js';
+import { replayRepo } from './replay-repo.js';
+import { toolSilence, trackedWatch } from './tool-silence.js';
 
 // Issue 15: the corpus of recorded endings (test/corpus/cases.json, transcripts/), each replayed
 // through what the engine really calls: the replay tool stands in for the `claude` or `codex`
-// binary, the real adapter reads its output, the real circuit breaker watches it, and the
-// workflow's agent step (runAgentStep: usage-limit waits, questions, EXIT_SIGNAL, evidence) gives
-// the verdict. Seed 003 sentinel cases go through the cycle's block parsers.
+// binary, the real adapter reads its output, the real circuit breaker watches it with the
+// workflow's evidence watcher, and the workflow's agent step (runAgentStep: usage-limit waits,
+// questions, EXIT_SIGNAL, evidence) gives the verdict. Seed 003 sentinel cases go through the
+// cycle's block parsers. The tick engine's and the cycle's readings of the same cases are
+// replayed in corpus-ticks.test.ts and corpus-cycle.test.ts.
 
-interface Case {
-  readonly id: string;
-  readonly format: 'claude-stream' | 'codex-jsonl' | 'text' | 'sentinel';
-  readonly transcript: string;
-  readonly expect: { verdict: string; resetAt?: string; detail?: string };
-  readonly source: string;
-  readonly now?: string;
-  readonly hang?: boolean;
-  readonly exit?: number;
-  readonly evidence?: 'verified' | 'disproved';
-  readonly prompt?: 'template';
-  readonly block?: 'TRACK' | 'PLAN';
-  /** How a peer decides the same case, when it decides differently (reported in docs/endings.md). */
-  readonly peer?: string;
-}
-
-const HERE = join(REPO_ROOT, 'test/corpus');
-const REPLAY = join(HERE, 'replay-agent.mjs');
-const { cases } = JSON.parse(readFileSync(join(HERE, 'cases.json'), 'utf8')) as { cases: Case[] };
-const NOW = '2026-11-22T10:00:00.000Z';
 const NONCE = 'AB12CD';
 
 /** The status template a prompt may show; an answer that is only this block is judged by evidence. */
@@ -57,14 +52,10 @@ const TEMPLATE_PROMPT = [
 /** How long a hanging CLI (still retrying a 429) runs before the runner's own timeout ends it. */
 const HANG_TIMEOUT_MS = 1500;
 
-function runnerFor(c: Case): AgentRunner {
-  const env = {
-    ...process.env,
-    RELAIS_REPLAY: join(HERE, c.transcript),
-    RELAIS_REPLAY_FORMAT: c.format,
-    RELAIS_REPLAY_EXIT: String(c.exit ?? 0),
-    RELAIS_REPLAY_HANG: c.hang ? '1' : '0',
-  };
+const repo = replayRepo();
+afterAll(() => repo.dispose());
+
+function runnerFor(c: Case, env: NodeJS.ProcessEnv): AgentRunner {
   // The corpus judges transcript parsing; the sandbox has its own tests (test/integration/sandbox-*).
   const sandbox = { kind: 'off' } as const;
   if (c.format === 'codex-jsonl')
@@ -79,9 +70,11 @@ interface Verdict {
 }
 
 async function replay(c: Case): Promise<Verdict> {
+  repo.reset();
   const clock = new FakeClock(Date.parse(c.now ?? NOW));
   const bus = new EngineBus(() => new Date(clock.now()));
   const controller = new AbortController();
+  const silence = toolSilence();
   let resetAt: string | undefined;
   bus.subscribe((event) => {
     // A limit is waited out by the step itself: the wait's announcement is the verdict; stop there.
@@ -91,15 +84,17 @@ async function replay(c: Case): Promise<Verdict> {
     }
   });
   const breaker = new CircuitBreaker({ ...TEST_BREAKER, maxAttempts: 1 }, () => clock.now());
+  const watched = trackedWatch(treeEvidenceWatcher({ root: repo.root, git: repo.git }, breaker));
   const prompt = c.prompt === 'template' ? TEMPLATE_PROMPT : 'Implement every pending task.';
-  const outcome: StepOutcome = await runAgentStep({
+  const step = runAgentStep({
     role: 'dev',
-    runner: runnerFor(c),
+    runner: runnerFor(c, replayEnv(c, silence.env)),
     bus,
     breaker,
     clock,
     signal: controller.signal,
     retries: 0,
+    watch: watched.watch,
     request: async () => ({
       role: 'dev',
       systemPrompt: prompt,
@@ -111,13 +106,16 @@ async function replay(c: Case): Promise<Verdict> {
       tools: ['Read', 'Edit', 'Bash'],
       permissionMode: 'bypassPermissions',
       streaming: true,
-      cwd: HERE,
-      timeoutMs: c.hang ? HANG_TIMEOUT_MS : 30_000,
+      cwd: repo.root,
+      timeoutMs: c.hang ? HANG_TIMEOUT_MS : 120_000,
     }),
     // The runner's own check of a claim: the tests it runs pass, or they fail.
     verifyDone: async () => (c.evidence === 'disproved' ? 'the tests fail (npm test exited 1)' : null),
     onBreaker: () => undefined,
-  });
+  }).finally(() => silence.stop());
+  if (c.tool) await silence.drive(clock, c.tool === 'busy', watched.settle);
+  const outcome: StepOutcome = await step;
+  silence.dispose();
   if (resetAt !== undefined) return { verdict: 'limit', resetAt };
   switch (outcome.kind) {
     case 'done':
@@ -134,7 +132,7 @@ async function replay(c: Case): Promise<Verdict> {
 }
 
 function parseSentinel(c: Case): Verdict {
-  const text = readFileSync(join(HERE, c.transcript), 'utf8');
+  const text = readFileSync(join(CORPUS_DIR, c.transcript), 'utf8');
   const parsed = c.block === 'PLAN' ? parsePlanBlock(text, NONCE) : parseTrackBlock(text, NONCE);
   if (!parsed.ok) return { verdict: 'invalid', detail: parsed.error.message };
   const value = parsed.value as { kind?: string };
@@ -142,12 +140,19 @@ function parseSentinel(c: Case): Verdict {
 }
 
 describe('the corpus of endings (issue 15)', () => {
-  it('holds every kind of ending, each with its source', () => {
+  it('holds every kind of ending, each with its source, and a reason for every difference', () => {
     const kinds = new Set(cases.map((c) => c.expect.verdict));
     for (const kind of ['done', 'retry', 'question', 'limit', 'breaker_open', 'invalid', 'phase_blocked'])
       expect(kinds, kind).toContain(kind);
     for (const c of cases) expect(c.source.length, c.id).toBeGreaterThan(10);
     expect(new Set(cases.map((c) => c.id)).size).toBe(cases.length);
+    // An engine that reads a case differently from the workflow says why (its own rule, or the case's).
+    for (const c of cases)
+      for (const engine of ENGINES) {
+        const why = whyDifferent(c, engine);
+        if (why !== null)
+          expect(why.length, `${c.id} (${engine}): ${expectedFor(c, engine).verdict}`).toBeGreaterThan(20);
+      }
   });
 
   it.each(cases.map((c) => [c.id, c] as const))('%s', async (_id, c) => {

@@ -109,6 +109,13 @@ describe('relais cycle init', () => {
     expect(run.stdout).toMatch(
       /Living docs: 7 files in specs\/p12\/, \d+ tokens, written by the mapper \(1 call\(s\)\)/,
     );
+    // Shown whole to the human before the brainstorm (seed 003 P12: they feed it), in map order.
+    const shown = run.stdout.indexOf('----- specs/p12/TECH_STACK.md -----');
+    expect(shown).toBeGreaterThan(0);
+    expect(run.stdout.slice(shown)).toContain(project.read('specs/p12/PITFALLS.md'));
+    expect(run.stdout.indexOf('----- end of the living docs -----')).toBeLessThan(
+      run.stdout.indexOf('----- specs/VISION.md -----'),
+    );
     const calls = project.calls();
     expect(calls.map((c) => c.role)).toEqual(['mapper']);
     // Facts gathered by the runner: the manifest's scripts, the test files, the history.

@@ -73,7 +73,8 @@ describe('seed 000 fixtures F001-F004', () => {
     const flag = (argv: string[], name: string) => argv[argv.indexOf(name) + 1];
     expect(orchestrator?.argv).toContain('-p');
     expect(orchestrator?.argv).toContain('--no-session-persistence');
-    expect(flag(orchestrator?.argv ?? [], '--output-format')).toBe('json');
+    // Stream lines for every call: a 429 being retried shows as api_retry lines (issue 15).
+    expect(flag(orchestrator?.argv ?? [], '--output-format')).toBe('stream-json');
     expect(flag(orchestrator?.argv ?? [], '--max-turns')).toBe('1');
     expect(flag(orchestrator?.argv ?? [], '--permission-mode')).toBe('plan');
     expect(flag(orchestrator?.argv ?? [], '--tools')).toBe('');

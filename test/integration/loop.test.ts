@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { killProcessesOf, survivorsOf } from '../support/host-pid.js';
+import { killProcessesOf, liveProcessesOf, survivorsOf } from '../support/host-pid.js';
 import { builderWrites, sandboxed, TestProject, task } from '../support/project.js';
 
 // `relais loop` (seed 001 PR2, PR3, PR6) and interrupts, through the real CLI.
@@ -180,6 +180,12 @@ describe('relais loop', () => {
 });
 
 /** Resolves when `name` appears in `dir` (fs.watch: an event, not a timer). */
+/** Polled: /proc tells when a process has started, nothing announces it. */
+async function twoSleeps(scenarioPath: string): Promise<void> {
+  while (liveProcessesOf(scenarioPath, 'sleep 300').length < 2)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 function appears(dir: string, name: string): Promise<void> {
   return new Promise((resolve) => {
     const watcher = watch(dir, () => {
@@ -292,6 +298,44 @@ describe('interrupts (seed 001 acceptance 2)', () => {
     expect(project.read(`relais/recovered/${runId}/untracked/src/new.ts`)).toBe('new\n');
     expect(project.read('src/a.ts')).toBe('export const a = 7;\n');
     expect(project.exists('relais/INFLIGHT.json')).toBe(false);
+  });
+
+  // Issue 15: the forced exit of `relais loop` (not only `relais run`) kills the whole tree before
+  // it returns: the builder, a grandchild in its group, and a setsid daemon that left the group and
+  // was re-parented to init. Checked the moment the CLI has exited, with no grace.
+  it('relais loop: a second SIGINT quits at once (130) with the builder, its grandchild and its setsid daemon dead', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [{ write: 'src/a.ts', content: 'half\n' }],
+          say: 'busy',
+          background_sleeper: true,
+          daemon: true,
+          // The graceful stop of the first SIGINT cannot end them: the forced exit must.
+          ignore_sigterm: true,
+          hang: true,
+        },
+      ],
+    });
+    const cli = project.cli(['loop']);
+    await cli.waitFor('builder: busy');
+    // Both sleeps run: the grandchild in the builder's group, and the daemon setsid re-parented.
+    await twoSleeps(project.scenarioPath);
+    cli.signal('SIGINT');
+    await cli.waitFor('SIGINT received');
+    cli.signal('SIGINT');
+    const forced = await cli.done;
+    expect(forced.code).toBe(130);
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+    expect(project.exists('relais/INFLIGHT.json')).toBe(true);
+    // The next loop recovers the interrupted tick before anything else.
+    project.scenario({ orchestrator: [{ result_json: stop() }] });
+    const next = project.cliSync(['loop']);
+    expect(next.code, next.stdout).toBe(0);
+    expect(next.stdout).toContain('recovered interrupted run');
+    expect(project.read('src/a.ts')).toBe('a\n');
   });
 
   it('a runner killed outright (SIGKILL) mid-build is recovered by the next run too', async () => {

@@ -62,4 +62,29 @@ describe('per-phase budgets', () => {
     expect(after.tasks.map((t: any) => t.verdict)).toEqual(['verified', 'verified']);
     expect(p.calls().filter((c) => c.role === 'builder')).toHaveLength(2);
   }, 180_000); // whole workflows through the CLI: slow on a loaded machine, not a wait
+  // Issue 18: the caps are checked before every agent call, not once per tick. A tick is two calls
+  // here: with room for one more call only, the next tick's orchestrator runs and its builder is
+  // refused before it starts, so the phase never goes past its cap.
+  it('a cap reached in the middle of a tick stops it before the next call: never past the cap', () => {
+    const p = workflowProject((config) => {
+      config.workflow.phases = { implementation: { max_calls: 3 } };
+    });
+    project = p;
+    p.scenario(happyScenario());
+    const run = p.cliSync(['start', '--yes'], env);
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    const w = workflowFile(p);
+    expect(w).toMatchObject({ state: 'FAILED', failure_reason: 'phase_budget_exhausted' });
+    expect(w.failure_detail).toBe(
+      'IMPLEMENTATION made 3 agent call(s), at or above workflow.phases.implementation.max_calls 3',
+    );
+    expect(w.phases.IMPLEMENTATION).toMatchObject({ calls: 3, max_calls: 3 });
+    const roles = p.calls().map((c) => c.role);
+    expect(roles.filter((r) => r === 'orchestrator')).toHaveLength(2);
+    expect(roles.filter((r) => r === 'builder')).toHaveLength(1);
+    expect(w.tasks.map((t: any) => t.verdict)).toEqual(['verified', null]);
+    // The refused builder changed nothing: the tree is the first task's commit.
+    expect(p.read('src/b.ts')).toBe('export const b = 1;\n');
+    expect(p.status()).toBe('');
+  }, 180_000);
 });

@@ -270,4 +270,66 @@ describe('ticks engine', () => {
     expect(orchestratorCalls()[2]?.prompt).toContain('Drop the failing check; verify with the tests.');
     expect(workflowFile(project).tasks.map((t: any) => t.status)).toEqual(['completed', 'completed']);
   }, 180_000);
+  // Issue 15: the failed plans live in WORKFLOW.json, so a resumed workflow still refuses the plan
+  // that failed, even reworded and under another task id; the human is asked how to go on.
+  it('a plan that failed before a resume is refused after it, reworded or not', async () => {
+    project = workflowProject((config) => {
+      config.workflow.max_ticks_per_task = 1;
+      config.verification.templates.push({ id: 'fail', cmd: 'node', args: ['-e', 'process.exit(3)'] });
+    });
+    const scenario = happyScenario();
+    const [t1, t2] = scenario.orchestrator ?? [];
+    const base = (t1 as any).result_json;
+    const failing = {
+      result_json: {
+        ...base,
+        intent: 'Write greet into src/a.ts',
+        verification: { fast: ['fail'], slow: [] },
+        builder: { ...base.builder, instructions: 'Write the greet function into src/a.ts.' },
+      },
+    };
+    scenario.orchestrator = [failing];
+    scenario.builder = [
+      { actions: [{ write: 'src/a.ts', content: 'export const greet = 1;\n' }], result_json: BUILDER_OK },
+    ];
+    project.scenario(scenario);
+    const first = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(first.outcome).toMatchObject({ state: 'FAILED', reason: 'tick_stopped' });
+    expect(workflowFile(project).tasks[0].failed_plans).toMatchObject([
+      { code: 'STOP_VERIFY_FAILED_FAST', intent: 'Write greet into src/a.ts' },
+    ]);
+
+    // The fix the failure names (more ticks), then a resume: a new process, a fresh plan memory.
+    (project as TestProject).commitConfig((config) => {
+      config.workflow.max_ticks_per_task = 3;
+    });
+    const reworded = {
+      result_json: {
+        ...failing.result_json,
+        task_id: 'T1-retry',
+        intent: 'writes the greet function into src/a.ts',
+        builder: { ...base.builder, instructions: 'Write greet into src/a.ts' },
+      },
+    };
+    const resumed = happyScenario();
+    resumed.orchestrator = [reworded, t1, t2];
+    project.scenario(resumed);
+    const gates = scriptedGates({
+      resume: YES,
+      input: { decision: 'answer', by: 'human', text: 'Use the passing check instead.' },
+      qa: NO,
+    });
+    const second = await runInProcess(project, { gates });
+    const refused = second.events.find(
+      (e: any) => e.type === 'tick.finished' && e.code === 'STOP_PLAN_REPEATED',
+    );
+    expect(refused).toBeDefined();
+    // Refused before building: two builder runs for the two plans that were built.
+    expect((project as TestProject).calls().filter((c) => c.role === 'builder')).toHaveLength(2);
+    expect(gates.asked.find((g) => g.gate === 'input')?.lines[0]).toContain(
+      'proposed again the plan that already failed with STOP_VERIFY_FAILED_FAST',
+    );
+    expect(second.outcome).toMatchObject({ state: 'FAILED', reason: 'rejected_at_qa' });
+    expect(workflowFile(project).tasks.map((t: any) => t.status)).toEqual(['completed', 'completed']);
+  }, 180_000);
 });

@@ -88,9 +88,13 @@ const stream = format === 'stream-json';
 // Write tool calls made by `tool_write` actions, shown in the stream as Claude Code shows them.
 const toolCalls = [];
 for (const action of step.actions ?? []) act(action);
+// `ignore_sigterm`: this process and the sleepers it starts shrug off SIGTERM, so only a SIGKILL
+// ends them (a tree the graceful stop cannot end: the forced exit's to kill).
+const sleep300 = step.ignore_sigterm ? ['sh', ['-c', 'trap "" TERM; exec sleep 300']] : ['sleep', ['300']];
+if (step.ignore_sigterm) process.on('SIGTERM', () => undefined);
 if (step.background_sleeper) {
   // A grandchild in the same process group that outlives this process unless the runner kills it.
-  const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
+  const sleeper = spawn(sleep300[0], sleep300[1], { stdio: 'ignore' });
   sleeper.unref();
   writeFileSync(`${scenarioPath}.sleeper.pid`, String(sleeper.pid));
 }
@@ -139,7 +143,7 @@ if (step.stderr) process.stderr.write(step.stderr);
 if (step.print_bytes) printJunk(step.print_bytes, step.junk_line_bytes ?? 100);
 if (step.daemon) {
   // A grandchild that leaves the process group (setsid): only a runner that watched the tree finds it.
-  const daemon = spawn('setsid', ['sleep', '300'], { stdio: 'ignore', detached: true });
+  const daemon = spawn('setsid', [sleep300[0], ...sleep300[1]], { stdio: 'ignore', detached: true });
   daemon.unref();
   writeFileSync(`${scenarioPath}.daemon.pid`, String(daemon.pid));
 }

@@ -66,7 +66,12 @@ const docs = {
     ...folders.map((f) => `- ${f.replace(/\/$/, '')}: a top folder of the repository`),
   ].join('\n'),
 };
+// By track type first (seed 003 P12), then the finer rows by top folder.
 const loading_map = [
+  { track: 'feature', docs: ['PRODUCT.md', 'PATTERNS.md', 'GLOSSARY.md'] },
+  { track: 'bugfix', docs: ['PITFALLS.md', 'RISKS.md'] },
+  { track: 'refactor', docs: ['PATTERNS.md', 'RISKS.md'] },
+  { track: '*', docs: ['TECH_STACK.md', 'WORKFLOW.md'] },
   ...folders.slice(0, 10).map((f) => ({
     area: f
       .replace(/\/$/, '')
@@ -77,7 +82,6 @@ const loading_map = [
     paths: [f],
     docs: ['PATTERNS.md', 'PITFALLS.md'],
   })),
-  { area: 'all', paths: ['*'], docs: ['TECH_STACK.md', 'WORKFLOW.md'] },
 ];
 process.stdout.write(
   `${JSON.stringify({

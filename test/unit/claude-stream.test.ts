@@ -98,7 +98,8 @@ describe('Claude Code arguments', () => {
     signal: new AbortController().signal,
   };
 
-  it('orchestrator: json output, plan mode, no tools, our system prompt only, prompt not in argv', () => {
+  // Issue 15: stream-json for the answer-only calls too, so a 429 being retried shows (api_retry).
+  it('orchestrator: stream-json output, plan mode, no tools, our system prompt only, prompt not in argv', () => {
     const args = claudeArgs({
       ...base,
       role: 'orchestrator',
@@ -109,7 +110,8 @@ describe('Claude Code arguments', () => {
     expect(args).toEqual([
       '-p',
       '--output-format',
-      'json',
+      'stream-json',
+      '--verbose',
       '--max-turns',
       '1',
       '--no-session-persistence',

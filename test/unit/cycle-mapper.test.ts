@@ -8,8 +8,10 @@ import { parseAnswers } from '../../source/engine/cycle/brainstorm/answers.js';
 import { detectProject } from '../../source/engine/cycle/mapper/detect.js';
 import {
   docsForPaths,
+  docsForTask,
   LIVING_DOCS,
   LIVING_DOCS_TOKEN_CAP,
+  type LoadingRow,
   type MapperAnswer,
   parseLoadingMap,
   renderLivingDocs,
@@ -104,13 +106,45 @@ describe('the loading map in WORKFLOW.md', () => {
     ]);
   });
 
+  it('keys on the track type as seed 003 P12 draws it, with the path rows as a finer map', () => {
+    const rows: LoadingRow[] = [
+      { track: 'feature', docs: ['PRODUCT.md', 'PATTERNS.md'] },
+      { track: 'bugfix', docs: ['PITFALLS.md', 'RISKS.md'] },
+      { track: '*', docs: ['TECH_STACK.md'] },
+      { area: 'cli', paths: ['source/cli/'], docs: ['PATTERNS.md'] },
+    ];
+    const text = renderLoadingMap(rows);
+    expect(text).toContain('- track=bugfix | docs=PITFALLS.md, RISKS.md');
+    expect(parseLoadingMap(text)).toEqual({ rows, rejected: [] });
+    expect(docsForTask(rows, { trackType: 'bugfix', paths: ['src/a.ts'] })).toEqual([
+      { doc: 'PITFALLS.md', areas: ['track type bugfix'] },
+      { doc: 'RISKS.md', areas: ['track type bugfix'] },
+      { doc: 'TECH_STACK.md', areas: ['every track'] },
+    ]);
+    expect(docsForTask(rows, { trackType: 'feature', paths: ['source/cli/main.ts'] })).toEqual([
+      { doc: 'PRODUCT.md', areas: ['track type feature'] },
+      { doc: 'PATTERNS.md', areas: ['track type feature', 'cli'] },
+      { doc: 'TECH_STACK.md', areas: ['every track'] },
+    ]);
+    // A track whose type was not given gets the rows for every track only.
+    expect(docsForTask(rows, { trackType: null, paths: [] }).map((d) => d.doc)).toEqual(['TECH_STACK.md']);
+    expect(
+      parseLoadingMap(
+        `<!-- relais:loading-map -->\n- track=chore | docs=RISKS.md\n<!-- /relais:loading-map -->`,
+      ),
+    ).toEqual({
+      rows: [],
+      rejected: ['- track=chore | docs=RISKS.md'],
+    });
+  });
+
   it('leaves out (and names) rows a human broke, never guesses', () => {
     const text = renderLoadingMap(answer().loading_map).replace(
       '- area=cli | paths=source/cli/ | docs=PATTERNS.md',
       '- area=cli | paths=../outside/ | docs=PATTERNS.md\n- area=x | paths=src/ | docs=SECRETS.md\nnonsense',
     );
     const { rows, rejected } = parseLoadingMap(text);
-    expect(rows.map((r) => r.area)).toEqual(['root', 'all']);
+    expect(rows.map((r) => ('area' in r ? r.area : r.track))).toEqual(['root', 'all']);
     expect(rejected).toHaveLength(3);
     expect(parseLoadingMap('# no map here')).toEqual({ rows: [], rejected: [] });
   });

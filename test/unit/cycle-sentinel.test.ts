@@ -94,8 +94,14 @@ describe('valid blocks', () => {
         requirements: ['R1', 'R2'],
         goal: 'Users can log in',
         estimatedTasks: 2,
+        // No TRACK_TYPE (optional): the loading map's rows for every track only.
+        type: null,
       },
     });
+    const typed = track.replace('ESTIMATED_TASKS=2\n', 'ESTIMATED_TASKS=2\nTRACK_TYPE=bugfix\n');
+    expect(parseTrackBlock(typed, N)).toMatchObject({ ok: true, value: { type: 'bugfix' } });
+    const unknown = track.replace('ESTIMATED_TASKS=2\n', 'ESTIMATED_TASKS=2\nTRACK_TYPE=chore\n');
+    expect(parseTrackBlock(unknown, N)).toMatchObject({ ok: false });
     const done = `<<<TRACK:V1:NONCE=${N}>>>\nPHASE_COMPLETE=true\nNEXT_PHASE=none\n<<<END_TRACK:NONCE=${N}>>>`;
     expect(parseTrackBlock(done, N)).toEqual({
       ok: true,

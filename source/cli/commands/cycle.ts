@@ -34,6 +34,8 @@ export interface CycleFlags {
   /** With --resume: the human's judgement of the paused task's LLM criteria (yes or no). */
   readonly verdict?: string;
   readonly reason?: string;
+  /** With --resume: the human's answer to the implementer's question (CYCLE_NEEDS_INPUT). */
+  readonly answer?: string;
 }
 
 /**
@@ -68,7 +70,9 @@ export async function cycleCommand(
           given,
           loop: flags.loop,
           cycleId: flags.cycleId,
-          resume: flags.resume ? { verdict: flags.verdict, reason: flags.reason } : null,
+          resume: flags.resume
+            ? { verdict: flags.verdict, reason: flags.reason, answer: flags.answer }
+            : null,
         }),
     );
     return exitFor(io, outcome, flags.json);
@@ -125,5 +129,7 @@ function usageProblem(flags: CycleFlags): string | null {
     return '--verdict answers a paused verification: use it with --resume';
   if (flags.verdict !== undefined && !/^(yes|no)$/i.test(flags.verdict)) return '--verdict is yes or no';
   if (flags.reason !== undefined && flags.verdict === undefined) return '--reason goes with --verdict';
+  if (flags.answer !== undefined && !flags.resume)
+    return "--answer answers the implementer's question of a paused cycle: use it with --resume";
   return null;
 }

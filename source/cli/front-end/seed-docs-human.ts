@@ -50,6 +50,13 @@ function printMap(io: CommandIo, map: MapResult, docsDir: string): void {
       io.stdout,
       `Living docs: ${files.length} files in ${docsDir}/p12/, ${map.tokens} tokens, ${how}${map.trimmed ? ', trimmed to the cap' : ''}`,
     );
+    // Seed 003 P12: the living docs feed the brainstorm. The human reads them whole before answering.
+    println(io.stdout, 'Read them before you answer: they say what the code is today.');
+    for (const [path, text] of Object.entries(map.docs)) {
+      println(io.stdout, `\n----- ${path} -----`);
+      io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+    }
+    println(io.stdout, '----- end of the living docs -----');
   } else println(io.stdout, 'Living docs: none (greenfield brainstorm)');
 }
 

@@ -30,6 +30,7 @@ export interface CliFlags {
   cycleId: string | undefined;
   verdict: string | undefined;
   reason: string | undefined;
+  answer: string | undefined;
   allow: string | undefined;
   db: string | undefined;
   prd: string | undefined;
@@ -62,6 +63,7 @@ const DEFAULT_FLAGS: CliFlags = {
   cycleId: undefined,
   verdict: undefined,
   reason: undefined,
+  answer: undefined,
   allow: undefined,
   db: undefined,
   prd: undefined,

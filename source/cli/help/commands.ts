@@ -208,14 +208,15 @@ export const COMMAND_HELP = {
   cycle: {
     usage: [
       'cycle [dir] [--loop] [--yes] [--cycle-id <id>] [--json]',
-      'cycle --resume [dir] [--verdict yes|no [--reason <text>]] [--json]',
+      'cycle --resume [dir] [--verdict yes|no [--reason <text>] | --answer <text>] [--json]',
     ],
     summary: 'Run one plan-implement-verify-reflect cycle (--loop: until done or a human is needed)',
     details: [
       'One cycle loads the project state, decides the next action (plan a track, write a task,',
       'implement it, verify it, reflect), runs it, records it, and prints CYCLE_OK, CYCLE_FAIL',
       'or DONE as its last line. When it needs a human it pauses; --resume continues, and',
-      '--verdict gives your judgement of a check that paused for you.',
+      '--verdict gives your judgement of a check that paused for you, --answer your answer to',
+      "the implementer's question.",
       'Exit codes: 0 CYCLE_OK, 1 CYCLE_FAIL, 3 needs a human, 4 DONE (0 with --loop).',
       DIR_LINE,
     ],
@@ -233,6 +234,12 @@ export const COMMAND_HELP = {
         text: 'With --resume: your judgement of the paused check',
       },
       { name: 'reason', type: 'string', value: '<text>', text: 'With --verdict: why (kept with it)' },
+      {
+        name: 'answer',
+        type: 'string',
+        value: '<text>',
+        text: "With --resume: your answer to the implementer's question",
+      },
       { name: 'yes', type: 'boolean', text: 'Approve every yes/no question without asking' },
       { name: 'cycle-id', type: 'string', value: '<id>', text: 'Use this cycle id (never reused)' },
       JSON_EVENTS,

@@ -26,7 +26,10 @@ export interface AgentRequest {
   readonly permissionMode: 'plan' | 'bypassPermissions' | 'acceptEdits';
   /** Pre-approved tool calls (`--allowedTools`); the whole tool set when absent. */
   readonly allowedTools?: readonly string[];
-  /** Stream events line by line (builder) or read one wrapper object (orchestrator). */
+  /**
+   * Whether its text is shown as it comes (a builder at work) or is only its answer (an orchestrator's
+   * task, a block): the lines are read as they come either way.
+   */
   readonly streaming: boolean;
   readonly cwd: string;
   /**

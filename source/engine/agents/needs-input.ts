@@ -5,7 +5,8 @@ import { fenceDepths } from './fences.js';
  * question gate, never a retry. Three shapes are read as "needs input":
  * - the last paragraph ends with "?" (the plain question);
  * - numbered or bulleted questions followed by a closing request ("please provide more details",
- *   "please clarify", "let me know which"), with or without a question mark of its own;
+ *   "please clarify", "let me know which"), with or without a question mark of its own, or a
+ *   question in the last paragraph that such a request closes ("A or B? Please confirm.");
  * - a wait for a go-ahead without any question mark ("I'll wait for your go-ahead before I
  *   proceed", "Awaiting your confirmation").
  * Status lines (`EXIT_SIGNAL: false`, a status block) after the question are set aside first: a
@@ -30,6 +31,8 @@ export function questionOf(answer: string): string | null {
   const last = (paragraphs.at(-1) ?? '').trim();
   if (last.endsWith('?')) return clip(listedContext(paragraphs, last));
   if (WAITS_FOR_GO_AHEAD.test(last)) return clip(listedContext(paragraphs, last));
+  // A question closed by a request in the same paragraph: "Should it say A or B? Please confirm."
+  if (last.includes('?') && ASKS_FOR_INPUT.test(last)) return clip(listedContext(paragraphs, last));
   const lines = body.split('\n');
   const listed = lines.filter((l) => LISTED_QUESTION.test(l));
   if (listed.length > 0 && ASKS_FOR_INPUT.test(last)) return clip(listedContext(paragraphs, last));

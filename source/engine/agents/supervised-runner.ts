@@ -104,7 +104,7 @@ export function supervisedRunner(inner: AgentRunner, supervision: Supervision): 
 
 /** Claude Code answers a usage limit with the limit message as its whole (short) result. */
 const LIMIT_ANSWER =
-  /^(claude ai usage limit reached|claude usage limit reached|you['’]ve hit your (\w+[ -])?limit|you['’]re out of extra usage|(5-hour|session|weekly|daily|opus|sonnet) limit reached)/i;
+  /^(claude ai usage limit reached|claude usage limit reached|you['’]ve hit your (\w+[ -])?limit|you['’]re out of extra usage|((opus|sonnet) )?(5-hour|session|weekly|daily|opus|sonnet) limit reached)/i;
 
 /**
  * A run that ended on a usage or rate limit: the CLI failed with a limit error, or its whole answer

@@ -8,6 +8,7 @@ import {
   type SentinelResult,
   type Value,
 } from './sentinel.js';
+import { isTrackType, TRACK_TYPES, type TrackType } from './track-types.js';
 
 /**
  * The four block kinds of seed 003, each validated field by field on top of the one parser in
@@ -26,6 +27,8 @@ export type TrackBlock =
       requirements: string[];
       goal: string;
       estimatedTasks: number;
+      /** TRACK_TYPE (seed 003 P12's loading map keys on it); optional, null when not given. */
+      type: TrackType | null;
     }
   | { kind: 'phase_complete'; nextPhase: string | null }
   | { kind: 'phase_blocked'; reasons: string };
@@ -213,6 +216,7 @@ export function parseTrackBlock(text: string, nonce: string): R<TrackBlock> {
     'REQUIREMENTS',
     'GOAL',
     'ESTIMATED_TASKS',
+    'TRACK_TYPE',
     'PHASE_COMPLETE',
     'NEXT_PHASE',
     'PHASE_BLOCKED',
@@ -233,11 +237,20 @@ export function parseTrackBlock(text: string, nonce: string): R<TrackBlock> {
     ),
     goal: f.text('GOAL'),
     estimatedTasks: f.int('ESTIMATED_TASKS'),
+    type: f.has('TRACK_TYPE')
+      ? f.token('TRACK_TYPE', new RegExp(`^(${TRACK_TYPES.join('|')})$`), `one of ${TRACK_TYPES.join(', ')}`)
+      : { ok: true as const, value: null },
   });
   if (!parts.ok) return parts;
+  const type = parts.value.type;
   return {
     ok: true,
-    value: { kind: 'track', ...parts.value, requirements: parts.value.requirements.split(',') },
+    value: {
+      kind: 'track',
+      ...parts.value,
+      requirements: parts.value.requirements.split(','),
+      type: type !== null && isTrackType(type) ? type : null,
+    },
   };
 }
 

@@ -48,6 +48,8 @@ const CYCLE_CODES = {
     "A file the task must modify or delete is missing at HEAD, or the track's plan file is missing or invalid (see reason). Run `relais cycle --resume`: the track goes back to create_plan and the planner plans its remaining tasks again, told this reason (verified tasks stay done). A track without a spec (its tasks given by `ralphy start`) resumes the same task instead: restore the file first.",
   CYCLE_REQUEST_SPLIT:
     'The task needs more than 3x its ESTIMATED_DIFF (see reason). Run `relais cycle --resume`: the track goes back to create_plan and the planner plans its remaining tasks again in smaller ones, told this reason (verified tasks stay done). A track without a spec (its tasks given by `ralphy start`) resumes the same task instead.',
+  CYCLE_NEEDS_INPUT:
+    'The implementer asked a question instead of implementing (see reason) and nobody could answer it; no attempt was counted and its leftovers are in git stash. Answer with `relais cycle --resume --answer "..."`: the next attempt gets your answer.',
   CYCLE_PLAN_REPEATED:
     "The re-plan after stuck cycles gave the task the very plan that already failed (same files, same guidance: the task fingerprint in the reason), so it was not tried a second time. Adjust the task (its files in the track's plan.json, or the code it builds on), then run `relais cycle --resume`.",
   CYCLE_STUCK:

@@ -84,7 +84,12 @@ export interface CycleRequest extends CycleRun {
   readonly loop: boolean;
   readonly cycleId?: string;
   /** End a pause first (`--resume`), with the human's verdict on a paused verification (yes or no). */
-  readonly resume: { readonly verdict?: string; readonly reason?: string } | null;
+  readonly resume: {
+    readonly verdict?: string;
+    readonly reason?: string;
+    /** The human's answer to the implementer's question (CYCLE_NEEDS_INPUT). */
+    readonly answer?: string;
+  } | null;
   /** Sections given instead of the config's (tests). */
   readonly given?: GivenSections;
 }
@@ -111,11 +116,12 @@ export async function cycleEntry(request: CycleRequest): Promise<CycleCommandOut
   const loaded = await loadCycleSetup(request.root, request.given, request.env);
   if (!loaded.ok) return { kind: 'refused', detail: loaded.detail, fix: loaded.fix };
   if (request.resume) {
-    const { verdict, reason } = request.resume;
+    const { verdict, reason, answer } = request.resume;
     const resumed = await resumeCycle(request.root, loaded.setup.config.workspace_dir, {
       verdict: verdict
         ? { answer: verdict.toLowerCase() === 'yes' ? 'YES' : 'NO', reason: reason ?? 'judged by a human' }
         : undefined,
+      answer,
       env: request.env,
     });
     if (!resumed.ok) return { kind: 'resume_refused', detail: resumed.detail };

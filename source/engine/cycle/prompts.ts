@@ -2,6 +2,7 @@ import type { Prompt } from './agent-call.js';
 import type { Criterion, PlannedTask } from './blocks.js';
 import type { CycleState } from './state.js';
 import type { DoneTask } from './track-docs.js';
+import { TRACK_TYPES } from './track-types.js';
 
 /**
  * The cycle's prompts (seed 003 P3 pick track, P4 spec, P5 plan, P6 task adaptation, P7
@@ -54,6 +55,7 @@ export function pickTrackPrompt(nonce: string, state: CycleState, docs: Docs): P
       'REQUIREMENTS=<comma-separated requirement ids>',
       'GOAL="<one sentence>"',
       'ESTIMATED_TASKS=<positive integer>',
+      `TRACK_TYPE=<one of ${TRACK_TYPES.join(', ')}: what kind of work the track is>`,
       '<<<END_TRACK:NONCE={NONCE}>>>',
       'If every track of the current phase is done, answer instead with PHASE_COMPLETE=true and NEXT_PHASE=<next phase id, or none when the roadmap is finished>.',
       'If the phase cannot proceed, answer with PHASE_BLOCKED=true and REASONS="<why>".',
@@ -211,6 +213,8 @@ export function implementPrompt(input: {
   packet: string;
   files: Array<{ path: string; content: string }>;
   failures: string[];
+  /** The human's answers to this task's earlier questions (issue 15). */
+  answers?: readonly string[];
 }): Prompt {
   return {
     system:
@@ -228,6 +232,7 @@ export function implementPrompt(input: {
             '',
           ]
         : []),
+      ...(input.answers?.length ? ['## ANSWERS FROM THE HUMAN', ...input.answers, ''] : []),
       ...(input.failures.length
         ? ['## PREVIOUS ATTEMPT FAILED', ...input.failures.map((f) => `- ${f}`), 'Fix these first.', '']
         : []),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { MODES } from '../protocol/cycle-policy.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
+import { TRACK_TYPES } from './track-types.js';
 
 /**
  * Seed 003 STATE.yaml as relais/cycle/STATE.json: the same field names (phase, mode, cycle.*,
@@ -56,6 +57,8 @@ const trackSchema = z.strictObject({
   requirements: z.array(z.string().max(100)).max(100).default([]),
   goal: z.string().max(2000).nullable().default(null),
   estimated_tasks: z.int().min(0).nullable().default(null),
+  /** The planner's TRACK_TYPE: which rows of the loading map apply (older files: none). */
+  type: z.enum(TRACK_TYPES).nullable().default(null),
   status: z.enum(['none', 'in-progress', 'complete']).default('none'),
   spec_path: z.string().max(300).nullable().default(null),
   plan_path: z.string().max(300).nullable().default(null),
@@ -98,6 +101,11 @@ const taskSchema = z.strictObject({
    * A human's judgement of the task's LLM: criteria (`relais cycle --resume --verdict`), taken by
    * the next verification instead of the verifier when HEAD is still `commit`.
    */
+  /**
+   * What the human answered when the implementer asked instead of implementing (issue 15), each
+   * with the question: handed to the task's next attempts, cleared with the task.
+   */
+  human_answers: z.array(z.string().max(4000)).max(10).default([]),
   human_verdict: z
     .strictObject({
       answer: z.enum(['YES', 'NO']),
@@ -285,6 +293,7 @@ export function freshTask(state: CycleState): CycleState['task'] {
     files_to_load: [],
     files: null,
     human_verdict: null,
+    human_answers: [],
     packet_path: null,
     base_commit: null,
     failure_context: [],

@@ -61,6 +61,8 @@ export interface ResumeOptions {
    * (CYCLE_VERIFY_NEEDS_HUMAN, CYCLE_VERIFIER_OUTPUT_INVALID). It holds for the current HEAD only.
    */
   readonly verdict?: { readonly answer: 'YES' | 'NO'; readonly reason: string };
+  /** The human's answer to the implementer's question, for a cycle paused with CYCLE_NEEDS_INPUT. */
+  readonly answer?: string;
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -117,6 +119,15 @@ async function resumeLocked(root: string, paths: CyclePaths, options: ResumeOpti
           at: new Date().toISOString(),
         },
       },
+    };
+  }
+  if (options.answer !== undefined) {
+    if (code !== 'CYCLE_NEEDS_INPUT')
+      return { ok: false, detail: `no question waits for an answer (the cycle paused for ${code})` };
+    const answered = `${s.needs_human.reason}\nThe human answered: ${options.answer.trim()}`.slice(0, 4000);
+    next = {
+      ...next,
+      task: { ...next.task, human_answers: [...next.task.human_answers, answered].slice(-10) },
     };
   }
   if (phase === 'execute') next = { ...next, loop: { ...next.loop, stuck_count: 0, progress_mark: null } };

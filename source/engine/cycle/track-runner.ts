@@ -9,6 +9,7 @@ import { commitPaths, headOf } from './git-ops.js';
 import { type CycleLoopResult, runCycleLoop } from './loop.js';
 import { cyclePaths, freshState, freshTask, readCycleState, writeCycleState } from './state.js';
 import { writePlan } from './track-docs.js';
+import type { TrackType } from './track-types.js';
 
 /**
  * The cycle as an implementation engine for another workflow (`ralphy start` with
@@ -24,6 +25,8 @@ export interface TrackInput {
   readonly goal: string;
   /** Acceptance texts start with "DET: " (checked by stage 1) or "LLM: " (judged by the verifier). */
   readonly tasks: readonly PlannedTask[];
+  /** The track's type for the loading map; feature work when not said. */
+  readonly type?: TrackType;
 }
 
 export type TrackRun = ({ ok: true; completed: boolean } & CycleLoopResult) | { ok: false; detail: string };
@@ -76,6 +79,8 @@ async function prepareTrack(
         requirements: [],
         goal: input.goal,
         estimated_tasks: input.tasks.length,
+        // A PRD's tasks (ralphy start): feature work, for the loading map.
+        type: input.type ?? 'feature',
         status: 'in-progress',
         spec_path: null,
         plan_path: planPath,

@@ -161,6 +161,11 @@ const codeTable = {
     remediation:
       'The orchestrator answered twice without a valid task JSON. Check relais/prompts/orchestrator.*.txt and the model, then run again.',
   },
+  BLOCKED_ORCHESTRATOR_QUESTION: {
+    verdict: 'blocked',
+    remediation:
+      'The orchestrator asked a question instead of proposing a task (see detail); only you can answer it. Put the answer where it reads it (the PRD, the goal, relais/FACTS.md), or run the work under `ralphy start`, which asks you; then run again.',
+  },
   BLOCKED_HISTORY_CAP_CLEANUP_REQUIRED: {
     verdict: 'blocked',
     remediation:

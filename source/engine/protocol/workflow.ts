@@ -170,6 +170,21 @@ export const selectionSchema = z.strictObject({
 export const TASK_VERDICT = z.enum(['verified', 'rejected']);
 export type TaskVerdict = z.infer<typeof TASK_VERDICT>;
 
+/**
+ * A plan that failed for a task of the `ticks` engine (issue 15), kept so a resumed workflow still
+ * refuses it: the signature session/plan-fingerprint.ts compares, and what the report says of it.
+ */
+export const failedPlanSchema = z.strictObject({
+  fingerprint: z.string().max(64),
+  code: z.string().max(80),
+  intent: z.string().max(300),
+  kind: z.string().max(40),
+  scope: z.array(z.string().max(202)).max(128),
+  verification: z.array(z.string().max(80)).max(32),
+  words: z.array(z.string().max(200)).max(400),
+});
+export type FailedPlan = z.infer<typeof failedPlanSchema>;
+
 export const taskRecordSchema = z.strictObject({
   number: z.int().min(0),
   title: z.string().max(300),
@@ -186,6 +201,8 @@ export const taskRecordSchema = z.strictObject({
   ticks: z.int().min(0),
   /** Best of N: the attempts and the runner's choice among them; null when the task ran once. */
   selection: selectionSchema.nullable().default(null),
+  /** Plans that already failed for this task (ticks engine); files written before it load as none. */
+  failed_plans: z.array(failedPlanSchema).max(20).default([]),
 });
 
 /** The agent phases with their own spend and call caps (config `workflow.phases`). */

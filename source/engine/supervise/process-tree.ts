@@ -54,6 +54,11 @@ export function signalTree(pgid: number, descendants: readonly number[], signal:
   for (const pid of descendants) trySignal(pid, signal);
 }
 
+/** Signals each process by its pid (not its group); never throws. */
+export function signalEach(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) trySignal(pid, signal);
+}
+
 /**
  * Whether a process of the group still runs. kill(0) also reaches zombies (exited, not yet reaped),
  * so when it does, /proc says whether any member is more than that: a sandbox's inner process
@@ -141,7 +146,19 @@ export const PROCESS_MARK_VAR = 'RELAIS_PROCESS_MARK';
 
 /** Running processes whose environment carries `mark` (ours to read: same user, or root). */
 export function processesMarked(mark: string): number[] {
-  const needle = Buffer.from(`${PROCESS_MARK_VAR}=${mark}\0`);
+  return processesWithEnv(`${PROCESS_MARK_VAR}=${mark}\0`);
+}
+
+/**
+ * Every process any child of this runner started, whatever its group or parent now (a setsid
+ * daemon re-parented to init): their marks all begin with this runner's pid (run-process.ts).
+ */
+export function processesMarkedByThisRunner(): number[] {
+  return processesWithEnv(`${PROCESS_MARK_VAR}=${process.pid}-`);
+}
+
+function processesWithEnv(entry: string): number[] {
+  const needle = Buffer.from(entry);
   const found: number[] = [];
   let entries: string[];
   try {

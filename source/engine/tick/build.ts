@@ -115,9 +115,14 @@ function failedRun(
     ctx.setup.sandbox.kind === 'bwrap' && endedOnItsOwn
       ? (sandboxRefusalIn(process.stderrTail) ?? sandboxRefusalIn(errorText))
       : null;
-  return refused
-    ? { code: 'STOP_SANDBOX_WRITE_REFUSED', detail: `${detail}; the sandbox refused a write: ${refused}` }
-    : { code: 'STOP_INTERRUPTED', detail };
+  if (refused)
+    return {
+      code: 'STOP_SANDBOX_WRITE_REFUSED',
+      detail: `${detail}; the sandbox refused a write: ${refused}`,
+    };
+  // The builder's time is the tick's: its own timeout fires just before the tick's deadline.
+  const deadline = `tick exceeded runner.max_tick_seconds (${ctx.setup.config.runner.max_tick_seconds}s)`;
+  return { code: 'STOP_INTERRUPTED', detail: process.timedOut ? `${deadline}: ${detail}` : detail };
 }
 
 /**

@@ -127,6 +127,7 @@ function announce(
     milestone: state?.milestone_id ?? null,
     budgetWarning: state?.budget_warning ?? false,
     builderQuestion: record.builder.outcome?.question ?? null,
+    orchestratorQuestion: record.orchestrator.question,
     spent: {
       ticks: record.orchestrator.calls > 0 && !record.limitRefunded ? 1 : 0,
       calls: record.orchestrator.calls + record.builder.calls,

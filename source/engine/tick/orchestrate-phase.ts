@@ -51,6 +51,13 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     record.orchestrator.error = outcome.failure;
     return null;
   }
+  if (outcome.kind === 'question') {
+    // Issue 15: a human must answer; the ticks engine raises the question gate with it.
+    record.code = 'BLOCKED_ORCHESTRATOR_QUESTION';
+    record.detail = `the orchestrator asked instead of proposing a task: ${outcome.question}`.slice(0, 2000);
+    record.orchestrator.question = outcome.question;
+    return null;
+  }
   if (outcome.kind === 'invalid') {
     // A2 rows 3-4: invalid after the one allowed retry.
     record.code = 'BLOCKED_ORCHESTRATOR_OUTPUT_INVALID';

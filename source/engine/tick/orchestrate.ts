@@ -1,4 +1,5 @@
 import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
+import { questionOf } from '../agents/needs-input.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { parseModelJson } from '../protocol/model-json.js';
@@ -12,6 +13,8 @@ import { type Task, taskSchema } from '../protocol/task.js';
 
 export type OrchestrateOutcome =
   | { kind: 'task'; task: Task; calls: number; costUsd: number }
+  /** It asked the human instead of proposing a task (issue 15): no retry, the question gate. */
+  | { kind: 'question'; question: string; calls: number; costUsd: number }
   | { kind: 'invalid'; reason: string; calls: number; costUsd: number }
   | { kind: 'failed'; failure: string; aborted: boolean; calls: number; costUsd: number };
 
@@ -73,6 +76,9 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
       };
     }
     const parsed = parseModelJson(outcome.text, taskSchema);
+    // A question is not a malformed task: asking again for JSON would only make it guess.
+    const question = parsed.ok ? null : questionOf(outcome.text);
+    if (question) return { kind: 'question', question, calls: attempt, costUsd };
     const refusal = parsed.ok ? (input.acceptTask?.(parsed.value) ?? null) : parsed.reason;
     if (parsed.ok && refusal === null) return { kind: 'task', task: parsed.value, calls: attempt, costUsd };
     // A2 rows 3-4: invalid task JSON; retry once with the reason, then block.

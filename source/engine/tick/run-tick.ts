@@ -34,6 +34,13 @@ import { checkAfterVerify, verify } from './verify-phase.js';
 export type { TickOptions, TickResult } from './tick-context.js';
 
 /**
+ * An agent call's own timeout ends it this long before the tick's deadline aborts everything, so
+ * a CLI still retrying a 429 at the end is read as timed out (rate-limited: a wait, issue 15) and
+ * not as interrupted by the tick; both timers firing at once made that reading a race.
+ */
+const AGENT_DEADLINE_MARGIN_MS = 2000;
+
+/**
  * One judged tick (seed 000 §7): LOCK → PREFLIGHT → ORCHESTRATE → BUILD → JUDGE → VERIFY →
  * REPORT → END. Every decision is a row of Appendix A, taken in priority order; the first STOP or
  * BLOCKED wins and the tick goes straight to rollback (when the builder ran) and REPORT.
@@ -119,7 +126,7 @@ async function lockedTick(
         roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
     ),
     signal: AbortSignal.any([options.signal, deadline.signal]),
-    remainingMs: () => Math.max(1, deadlineAt - Date.now()),
+    remainingMs: () => Math.max(1, deadlineAt - Date.now() - AGENT_DEADLINE_MARGIN_MS),
     interruption: () =>
       deadline.signal.aborted
         ? `tick exceeded runner.max_tick_seconds (${setup.config.runner.max_tick_seconds}s)`

@@ -70,6 +70,8 @@ export interface TickResult {
   readonly spent: RunTotals;
   /** The builder's question for the human, when it asked one instead of answering (issue 15). */
   readonly builderQuestion: string | null;
+  /** The orchestrator's question, when it asked one instead of proposing a task (issue 15). */
+  readonly orchestratorQuestion: string | null;
 }
 
 /** Shared by the phases of one tick that holds the lock and passed preflight. */
@@ -82,7 +84,7 @@ export interface TickContext {
   readonly runner: AgentRunner;
   /** The abort signal and the max_tick_seconds deadline together. */
   readonly signal: AbortSignal;
-  /** Milliseconds left before max_tick_seconds. */
+  /** Milliseconds an agent call may still take: up to max_tick_seconds, less a small margin. */
   remainingMs(): number;
   /** Why the tick is being cut short (deadline or signal), or null. */
   interruption(): string | null;

@@ -25,7 +25,8 @@ export interface TickRecord {
   task: Task | null;
   baseCommit: string | null;
   headCommit: string | null;
-  orchestrator: AgentTally & { error: string | null };
+  /** `question`: what it asked the human instead of proposing a task (issue 15). */
+  orchestrator: AgentTally & { error: string | null; question: string | null };
   builder: AgentTally & { outcome: BuildOutcome | null };
   judge: JudgeOutcome | null;
   runs: VerificationRun[];
@@ -55,7 +56,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     task: null,
     baseCommit: null,
     headCommit: null,
-    orchestrator: { calls: 0, costUsd: 0, error: null },
+    orchestrator: { calls: 0, costUsd: 0, error: null, question: null },
     builder: { calls: 0, costUsd: 0, outcome: null },
     judge: null,
     runs: [],

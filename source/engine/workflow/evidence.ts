@@ -37,15 +37,22 @@ export function evidenceWatcher(
   breaker: CircuitBreaker | null,
   onTasks?: (tasks: PlanTask[]) => Promise<void>,
   tree?: EvidenceTree,
-): (pgid: number | null, options?: { readonly baseline?: boolean }) => Promise<void> {
+): EvidenceWatch {
+  return treeEvidenceWatcher(tree ?? { root: ctx.setup.facts.root, git: ctx.setup.git }, breaker, onTasks);
+}
+
+export type EvidenceWatch = (pgid: number | null, options?: { readonly baseline?: boolean }) => Promise<void>;
+
+/** The same watch over any tree (a lane's, or the corpus replay's: test/corpus). */
+export function treeEvidenceWatcher(
+  tree: EvidenceTree,
+  breaker: CircuitBreaker | null,
+  onTasks?: (tasks: PlanTask[]) => Promise<void>,
+): EvidenceWatch {
   let last: Snapshot | null = null;
   const hashes: ContentHashes = new Map();
   return async (pgid, options) => {
-    const { snapshot, tasks } = await takeSnapshot(
-      tree ?? { root: ctx.setup.facts.root, git: ctx.setup.git },
-      pgid,
-      hashes,
-    );
+    const { snapshot, tasks } = await takeSnapshot(tree, pgid, hashes);
     if (last !== null && !options?.baseline) {
       const cpuMoved =
         snapshot.pgid !== null && snapshot.pgid === last.pgid && snapshot.toolCpuTicks > last.toolCpuTicks;

@@ -9,6 +9,7 @@ import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { runTick, type TickResult } from '../tick/run-tick.js';
 import { oneLine } from '../workspace/printable.js';
+import { type CallBudget, callBudget } from './call-budget.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf } from './interruption.js';
@@ -23,6 +24,7 @@ import {
 } from './phase-helpers.js';
 import { PlanMemory } from './plan-memory.js';
 import { describeRuns } from './project-checks.js';
+import { readTick, type TickReading } from './tick-reading.js';
 import { laneOf, mainTarget, type TaskEnd, type TickTarget } from './tick-target.js';
 
 /**
@@ -82,37 +84,27 @@ export async function implementTask(
     ? `The human answered an earlier question: ${ctx.workflow.pending_answer}`
     : null;
   let ticks = 0;
-  const plans = new PlanMemory();
+  // Plans that failed before a resume still count (issue 15): they are in the task's record.
+  const plans = new PlanMemory(task.failed_plans, (failed_plans) =>
+    ctx.updateTask(task.number, { failed_plans }, target.lane),
+  );
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   while (ticks < maxTicks) {
-    if (pausedBeforeTick(ctx, target)) return { kind: 'stopped' };
-    // Checked before a tick starts, not after one finished: a tick that crossed a cap is still
-    // judged and, when verified, credited (its cost was spent either way).
-    const over = ctx.overBudget();
-    if (over) return { kind: 'fail', ...over };
-    let limit: UsageLimit | null = null;
-    const refused = await target.beforeTick?.(phase.signal);
-    if (refused) return refused;
-    const tick = await runTaskTick(ctx, target, task, note, breaker, phase, plans, (found) => {
-      limit = found;
-    });
-    target.afterTick?.(tick.spent);
-    await ctx.addCost(tick.spent.costUsd, tick.spent.calls, target.lane);
-    await ctx.refreshFacts();
-    const interrupted = interruptionOf(ctx, breaker, phase);
-    if (interrupted) return interrupted;
-    const found = limit as UsageLimit | null;
-    if (found && limitWaits < MAX_LIMIT_WAITS) {
+    const ran = await budgetedTick(ctx, target, task, note, { breaker, phase, plans });
+    if (ran.kind === 'end') return ran.result;
+    const { tick, limit } = ran;
+    const reading = readTick(tick, limit, limitWaits < MAX_LIMIT_WAITS);
+    if (reading.kind === 'limit') {
       limitWaits++;
       // Not a failed attempt: wait for the reset, then the same task again.
-      const afterWait = await waitOutLimitAt(ctx, target, found, breaker, phase);
+      const afterWait = await waitOutLimitAt(ctx, target, reading.limit, breaker, phase);
       if (afterWait) return afterWait;
       continue;
     }
-    const asked = await builderQuestion(ctx, target, task, tick, breaker);
-    if (asked?.kind === 'end') return asked.result;
-    if (asked?.kind === 'answered') {
+    if (reading.kind === 'question') {
+      const asked = await agentQuestion(ctx, target, task, reading, breaker);
+      if (asked.kind === 'end') return asked.result;
       note = asked.note;
       continue;
     }
@@ -131,15 +123,60 @@ export async function implementTask(
   };
 }
 
-/** One tick aimed at `task`, every agent under the phase's breaker, limits reported to `onLimit`. */
+/**
+ * One tick, unless the task ends before it (the pause key, a cap reached, a lane refused) or it
+ * ended the phase (a call the caps refused, the breaker, a timeout, an interrupt). Checked before
+ * the tick starts and before each of its agent calls (issue 18): a tick never crosses a cap.
+ */
+async function budgetedTick(
+  ctx: WorkflowContext,
+  target: TickTarget,
+  task: TaskRecord,
+  note: string | null,
+  watch: Omit<TickWatch, 'budget'>,
+): Promise<
+  { kind: 'tick'; tick: TickResult; limit: UsageLimit | null } | { kind: 'end'; result: PhaseResult }
+> {
+  const end = (result: PhaseResult) => ({ kind: 'end' as const, result });
+  if (pausedBeforeTick(ctx, target)) return end({ kind: 'stopped' });
+  const over = ctx.overBudget();
+  if (over) return end({ kind: 'fail', ...over });
+  const refusedLane = await target.beforeTick?.(watch.phase.signal);
+  if (refusedLane) return end(refusedLane);
+  let limit: UsageLimit | null = null;
+  const budget = callBudget(ctx, target.lane);
+  const tick = await runTaskTick(ctx, target, task, note, { ...watch, budget }, (found) => {
+    limit = found;
+  });
+  target.afterTick?.(tick.spent);
+  await budget.settle(tick);
+  await ctx.refreshFacts();
+  // A call the caps refused ended the tick: the phase stops here.
+  const refused = budget.refused();
+  if (refused) return end({ kind: 'fail', ...refused });
+  const interrupted = interruptionOf(ctx, watch.breaker, watch.phase);
+  if (interrupted) return end(interrupted);
+  return { kind: 'tick', tick, limit };
+}
+
+/** What watches a tick's agents: the phase's breaker and signal, the failed plans, the caps. */
+interface TickWatch {
+  readonly breaker: CircuitBreaker | null;
+  readonly phase: PhaseSignal;
+  readonly plans: PlanMemory;
+  readonly budget: CallBudget;
+}
+
+/**
+ * One tick aimed at `task`, every agent under the phase's breaker and checked against the caps
+ * before it starts, limits reported to `onLimit`.
+ */
 function runTaskTick(
   ctx: WorkflowContext,
   target: TickTarget,
   task: TaskRecord,
   note: string | null,
-  breaker: CircuitBreaker | null,
-  phase: PhaseSignal,
-  plans: PlanMemory,
+  { breaker, phase, plans, budget }: TickWatch,
   onLimit: (limit: UsageLimit) => void,
 ): Promise<TickResult> {
   // A tick a usage limit ended is given back to the tick budget too (issue 15), not only here.
@@ -161,16 +198,18 @@ function runTaskTick(
         heldBy(
           target,
           breaker,
-          supervisedRunner(ctx.runner, {
-            breaker,
-            clock: ctx.options.clock,
-            onBreaker: ctx.breakerReporter(breaker, target.lane),
-            watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
-            onLimit: (found) => {
-              limited = true;
-              onLimit(found);
-            },
-          }),
+          budget.wrap(
+            supervisedRunner(ctx.runner, {
+              breaker,
+              clock: ctx.options.clock,
+              onBreaker: ctx.breakerReporter(breaker, target.lane),
+              watch: evidenceWatcher(ctx, breaker, undefined, { root: target.root(), git: target.git() }),
+              onLimit: (found) => {
+                limited = true;
+                onLimit(found);
+              },
+            }),
+          ),
         ),
     }),
   );
@@ -226,7 +265,7 @@ async function afterStop(
   breaker: CircuitBreaker | null,
 ): Promise<{ kind: 'again'; note: string } | { kind: 'end'; result: PhaseResult }> {
   if (tick.code !== 'STOP_PLAN_REPEATED') {
-    plans.recordStop(tick.code);
+    await plans.recordStop(tick.code);
     return {
       kind: 'again',
       note: `The previous tick for this task was stopped and rolled back: ${tick.code} (${tick.detail ?? ''}). ${remediationOf(tick.code)}${plans.replanNote()}`,
@@ -278,28 +317,26 @@ async function waitOutLimit(
 }
 
 /**
- * Issue 15: a builder that answers with a question instead of its result JSON needs the human,
- * like the agents of the other engines: the question gate, not a STOP_BUILDER_OUTPUT_INVALID
- * retry counted against max_ticks_per_task. Null when the tick asked nothing.
+ * Issue 15: a builder that answers with a question instead of its result JSON (or an orchestrator
+ * that asks instead of proposing a task) needs the human, like the agents of the other engines:
+ * the question gate, not a retry counted against max_ticks_per_task.
  */
-async function builderQuestion(
+async function agentQuestion(
   ctx: WorkflowContext,
   target: TickTarget,
   task: TaskRecord,
-  tick: TickResult,
+  asked: Extract<TickReading, { kind: 'question' }>,
   breaker: CircuitBreaker | null,
-): Promise<{ kind: 'answered'; note: string } | { kind: 'end'; result: PhaseResult } | null> {
-  const question = tick.verdict === 'stop' ? tick.builderQuestion : null;
-  if (!question) return null;
-  const step = { kind: 'question' as const, question, denied: [] as string[], costUsd: 0 };
-  const note = await answerQuestion(ctx, 'builder', step, breaker, laneOf(target, task));
+): Promise<{ kind: 'answered'; note: string } | { kind: 'end'; result: PhaseResult }> {
+  const step = { kind: 'question' as const, question: asked.question, denied: [] as string[], costUsd: 0 };
+  const note = await answerQuestion(ctx, asked.from, step, breaker, laneOf(target, task));
   if (note !== null) return { kind: 'answered', note };
   return {
     kind: 'end',
     result: {
       kind: 'fail',
       reason: 'needs_input',
-      detail: `task ${task.number}: the builder asked a question nobody answered: ${oneLine(question, 300)}`,
+      detail: `task ${task.number}: the ${asked.from} asked a question nobody answered: ${oneLine(asked.question, 300)}`,
     },
   };
 }

@@ -89,6 +89,7 @@ export async function recordTasks(ctx: WorkflowContext, tasks: readonly PlanTask
       commits: known?.commits ?? [],
       ticks: known?.ticks ?? 0,
       selection: known?.selection ?? null,
+      failed_plans: known?.failed_plans ?? [],
     };
   });
   await ctx.update({

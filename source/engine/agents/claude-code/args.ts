@@ -6,11 +6,14 @@ import type { AgentRequest } from '../agent-run.js';
  * the prompt goes through stdin because a positional prompt after `--tools` is read as a tool name.
  */
 export function claudeArgs(request: AgentRequest, settings?: string): string[] {
+  // Every call streams its lines, the answer-only ones too: with `--output-format json` Claude Code
+  // prints nothing at all while it retries a 429 (checked with 2.1.330), so a call its timeout
+  // ended could not be told apart from a hung one (issue 15). Its last line is the same result.
   const args = [
     '-p',
     '--output-format',
-    request.streaming ? 'stream-json' : 'json',
-    ...(request.streaming ? ['--verbose'] : []),
+    'stream-json',
+    '--verbose',
     '--max-turns',
     String(request.maxTurns),
     '--no-session-persistence',

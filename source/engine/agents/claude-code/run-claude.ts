@@ -65,24 +65,8 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readStreamLine(line)) {
             if (item.kind === 'result') wrapper = item.wrapper;
-            else if (item.kind === 'text') emitText(bus, request, item.text, 'text');
-            else if (item.kind === 'tool') {
-              const target = oneLine(item.target, MAX_EVENT_TEXT);
-              said(request, `${item.tool} ${target}`);
-              bus.emit({ type: 'agent.tool', role: request.role, tool: item.tool, target });
-            } else if (item.kind === 'tool_error')
-              emitText(bus, request, `tool error: ${item.text}`, 'error');
-            else {
-              lastRetry = item;
-              bus.emit({
-                type: 'agent.retry',
-                role: request.role,
-                attempt: item.attempt,
-                max_retries: item.maxRetries,
-                error: item.error,
-                retry_delay_ms: item.delayMs,
-              });
-            }
+            else if (item.kind === 'retry') lastRetry = item;
+            showItem(bus, request, item);
           }
         },
       });
@@ -100,6 +84,37 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
       return outcome;
     },
   };
+}
+
+/** What one stream item shows on the bus (and feeds the supervisor through `said`). */
+function showItem(bus: EngineBus, request: AgentRequest, item: StreamItem): void {
+  switch (item.kind) {
+    case 'result':
+      return;
+    case 'text':
+      // An answer-only call's text is its answer (a task JSON, a block), not output to show.
+      if (request.streaming) emitText(bus, request, item.text, 'text');
+      else said(request, item.text);
+      return;
+    case 'tool': {
+      const target = oneLine(item.target, MAX_EVENT_TEXT);
+      said(request, `${item.tool} ${target}`);
+      bus.emit({ type: 'agent.tool', role: request.role, tool: item.tool, target });
+      return;
+    }
+    case 'tool_error':
+      emitText(bus, request, `tool error: ${item.text}`, 'error');
+      return;
+    case 'retry':
+      bus.emit({
+        type: 'agent.retry',
+        role: request.role,
+        attempt: item.attempt,
+        max_retries: item.maxRetries,
+        error: item.error,
+        retry_delay_ms: item.delayMs,
+      });
+  }
 }
 
 function emitText(bus: EngineBus, request: AgentRequest, text: string, kind: OutputKind): void {

@@ -15,6 +15,9 @@
  *   `You're out of extra usage · resets 4pm (UTC)`
  * Codex says `You've hit your usage limit. ... try again in 2 hours 5 minutes.` A reset that has
  * just passed (the two clocks disagree a little) is a short wait and a retry, not tomorrow's reset.
+ * Peers' tests add `Opus weekly limit reached ∙ resets Oct 31, 9am` (#10333), an API spend cap's
+ * `You will regain access on 2026-05-01 at 00:00 UTC.` and `Too many requests. Please wait 30
+ * seconds` (test/corpus/cases.json names each source).
  */
 
 export interface UsageLimit {
@@ -38,8 +41,12 @@ const MIN_WAIT_MS = 30 * 1000;
 /** A reset time this far in the past is clock skew: wait MIN_WAIT_MS and try again. */
 const JUST_PASSED_MS = 15 * 60 * 1000;
 
+/**
+ * "rate limit" needs its separator: `ratelimit` is a package or a function (`@upstash/ratelimit`,
+ * `TypeError: ratelimit.check is not a function`), never the CLI's own error (subsy/ralph-tui #100).
+ */
 const LIMITED =
-  /usage limit|limit reached|hit your (\w+[ -])?limit|(session|weekly|5-hour|daily|opus|sonnet) limit|out of (extra )?usage|extra usage|rate[ _-]?limit|too many requests|\b429\b|overloaded/i;
+  /usage limit|limit reached|hit your (\w+[ -])?limit|(session|weekly|5-hour|daily|opus|sonnet) limit|out of (extra )?usage|extra usage|rate[ _-]limit|too many requests|\b429\b|overloaded/i;
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
@@ -47,10 +54,21 @@ export function readUsageLimit(text: string, now: Date, apiStatus: number | null
   const epoch = /usage limit reached\s*\|\s*(\d{10})/i.exec(text);
   if (epoch) return capped(new Date(Number(epoch[1]) * 1000), now, text);
   if (!LIMITED.test(text) && apiStatus !== 429) return null;
+  const regain = regainAccessAt(text);
+  if (regain) return capped(regain, now, text, MAX_DATED_WAIT_MS);
   const relative =
     /try again in\s+((?:\d+\s*(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?)[\s,and]*)+)/i.exec(text);
   if (relative)
     return capped(new Date(now.getTime() + durationMs(relative[1] as string)), now, text, MAX_DATED_WAIT_MS);
+  const asked = /(?:please )?(?:wait|retry[- ]after:?)\s+(\d+)\s*(s|secs?|seconds?|m|mins?|minutes?)\b/i.exec(
+    text,
+  );
+  if (asked)
+    return capped(
+      new Date(now.getTime() + Number(asked[1]) * (/^m/i.test(asked[2] as string) ? 60_000 : 1000)),
+      now,
+      text,
+    );
   const weekday =
     /resets?\s+(?:on\s+)?(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*\(([A-Za-z_]+(?:\/[A-Za-z_+-]+)*)\))?/i.exec(
       text,
@@ -83,6 +101,19 @@ export function readUsageLimit(text: string, now: Date, apiStatus: number | null
     if (resetAt) return capped(resetAt, now, text, clock[2] ? MAX_DATED_WAIT_MS : MAX_WAIT_MS);
   }
   return { resetAt: new Date(now.getTime() + DEFAULT_WAIT_MS), message: firstLine(text) };
+}
+
+/**
+ * An API spend cap gives its date and time in UTC: "You will regain access on 2026-05-01 at 00:00
+ * UTC." (frankbria/ralph-claude-code, TAP-1474). Null when the text names no such instant.
+ */
+function regainAccessAt(text: string): Date | null {
+  const m = /regain access on (\d{4})-(\d{2})-(\d{2})(?: at (\d{1,2}):(\d{2}))?/i.exec(text);
+  if (!m) return null;
+  const at = new Date(
+    Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0)),
+  );
+  return Number.isNaN(at.getTime()) ? null : at;
 }
 
 function durationMs(text: string): number {

@@ -7,7 +7,7 @@ import { type PlannedTask, parsePlanBlock } from '../blocks.js';
 import { testTemplateIds } from '../checks.js';
 import type { ActionResult, CycleContext } from '../context.js';
 import { commitPaths, existsAt, headOf } from '../git-ops.js';
-import { docsForPaths, livingDocsDir, parseLoadingMap } from '../mapper/living-docs.js';
+import { docsForTask, livingDocsDir, parseLoadingMap } from '../mapper/living-docs.js';
 import { adaptTaskPrompt } from '../prompts.js';
 import type { SentinelResult } from '../sentinel.js';
 import type { CycleState } from '../state.js';
@@ -21,6 +21,7 @@ import {
   renderPacket,
   writePacket,
 } from '../track-docs.js';
+import type { TrackType } from '../track-types.js';
 import { failResult, okResult, pauseResult, projectDocs } from './common.js';
 
 /**
@@ -74,7 +75,7 @@ export async function generateTask(ctx: CycleContext, state: CycleState): Promis
   const fingerprint = taskPlanFingerprint(task, guidance);
   const repeated = repeatedPlan(ctx, state, { task, fingerprint, replanned });
   if (repeated) return repeated;
-  const load = await filesToLoad(ctx, task);
+  const load = await filesToLoad(ctx, task, state.track.type);
   const packet = renderPacket({
     task,
     ops: await opsCommands(ctx),
@@ -204,11 +205,12 @@ async function missingTargets(ctx: CycleContext, head: string, task: PlannedTask
 async function filesToLoad(
   ctx: CycleContext,
   task: PlannedTask,
+  trackType: TrackType | null,
 ): Promise<{ entries: LoadEntry[]; skipped: string[] }> {
   const candidates: LoadEntry[] = [];
   for (const f of task.files.filter((f) => f.action !== 'add'))
     candidates.push({ path: f.path, why: `planned ${f.action} target` });
-  candidates.push(...(await livingDocsFor(ctx, task)));
+  candidates.push(...(await livingDocsFor(ctx, task, trackType)));
   const tracked = splitNul(await ctx.git.ok(['ls-files', '-z']));
   const stems = task.files
     .map((f) => basename(f.path, extname(f.path)).toLowerCase())
@@ -241,17 +243,22 @@ async function filesToLoad(
 
 /**
  * Seed 003 P12: "WORKFLOW.md contains smart loading map (track type -> relevant docs subset)". The
- * living docs the map names for the areas the task's files are in, after the planned files.
+ * living docs the map names for the track's type (and, in the finer rows, for the areas the task's
+ * files are in), after the planned files.
  */
-async function livingDocsFor(ctx: CycleContext, task: PlannedTask): Promise<LoadEntry[]> {
+async function livingDocsFor(
+  ctx: CycleContext,
+  task: PlannedTask,
+  trackType: TrackType | null,
+): Promise<LoadEntry[]> {
   const dir = livingDocsDir(ctx.policy.docs_dir);
   const workflow = await readDoc(ctx.root, `${dir}/WORKFLOW.md`, 40_000);
   if (!workflow) return [];
   const { rows } = parseLoadingMap(workflow);
-  return docsForPaths(
-    rows,
-    task.files.map((f) => f.path),
-  ).map(({ doc, areas }) => ({
+  return docsForTask(rows, {
+    trackType,
+    paths: task.files.map((f) => f.path),
+  }).map(({ doc, areas }) => ({
     path: `${dir}/${doc}`,
     why: `living doc for ${areas.join(', ')} (WORKFLOW.md loading map)`,
   }));

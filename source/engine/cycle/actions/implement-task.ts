@@ -1,4 +1,6 @@
+import type { AgentOutcome } from '../../agents/agent-run.js';
 import type { WriteFence } from '../../agents/claude-code/scope-hook.js';
+import { questionOf } from '../../agents/needs-input.js';
 import { CONFIG_FILE_NAME } from '../../workspace/paths.js';
 import { oneLine } from '../../workspace/printable.js';
 import { agentRequest } from '../agent-call.js';
@@ -39,7 +41,14 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
   const files = await filesToLoad(ctx, state);
   const title = /^## TITLE\n(.*)$/m.exec(packet)?.[1] ?? state.task.description ?? taskId;
   const base = await headOf(ctx.git);
-  const prompt = implementPrompt({ taskId, title, packet, files, failures: state.task.failure_context });
+  const prompt = implementPrompt({
+    taskId,
+    title,
+    packet,
+    files,
+    failures: state.task.failure_context,
+    answers: state.task.human_answers,
+  });
   const guards = await takeCycleGuards(ctx);
   const integrityGuard = await takeIntegrityGuard(ctx, { branchMayMove: true, stamps: false });
   const outcome = await ctx.runners.implementer.run(
@@ -66,17 +75,8 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
   }
   const harm = harmUndone(guarded, integrity);
   if (harm !== null) return protectedChanged(ctx, state, base, harm);
-  const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
-  if (signal) {
-    await stashIfDirty(ctx.git, workspace, `relais: ${taskId} stopped with ${signal[1]}`);
-    const code = signal[1] === 'REPLAN_REQUIRED' ? 'CYCLE_REPLAN_REQUIRED' : 'CYCLE_REQUEST_SPLIT';
-    return pauseResult(
-      ctx,
-      state,
-      code,
-      `the implementer signalled ${signal[1]}:${oneLine(signal[2] ?? '', 300)}`,
-    );
-  }
+  const stopped = await stoppedBefore(ctx, state, outcome);
+  if (stopped) return stopped;
   if (outcome.failure === null) {
     const changed = await dirtyPaths(ctx.git, workspace);
     await commitPaths(ctx.git, changed, `relais(${taskId}): ${title}`);
@@ -144,6 +144,63 @@ function harmUndone(guarded: GuardReport, integrity: IntegrityReport): string | 
   const what = [guarded.changed.length > 0 ? describeGuarded(guarded) : null, describeUndone(integrity)];
   const found = what.filter((w): w is string => w !== null);
   return found.length > 0 ? found.join('; ') : null;
+}
+
+/**
+ * An answer that is not an attempt to judge: a REPLAN_REQUIRED or REQUEST_SPLIT signal (a pause),
+ * or a question for the human. Null when the implementer simply worked.
+ */
+async function stoppedBefore(
+  ctx: CycleContext,
+  state: CycleState,
+  outcome: AgentOutcome,
+): Promise<ActionResult | null> {
+  const taskId = state.task.id as string;
+  const signal = /^(REPLAN_REQUIRED|REQUEST_SPLIT)=true\b(.*)$/m.exec(outcome.text ?? '');
+  if (signal) {
+    await stashIfDirty(ctx.git, ctx.config.workspace_dir, `relais: ${taskId} stopped with ${signal[1]}`);
+    const code = signal[1] === 'REPLAN_REQUIRED' ? 'CYCLE_REPLAN_REQUIRED' : 'CYCLE_REQUEST_SPLIT';
+    return pauseResult(
+      ctx,
+      state,
+      code,
+      `the implementer signalled ${signal[1]}:${oneLine(signal[2] ?? '', 300)}`,
+    );
+  }
+  const question = outcome.failure === null ? questionOf(outcome.text ?? '') : null;
+  return question ? askedInstead(ctx, state, question) : null;
+}
+
+/**
+ * Issue 15: the implementer asked the human instead of implementing. That is no failed attempt
+ * and nothing is committed: its leftovers go to git stash, and the question goes to the human
+ * (the app or terminal of `relais cycle` or `ralphy start`). Answered, the same task runs again
+ * with the answer; unanswered, the cycle pauses (CYCLE_NEEDS_INPUT) until `--resume --answer`.
+ */
+async function askedInstead(ctx: CycleContext, state: CycleState, question: string): Promise<ActionResult> {
+  const taskId = state.task.id as string;
+  const stashed = await stashIfDirty(ctx.git, ctx.config.workspace_dir, `relais: ${taskId} asked a question`);
+  const kept = stashed ? ' (its leftovers are in git stash)' : '';
+  const reply = await ctx.gates.ask(
+    { gate: 'input', title: `The implementer asks about ${taskId}`, lines: [question], answer: 'text' },
+    ctx.signal,
+  );
+  if (reply.decision === 'answer' && reply.text?.trim()) {
+    const answered = `You asked: ${question}\nThe human answered: ${reply.text.trim()}`.slice(0, 4000);
+    return okResult(
+      {
+        ...state,
+        task: { ...state.task, human_answers: [...state.task.human_answers, answered].slice(-10) },
+      },
+      `the implementer asked a question and the human answered; ${taskId} runs again with the answer${kept}`,
+    );
+  }
+  return pauseResult(
+    ctx,
+    state,
+    'CYCLE_NEEDS_INPUT',
+    `the implementer asked: ${oneLine(question, 1500)}${kept}`,
+  );
 }
 
 /**

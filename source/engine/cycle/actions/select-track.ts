@@ -91,6 +91,7 @@ export async function pickTrack(ctx: CycleContext, state: CycleState): Promise<A
       requirements: block.requirements,
       goal: block.goal,
       estimated_tasks: block.estimatedTasks,
+      type: block.type,
       status: 'in-progress',
       spec_path: null,
       plan_path: null,

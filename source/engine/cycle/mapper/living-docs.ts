@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TRACK_TYPES, type TrackType } from '../track-types.js';
 
 /**
  * Seed 003 P12's seven living docs: what the mapper agent must answer (zod-validated JSON), how
@@ -44,17 +45,28 @@ const areaPath = z
     'a relative path prefix without "..", spaces, "|" or ",", or "*"',
   );
 
-export const loadingRowSchema = z.strictObject({
+const docList = z
+  .array(z.enum(LIVING_DOCS))
+  .min(1)
+  .max(LIVING_DOCS.length)
+  .refine((d) => new Set(d).size === d.length, 'no doc twice');
+
+/** The seed's map: a track type (or `*`, every track) and the docs a track of that type loads. */
+export const trackRowSchema = z.strictObject({
+  track: z.enum([...TRACK_TYPES, '*']),
+  docs: docList,
+});
+
+/** A finer map by the paths a task touches (the first format; files that hold it still load). */
+export const areaRowSchema = z.strictObject({
   area: z
     .string()
     .regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'an area is a short lower-case word (letters, digits, "-", "_")'),
   paths: z.array(areaPath).min(1).max(12),
-  docs: z
-    .array(z.enum(LIVING_DOCS))
-    .min(1)
-    .max(LIVING_DOCS.length)
-    .refine((d) => new Set(d).size === d.length, 'no doc twice'),
+  docs: docList,
 });
+
+export const loadingRowSchema = z.union([trackRowSchema, areaRowSchema]);
 export type LoadingRow = z.infer<typeof loadingRowSchema>;
 
 /** The mapper agent's answer: one JSON object. */
@@ -83,10 +95,14 @@ export function renderLoadingMap(rows: readonly LoadingRow[]): string {
   return [
     '## Loading map',
     '',
-    'Which living docs a task loads, by the paths it touches (`*`: every task). The runner reads this block.',
+    "Which living docs a task loads: by its track's type (`track=*`: every track), and by the paths it touches (`paths=*`: every task). The runner reads this block.",
     '',
     MAP_START,
-    ...rows.map((r) => `- area=${r.area} | paths=${r.paths.join(', ')} | docs=${r.docs.join(', ')}`),
+    ...rows.map((r) =>
+      'track' in r
+        ? `- track=${r.track} | docs=${r.docs.join(', ')}`
+        : `- area=${r.area} | paths=${r.paths.join(', ')} | docs=${r.docs.join(', ')}`,
+    ),
     MAP_END,
     '',
   ].join('\n');
@@ -111,23 +127,32 @@ export function parseLoadingMap(workflow: string): { rows: LoadingRow[]; rejecte
   const rejected: string[] = [];
   for (const line of workflow.slice(start + MAP_START.length, end).split('\n')) {
     if (line.trim() === '') continue;
-    const m = /^\s*-\s*area=([^|]*)\|\s*paths=([^|]*)\|\s*docs=(.*)$/.exec(line);
-    const list = (s: string) =>
-      s
-        .split(',')
-        .map((x) => x.trim())
-        .filter(Boolean);
-    const parsed = m
-      ? loadingRowSchema.safeParse({
-          area: (m[1] ?? '').trim(),
-          paths: list(m[2] ?? ''),
-          docs: list(m[3] ?? ''),
-        })
-      : null;
-    if (parsed?.success) rows.push(parsed.data);
+    const parsed = parseRow(line);
+    if (parsed) rows.push(parsed);
     else rejected.push(line.trim());
   }
   return { rows, rejected };
+}
+
+function parseRow(line: string): LoadingRow | null {
+  const list = (s: string) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean);
+  const byTrack = /^\s*-\s*track=([^|]*)\|\s*docs=(.*)$/.exec(line);
+  if (byTrack) {
+    const row = trackRowSchema.safeParse({ track: (byTrack[1] ?? '').trim(), docs: list(byTrack[2] ?? '') });
+    return row.success ? row.data : null;
+  }
+  const byArea = /^\s*-\s*area=([^|]*)\|\s*paths=([^|]*)\|\s*docs=(.*)$/.exec(line);
+  if (!byArea) return null;
+  const row = areaRowSchema.safeParse({
+    area: (byArea[1] ?? '').trim(),
+    paths: list(byArea[2] ?? ''),
+    docs: list(byArea[3] ?? ''),
+  });
+  return row.success ? row.data : null;
 }
 
 /** The docs the map names for a task touching `paths`, each with the areas that named it, in map order. */
@@ -135,13 +160,37 @@ export function docsForPaths(
   rows: readonly LoadingRow[],
   paths: readonly string[],
 ): { doc: LivingDocName; areas: string[] }[] {
+  return docsForTask(rows, { trackType: null, paths });
+}
+
+/**
+ * The docs the map names for a task of a track of `trackType` touching `paths`, in map order, each
+ * with what named it: "track type bugfix", "every track", or a path area's name.
+ */
+export function docsForTask(
+  rows: readonly LoadingRow[],
+  task: { readonly trackType: TrackType | null; readonly paths: readonly string[] },
+): { doc: LivingDocName; areas: string[] }[] {
   const found = new Map<LivingDocName, string[]>();
   for (const row of rows) {
-    const hit = row.paths.some((prefix) => prefix === '*' || paths.some((p) => underPrefix(p, prefix)));
-    if (!hit) continue;
-    for (const doc of row.docs) found.set(doc, [...(found.get(doc) ?? []), row.area]);
+    const label = rowLabel(row, task);
+    if (label === null) continue;
+    for (const doc of row.docs) found.set(doc, [...(found.get(doc) ?? []), label]);
   }
   return [...found].map(([doc, areas]) => ({ doc, areas }));
+}
+
+/** What a row says of this task when it applies to it, or null. */
+function rowLabel(
+  row: LoadingRow,
+  task: { readonly trackType: TrackType | null; readonly paths: readonly string[] },
+): string | null {
+  if ('track' in row) {
+    if (row.track === '*') return 'every track';
+    return row.track === task.trackType ? `track type ${row.track}` : null;
+  }
+  const hit = row.paths.some((prefix) => prefix === '*' || task.paths.some((p) => underPrefix(p, prefix)));
+  return hit ? row.area : null;
 }
 
 function underPrefix(path: string, prefix: string): boolean {
