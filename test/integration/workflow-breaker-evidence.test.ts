@@ -213,7 +213,8 @@ describe('special case: the PR phase waits 120 s for a quiet git or gh', () => {
         if (event.type === 'breaker.changed' && event.trigger !== null) breakerEvents.push(event);
       },
     });
-    expect(ghCalls(p)).toHaveLength(1);
+    // Said first when it fails: where the workflow ended if it never reached gh.
+    expect(ghCalls(p), `${run.states.join(' → ')}: ${JSON.stringify(run.outcome)}`).toHaveLength(1);
     await moved;
     expect(atSilence119).toBe(0);
     expect(breakerEvents).toHaveLength(1);
