@@ -35,7 +35,7 @@ describe('fleet budget', () => {
   it('ten concurrent reservations against room for four: exactly four are granted', async () => {
     await setBudgetCap(pool, 1);
     const grants = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => reserve(pool, `run-${i}`, 'step0:1', 0.25)),
+      Array.from({ length: 10 }, (_, i) => reserve(pool, { runId: `run-${i}`, key: 'step0:1', usd: 0.25 })),
     );
     expect(grants.filter((g) => g.ok)).toHaveLength(4);
     const refused = grants.find((g) => !g.ok);
@@ -50,9 +50,9 @@ describe('fleet budget', () => {
   it('the same call reserved again (its step re-ran after a kill) replaces its entry, never adds one', async () => {
     await pool.query('TRUNCATE relais_fleet.ledger');
     await pool.query('UPDATE relais_fleet.budget SET spent_usd = 0, reserved_usd = 0, cap_usd = NULL');
-    expect((await reserve(pool, 'run-x', 'step1:1', 0.5)).ok).toBe(true);
+    expect((await reserve(pool, { runId: 'run-x', key: 'step1:1', usd: 0.5 })).ok).toBe(true);
     // The worker died before settling; the re-run reserves the same key.
-    expect((await reserve(pool, 'run-x', 'step1:1', 0.5)).ok).toBe(true);
+    expect((await reserve(pool, { runId: 'run-x', key: 'step1:1', usd: 0.5 })).ok).toBe(true);
     expect((await budget()).reserved).toBeCloseTo(0.5, 9);
     await settle(pool, 'run-x', 'step1:1', 0.2);
     await settle(pool, 'run-x', 'step1:1', 0.2); // settled twice: once
@@ -66,8 +66,8 @@ describe('fleet budget', () => {
 
 describe('fleet workers', () => {
   it('a dead worker is claimed by one survivor only, and can no longer heartbeat', async () => {
-    await registerWorker(pool, 'dead', 'host', 1);
-    await registerWorker(pool, 's1', 'host', 2);
+    const deadGeneration = await registerWorker(pool, 'dead', 'host', 1);
+    const s1 = await registerWorker(pool, 's1', 'host', 2);
     await registerWorker(pool, 's2', 'host', 3);
     // Alive: nobody may claim it.
     expect(await claimDeadWorker(pool, 's1', 60_000)).toBeNull();
@@ -79,13 +79,16 @@ describe('fleet workers', () => {
       claimDeadWorker(pool, 's2', 30_000),
     ]);
     expect(claims.filter((c) => c === 'dead')).toHaveLength(1);
-    expect(await beat(pool, 'dead')).toBe(false);
-    expect(await beat(pool, 's1')).toBe(true);
+    expect(await beat(pool, 'dead', deadGeneration)).toBe(false);
+    expect(await beat(pool, 's1', s1)).toBe(true);
     // A restart under the same id (a supervisor) starts clean once the takeover is finished.
     const restart = registerWorker(pool, 'dead', 'host', 4);
     await finishTakeover(pool, 'dead');
-    await restart;
-    expect(await beat(pool, 'dead')).toBe(true);
+    const restarted = await restart;
+    expect(restarted).toBeGreaterThan(deadGeneration);
+    expect(await beat(pool, 'dead', restarted)).toBe(true);
+    // The old process of that id, were it still running, holds nothing any more.
+    expect(await beat(pool, 'dead', deadGeneration)).toBe(false);
     const row = (
       await pool.query("SELECT pid, taken_over_by FROM relais_fleet.workers WHERE executor_id = 'dead'")
     ).rows[0];

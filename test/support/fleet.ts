@@ -80,10 +80,12 @@ export function fleetProject(
     result: DONE,
     cost: COSTS.dev,
   });
+  // A step cut off by a worker's death runs again elsewhere: its agent is called again and
+  // answers the same (the first dev call is held until the test releases it).
   const scenario: Scenario = {
-    spec: [{ ...specStep(), cost: COSTS.spec }],
-    dev: [dev(hold), dev([])],
-    qa: [{ ...qaStep(), cost: COSTS.qa }],
+    spec: [0, 1].map(() => ({ ...specStep(), cost: COSTS.spec })),
+    dev: [dev(hold), dev([]), dev([])],
+    qa: [0, 1].map(() => ({ ...qaStep(), cost: COSTS.qa })),
   };
   project.scenario(scenario);
   return project;

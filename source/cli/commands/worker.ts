@@ -1,14 +1,14 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { EngineBus, killAllChildrenNow, runFleetWorker } from '../../engine/index.js';
+import { EngineBus, killAllChildrenNow, parseFleetAccounts, runFleetWorker } from '../../engine/index.js';
 import { EXIT } from '../exit-codes.js';
 import { type CommandIo, println } from '../io.js';
 import { fleetDatabase } from './fleet-db.js';
 
 /**
- * `relais worker --db <url> [--id NAME] [--concurrency N]` (issue 20): executes queued fleet
- * runs until SIGINT/SIGTERM. A worker that loses its lease (another worker took its runs over)
- * kills its agents and exits 1 at once.
+ * `relais worker --db <url> [--id NAME] [--concurrency N] [--account provider=name,...]` (issue 20):
+ * executes queued fleet runs until SIGINT/SIGTERM. A worker that loses its lease (another worker
+ * took its runs over) kills its agents and exits 1 at once; a supervisor restarts it.
  */
 export async function workerCommand(
   io: CommandIo,
@@ -19,10 +19,19 @@ export async function workerCommand(
     concurrency: number | undefined;
     globalConcurrency: number | undefined;
     startsPerMinute: number | undefined;
+    account: string | undefined;
   },
 ): Promise<number> {
   const db = fleetDatabase(io, 'worker', flags.db);
   if (!db) return EXIT.USAGE;
+  const accounts = parseFleetAccounts(flags.account ?? null);
+  if (!accounts.ok) {
+    println(
+      io.stderr,
+      `relais worker: --account ${accounts.problem} (e.g. --account claude=team-a,codex=team-b)`,
+    );
+    return EXIT.USAGE;
+  }
   const bus = new EngineBus();
   bus.subscribe((event) => {
     if (event.type === 'log')
@@ -40,6 +49,7 @@ export async function workerCommand(
     concurrency: Math.max(1, Math.floor(flags.concurrency ?? 2)),
     globalConcurrency: flags.globalConcurrency ?? null,
     startsPerMinute: flags.startsPerMinute ?? null,
+    accounts: accounts.value,
     signal: controller.signal,
     bus,
   }).catch((error: Error) => {

@@ -39,6 +39,9 @@ export interface CliFlags {
   concurrency: number | undefined;
   globalConcurrency: number | undefined;
   startsPerMinute: number | undefined;
+  account: string | undefined;
+  answer: string | undefined;
+  perMinute: number | undefined;
   no: boolean;
   usd: number | undefined;
   answers: string | undefined;
@@ -70,6 +73,9 @@ const DEFAULT_FLAGS: CliFlags = {
   concurrency: undefined,
   globalConcurrency: undefined,
   startsPerMinute: undefined,
+  account: undefined,
+  answer: undefined,
+  perMinute: undefined,
   no: false,
   usd: undefined,
   answers: undefined,

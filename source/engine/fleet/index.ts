@@ -10,8 +10,10 @@ export {
   type FleetStatus,
   fleetDoctor,
   fleetStatus,
+  readFleetSnapshot,
   redact,
   setFleetBudget,
+  setFleetRate,
   submitFleetRun,
 } from './client.js';
 export { runFleetWorker, type WorkerOptions } from './worker.js';
