@@ -65,7 +65,17 @@ export function holdLease(
   };
   let beating = false;
   let lateSince: number | null = null;
+  let lastTick = now();
   const renew = async () => {
+    const tick = now();
+    // A timer that fires this late means the process was busy or starved: said, so a worker
+    // claimed while alive can be explained from its own log.
+    if (tick - lastTick > timing.heartbeatMs + timing.deadAfterMs / 4)
+      log(
+        `heartbeat timer ran ${Math.round((tick - lastTick - timing.heartbeatMs) / 1000)} s late (this process was busy or starved of CPU)`,
+        'warn',
+      );
+    lastTick = tick;
     if (beating || fenced) return;
     beating = true;
     const sent = now();

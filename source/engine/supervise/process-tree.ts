@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Finding and ending every process a child started. The child runs in its own process group, but
@@ -6,6 +6,55 @@ import { readdirSync, readFileSync } from 'node:fs';
  */
 
 export function descendantsOf(rootPid: number): number[] {
+  return descendantsByChildren(rootPid) ?? descendantsByScan(rootPid);
+}
+
+/**
+ * Linux's /proc/<pid>/task/<tid>/children: a walk of the tree alone, whatever else runs on the
+ * machine. The scan of every process below cost 60 ms with 1,100 processes, four times a second
+ * per running agent, on the event loop (a fleet worker's heartbeat waited behind it); this costs
+ * a few reads per descendant. Null when the kernel does not offer the files.
+ */
+function descendantsByChildren(rootPid: number): number[] | null {
+  if (!existsSync(`/proc/${rootPid}/task/${rootPid}/children`)) {
+    // The root is gone (nothing to find) or the kernel lacks the files (the scan finds them).
+    return existsSync(`/proc/${rootPid}`) && existsSync('/proc/self/task') ? null : [];
+  }
+  const found: number[] = [];
+  const seen = new Set<number>([rootPid]);
+  const pending = [rootPid];
+  while (pending.length > 0) {
+    const pid = pending.pop() as number;
+    for (const child of childrenOf(pid)) {
+      if (seen.has(child)) continue;
+      seen.add(child);
+      found.push(child);
+      pending.push(child);
+    }
+  }
+  return found;
+}
+
+function childrenOf(pid: number): number[] {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const tid of tasks) {
+    try {
+      for (const word of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' '))
+        if (word.trim()) out.push(Number(word));
+    } catch {
+      // The thread or process ended meanwhile.
+    }
+  }
+  return out;
+}
+
+function descendantsByScan(rootPid: number): number[] {
   const children = new Map<number, number[]>();
   let entries: string[];
   try {
