@@ -143,83 +143,138 @@ async function expectLedgerExactlyOnce(db: string, runs: Array<{ runId: string; 
 }
 
 describe('fleet on DBOS + PostgreSQL', () => {
-  // Skipped in the suite, with its reason: on 2026-11-25 it passed alone (72 s, and 150 s for its
-  // author) but failed inside the full suite after 299 s on the loaded 2-core machine; the cause
-  // (the dead-worker takeover under load, or its waits) is not found yet. Run it by hand with
-  // RELAIS_FLEET_TAKEOVER_TEST=1 until it is (docs/fleet.md, "Not yet").
-  it.skipIf(process.env.RELAIS_FLEET_TAKEOVER_TEST !== '1')(
-    'two workers, six runs, one worker SIGKILLed mid-implementation: each run completes exactly once',
-    async () => {
-      const db = postgres.database('six');
-      const release = join(scratch, 'release');
-      const six = Array.from({ length: 6 }, () => fleetProject({ releaseFile: release }));
-      projects.push(...six);
-      const env = workerEnv(six[0] as FleetProject);
-      const a = startWorker(db, 'worker-a', env);
-      const b = startWorker(db, 'worker-b', env);
-      await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
-      const submits = await Promise.all(
-        six.map(
-          (project) => relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch).done,
-        ),
-      );
-      const runIds = submits.map((submitted) => {
-        expect(submitted.code, submitted.stderr).toBe(0);
-        return JSON.parse(submitted.stdout).run_id as string;
-      });
-      // Worker A is mid-implementation: one of its dev agents has started (and is held).
-      const devOnA = () =>
-        six.some((p) => p.calls().some((c: any) => c.role === 'dev' && String(c.cwd).includes('/worker-a/')));
-      await until(db, 'SELECT 1', () => devOnA(), 240_000).catch(async (error) => {
-        throw new Error(`${error}\n${await diagnose(db)}`);
-      });
-      a.signal('SIGKILL');
-      const killed = await a.done;
-      expect(killed.signal).toBe('SIGKILL');
-      writeFileSync(release, 'go');
-      const finished = await Promise.race([
-        Promise.all(runIds.map((runId) => result(db, runId))),
-        new Promise<null>((r) => setTimeout(() => r(null), 280_000).unref()),
-      ]);
-      if (!finished) throw new Error(await diagnose(db));
-      for (const end of finished) expect(end).toMatchObject({ status: 'completed', state: 'COMPLETED' });
+  it('two workers, six runs, one worker SIGKILLed mid-implementation: each run completes exactly once', async () => {
+    const db = postgres.database('six');
+    const release = join(scratch, 'release');
+    const six = Array.from({ length: 6 }, () => fleetProject({ releaseFile: release }));
+    projects.push(...six);
+    const env = workerEnv(six[0] as FleetProject);
+    const a = startWorker(db, 'worker-a', env);
+    const b = startWorker(db, 'worker-b', env);
+    await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
+    const submits = await Promise.all(
+      six.map(
+        (project) => relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch).done,
+      ),
+    );
+    const runIds = submits.map((submitted) => {
+      expect(submitted.code, submitted.stderr).toBe(0);
+      return JSON.parse(submitted.stdout).run_id as string;
+    });
+    // Worker A is mid-implementation: one of its dev agents has started (and is held).
+    const devOnA = () =>
+      six.some((p) => p.calls().some((c) => c.role === 'dev' && String(c.cwd).includes('/worker-a/')));
+    await until(db, 'SELECT 1', () => devOnA(), 240_000).catch(async (error) => {
+      throw new Error(`${error}\n${await diagnose(db)}`);
+    });
+    a.signal('SIGKILL');
+    const killed = await a.done;
+    expect(killed.signal).toBe('SIGKILL');
+    writeFileSync(release, 'go');
+    const finished = await Promise.race([
+      Promise.all(runIds.map((runId) => result(db, runId))),
+      new Promise<null>((r) => setTimeout(() => r(null), 280_000).unref()),
+    ]);
+    if (!finished) throw new Error(await diagnose(db));
+    for (const end of finished) expect(end).toMatchObject({ status: 'completed', state: 'COMPLETED' });
 
-      for (const project of six) {
-        const branches = remoteBranches(project);
-        expect(branches, 'one feature branch per run').toHaveLength(1);
-        const branch = branches[0] as string;
-        expect(remoteLog(project, branch)).toEqual([
-          'ralphy: specification and tasks for "Greeting service"',
-          'ralphy: implementation of "Greeting service" (dev-agent)',
-          'ralphy: QA report for "Greeting service"',
-        ]);
-        const creates = prCreates(project);
-        expect(creates, 'one pull request per run').toHaveLength(1);
-        expect(creates[0]).toContain(branch);
-      }
-      const taken = await until<{ taken_over_by: string | null }>(
+    for (const project of six) {
+      const branches = remoteBranches(project);
+      expect(branches, 'one feature branch per run').toHaveLength(1);
+      const branch = branches[0] as string;
+      expect(remoteLog(project, branch)).toEqual([
+        'ralphy: specification and tasks for "Greeting service"',
+        'ralphy: implementation of "Greeting service" (dev-agent)',
+        'ralphy: QA report for "Greeting service"',
+      ]);
+      const creates = prCreates(project);
+      expect(creates, 'one pull request per run').toHaveLength(1);
+      expect(creates[0]).toContain(branch);
+    }
+    const taken = await until<{ taken_over_by: string | null }>(
+      db,
+      "SELECT taken_over_by FROM relais_fleet.workers WHERE executor_id = 'worker-a'",
+      (rows) => rows.length === 1,
+    );
+    expect(taken[0]?.taken_over_by).toBe('worker-b');
+    // Worker A's held dev call never finished: its step ran again on B.
+    const rerun = six.filter((p) => p.calls().filter((c) => c.role === 'dev').length === 2);
+    expect(rerun.length).toBeGreaterThan(0);
+    const { abandoned } = await expectLedgerExactlyOnce(
+      db,
+      runIds.map((runId, i) => ({ runId, project: six[i] as FleetProject })),
+    );
+    expect(abandoned, 'the held dev call cut off on A is counted once, at its reservation').toBeGreaterThan(
+      0,
+    );
+    // B stayed alive and in charge all along: it never lost its lease.
+    expect(b.output()).not.toContain('lost its lease');
+    b.signal('SIGTERM');
+    expect((await b.done).code).toBe(0);
+  }, 600_000);
+
+  it('a worker stalled long enough to be declared dead (SIGSTOP) does nothing once it wakes: the run completes once, on the survivor', async () => {
+    const db = postgres.database('stall');
+    const release = join(scratch, 'release-stall');
+    const project = fleetProject({ releaseFile: release });
+    projects.push(project);
+    // A short lease: the stall below outlasts it by far.
+    const env = {
+      ...workerEnv(project),
+      RELAIS_FLEET_HEARTBEAT_MS: '300',
+      RELAIS_FLEET_DEAD_AFTER_MS: '3000',
+    };
+    const workers = {
+      'stall-a': startWorker(db, 'stall-a', env, 1),
+      'stall-b': startWorker(db, 'stall-b', env, 1),
+    };
+    await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
+    const submitted = await relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch)
+      .done;
+    expect(submitted.code, submitted.stderr).toBe(0);
+    const runId = JSON.parse(submitted.stdout).run_id as string;
+    // The run's dev agent is at work (held) on one worker: that worker freezes, as a paused VM does.
+    const heldOn = () => {
+      const dev = project.calls().find((c) => c.role === 'dev');
+      return dev ? (String(dev.cwd).includes('/stall-a/') ? 'stall-a' : 'stall-b') : null;
+    };
+    await until(db, 'SELECT 1', () => heldOn() !== null, 120_000);
+    const stalledId = heldOn() as 'stall-a' | 'stall-b';
+    const survivorId = stalledId === 'stall-a' ? 'stall-b' : 'stall-a';
+    const stalled = workers[stalledId];
+    stalled.signal('SIGSTOP');
+    try {
+      await until<{ taken_over_by: string | null; takeover_done: boolean }>(
         db,
-        "SELECT taken_over_by FROM relais_fleet.workers WHERE executor_id = 'worker-a'",
-        (rows) => rows.length === 1,
+        `SELECT taken_over_by, takeover_done FROM relais_fleet.workers WHERE executor_id = '${stalledId}'`,
+        (rows) => rows[0]?.taken_over_by === survivorId && rows[0]?.takeover_done === true,
+        120_000,
       );
-      expect(taken[0]?.taken_over_by).toBe('worker-b');
-      // Worker A's held dev call never finished: its step ran again on B.
-      const rerun = six.filter((p) => p.calls().filter((c) => c.role === 'dev').length === 2);
-      expect(rerun.length).toBeGreaterThan(0);
-      const { abandoned } = await expectLedgerExactlyOnce(
-        db,
-        runIds.map((runId, i) => ({ runId, project: six[i] as FleetProject })),
-      );
-      expect(abandoned, 'the held dev call cut off on A is counted once, at its reservation').toBeGreaterThan(
-        0,
-      );
-      // B stayed alive and in charge all along: it never lost its lease.
-      expect(b.output()).not.toContain('lost its lease');
-      b.signal('SIGTERM');
-      expect((await b.done).code).toBe(0);
-    },
-    600_000,
-  );
+      // Its held agent finishes while it sleeps; the survivor runs the step again meanwhile.
+      writeFileSync(release, 'go');
+      expect(await result(db, runId)).toMatchObject({ status: 'completed', state: 'COMPLETED' });
+    } finally {
+      stalled.signal('SIGCONT');
+    }
+    // Awake, it learns it lost its lease and stops, without one more side effect.
+    const woke = await stalled.done;
+    expect(woke.code, woke.stderr).toBe(1);
+    expect(stalled.output()).toContain('lost its lease');
+    const [branch, ...others] = remoteBranches(project);
+    expect(others, 'one feature branch').toEqual([]);
+    expect(remoteLog(project, branch as string)).toEqual([
+      'ralphy: specification and tasks for "Greeting service"',
+      'ralphy: implementation of "Greeting service" (dev-agent)',
+      'ralphy: QA report for "Greeting service"',
+    ]);
+    expect(prCreates(project), 'one pull request').toHaveLength(1);
+    expect(project.calls().filter((c) => c.role === 'dev')).toHaveLength(2);
+    const { abandoned } = await expectLedgerExactlyOnce(db, [{ runId, project }]);
+    expect(abandoned, "the stalled worker's dev call, counted once at its reservation").toBe(1);
+    const survivor = workers[survivorId];
+    survivor.signal('SIGTERM');
+    expect((await survivor.done).code).toBe(0);
+  }, 300_000);
   it('a gate waits in the database and is answered from a third process with relais approve', async () => {
     const db = postgres.database('gate');
     const project = fleetProject();
