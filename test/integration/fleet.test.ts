@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DBOSClient } from '@dbos-inc/dbos-sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -14,76 +12,23 @@ import {
   remoteLog,
   until,
 } from '../support/fleet.js';
-import { startPostgres, type TestPostgres } from '../support/postgres.js';
-import type { RunningCli } from '../support/project.js';
+import { FleetHarness } from '../support/fleet-harness.js';
 
 // Issue 20: the fleet on DBOS durable workflows over a REAL PostgreSQL (started here), real
 // worker processes of the built CLI, the scripted agent, a local bare remote per repository and
 // a recording gh. Run `npm run build` first.
 
-let postgres: TestPostgres;
-let scratch: string;
-const projects: FleetProject[] = [];
-const children: Array<RunningCli & { output(): string }> = [];
+const fleet = new FleetHarness();
+const { projects } = fleet;
 
-beforeAll(async () => {
-  postgres = await startPostgres();
-  scratch = mkdtempSync(join(tmpdir(), 'relais-fleet-'));
-});
+beforeAll(() => fleet.setUp());
+afterAll(() => fleet.tearDown());
 
-afterAll(() => {
-  for (const child of children) child.signal('SIGKILL');
-  for (const project of projects) project.dispose();
-  postgres?.stop();
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-function workerEnv(project: FleetProject): NodeJS.ProcessEnv {
-  return {
-    ...project.env,
-    IS_SANDBOX: '1',
-    RELAIS_FLEET_POLL_MS: '100',
-    // Short enough for a quick takeover, long enough that a loaded machine's late heartbeat is
-    // not taken for a death.
-    RELAIS_FLEET_HEARTBEAT_MS: '500',
-    RELAIS_FLEET_DEAD_AFTER_MS: '8000',
-  };
-}
-
-/** What the workers printed and the runs' rows: shown when a wait times out. */
-async function diagnose(db: string): Promise<string> {
-  const client = new pg.Client({ connectionString: db });
-  await client.connect();
-  const runs = await client
-    .query('SELECT run_id, state, status, detail, waiting_gate, executor_id FROM relais_fleet.runs')
-    .then((r) => JSON.stringify(r.rows, null, 1))
-    .catch((e) => String(e));
-  const wf = await client
-    .query('SELECT workflow_uuid, status, executor_id, queue_name, error FROM dbos.workflow_status')
-    .then((r) => JSON.stringify(r.rows, null, 1))
-    .catch((e) => String(e));
-  await client.end();
-  return `${runs}\n${wf}\n${children.map((c) => c.output()).join('\n---\n')}`;
-}
-
-function startWorker(db: string, id: string, env: NodeJS.ProcessEnv, concurrency = 3) {
-  const child = relais(
-    ['worker', '--db', db, '--id', id, '--concurrency', String(concurrency), '--dir', join(scratch, 'work')],
-    env,
-    scratch,
-  );
-  children.push(child);
-  return child;
-}
-
-async function result(db: string, runId: string): Promise<{ status: string; state: string | null }> {
-  const client = await DBOSClient.create({ systemDatabaseUrl: db, applicationName: 'relais-fleet' });
-  try {
-    return await client.retrieveWorkflow<{ status: string; state: string | null }>(runId).getResult();
-  } finally {
-    await client.destroy();
-  }
-}
+const workerEnv = (project: FleetProject) => fleet.workerEnv(project);
+const startWorker = (db: string, id: string, env: NodeJS.ProcessEnv, concurrency = 3) =>
+  fleet.startWorker(db, id, env, concurrency);
+const result = (db: string, runId: string) => fleet.result(db, runId, 280_000);
+const diagnose = (db: string) => fleet.diagnose(db);
 
 interface LedgerEntry {
   run_id: string;
@@ -144,8 +89,8 @@ async function expectLedgerExactlyOnce(db: string, runs: Array<{ runId: string; 
 
 describe('fleet on DBOS + PostgreSQL', () => {
   it('two workers, six runs, one worker SIGKILLed mid-implementation: each run completes exactly once', async () => {
-    const db = postgres.database('six');
-    const release = join(scratch, 'release');
+    const db = fleet.postgres.database('six');
+    const release = join(fleet.scratch, 'release');
     const six = Array.from({ length: 6 }, () => fleetProject({ releaseFile: release }));
     projects.push(...six);
     const env = workerEnv(six[0] as FleetProject);
@@ -154,7 +99,8 @@ describe('fleet on DBOS + PostgreSQL', () => {
     await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
     const submits = await Promise.all(
       six.map(
-        (project) => relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch).done,
+        (project) =>
+          relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, fleet.scratch).done,
       ),
     );
     const runIds = submits.map((submitted) => {
@@ -171,11 +117,7 @@ describe('fleet on DBOS + PostgreSQL', () => {
     const killed = await a.done;
     expect(killed.signal).toBe('SIGKILL');
     writeFileSync(release, 'go');
-    const finished = await Promise.race([
-      Promise.all(runIds.map((runId) => result(db, runId))),
-      new Promise<null>((r) => setTimeout(() => r(null), 280_000).unref()),
-    ]);
-    if (!finished) throw new Error(await diagnose(db));
+    const finished = await Promise.all(runIds.map((runId) => result(db, runId)));
     for (const end of finished) expect(end).toMatchObject({ status: 'completed', state: 'COMPLETED' });
 
     for (const project of six) {
@@ -214,8 +156,8 @@ describe('fleet on DBOS + PostgreSQL', () => {
   }, 600_000);
 
   it('a worker stalled long enough to be declared dead (SIGSTOP) does nothing once it wakes: the run completes once, on the survivor', async () => {
-    const db = postgres.database('stall');
-    const release = join(scratch, 'release-stall');
+    const db = fleet.postgres.database('stall');
+    const release = join(fleet.scratch, 'release-stall');
     const project = fleetProject({ releaseFile: release });
     projects.push(project);
     // A short lease: the stall below outlasts it by far.
@@ -229,8 +171,11 @@ describe('fleet on DBOS + PostgreSQL', () => {
       'stall-b': startWorker(db, 'stall-b', env, 1),
     };
     await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
-    const submitted = await relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch)
-      .done;
+    const submitted = await relais(
+      ['submit', project.remote, '--db', db, '--yes', '--json'],
+      env,
+      fleet.scratch,
+    ).done;
     expect(submitted.code, submitted.stderr).toBe(0);
     const runId = JSON.parse(submitted.stdout).run_id as string;
     // The run's dev agent is at work (held) on one worker: that worker freezes, as a paused VM does.
@@ -276,31 +221,31 @@ describe('fleet on DBOS + PostgreSQL', () => {
     expect((await survivor.done).code).toBe(0);
   }, 300_000);
   it('a gate waits in the database and is answered from a third process with relais approve', async () => {
-    const db = postgres.database('gate');
+    const db = fleet.postgres.database('gate');
     const project = fleetProject();
     projects.push(project);
     const env = workerEnv(project);
     const worker = startWorker(db, 'gate-worker', env, 1);
-    const submitted = await relais(['submit', project.remote, '--db', db, '--json'], env, scratch).done;
+    const submitted = await relais(['submit', project.remote, '--db', db, '--json'], env, fleet.scratch).done;
     expect(submitted.code, submitted.stderr).toBe(0);
     const runId = JSON.parse(submitted.stdout).run_id as string;
     const gateOf = `SELECT waiting_gate FROM relais_fleet.runs WHERE run_id = '${runId}'`;
     await until<{ waiting_gate: string | null }>(db, gateOf, (rows) => rows[0]?.waiting_gate === 'spec');
-    const status = await relais(['fleet', 'status', '--db', db, '--json'], env, scratch).done;
+    const status = await relais(['fleet', 'status', '--db', db, '--json'], env, fleet.scratch).done;
     expect(JSON.parse(status.stdout).waitingGates).toEqual([
       expect.objectContaining({ run_id: runId, gate: 'spec', answer: 'yes_no' }),
     ]);
-    const approved = await relais(['approve', runId, '--yes', '--db', db], env, scratch).done;
+    const approved = await relais(['approve', runId, '--yes', '--db', db], env, fleet.scratch).done;
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout).toContain('Approved the spec gate');
     await until<{ waiting_gate: string | null }>(db, gateOf, (rows) => rows[0]?.waiting_gate === 'qa');
     expect(project.calls().map((c) => c.role)).toEqual(['spec', 'dev', 'qa']);
     expect(prCreates(project), 'no pull request before the QA gate is answered').toHaveLength(0);
-    expect((await relais(['approve', runId, '--yes', '--db', db], env, scratch).done).code).toBe(0);
+    expect((await relais(['approve', runId, '--yes', '--db', db], env, fleet.scratch).done).code).toBe(0);
     expect(await result(db, runId)).toMatchObject({ status: 'completed', state: 'COMPLETED' });
     expect(prCreates(project)).toHaveLength(1);
     // No gate waits now: a clear error, nothing sent.
-    const late = await relais(['approve', runId, '--no', '--db', db], env, scratch).done;
+    const late = await relais(['approve', runId, '--no', '--db', db], env, fleet.scratch).done;
     expect(late.code).toBe(1);
     expect(late.stderr).toContain(`run ${runId} waits at no gate`);
     worker.signal('SIGTERM');
@@ -308,14 +253,14 @@ describe('fleet on DBOS + PostgreSQL', () => {
   }, 150_000);
 
   it('the fleet budget holds across two workers: a call it cannot cover never starts', async () => {
-    const db = postgres.database('budget');
+    const db = fleet.postgres.database('budget');
     const two = [0, 1].map(() =>
       fleetProject({ configure: (config) => (config.workflow.agent_max_budget_usd = 0.25) }),
     );
     projects.push(...two);
     const env = workerEnv(two[0] as FleetProject);
     const cap = 0.5;
-    const set = await relais(['fleet', 'budget', '--usd', String(cap), '--db', db], env, scratch).done;
+    const set = await relais(['fleet', 'budget', '--usd', String(cap), '--db', db], env, fleet.scratch).done;
     expect(set.code, set.stderr).toBe(0);
     const workers = [startWorker(db, 'budget-a', env, 1), startWorker(db, 'budget-b', env, 1)];
     // Both workers up (their DBOS schema made) before anything is queued, as in the six-run test:
@@ -323,8 +268,11 @@ describe('fleet on DBOS + PostgreSQL', () => {
     await until(db, 'SELECT executor_id FROM relais_fleet.workers', (rows) => rows.length === 2);
     const runIds: string[] = [];
     for (const project of two) {
-      const submitted = await relais(['submit', project.remote, '--db', db, '--yes', '--json'], env, scratch)
-        .done;
+      const submitted = await relais(
+        ['submit', project.remote, '--db', db, '--yes', '--json'],
+        env,
+        fleet.scratch,
+      ).done;
       expect(submitted.code, submitted.stderr).toBe(0);
       runIds.push(JSON.parse(submitted.stdout).run_id);
     }

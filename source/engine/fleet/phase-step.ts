@@ -35,6 +35,8 @@ export type StepResult =
       readonly kind: 'finished';
       readonly status: string;
       readonly state: string | null;
+      /** The workflow's failure reason (rejected_at_qa, needs_input...), when it failed. */
+      readonly reason?: string | null;
       readonly detail: string | null;
       readonly prUrl: string | null;
     };
@@ -205,6 +207,7 @@ function resultOf(
     kind: 'finished',
     status,
     state: outcome.state,
+    reason: outcome.reason,
     detail,
     prUrl,
   });

@@ -171,17 +171,18 @@ function registerRunWorkflow(DBOS: Dbos, deps: StepDeps, gates: RunGates): void 
       let answered: AnsweredGate | null = null;
       for (let index = 0; index < MAX_STEPS; index++) {
         const result: StepResult = await phaseStep(runId, index, answered, autoApprove);
+        const before = answered;
         answered = null;
         if (result.kind === 'gate') {
           const reply = await waitForGate(runId, result.wait);
-          if (result.wait.gate === 'input' && reply.decision === 'reject') {
-            const detail = `${reply.by} declined to answer: ${result.wait.lines.join(' ').slice(0, 300)}${reply.reason ? ` (${reply.reason})` : ''}`;
-            await record(runId, { status: 'failed', detail });
-            return { status: 'failed', state: 'FAILED', detail, prUrl: null };
+          const declined = declinedQuestion(result.wait, reply);
+          if (declined) {
+            await record(runId, { status: 'failed', detail: declined });
+            return { status: 'failed', state: 'FAILED', detail: declined, prUrl: null };
           }
           answered = { wait: result.wait, reply };
         }
-        if (result.kind === 'finished') {
+        if (result.kind === 'finished' && !qaRejectedWithReason(result, before)) {
           await record(runId, { status: result.status, detail: result.detail, waiting_gate: null });
           return { status: result.status, state: result.state, detail: result.detail, prUrl: result.prUrl };
         }
@@ -190,6 +191,28 @@ function registerRunWorkflow(DBOS: Dbos, deps: StepDeps, gates: RunGates): void 
       return { status: 'failed', state: null, detail: `more than ${MAX_STEPS} steps`, prUrl: null };
     },
     { name: FLEET_WORKFLOW },
+  );
+}
+
+/** An agent's question rejected (not answered): the run ends there, with who declined and why. */
+function declinedQuestion(wait: GateWait, reply: GateReply): string | null {
+  if (wait.gate !== 'input' || reply.decision !== 'reject') return null;
+  const question = wait.lines.join(' ').slice(0, 300);
+  return `${reply.by} declined to answer: ${question}${reply.reason ? ` (${reply.reason})` : ''}`;
+}
+
+/**
+ * A QA report rejected with a reason: the next step resumes the workflow, which runs QA again
+ * with that reason for the QA agent (as a local resume does), then asks the QA gate again.
+ * Without a reason the run ends there, rejected at QA.
+ */
+function qaRejectedWithReason(result: StepResult, answered: AnsweredGate | null): boolean {
+  return (
+    result.kind === 'finished' &&
+    result.reason === 'rejected_at_qa' &&
+    answered?.wait.gate === 'qa' &&
+    answered.reply.decision === 'reject' &&
+    Boolean(answered.reply.reason)
   );
 }
 
