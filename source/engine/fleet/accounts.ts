@@ -14,7 +14,14 @@ import { FLEET_SCHEMA as S } from './settings.js';
  * window is full it waits for the oldest call to leave it. An account without a rate is unlimited.
  */
 
-const WINDOW_SECONDS = 60;
+/**
+ * The window is a minute; RELAIS_FLEET_RATE_WINDOW_MS shortens it (tests: a rate of 2 per 3 s
+ * shows the limit without a minute's wait).
+ */
+export function rateWindowSeconds(env: NodeJS.ProcessEnv): number {
+  const ms = Number(env.RELAIS_FLEET_RATE_WINDOW_MS);
+  return Number.isFinite(ms) && ms >= 100 ? ms / 1000 : 60;
+}
 
 /** `claude=team-a,codex=team-b` → provider → account. Null with the problem when it does not parse. */
 export function parseAccounts(
@@ -58,12 +65,13 @@ export interface AccountRow {
   readonly last_minute: number;
 }
 
-export async function listAccounts(pool: Pool): Promise<AccountRow[]> {
+export async function listAccounts(pool: Pool, windowSeconds = 60): Promise<AccountRow[]> {
   const { rows } = await pool.query<AccountRow>(
     `SELECT a.name, a.calls_per_minute,
        (SELECT COUNT(*) FROM ${S}.account_calls c WHERE c.account = a.name
-          AND c.at > now() - make_interval(secs => ${WINDOW_SECONDS}))::int AS last_minute
+          AND c.at > now() - make_interval(secs => $1))::int AS last_minute
      FROM ${S}.accounts a ORDER BY a.name`,
+    [windowSeconds],
   );
   return rows;
 }
@@ -72,7 +80,12 @@ export async function listAccounts(pool: Pool): Promise<AccountRow[]> {
  * Takes one call slot of `account`, waiting while its window is full. Returns at once when the
  * account has no rate, and when `signal` aborts (the caller checks it).
  */
-export async function takeCallSlot(pool: Pool, account: string, signal: AbortSignal): Promise<void> {
+export async function takeCallSlot(
+  pool: Pool,
+  account: string,
+  signal: AbortSignal,
+  windowSeconds = 60,
+): Promise<void> {
   while (!signal.aborted) {
     const waitMs = await inTransaction(pool, async (c) => {
       const { rows } = await c.query<{ calls_per_minute: number | null }>(
@@ -83,17 +96,17 @@ export async function takeCallSlot(pool: Pool, account: string, signal: AbortSig
       if (limit === null) return 0;
       const window = await c.query<{ used: number; wait_ms: number | null }>(
         `SELECT COUNT(*)::int AS used,
-           (EXTRACT(EPOCH FROM (MIN(at) + make_interval(secs => ${WINDOW_SECONDS}) - now())) * 1000)::float8 AS wait_ms
-         FROM ${S}.account_calls WHERE account = $1 AND at > now() - make_interval(secs => ${WINDOW_SECONDS})`,
-        [account],
+           (EXTRACT(EPOCH FROM (MIN(at) + make_interval(secs => $2) - now())) * 1000)::float8 AS wait_ms
+         FROM ${S}.account_calls WHERE account = $1 AND at > now() - make_interval(secs => $2)`,
+        [account, windowSeconds],
       );
       const { used, wait_ms } = window.rows[0] ?? { used: 0, wait_ms: null };
       if (used < limit) {
         await c.query(`INSERT INTO ${S}.account_calls (account) VALUES ($1)`, [account]);
-        // Old entries are no use to any window: dropped as we go.
+        // Old entries are no use to any window: dropped as we go (ten minutes kept, to look back at).
         await c.query(
-          `DELETE FROM ${S}.account_calls WHERE account = $1 AND at < now() - make_interval(secs => ${WINDOW_SECONDS * 2})`,
-          [account],
+          `DELETE FROM ${S}.account_calls WHERE account = $1 AND at < now() - make_interval(secs => $2)`,
+          [account, Math.max(600, windowSeconds * 2)],
         );
         return 0;
       }

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Pool } from 'pg';
 import type { FleetRunSummary, FleetSnapshot } from '../protocol/fleet.js';
-import { listAccounts, setAccountRate } from './accounts.js';
+import { listAccounts, rateWindowSeconds, setAccountRate } from './accounts.js';
 import { setBudgetCap } from './budget.js';
 import { snapshotPlanner } from './checkout.js';
 import type { GateReply, GateWait } from './gate-wait.js';
@@ -262,7 +262,7 @@ export async function readFleetSnapshot(pool: Pool, env: NodeJS.ProcessEnv): Pro
     byStatus,
     waitingGates,
     budget: budget.rows[0] ?? { cap_usd: null, spent_usd: 0, reserved_usd: 0 },
-    accounts: await listAccounts(pool),
+    accounts: await listAccounts(pool, rateWindowSeconds(env)),
     workers,
   };
 }

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
 import type { EngineBus } from '../events.js';
-import { takeCallSlot } from './accounts.js';
+import { rateWindowSeconds, takeCallSlot } from './accounts.js';
 import { currentOwner } from './fence.js';
 import type { AnsweredGate, GateReply, GateWait } from './gate-wait.js';
 import { holdLease, type Lease } from './lease.js';
@@ -76,7 +76,7 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     log: (m) => log(m),
     leaseReady: () => lease.ready(),
     accounts: options.accounts,
-    takeSlot: (account, signal) => takeCallSlot(pool, account, signal),
+    takeSlot: (account, signal) => takeCallSlot(pool, account, signal, rateWindowSeconds(options.env)),
   };
   registerRunWorkflow(DBOS, deps, runGates({ ...deps, tunables }));
   const stop = new Promise<void>((resolve) => {
@@ -101,8 +101,15 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     await Promise.all([pool.end(), leasePool.end()]).catch(() => undefined);
     throw error;
   }
+  // DBOS refuses a worker allowed more runs than the whole fleet: the cap is this worker's too.
+  const concurrency = Math.min(options.concurrency, options.globalConcurrency ?? options.concurrency);
+  if (concurrency < options.concurrency)
+    log(
+      `--concurrency ${options.concurrency} is above --global-concurrency ${concurrency}: this worker runs ${concurrency} at once`,
+      'warn',
+    );
   await DBOS.registerQueue(FLEET_QUEUE, {
-    workerConcurrency: options.concurrency,
+    workerConcurrency: concurrency,
     ...(options.globalConcurrency ? { globalConcurrency: options.globalConcurrency } : {}),
     ...(options.startsPerMinute
       ? { rateLimit: { limitPerPeriod: options.startsPerMinute, periodSec: 60 } }
