@@ -44,9 +44,10 @@ export class FleetHarness {
     return project;
   }
 
-  workerEnv(project: FleetProject, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  /** The environment workers and commands share (a project's, or this process's without one). */
+  workerEnv(project: FleetProject | null, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     return {
-      ...project.env,
+      ...(project ? project.env : { ...process.env, HOME: this.scratch }),
       IS_SANDBOX: '1',
       RELAIS_FLEET_POLL_MS: '100',
       RELAIS_FLEET_COMMENT_POLL_MS: '300',

@@ -16,7 +16,7 @@ import {
   GATE_TOPIC,
   FLEET_SCHEMA as S,
 } from './settings.js';
-import { ensureDbosSchema, ensureSchema, openPool, readRun } from './store.js';
+import { dbosSchemaProgress, ensureDbosSchema, ensureSchema, openPool, readRun } from './store.js';
 import { listWorkers } from './workers.js';
 
 /**
@@ -323,15 +323,18 @@ export async function fleetDoctor(db: string, env: NodeJS.ProcessEnv): Promise<F
     return checks;
   }
   try {
-    const dbos = await pool.query(`SELECT to_regclass('dbos.workflow_status') IS NOT NULL AS present`);
+    const dbos = await dbosSchemaProgress(pool);
     checks.push(
-      dbos.rows[0]?.present
-        ? { name: 'DBOS schema', ok: true, detail: 'dbos.workflow_status is there', fix: null }
+      dbos.applied >= dbos.wanted
+        ? { name: 'DBOS schema', ok: true, detail: `all ${dbos.wanted} DBOS migrations applied`, fix: null }
         : {
             name: 'DBOS schema',
             ok: false,
-            detail: 'no DBOS system tables: no worker has started on this database',
-            fix: 'Start one: relais worker --db <url> (it creates them).',
+            detail:
+              dbos.applied === 0
+                ? 'no DBOS system tables: no worker has started on this database'
+                : `${dbos.applied} of ${dbos.wanted} DBOS migrations applied: a worker is creating them, or stopped halfway`,
+            fix: 'Start a worker: relais worker --db <url> (it creates or finishes them).',
           },
     );
     const ours = await pool.query(`SELECT to_regclass('${S}.runs') IS NOT NULL AS present`);

@@ -102,6 +102,16 @@ export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
   }
 }
 
+/** DBOS's schema as `relais fleet doctor` reports it: how many of its migrations are recorded. */
+export async function dbosSchemaProgress(pool: Pool): Promise<{ applied: number; wanted: number }> {
+  const client = await pool.connect();
+  try {
+    return { applied: await dbosMigrationVersion(client), wanted: await dbosMigrationCount() };
+  } finally {
+    client.release();
+  }
+}
+
 /** The version DBOS recorded (0 before its table exists; the name is resolved before any CASE). */
 async function dbosMigrationVersion(client: PoolClient): Promise<number> {
   const table = await client.query(`SELECT to_regclass('dbos.dbos_migrations') IS NOT NULL AS present`);
