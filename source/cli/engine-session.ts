@@ -1,11 +1,5 @@
 import { basename } from 'node:path';
-import {
-  EngineBus,
-  type EngineEvent,
-  type GatePort,
-  killAllChildrenNow,
-  type StampedEvent,
-} from '../engine/index.js';
+import { EngineBus, type GatePort, killAllChildrenNow, type StampedEvent } from '../engine/index.js';
 import type { InkFrontEnd } from '../ui/index.js';
 import { chooseFrontEnd } from './front-end/choose-front-end.js';
 import { ndjsonReporter } from './front-end/ndjson-reporter.js';
@@ -36,14 +30,19 @@ export interface SessionOptions {
   /** What an interrupt does, for the warning line. */
   readonly onInterrupt: string;
   /** Commands with a full-screen view; others always print lines. */
-  readonly view?: 'workflow' | 'loop';
+  readonly view?: View;
   readonly project?: string;
 }
 
 /** The events that end the work, whose plain lines close the summary printed after the app. */
-const SUMMARY_EVENTS: Record<'workflow' | 'loop', string> = {
+/** The app's views; `fleet` is `relais fleet status` on a terminal (issue 20). */
+type View = 'workflow' | 'loop' | 'fleet';
+
+const SUMMARY_EVENTS: Record<View, string> = {
   workflow: 'run.finished',
   loop: 'loop.finished',
+  // The fleet view is a reading of the database: nothing of it is worth keeping on the screen.
+  fleet: 'none',
 };
 
 /** Error lines the summary keeps at most (the last ones). */
@@ -54,7 +53,7 @@ const SUMMARY_ERRORS = 20;
  * the "Fix:" line logged right after it, and the end of the work. A run that could not start
  * ("Cannot start: …", then "Fix: …") has no end event: without its errors the summary was empty.
  */
-function summaryOf(view: 'workflow' | 'loop') {
+function summaryOf(view: View) {
   const errors: StampedEvent[] = [];
   const ends: StampedEvent[] = [];
   let afterError = false;
@@ -117,8 +116,8 @@ export async function withEngine<T>(
   // One subscriber: the bus replays its backlog to the first one only.
   bus.subscribe((event) => {
     summary.take(event);
-    const { at: _at, ...plainEvent } = event;
-    appBus.emit(plainEvent as EngineEvent);
+    // With its own time: a fleet run's events are replayed from the database (relais attach).
+    appBus.replay(event);
     // A failure to start shows where the app is awaited (a gate, the end of the work).
     if (event.type !== 'log') app.start().catch(() => undefined);
   });
@@ -173,7 +172,7 @@ function lazyApp(start: () => Promise<InkFrontEnd>) {
 async function startApp(
   io: CommandIo,
   options: SessionOptions,
-  view: 'workflow' | 'loop',
+  view: View,
   { bus, appBus }: { readonly bus: EngineBus; readonly appBus: EngineBus },
   { userAbort, pause }: { readonly userAbort: AbortController; readonly pause: { requested: boolean } },
   interrupts: ReturnType<typeof installInterruptHandler>,

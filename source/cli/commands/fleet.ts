@@ -4,8 +4,11 @@ import {
   fleetStatus,
   setFleetBudget,
   setFleetRate,
+  watchFleet,
 } from '../../engine/index.js';
+import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
+import { chooseFrontEnd } from '../front-end/choose-front-end.js';
 import { type CommandIo, println } from '../io.js';
 import { fleetDatabase, printFailure } from './fleet-db.js';
 
@@ -94,6 +97,8 @@ async function rate(io: CommandIo, db: string, account: string, flags: FleetFlag
 }
 
 async function status(io: CommandIo, db: string, flags: FleetFlags): Promise<number> {
+  // On a terminal, the app's fleet view, read again every second until q; else once, as text.
+  if (chooseFrontEnd(io, flags.json) === 'ink') return fleetView(io, db);
   const result = await fleetStatus(db, io.env);
   if (!result.ok) {
     printFailure(io, result);
@@ -102,6 +107,25 @@ async function status(io: CommandIo, db: string, flags: FleetFlags): Promise<num
   if (flags.json) println(io.stdout, JSON.stringify(result.value));
   else for (const line of statusLines(result.value)) println(io.stdout, line);
   return EXIT.SUCCESS;
+}
+
+async function fleetView(io: CommandIo, db: string): Promise<number> {
+  try {
+    return await withEngine(
+      io,
+      { json: false, onInterrupt: 'leaving the fleet view', view: 'fleet', project: 'fleet' },
+      async ({ bus, signal }) => {
+        await watchFleet({ db, env: io.env, bus, signal });
+        return EXIT.SUCCESS;
+      },
+    );
+  } catch (error) {
+    printFailure(io, {
+      detail: `the fleet database (${db.replace(/(\/\/[^:/@]+):[^@]*@/, '$1:***@')}) answered: ${(error as Error).message}`,
+      fix: 'relais fleet doctor --db <url> checks the connection and the schema.',
+    });
+    return EXIT.STOP;
+  }
 }
 
 function statusLines(s: FleetStatus): string[] {

@@ -433,6 +433,20 @@ export const COMMAND_HELP = {
       'relais approve run-20261125-abc123 --answer "Use UTC"',
     ],
   },
+  attach: {
+    usage: ['attach <run> [--json] [--db <url>]'],
+    summary: 'Fleet: the full-screen app on a run, wherever it executes; keys answer its gates',
+    details: [
+      "The run's events come from the fleet database; when it waits at a gate, y/n or a typed",
+      'answer here answers it. q or Ctrl-C leaves the app; the run goes on in the fleet. Outside',
+      'a terminal, the run is printed as lines (NDJSON with --json) until it ends.',
+    ],
+    options: [
+      { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
+      JSON_RESULT,
+    ],
+    examples: ['ralphy attach run-20261125-abc123'],
+  },
   fleet: {
     usage: [
       'fleet status [--json] [--db <url>]',

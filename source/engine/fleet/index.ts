@@ -2,6 +2,8 @@
  * The fleet's front door inside the engine (issue 20). Nothing here loads DBOS or pg until a
  * function runs: both are imported dynamically by the modules behind it.
  */
+
+export { type AttachOptions, type AttachOutcome, attachFleetRun, watchFleet } from './attach.js';
 export {
   approveFleetRun,
   FLEET_ENGINES,

@@ -36,7 +36,8 @@ export type PanelId =
   | 'output'
   | 'verify'
   | 'blast'
-  | 'lanes';
+  | 'lanes'
+  | 'fleet';
 
 export interface ColumnLayout {
   readonly name: 'left' | 'right' | 'single';
@@ -74,6 +75,16 @@ const COMPACT_UP_TO_ROWS = 30;
 export function screenLayout(state: UiState, columns: number, rows: number): ScreenLayout {
   if (columns < MIN_COLUMNS || rows < MIN_ROWS) return { kind: 'too_small', columns, rows };
   const bodyHeight = rows - 3; // header + footer + the row that keeps the frame shorter than the terminal
+  // The fleet view (issue 20) is one panel over the whole body.
+  if (state.view === 'fleet')
+    return {
+      kind: 'panels',
+      columns,
+      rows,
+      bodyHeight,
+      stack: [{ name: 'single', width: columns, panels: [{ id: 'fleet', height: bodyHeight }] }],
+      outputRows: 1,
+    };
   const twoColumns = columns >= TWO_COLUMNS_FROM;
   const leftWidth = twoColumns ? Math.min(64, Math.max(40, Math.round(columns * 0.4))) : columns;
   const rightWidth = twoColumns ? columns - leftWidth : columns;

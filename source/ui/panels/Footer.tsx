@@ -17,6 +17,7 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
       ...((gate?.documents?.length ?? 0) > 1 ? ([['Tab', 'next file']] as Array<[string, string]>) : []),
       ['Esc', 'back to the question'],
     ];
+  if (state.view === 'fleet') return [['q', interaction.over ? 'quit' : 'leave'], help];
   if (interaction.over) return [['q', 'quit'], help, scroll];
   if (interaction.confirmingAbort)
     return [
@@ -43,6 +44,8 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   const keys: Array<[string, string]> = [];
   if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
   if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
+  // Issue 20: attached to a fleet run, leaving does not stop it.
+  if (state.remote) return [...keys, ['q', 'leave (the run goes on)'], help, scroll];
   keys.push(help, ['a', 'abort']);
   if (state.view === 'workflow' && !interaction.pausing) keys.push(['p', 'pause']);
   keys.push(['^C', 'stop'], scroll);
