@@ -15,8 +15,8 @@ import { ensureSchema, openPool, readRun } from './store.js';
  *
  * A fleet run is many engine runs, one per phase (phase-step.ts), so a few of their events mean
  * something else here: a step's end at a phase boundary or a gate is not the run's end (dropped);
- * "interrupted" there is a wait (shown as waiting); a gate nobody answered in the step is still
- * open (its "unanswered" is dropped: the gate port asks it).
+ * "interrupted" there is a wait (shown as waiting); a gate is shown when the run waits at it, by
+ * the gate port, not by the step's request event (dropped, with its "unanswered").
  */
 
 export interface AttachOptions {
@@ -94,6 +94,9 @@ function asAttached(event: StampedEvent): StampedEvent | null {
   if (event.type === 'workflow.changed' && event.status === 'interrupted')
     return { ...event, status: 'waiting' };
   if (event.type === 'gate.resolved' && event.by === 'nobody') return null;
+  // The gate on screen is the one the run waits at now, asked through the gate port: a stored
+  // request would show a gate no key can answer (its wait may be over, or not asked here yet).
+  if (event.type === 'gate.requested') return null;
   return event;
 }
 
