@@ -114,7 +114,9 @@ describe('the fleet view', () => {
     expect(frame).toMatch(/accounts\s+team-a: 3 of 20 calls this minute/);
     expect(frame).toContain('relais attach <run> answers it here');
     expect(frame).toMatch(/run-3\s+spec\s+Approve the specification and tasks\?/);
-    expect(frame).toMatch(/run-2\s+running\s+IMPLEMENTATION\s+\$0\.2000\s+build-2\s+\/srv\/git\/blog\.git\s*│/);
+    expect(frame).toMatch(
+      /run-2\s+running\s+IMPLEMENTATION\s+\$0\.2000\s+build-2\s+\/srv\/git\/blog\.git\s*│/,
+    );
     expect(frame).toContain(' q  leave');
     // Every row stays inside the panel's frame.
     for (const line of frame.split('\n').slice(2, -2)) expect(line.endsWith('│'), line).toBe(true);
