@@ -86,6 +86,73 @@ describe('relais submit through the fleet', () => {
     await worker.done;
   }, 240_000);
 
+  it('--engine cycle: each task goes through the deadf cycle (implement, the six checks, a verifier per criterion) on the worker', async () => {
+    const db = fleet.postgres.database('cycle');
+    // The cycle's three roles on Claude Code (here the scripted fake-claude): the implementer is a
+    // builder run, the verifier a plan-mode run answering each criterion with this cycle's nonce.
+    const project = fleet.track(
+      fleetProject({
+        configure: (config) => {
+          config.cycle = {
+            mode: 'yolo',
+            verify: { tests: ['ok'], lint: [] },
+            agents: {
+              planner: { provider: 'claude', model: 'opus' },
+              implementer: { provider: 'claude', model: 'opus' },
+              verifier: { provider: 'claude', model: 'opus' },
+            },
+          };
+        },
+      }),
+    );
+    const scenario = happyScenario();
+    project.scenario({
+      spec: scenario.spec,
+      qa: scenario.qa,
+      builder: [
+        {
+          actions: [{ write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' }],
+          result: 'Implemented.',
+        },
+        {
+          actions: [{ write: 'src/b.ts', content: 'export const bye = (n: string) => "Bye, " + n;\n' }],
+          result: 'Implemented.',
+        },
+      ],
+      orchestrator: Array.from({ length: 8 }, () => ({ cycle_verdict: 'YES' })),
+    } as never);
+    const env = fleet.workerEnv(project);
+    const worker = fleet.startWorker(db, 'cycle-worker', env, 1);
+    const runId = await fleet.submit(db, [project.remote, '--engine', 'cycle', '--yes'], env);
+    expect(await fleet.result(db, runId)).toMatchObject({ status: 'completed', state: 'COMPLETED' });
+    const [row] = await fleet.query<{ workflow_json: string }>(
+      db,
+      'SELECT workflow_json FROM relais_fleet.runs',
+    );
+    expect(JSON.parse(row?.workflow_json as string)).toMatchObject({ engine: 'cycle', tasks_completed: 2 });
+    const events = await fleet.query<{ n: number }>(
+      db,
+      "SELECT COUNT(*)::int AS n FROM relais_fleet.events WHERE run_id = $1 AND event->>'type' = 'cycle.decided'",
+      [runId],
+    );
+    expect(events[0]?.n).toBeGreaterThan(0);
+    const [branch] = remoteBranches(project);
+    expect(remoteLog(project, branch as string)).toEqual(
+      expect.arrayContaining(['relais(T1): Greet by name', 'relais(T2): Say goodbye']),
+    );
+    const roles = project.calls().map((c) => c.role);
+    expect(roles.filter((r) => r === 'builder')).toHaveLength(2);
+    expect(
+      roles.filter((r) => r === 'orchestrator').length,
+      'the verifier judged each task',
+    ).toBeGreaterThanOrEqual(2);
+    // Every cycle call went through the fleet's ledger too.
+    const ledger = await fleet.query<{ n: number }>(db, 'SELECT COUNT(*)::int AS n FROM relais_fleet.ledger');
+    expect(ledger[0]?.n).toBe(project.calls().length);
+    worker.signal('SIGTERM');
+    await worker.done;
+  }, 240_000);
+
   it('one writer per repository: a second run of a repository waits while the first works, even with a worker slot free', async () => {
     const db = fleet.postgres.database('writer');
     const release = join(fleet.scratch, 'release-writer');
