@@ -114,6 +114,8 @@ function repository(name) {
   config.planner = { ...config.planner, enabled: false };
   config.verification.templates = [{ id: 'ok', cmd: 'node', args: ['-e', 'process.exit(0)'] }];
   config.scope.default_allowed_globs = ['src/**', 'specs/**'];
+  // The runner's and the database's cost, not the OS sandbox's (bench/sandbox-cost.mjs measures that).
+  config.sandbox = 'off';
   writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', 'relais config');
@@ -153,8 +155,9 @@ if (spawnSync(pgBin('initdb'), ['--version']).status !== 0) {
   rmSync(base, { recursive: true, force: true });
   process.exit(0);
 }
-const pgDir = join(base, 'pg');
-mkdirSync(pgDir);
+// Beside the bench's folder, not in it: as root the server runs as `postgres`, which cannot enter
+// a folder mkdtemp made private to root.
+const pgDir = mkdtempSync(join(tmpdir(), 'relais-bench-pg-'));
 if (asRoot) {
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
@@ -249,7 +252,9 @@ try {
   const solo = await fleetRound('solo', 1, 1, 1);
   const single = await fleetRound('one', 1, RUNS, 2);
   const double = await fleetRound('two', 2, RUNS, 2);
-  console.log(`fleet, ${RUNS} runs (4 phases each: spec, implementation, QA, PR), concurrency 2 per worker`);
+  console.log(
+    `fleet, ${RUNS} runs (4 phases each: spec, implementation, QA, PR), concurrency 2 per worker, sandbox off`,
+  );
   console.log(
     `  local ralphy start --yes, one run   ${(local / 1000).toFixed(2).padStart(7)} s (median of 3)`,
   );
@@ -268,4 +273,5 @@ try {
     asPg([pgBin('pg_ctl'), '-D', join(pgDir, 'data'), '-m', 'immediate', 'stop']).slice(1),
   );
   rmSync(base, { recursive: true, force: true });
+  rmSync(pgDir, { recursive: true, force: true });
 }

@@ -48,9 +48,12 @@ export async function restoreCheckout(spec: CheckoutSpec, row: RunRow): Promise<
   }
   const git = new Git(dir, spec.env);
   await git.ok(['fetch', '-q', '--prune', 'origin', '+refs/heads/*:refs/remotes/origin/*']);
-  await git.ok(['checkout', '-q', '--detach']);
-  await git.ok(['reset', '-q', '--hard']);
-  await git.ok(['clean', '-q', '-fd']);
+  // A clone of a remote whose HEAD names a branch it does not have has no commit checked out yet.
+  if ((await git.run(['rev-parse', '-q', '--verify', 'HEAD'])).code === 0) {
+    await git.ok(['checkout', '-q', '--detach']);
+    await git.ok(['reset', '-q', '--hard']);
+    await git.ok(['clean', '-q', '-fd']);
+  }
   const base = await baseBranch(git);
   // Every branch of the remote as a local one: the workflow picks a free branch name among them.
   const remoteBranches = (
@@ -128,12 +131,19 @@ export async function snapshotPlanner(dir: string): Promise<string | null> {
   return JSON.stringify(files);
 }
 
+/** The remote's default branch: what its HEAD names when it exists there, else main, else master. */
 async function baseBranch(git: Git): Promise<string> {
   const head = await git.run(['symbolic-ref', '-q', '--short', 'refs/remotes/origin/HEAD']);
   const name = head.stdout
     .toString('utf8')
     .trim()
     .replace(/^origin\//, '');
+  for (const candidate of [name, 'main', 'master'])
+    if (
+      candidate &&
+      (await git.run(['rev-parse', '-q', '--verify', `refs/remotes/origin/${candidate}`])).code === 0
+    )
+      return candidate;
   return name || 'main';
 }
 

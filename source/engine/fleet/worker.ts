@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Pool } from 'pg';
 import type { EngineBus } from '../events.js';
 import { rateWindowSeconds, takeCallSlot } from './accounts.js';
-import { currentOwner } from './fence.js';
+import { currentOwner, FencedError } from './fence.js';
 import type { AnsweredGate, GateReply, GateWait } from './gate-wait.js';
 import { holdLease, type Lease } from './lease.js';
 import { runPhaseStep, type StepDeps, type StepResult } from './phase-step.js';
@@ -97,7 +97,7 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
   } catch (error) {
     // No DBOS, no worker: the heartbeat must not outlive the launch and pass for a live worker.
     lease.dispose();
-    await markStopped(leasePool, executorId).catch(() => undefined);
+    await markStopped(leasePool, executorId, generation).catch(() => undefined);
     await Promise.all([pool.end(), leasePool.end()]).catch(() => undefined);
     throw error;
   }
@@ -127,7 +127,7 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     log(`worker ${executorId} lost its lease (its runs were taken over); stopping at once`, 'error');
     return { exit: 'fenced' };
   }
-  await markStopped(leasePool, executorId).catch(() => undefined);
+  await markStopped(leasePool, executorId, generation).catch(() => undefined);
   await DBOS.shutdown().catch(() => undefined);
   await Promise.all([pool.end(), leasePool.end()]).catch(() => undefined);
   return { exit: 'stopped' };
@@ -138,8 +138,26 @@ type Dbos = typeof import('@dbos-inc/dbos-sdk')['DBOS'];
 /** The run's workflow: steps, then a durable wait at each gate nobody answered yet. */
 function registerRunWorkflow(DBOS: Dbos, deps: StepDeps, gates: RunGates): void {
   const phaseStep = DBOS.registerStep(
-    async (runId: string, index: number, answered: AnsweredGate | null, autoApprove: boolean) =>
-      runPhaseStep(deps, { runId, index, owner: await currentOwner(runId), answered, autoApprove }),
+    async (runId: string, index: number, answered: AnsweredGate | null, autoApprove: boolean) => {
+      try {
+        return await runPhaseStep(deps, {
+          runId,
+          index,
+          owner: await currentOwner(runId),
+          answered,
+          autoApprove,
+        });
+      } catch (error) {
+        // The run was resumed elsewhere: this execution records nothing (DBOS refuses it anyway).
+        if (error instanceof FencedError) throw error;
+        // Anything else (a clone that fails, a git error) ends the run with what happened, in its
+        // row: a step that throws ends the DBOS workflow in ERROR, and the row would still say
+        // "running" (fleet status, attach and approve read the row).
+        const detail = `the worker could not run step ${index}: ${(error as Error).message}`.slice(0, 2000);
+        deps.log(`${runId}: ${detail}`);
+        return { kind: 'finished', status: 'failed', state: null, detail, prUrl: null } satisfies StepResult;
+      }
+    },
     { name: 'relaisPhase', retriesAllowed: false },
   );
   const record = DBOS.registerStep(

@@ -50,10 +50,12 @@ export async function beat(pool: Pool, executorId: string, generation: number): 
   return rowCount === 1;
 }
 
-export async function markStopped(pool: Pool, executorId: string): Promise<void> {
+/** This process stops (Ctrl-C, SIGTERM): survivors take its runs at once. Never a newer process's row. */
+export async function markStopped(pool: Pool, executorId: string, generation: number): Promise<void> {
   await pool.query(
-    `UPDATE ${S}.workers SET stopped_at = now() WHERE executor_id = $1 AND taken_over_by IS NULL`,
-    [executorId],
+    `UPDATE ${S}.workers SET stopped_at = now()
+     WHERE executor_id = $1 AND generation = $2 AND taken_over_by IS NULL`,
+    [executorId, generation],
   );
 }
 
