@@ -33,20 +33,26 @@ describe('ralphy attach (tmux)', () => {
       CONTINUOUS_INTEGRATION: undefined,
       TERM: 'xterm-256color',
     });
+    // What the worker's engine emitted, replayed here (the phases, the spec agent's work), and the
+    // gate the run waits at, asked here. The panels may draw a frame after the gate: both awaited.
     const atSpec = await tmux.waitFor(
-      (s) => s.includes('Approve the specification and tasks?') && s.includes('leave (the run goes on)'),
+      (s) =>
+        s.includes('Approve the specification and tasks?') &&
+        s.includes('leave (the run goes on)') &&
+        /✓ SPECIFICATION/.test(s),
       'the spec gate, from the database',
       180_000,
     );
-    // What the worker's engine emitted, replayed here: the phases and the spec agent's words.
     expect(atSpec).toContain('Phases');
-    expect(atSpec).toMatch(/✓ SPECIFICATION/);
     expect(atSpec).not.toMatch(/a\s+abort/);
     tmux.keys('y');
     await tmux.waitFor((s) => s.includes('Approve the QA report'), 'the QA gate', 180_000);
     tmux.keys('n');
     await tmux.waitFor((s) => s.includes('Reject?'), 'the reason prompt');
     tmux.keys('-l', 'Name the empty-name case.');
+    // Enter only once the reason is on screen: sent together, the terminal hands both over as one
+    // chunk, which the app takes as typed text.
+    await tmux.waitFor((s) => s.includes('› Name the empty-name case.'), 'the reason typed');
     tmux.keys('Enter');
     // The QA agent runs again with the reason; its new report waits at the QA gate again.
     await until(
