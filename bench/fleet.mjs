@@ -165,6 +165,8 @@ if (asRoot) {
 }
 const port = await freePort();
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// Every worker this bench started, ended on the way out whatever happened.
+const spawned = [];
 
 async function fleetRound(dbName, workers, runs, concurrency) {
   sh([pgBin('createdb'), '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', dbName]);
@@ -188,6 +190,7 @@ async function fleetRound(dbName, workers, runs, concurrency) {
       { env, stdio: 'ignore' },
     ),
   );
+  spawned.push(...procs);
   const { DBOSClient } = await import('@dbos-inc/dbos-sdk');
   await workersUp(db, workers);
   const start = performance.now();
@@ -268,6 +271,7 @@ try {
     `  one run through 1 worker vs local   ${(solo / 1000).toFixed(2).padStart(7)} s  ${(solo / local).toFixed(2)}x (${((solo - local) / 4 / 1000).toFixed(2)} s added per step)`,
   );
 } finally {
+  for (const p of spawned) p.kill('SIGKILL');
   spawnSync(
     asPg([pgBin('pg_ctl'), '-D', join(pgDir, 'data'), '-m', 'immediate', 'stop'])[0],
     asPg([pgBin('pg_ctl'), '-D', join(pgDir, 'data'), '-m', 'immediate', 'stop']).slice(1),
