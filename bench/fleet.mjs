@@ -114,6 +114,8 @@ function repository(name) {
   config.planner = { ...config.planner, enabled: false };
   config.verification.templates = [{ id: 'ok', cmd: 'node', args: ['-e', 'process.exit(0)'] }];
   config.scope.default_allowed_globs = ['src/**', 'specs/**'];
+  // The runner's and the database's cost, not the OS sandbox's (bench/sandbox-cost.mjs measures that).
+  config.sandbox = 'off';
   writeFileSync(configPath, `${JSON.stringify(config, null, 2)}\n`);
   git(root, 'add', '-A');
   git(root, 'commit', '-q', '-m', 'relais config');
@@ -153,8 +155,9 @@ if (spawnSync(pgBin('initdb'), ['--version']).status !== 0) {
   rmSync(base, { recursive: true, force: true });
   process.exit(0);
 }
-const pgDir = join(base, 'pg');
-mkdirSync(pgDir);
+// Beside the bench's folder, not in it: as root the server runs as `postgres`, which cannot enter
+// a folder mkdtemp made private to root.
+const pgDir = mkdtempSync(join(tmpdir(), 'relais-bench-pg-'));
 if (asRoot) {
   const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
   const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
@@ -162,6 +165,8 @@ if (asRoot) {
 }
 const port = await freePort();
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+// Every worker this bench started, ended on the way out whatever happened.
+const spawned = [];
 
 async function fleetRound(dbName, workers, runs, concurrency) {
   sh([pgBin('createdb'), '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', dbName]);
@@ -185,6 +190,7 @@ async function fleetRound(dbName, workers, runs, concurrency) {
       { env, stdio: 'ignore' },
     ),
   );
+  spawned.push(...procs);
   const { DBOSClient } = await import('@dbos-inc/dbos-sdk');
   await workersUp(db, workers);
   const start = performance.now();
@@ -249,7 +255,9 @@ try {
   const solo = await fleetRound('solo', 1, 1, 1);
   const single = await fleetRound('one', 1, RUNS, 2);
   const double = await fleetRound('two', 2, RUNS, 2);
-  console.log(`fleet, ${RUNS} runs (4 phases each: spec, implementation, QA, PR), concurrency 2 per worker`);
+  console.log(
+    `fleet, ${RUNS} runs (4 phases each: spec, implementation, QA, PR), concurrency 2 per worker, sandbox off`,
+  );
   console.log(
     `  local ralphy start --yes, one run   ${(local / 1000).toFixed(2).padStart(7)} s (median of 3)`,
   );
@@ -263,9 +271,11 @@ try {
     `  one run through 1 worker vs local   ${(solo / 1000).toFixed(2).padStart(7)} s  ${(solo / local).toFixed(2)}x (${((solo - local) / 4 / 1000).toFixed(2)} s added per step)`,
   );
 } finally {
+  for (const p of spawned) p.kill('SIGKILL');
   spawnSync(
     asPg([pgBin('pg_ctl'), '-D', join(pgDir, 'data'), '-m', 'immediate', 'stop'])[0],
     asPg([pgBin('pg_ctl'), '-D', join(pgDir, 'data'), '-m', 'immediate', 'stop']).slice(1),
   );
   rmSync(base, { recursive: true, force: true });
+  rmSync(pgDir, { recursive: true, force: true });
 }

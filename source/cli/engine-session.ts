@@ -1,7 +1,6 @@
 import { basename } from 'node:path';
 import {
   EngineBus,
-  type EngineEvent,
   type GatePort,
   killAllChildrenNow,
   listAgentTranscripts,
@@ -41,16 +40,21 @@ export interface SessionOptions {
   /** What an interrupt does, for the warning line. */
   readonly onInterrupt: string;
   /** Commands with a full-screen view; others always print lines. */
-  readonly view?: 'workflow' | 'loop';
+  readonly view?: View;
   readonly project?: string;
   /** The lines of a command that is not a run (the fleet worker's log), instead of the plain reporter's. */
   readonly reporter?: (io: CommandIo) => (event: StampedEvent) => void;
 }
 
 /** The events that end the work, whose plain lines close the summary printed after the app. */
-const SUMMARY_EVENTS: Record<'workflow' | 'loop', string> = {
+/** The app's views; `fleet` is `relais fleet status` on a terminal (issue 20). */
+type View = 'workflow' | 'loop' | 'fleet';
+
+const SUMMARY_EVENTS: Record<View, string> = {
   workflow: 'run.finished',
   loop: 'loop.finished',
+  // The fleet view is a reading of the database: nothing of it is worth keeping on the screen.
+  fleet: 'none',
 };
 
 /** Error lines the summary keeps at most (the last ones). */
@@ -61,7 +65,7 @@ const SUMMARY_ERRORS = 20;
  * the "Fix:" line logged right after it, and the end of the work. A run that could not start
  * ("Cannot start: …", then "Fix: …") has no end event: without its errors the summary was empty.
  */
-function summaryOf(view: 'workflow' | 'loop') {
+function summaryOf(view: View) {
   const errors: StampedEvent[] = [];
   const ends: StampedEvent[] = [];
   let afterError = false;
@@ -136,8 +140,8 @@ export async function withEngine<T>(
   bus.subscribe((event) => {
     summary.take(event);
     bell.take(event);
-    const { at: _at, ...plainEvent } = event;
-    appBus.emit(plainEvent as EngineEvent);
+    // With its own time: a fleet run's events are replayed from the database (relais attach).
+    appBus.replay(event);
     // A failure to start shows where the app is awaited (a gate, the end of the work).
     if (event.type !== 'log') app.start().catch(() => undefined);
   });
@@ -210,7 +214,7 @@ function endOfWork(bell: Bell, interrupted: AbortSignal): void {
 async function startApp(
   io: CommandIo,
   options: SessionOptions & { readonly preferences: UserPreferences },
-  view: 'workflow' | 'loop',
+  view: View,
   { bus, appBus }: { readonly bus: EngineBus; readonly appBus: EngineBus },
   { userAbort, pause }: { readonly userAbort: AbortController; readonly pause: { requested: boolean } },
   interrupts: ReturnType<typeof installInterruptHandler>,

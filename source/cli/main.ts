@@ -73,6 +73,8 @@ async function main(): Promise<number> {
       return (await import('./commands/submit.js')).submitCommand(io, project, cli.flags);
     case 'approve':
       return (await import('./commands/approve.js')).approveCommand(io, project, cli.flags);
+    case 'attach':
+      return (await import('./commands/attach.js')).attachCommand(io, project, cli.flags);
     case 'fleet':
       return (await import('./commands/fleet.js')).fleetCommand(io, cli.input.slice(1), cli.flags);
     case 'worktrees':

@@ -1,4 +1,5 @@
 import type { Code, Verdict } from './protocol/codes.js';
+import type { FleetSnapshot } from './protocol/fleet.js';
 import type { BlastRadius, SandboxName, VerificationRun } from './protocol/report.js';
 import type {
   AttemptRecord,
@@ -46,6 +47,13 @@ export interface LedgerCounts {
 
 export type EngineEvent =
   | { type: 'run.started'; run_id: string; command: string; project: string }
+  /**
+   * Issue 20: this front end follows a fleet run from the database (`relais attach`); the run
+   * goes on in the fleet without it, and its gates are answered from here or from anywhere.
+   */
+  | { type: 'fleet.attached'; run_id: string; repo: string }
+  /** Issue 20: the fleet as its database shows it (`relais fleet status` on a terminal). */
+  | { type: 'fleet.status'; snapshot: FleetSnapshot }
   /** `ralphy start`: once, before the first phase (also on a resume, which names where it resumes). */
   | {
       type: 'workflow.started';
@@ -364,6 +372,8 @@ export type StampedEventOf<T extends EventType> = EventOf<T> & { at: string };
 export type EventHandlers<R> = { [T in EventType]: (event: StampedEventOf<T>) => R };
 
 export type AgentFinishedEvent = EventOf<'agent.finished'>;
+export type FleetAttachedEvent = EventOf<'fleet.attached'>;
+export type FleetStatusEvent = EventOf<'fleet.status'>;
 export type AgentOutputEvent = EventOf<'agent.output'>;
 export type AgentRetryEvent = EventOf<'agent.retry'>;
 export type AgentStartedEvent = EventOf<'agent.started'>;
@@ -437,6 +447,19 @@ export class EngineBus {
       return;
     }
     for (const listener of this.listeners) listener(stamped);
+  }
+
+  /** An event emitted elsewhere, with its own time (a fleet run's events, read from the database). */
+  replay(event: StampedEvent): void {
+    if (this.backlog) {
+      this.backlog.push(event);
+      if (this.backlog.length > this.backlogCap) {
+        this.backlog.shift();
+        this.dropped++;
+      }
+      return;
+    }
+    for (const listener of this.listeners) listener(event);
   }
 
   subscribe(listener: Listener): () => void {

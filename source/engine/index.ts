@@ -44,15 +44,21 @@ export type { MapResult } from './cycle/mapper/run-mapper.js';
 export type { Reply } from './cycle/run-cycle.js';
 // What every front end shares: the bus, the gates, the clock, outcome codes and their remediations.
 export * from './events.js';
+// Parsing `--account` is plain text work: it loads neither pg nor DBOS.
+export { parseAccounts as parseFleetAccounts } from './fleet/accounts.js';
 // relais worker | submit | approve | fleet (issue 20): DBOS and pg load only when these run
-export type { FleetCheck, FleetResult, FleetStatus, WorkerOptions } from './fleet/index.js';
+export type { AttachOutcome, FleetCheck, FleetResult, FleetStatus, WorkerOptions } from './fleet/index.js';
+export type { FleetSnapshot } from './protocol/fleet.js';
 
 const fleet = () => import('./fleet/index.js');
 export const approveFleetRun = lazy(fleet, 'approveFleetRun');
+export const attachFleetRun = lazy(fleet, 'attachFleetRun');
+export const watchFleet = lazy(fleet, 'watchFleet');
 export const fleetDoctor = lazy(fleet, 'fleetDoctor');
 export const fleetStatus = lazy(fleet, 'fleetStatus');
 export const runFleetWorker = lazy(fleet, 'runFleetWorker');
 export const setFleetBudget = lazy(fleet, 'setFleetBudget');
+export const setFleetRate = lazy(fleet, 'setFleetRate');
 export const submitFleetRun = lazy(fleet, 'submitFleetRun');
 export * from './gates.js';
 // relais worktrees (issue 19: the worktrees of parallel lanes)

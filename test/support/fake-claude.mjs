@@ -169,7 +169,12 @@ if (step.hang) {
 
 function finish() {
   if (!step.no_result) {
-    const result = step.result_json !== undefined ? JSON.stringify(step.result_json) : step.result;
+    const result =
+      step.result_json !== undefined
+        ? JSON.stringify(step.result_json)
+        : step.cycle_verdict !== undefined
+          ? cycleVerdict(step.cycle_verdict)
+          : step.result;
     const wrapper = {
       type: 'result',
       subtype: step.is_error ? 'error_during_execution' : 'success',
@@ -183,6 +188,16 @@ function finish() {
     out(wrapper);
   }
   process.exitCode = step.exit_code ?? 0;
+}
+
+/**
+ * The deadf cycle's verifier answers one criterion in a block carrying the cycle's nonce, both
+ * read from its prompt (seed 003 sentinels): `cycle_verdict: "YES"` answers whatever it was asked.
+ */
+function cycleVerdict(answer) {
+  const nonce = /This cycle's nonce is ([0-9A-F]{6})/.exec(stdin)?.[1] ?? '000000';
+  const criterion = /^Criterion (\S+):/m.exec(stdin)?.[1] ?? 'AC1';
+  return `Checked.\n<<<VERDICT:V1:${criterion}:NONCE=${nonce}>>>\nANSWER=${answer}\nREASON="the evidence shows it"\n<<<END_VERDICT:${criterion}:NONCE=${nonce}>>>`;
 }
 
 function act(action) {

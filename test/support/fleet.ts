@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import { type GhStandIn, type GhThread, ghStandIn } from './gh-issue.js';
 import { CLI, FAKE_CLAUDE, type RunningCli, type Scenario, type TestProject } from './project.js';
 import { qaStep, specStep, TASKS_MD, workflowProject } from './workflow.js';
 
@@ -13,7 +14,13 @@ import { qaStep, specStep, TASKS_MD, workflowProject } from './workflow.js';
  * --head` finds them again, as GitHub's would).
  */
 
-export type FleetProject = TestProject & { ghLog: string; remote: string; prsFile: string };
+export type FleetProject = TestProject & {
+  ghLog: string;
+  remote: string;
+  prsFile: string;
+  /** The issue's thread, when the project has one (`issue` option). */
+  thread: GhStandIn | null;
+};
 
 export const COSTS = { spec: 0.1, dev: 0.2, qa: 0.05 };
 const GREET = { write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' };
@@ -22,7 +29,12 @@ const COMPLETED = TASKS_MD.replaceAll('- **Status**: pending', '- **Status**: co
 const DONE = 'Both tasks are implemented and tested.\nEXIT_SIGNAL: true';
 
 export function fleetProject(
-  options: { releaseFile?: string; configure?: (config: any) => void } = {},
+  options: {
+    releaseFile?: string;
+    configure?: (config: any) => void;
+    /** A GitHub issue for the run: `gh issue …` goes to a thread stand-in (gh-issue.ts). */
+    issue?: Omit<GhThread, 'comments'>;
+  } = {},
 ): FleetProject {
   const project = workflowProject((config) => {
     config.workflow.implementation_engine = 'single';
@@ -56,13 +68,15 @@ export function fleetProject(
     ].join('\n'),
   );
   chmodSync(gh, 0o755);
+  const thread = options.issue ? ghStandIn(project.base, options.issue, 'relais-bot') : null;
+  const ghCommand = thread ? routedGh(project.base, join(thread.bin, 'gh'), gh) : gh;
   project.commitConfig((config) => {
     config.claude_code_cli.command = agent;
-    config.pr.gh_command = gh;
+    config.pr.gh_command = ghCommand;
   });
   project.git('push', '-q', 'origin', 'main');
   project.git('--git-dir', project.remote, 'symbolic-ref', 'HEAD', 'refs/heads/main');
-  Object.assign(project, { prsFile });
+  Object.assign(project, { prsFile, thread });
   const hold = options.releaseFile
     ? [
         {
@@ -80,13 +94,34 @@ export function fleetProject(
     result: DONE,
     cost: COSTS.dev,
   });
+  // A step cut off by a worker's death runs again elsewhere: its agent is called again and
+  // answers the same (the first dev call is held until the test releases it).
   const scenario: Scenario = {
-    spec: [{ ...specStep(), cost: COSTS.spec }],
-    dev: [dev(hold), dev([])],
-    qa: [{ ...qaStep(), cost: COSTS.qa }],
+    spec: [0, 1].map(() => ({ ...specStep(), cost: COSTS.spec })),
+    dev: [dev(hold), dev([]), dev([])],
+    qa: [0, 1].map(() => ({ ...qaStep(), cost: COSTS.qa })),
   };
   project.scenario(scenario);
   return project;
+}
+
+/** One gh: `issue` and `api` calls go to the issue thread's stand-in, the rest to the recording gh. */
+function routedGh(base: string, issueGh: string, recordingGh: string): string {
+  const both = join(base, 'bin', 'gh-both');
+  writeFileSync(
+    both,
+    [
+      '#!/usr/bin/env node',
+      "const { spawnSync } = require('node:child_process');",
+      'const args = process.argv.slice(2);',
+      `const target = ['issue', 'api'].includes(args[0]) ? ${JSON.stringify(issueGh)} : ${JSON.stringify(recordingGh)};`,
+      "const r = spawnSync(target, args, { stdio: 'inherit' });",
+      'process.exit(r.status ?? 1);',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(both, 0o755);
+  return both;
 }
 
 /** The commit subjects of a branch of the bare remote, oldest first, after the base. */

@@ -14,7 +14,14 @@ export interface GhThread {
   body: string;
   author: { login: string };
   assignees: Array<{ login: string }>;
-  comments: Array<{ id: string; author: { login: string }; body: string; createdAt: string }>;
+  comments: Array<{
+    id: string;
+    author: { login: string };
+    body: string;
+    createdAt: string;
+    /** What GitHub says of the author's access (OWNER, MEMBER, COLLABORATOR, NONE...). */
+    authorAssociation?: string;
+  }>;
 }
 
 export interface GhStandIn {
@@ -22,8 +29,8 @@ export interface GhStandIn {
   readonly threadPath: string;
   readonly env: NodeJS.ProcessEnv;
   thread(): GhThread;
-  /** A human writes in the issue. */
-  comment(login: string, body: string): void;
+  /** A human writes in the issue (with their access to the repository, when it matters). */
+  comment(login: string, body: string, authorAssociation?: string): void;
   /** Every call: argv, and the body of a posted comment. */
   calls(): Array<{ args: string[]; body?: string }>;
   posted(): string[];
@@ -76,13 +83,14 @@ export function ghStandIn(base: string, thread: Omit<GhThread, 'comments'>, logg
     threadPath,
     env: { PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` },
     thread: read,
-    comment(login, body) {
+    comment(login, body, authorAssociation) {
       const current = read();
       current.comments.push({
         id: `IC_${current.comments.length + 1}`,
         author: { login },
         body,
         createdAt: new Date().toISOString(),
+        ...(authorAssociation ? { authorAssociation } : {}),
       });
       writeFileSync(threadPath, JSON.stringify(current, null, 2));
     },

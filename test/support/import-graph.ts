@@ -67,7 +67,8 @@ const FLOW_REACH: Record<Flow, Partial<Record<Flow, RegExp>>> = {
   planner: {},
   workflow: { tick: TICK_ENTRIES, cycle: ANY_FILE, planner: ANY_FILE, parallel: ANY_FILE },
   parallel: { tick: TICK_ENTRIES, workflow: ANY_FILE },
-  fleet: { workflow: /^run-workflow\.ts$/ },
+  // A fleet run drives the workflow, whose cycle engine needs the cycle's runners built on the worker.
+  fleet: { workflow: /^run-workflow\.ts$/, cycle: /^runners\.ts$/ },
   status: { cycle: /^status\.ts$/, workflow: /^workflow-store\.ts$/ },
 };
 

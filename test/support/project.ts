@@ -127,7 +127,7 @@ export class TestProject {
   }
 
   /** Every agent call the fake CLI received, in order. */
-  calls(): Array<{ role: string; argv: string[]; prompt: string; home: string }> {
+  calls(): Array<{ role: string; argv: string[]; prompt: string; home: string; cwd: string }> {
     const log = `${this.scenarioPath}.calls.jsonl`;
     if (!existsSync(log)) return [];
     return readFileSync(log, 'utf8')

@@ -127,6 +127,12 @@ const CONTEXTS: Array<[string, UiState]> = [
     }),
   ],
   ['the list, once over', state(null, { over: true, overlay: list })],
+  // Issue 20: attached to a fleet run, and the fleet view.
+  ['attached to a fleet run', { ...state(null), remote: { runId: 'run-1', repo: 'r' } }],
+  ['attached, at a yes/no gate', { ...state(yesNo), remote: { runId: 'run-1', repo: 'r' } }],
+  ['attached, at a question', { ...state(planGate, { draft: 'x' }), remote: { runId: 'run-1', repo: 'r' } }],
+  ['the fleet view', state(null, {}, 'fleet')],
+  ['the fleet view, over', state(null, { over: true }, 'fleet')],
 ];
 
 /** Typing contexts: any printable key types, which the list says once as "type". */

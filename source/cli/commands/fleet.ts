@@ -1,25 +1,48 @@
-import { type FleetStatus, fleetDoctor, fleetStatus, setFleetBudget } from '../../engine/index.js';
+import {
+  type FleetStatus,
+  fleetDoctor,
+  fleetStatus,
+  setFleetBudget,
+  setFleetRate,
+  watchFleet,
+} from '../../engine/index.js';
+import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
+import { chooseFrontEnd } from '../front-end/choose-front-end.js';
 import { type CommandIo, println } from '../io.js';
 import { fleetDatabase, printFailure } from './fleet-db.js';
 
-type FleetFlags = { db: string | undefined; json: boolean; usd: number | undefined };
+type FleetFlags = {
+  db: string | undefined;
+  json: boolean;
+  usd: number | undefined;
+  perMinute: number | undefined;
+};
 
-/** `relais fleet status|doctor|budget`: the fleet as the database sees it. */
+/** `relais fleet status|doctor|budget|rate`: the fleet as the database sees it. */
 export async function fleetCommand(
   io: CommandIo,
   words: readonly string[],
   flags: FleetFlags,
 ): Promise<number> {
-  const [sub] = words;
-  if (sub !== 'status' && sub !== 'doctor' && sub !== 'budget') {
-    println(io.stderr, 'relais fleet: say status, doctor or budget (relais fleet --help)');
+  const [sub, account] = words;
+  if (sub !== 'status' && sub !== 'doctor' && sub !== 'budget' && sub !== 'rate') {
+    println(io.stderr, 'relais fleet: say status, doctor, budget or rate (relais fleet --help)');
+    return EXIT.USAGE;
+  }
+  if (sub === 'rate' && (!account || !/^[A-Za-z0-9._@-]{1,100}$/.test(account))) {
+    println(io.stderr, 'relais fleet rate: name the account: relais fleet rate claude --per-minute 20');
+    return EXIT.USAGE;
+  }
+  if (sub !== 'rate' && words.length > 1) {
+    println(io.stderr, `relais fleet ${sub}: too many arguments: ${words.slice(1).join(' ')}`);
     return EXIT.USAGE;
   }
   const db = fleetDatabase(io, `fleet ${sub}`, flags.db);
   if (!db) return EXIT.USAGE;
   if (sub === 'doctor') return doctor(io, db, flags);
   if (sub === 'budget') return budget(io, db, flags);
+  if (sub === 'rate') return rate(io, db, account as string, flags);
   return status(io, db, flags);
 }
 
@@ -50,7 +73,32 @@ async function budget(io: CommandIo, db: string, flags: FleetFlags): Promise<num
   return EXIT.SUCCESS;
 }
 
+async function rate(io: CommandIo, db: string, account: string, flags: FleetFlags): Promise<number> {
+  const perMinute = flags.perMinute;
+  if (perMinute !== undefined && (!Number.isInteger(perMinute) || perMinute < 1)) {
+    println(
+      io.stderr,
+      `relais fleet rate: --per-minute needs a whole number of at least 1 (got ${perMinute})`,
+    );
+    return EXIT.USAGE;
+  }
+  const result = await setFleetRate(db, account, perMinute ?? null);
+  if (!result.ok) {
+    printFailure(io, result);
+    return EXIT.STOP;
+  }
+  println(
+    io.stdout,
+    perMinute === undefined
+      ? `The account ${account} has no rate limit.`
+      : `The account ${account} makes at most ${perMinute} agent call(s) a minute, across the fleet.`,
+  );
+  return EXIT.SUCCESS;
+}
+
 async function status(io: CommandIo, db: string, flags: FleetFlags): Promise<number> {
+  // On a terminal, the app's fleet view, read again every second until q; else once, as text.
+  if (chooseFrontEnd(io, flags.json) === 'ink') return fleetView(io, db);
   const result = await fleetStatus(db, io.env);
   if (!result.ok) {
     printFailure(io, result);
@@ -59,6 +107,25 @@ async function status(io: CommandIo, db: string, flags: FleetFlags): Promise<num
   if (flags.json) println(io.stdout, JSON.stringify(result.value));
   else for (const line of statusLines(result.value)) println(io.stdout, line);
   return EXIT.SUCCESS;
+}
+
+async function fleetView(io: CommandIo, db: string): Promise<number> {
+  try {
+    return await withEngine(
+      io,
+      { json: false, onInterrupt: 'leaving the fleet view', view: 'fleet', project: 'fleet' },
+      async ({ bus, signal }) => {
+        await watchFleet({ db, env: io.env, bus, signal });
+        return EXIT.SUCCESS;
+      },
+    );
+  } catch (error) {
+    printFailure(io, {
+      detail: `the fleet database (${db.replace(/(\/\/[^:/@]+):[^@]*@/, '$1:***@')}) answered: ${(error as Error).message}`,
+      fix: 'relais fleet doctor --db <url> checks the connection and the schema.',
+    });
+    return EXIT.STOP;
+  }
 }
 
 function statusLines(s: FleetStatus): string[] {
@@ -72,8 +139,13 @@ function statusLines(s: FleetStatus): string[] {
     }`,
     `Spend: $${s.budget.spent_usd.toFixed(2)} spent, $${s.budget.reserved_usd.toFixed(2)} reserved (${cap})`,
     `Workers alive: ${alive.join(', ') || 'none'}`,
+    ...s.accounts.map(
+      (a) =>
+        `Account ${a.name}: ${a.last_minute} call(s) in the last minute${a.calls_per_minute === null ? ' (no limit)' : ` of ${a.calls_per_minute}`}`,
+    ),
     ...s.waitingGates.map(
-      (g) => `Waiting: ${g.run_id} at the ${g.gate} gate (relais approve ${g.run_id} --yes|--no)`,
+      (g) =>
+        `Waiting: ${g.run_id} at the ${g.gate} gate: ${g.title} (relais approve ${g.run_id} ${g.answer === 'text' ? '--answer "..."' : '--yes|--no'})`,
     ),
     ...s.runs.map(
       (r) =>

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { runFleetWorker } from '../../engine/index.js';
+import { parseFleetAccounts, runFleetWorker } from '../../engine/index.js';
 import { withEngine } from '../engine-session.js';
 import { EXIT } from '../exit-codes.js';
 import { workerReporter } from '../front-end/worker-reporter.js';
@@ -9,9 +9,9 @@ import { leaveNow } from '../signals.js';
 import { fleetDatabase } from './fleet-db.js';
 
 /**
- * `relais worker --db <url> [--id NAME] [--concurrency N]` (issue 20): executes queued fleet
- * runs until SIGINT/SIGTERM. A worker that loses its lease (another worker took its runs over)
- * kills its agents and exits 1 at once.
+ * `relais worker --db <url> [--id NAME] [--concurrency N] [--account provider=name,...]` (issue 20):
+ * executes queued fleet runs until SIGINT/SIGTERM. A worker that loses its lease (another worker
+ * took its runs over) kills its agents and exits 1 at once; a supervisor restarts it.
  */
 export async function workerCommand(
   io: CommandIo,
@@ -22,10 +22,19 @@ export async function workerCommand(
     concurrency: number | undefined;
     globalConcurrency: number | undefined;
     startsPerMinute: number | undefined;
+    account: string | undefined;
   },
 ): Promise<number> {
   const db = fleetDatabase(io, 'worker', flags.db);
   if (!db) return EXIT.USAGE;
+  const accounts = parseFleetAccounts(flags.account ?? null);
+  if (!accounts.ok) {
+    println(
+      io.stderr,
+      `relais worker: --account ${accounts.problem} (e.g. --account claude=team-a,codex=team-b)`,
+    );
+    return EXIT.USAGE;
+  }
   const code = await withEngine(
     io,
     {
@@ -42,6 +51,7 @@ export async function workerCommand(
         concurrency: Math.max(1, Math.floor(flags.concurrency ?? 2)),
         globalConcurrency: flags.globalConcurrency ?? null,
         startsPerMinute: flags.startsPerMinute ?? null,
+        accounts: accounts.value,
         signal,
         bus,
       }).catch((error: Error) => {

@@ -112,6 +112,10 @@ type Formats = EventHandlers<string | null>;
 
 const FORMATS: Formats = {
   'run.started': (e) => `relais ${e.command} ${e.run_id} in ${e.project}`,
+  'fleet.attached': (e) =>
+    `Attached to fleet run ${e.run_id} (${field(e.repo, 300)}); it goes on without this terminal`,
+  // The snapshot is for the app's fleet view; plain `fleet status` prints its own lines.
+  'fleet.status': () => null,
   'workflow.started': (e) =>
     `Workflow "${field(e.prd_title, 300)}" in ${field(e.project, 300)} (${e.engine} engine${e.feature_branch ? `, branch ${field(e.feature_branch, 200)}` : ''})${e.resumed_from ? `, resuming at ${e.resumed_from}` : ''}`,
   'task.proposed': (e) => `Task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${field(e.intent, 200)}`,

@@ -41,6 +41,8 @@ export interface CliFlags {
   concurrency: number | undefined;
   globalConcurrency: number | undefined;
   startsPerMinute: number | undefined;
+  account: string | undefined;
+  perMinute: number | undefined;
   no: boolean;
   usd: number | undefined;
   answers: string | undefined;
@@ -74,6 +76,8 @@ const DEFAULT_FLAGS: CliFlags = {
   concurrency: undefined,
   globalConcurrency: undefined,
   startsPerMinute: undefined,
+  account: undefined,
+  perMinute: undefined,
   no: false,
   usd: undefined,
   answers: undefined,

@@ -334,6 +334,7 @@ export const COMMAND_HELP = {
     usage: [
       'worker --db <url> [--id <name>] [--concurrency <n>] [--dir <folder>]',
       'worker --db <url> [--global-concurrency <n>] [--starts-per-minute <n>]',
+      'worker --db <url> [--account <provider>=<account>,...]',
     ],
     summary: 'Fleet: execute queued runs from a PostgreSQL database (DBOS durable workflows)',
     details: [
@@ -365,7 +366,13 @@ export const COMMAND_HELP = {
         name: 'starts-per-minute',
         type: 'number',
         value: '<n>',
-        text: "Runs started per minute (the model account's rate)",
+        text: 'Runs started per minute in the whole fleet (the last worker started sets it)',
+      },
+      {
+        name: 'account',
+        type: 'string',
+        value: '<p=a,...>',
+        text: "The model account of each provider's login here (rates: relais fleet rate)",
       },
       {
         name: 'dir',
@@ -414,34 +421,73 @@ export const COMMAND_HELP = {
     examples: ['relais submit git@github.com:me/app.git --prd PRD.md --db postgresql://relais@db/relais'],
   },
   approve: {
-    usage: ['approve <run> --yes|--no [--reason <text>] [--db <url>]'],
-    summary: "Fleet: answer a run's waiting gate (spec or QA), from any machine",
-    details: ['The answer is a durable message: it reaches the run whichever worker holds it.'],
+    usage: [
+      'approve <run> --yes|--no [--reason <text>] [--db <url>]',
+      'approve <run> --answer <text> [--db <url>]',
+    ],
+    summary: "Fleet: answer a run's waiting gate (a yes/no gate or a question), from any machine",
+    details: [
+      'The answer is a durable message: it reaches the run whichever worker holds it, and answers',
+      'only the wait it was given for. A question (the planner, an agent) takes --answer; --yes on',
+      'a question lets the run go on without an answer. relais fleet status shows what waits.',
+    ],
     options: [
       { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
-      { name: 'yes', type: 'boolean', text: 'Approve' },
+      { name: 'yes', type: 'boolean', text: 'Approve (on a question: go on without an answer)' },
       { name: 'no', type: 'boolean', text: 'Reject' },
-      { name: 'reason', type: 'string', value: '<text>', text: 'Why (kept with the answer)' },
+      {
+        name: 'reason',
+        type: 'string',
+        value: '<text>',
+        text: 'Why (the agent reads it on its next attempt)',
+      },
+      { name: 'answer', type: 'string', value: '<text>', text: 'The answer to a question' },
     ],
-    examples: ['relais approve run-20261125-abc123 --yes'],
+    examples: [
+      'relais approve run-20261125-abc123 --yes',
+      'relais approve run-20261125-abc123 --answer "Use UTC"',
+    ],
+  },
+  attach: {
+    usage: ['attach <run> [--json] [--db <url>]'],
+    summary: 'Fleet: the full-screen app on a run, wherever it executes; keys answer its gates',
+    details: [
+      "The run's events come from the fleet database; when it waits at a gate, y/n or a typed",
+      'answer here answers it. q or Ctrl-C leaves the app; the run goes on in the fleet. Outside',
+      'a terminal, the run is printed as lines (NDJSON with --json) until it ends.',
+    ],
+    options: [
+      { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
+      JSON_RESULT,
+    ],
+    examples: ['ralphy attach run-20261125-abc123'],
   },
   fleet: {
     usage: [
       'fleet status [--json] [--db <url>]',
       'fleet doctor [--json] [--db <url>]',
       'fleet budget [--usd <n>] [--db <url>]',
+      'fleet rate <account> [--per-minute <n>] [--db <url>]',
     ],
     summary: 'Fleet: runs per state, waiting gates, spend against the budget, workers alive; checks',
     details: [
-      'status: what the database says. doctor: the connection, the schemas, workers alive.',
+      'status: what the database says (on a terminal, a live view; --json or a pipe: once).',
+      'doctor: the connection, the schemas, workers alive.',
       'budget: the fleet-wide spend cap (no --usd: no cap); every agent call reserves first.',
+      "rate: one model account's agent calls per minute across the fleet (no --per-minute: no",
+      'limit); a worker names its accounts with --account.',
     ],
     options: [
       { name: 'db', type: 'string', value: '<url>', text: 'The fleet database (default: $RELAIS_FLEET_DB)' },
       { name: 'usd', type: 'number', value: '<n>', text: 'The budget cap in dollars (fleet budget)' },
+      { name: 'per-minute', type: 'number', value: '<n>', text: 'Agent calls a minute (fleet rate)' },
       JSON_RESULT,
     ],
-    examples: ['relais fleet status', 'relais fleet doctor --db postgresql://relais@localhost:5432/relais'],
+    examples: [
+      'relais fleet status',
+      'relais fleet doctor --db postgresql://relais@localhost:5432/relais',
+      'relais fleet rate team-a --per-minute 20',
+    ],
   },
   worktrees: {
     usage: ['worktrees list [dir] [--json]', 'worktrees prune [dir] [--json]'],

@@ -1,32 +1,55 @@
 import type { Pool } from 'pg';
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
+import { fencedTransaction, type Owner } from './fence.js';
 import { FLEET_SCHEMA as S } from './settings.js';
-import { inTransaction } from './store.js';
 
 /**
  * One fleet-wide budget with a hard stop (issue 20 "Queues and limits"): before each agent call a
  * worker reserves the call's maximum (its --max-budget-usd) in a transaction holding the budget
  * row, so no two workers can both take the last dollars; after the call the reservation is
- * replaced by what the CLI reported. Each call has a key (run, step, n-th call of the step): a step
- * that runs again after a kill reserves and settles the same key, never a second entry.
+ * replaced by what the CLI reported.
+ *
+ * Each call is keyed by run, attempt and call: the attempt is the DBOS execution that owns the
+ * run (fence.ts), so a step that runs again after its worker died is a new attempt with keys of
+ * its own. What the dead attempt spent stays spent (it was real: releasing it would let the cap be
+ * passed by that much). A call the dead attempt had started but never settled is closed when the
+ * next attempt starts: it is counted at its reservation, the most it could have cost, because its
+ * agent may have gone on spending after its worker died and nobody can say how much; it is marked
+ * `abandoned` in the ledger. Every write is fenced by the attempt's owner token: a stalled old
+ * attempt cannot reserve, settle or close anything once the run was resumed elsewhere.
  */
 
 export type Reservation = { ok: true } | { ok: false; detail: string };
 
-export async function reserve(pool: Pool, runId: string, key: string, usd: number): Promise<Reservation> {
-  return inTransaction(pool, async (c) => {
+export interface CallReservation {
+  readonly runId: string;
+  /** The call's key: attempt, step, n-th call. */
+  readonly key: string;
+  /** The call's maximum (its --max-budget-usd). */
+  readonly usd: number;
+  readonly owner?: Owner;
+  readonly account?: string | null;
+  /** The agent's role (spec, dev, qa, builder...), for the record. */
+  readonly role?: string | null;
+}
+
+export async function reserve(pool: Pool, call: CallReservation): Promise<Reservation> {
+  const { runId, key, usd } = call;
+  return fencedTransaction(pool, runId, call.owner ?? null, async (c) => {
     const budget = await c.query<{ cap_usd: string | null; spent_usd: string; reserved_usd: string }>(
       `SELECT cap_usd, spent_usd, reserved_usd FROM ${S}.budget WHERE id = 1 FOR UPDATE`,
     );
     const row = budget.rows[0];
-    const previous = await c.query<{ reserved_usd: string; settled: boolean; spent_usd: string | null }>(
-      `SELECT reserved_usd, settled, spent_usd FROM ${S}.ledger WHERE run_id = $1 AND call_key = $2`,
+    const previous = await c.query<{ reserved_usd: string; settled: boolean }>(
+      `SELECT reserved_usd, settled FROM ${S}.ledger WHERE run_id = $1 AND call_key = $2`,
       [runId, key],
     );
     const old = previous.rows[0];
-    // The same call again (its step re-ran after a kill): what it held is released first.
-    const heldBefore = old ? (old.settled ? Number(old.spent_usd ?? 0) : Number(old.reserved_usd)) : 0;
+    // A settled call is spend, never given back; a key is one call of one attempt.
+    if (old?.settled) throw new Error(`ledger: call ${runId}/${key} was settled already`);
+    // The same unsettled call again (only without an owner to tell attempts apart): replaced.
+    const heldBefore = old ? Number(old.reserved_usd) : 0;
     const committed = Number(row?.spent_usd ?? 0) + Number(row?.reserved_usd ?? 0) - heldBefore;
     const cap = row?.cap_usd === null || row?.cap_usd === undefined ? null : Number(row.cap_usd);
     if (cap !== null && committed + usd > cap + 1e-9)
@@ -34,23 +57,28 @@ export async function reserve(pool: Pool, runId: string, key: string, usd: numbe
         ok: false,
         detail: `the fleet budget ($${cap.toFixed(2)}) cannot cover this call's $${usd.toFixed(2)}: $${committed.toFixed(2)} is spent or reserved`,
       };
-    if (old?.settled)
-      await c.query(`UPDATE ${S}.budget SET spent_usd = spent_usd - $1 WHERE id = 1`, [heldBefore]);
-    else if (old)
-      await c.query(`UPDATE ${S}.budget SET reserved_usd = reserved_usd - $1 WHERE id = 1`, [heldBefore]);
-    await c.query(`UPDATE ${S}.budget SET reserved_usd = reserved_usd + $1 WHERE id = 1`, [usd]);
+    await c.query(`UPDATE ${S}.budget SET reserved_usd = reserved_usd - $1 + $2 WHERE id = 1`, [
+      heldBefore,
+      usd,
+    ]);
     await c.query(
-      `INSERT INTO ${S}.ledger (run_id, call_key, reserved_usd) VALUES ($1, $2, $3)
+      `INSERT INTO ${S}.ledger (run_id, call_key, reserved_usd, attempt, account, role) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (run_id, call_key) DO UPDATE SET reserved_usd = $3, spent_usd = NULL, settled = false, at = now()`,
-      [runId, key, usd],
+      [runId, key, usd, call.owner ?? null, call.account ?? null, call.role ?? null],
     );
     return { ok: true };
   });
 }
 
 /** The call ended: its reservation becomes what it cost (the reservation stands when it never said). */
-export async function settle(pool: Pool, runId: string, key: string, spentUsd: number | null): Promise<void> {
-  await inTransaction(pool, async (c) => {
+export async function settle(
+  pool: Pool,
+  runId: string,
+  key: string,
+  spentUsd: number | null,
+  owner: Owner = null,
+): Promise<void> {
+  await fencedTransaction(pool, runId, owner, async (c) => {
     const held = await c.query<{ reserved_usd: string; settled: boolean }>(
       `SELECT reserved_usd, settled FROM ${S}.ledger WHERE run_id = $1 AND call_key = $2 FOR UPDATE`,
       [runId, key],
@@ -69,34 +97,87 @@ export async function settle(pool: Pool, runId: string, key: string, spentUsd: n
   });
 }
 
+/**
+ * A new attempt of a run starts (owner): every call an earlier attempt left unsettled is closed at
+ * its reservation and marked abandoned. Returns how many calls and dollars were closed.
+ */
+export async function closeAbandoned(
+  pool: Pool,
+  runId: string,
+  owner: Owner,
+): Promise<{ calls: number; usd: number }> {
+  if (owner === null) return { calls: 0, usd: 0 };
+  return fencedTransaction(pool, runId, owner, async (c) => {
+    await c.query(`SELECT 1 FROM ${S}.budget WHERE id = 1 FOR UPDATE`);
+    const { rows } = await c.query<{ calls: number; usd: number }>(
+      `WITH closed AS (
+         UPDATE ${S}.ledger SET spent_usd = reserved_usd, settled = true, abandoned = true
+         WHERE run_id = $1 AND NOT settled AND attempt IS DISTINCT FROM $2
+         RETURNING reserved_usd),
+       total AS (SELECT COUNT(*) AS calls, COALESCE(SUM(reserved_usd), 0) AS usd FROM closed),
+       moved AS (
+         UPDATE ${S}.budget SET reserved_usd = reserved_usd - (SELECT usd FROM total),
+           spent_usd = spent_usd + (SELECT usd FROM total)
+         WHERE id = 1)
+       SELECT calls::int AS calls, usd::float8 AS usd FROM total`,
+      [runId, owner],
+    );
+    return rows[0] ?? { calls: 0, usd: 0 };
+  });
+}
+
 export async function setBudgetCap(pool: Pool, capUsd: number | null): Promise<void> {
   await pool.query(`UPDATE ${S}.budget SET cap_usd = $1 WHERE id = 1`, [capUsd]);
 }
 
+export interface BudgetedCalls {
+  readonly pool: Pool;
+  readonly runId: string;
+  /** The attempt's owner token (fence.ts); null only where no DBOS execution runs (tests). */
+  readonly owner: Owner;
+  /** Names this step's calls in the ledger ("step3"); with the attempt, a call's key. */
+  readonly stepKey: string;
+  /** Waits for a slot in the account's rate (accounts.ts); resolves at once without a limit. */
+  readonly takeSlot: (account: string, signal: AbortSignal) => Promise<void>;
+  /** A call the budget refused: the step stops (the run ends FAILED, budget_exhausted). */
+  readonly onRefused: (detail: string) => void;
+}
+
 /**
- * The agent runner of one step, wrapped: no call starts without its reservation. A refused call
- * does not run; `onRefused` stops the step (the run ends FAILED, budget_exhausted).
+ * The agent runners of one step, wrapped: no call starts without its rate slot and its
+ * reservation. Every runner wrapped by one of these shares the step's call numbering.
  */
-export function budgetedRunner(
-  inner: AgentRunner,
-  pool: Pool,
-  runId: string,
-  stepKey: string,
-  onRefused: (detail: string) => void,
-): AgentRunner {
-  let calls = 0;
+export function budgetedCalls(calls: BudgetedCalls) {
+  let count = 0;
   return {
-    async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
-      calls += 1;
-      const key = `${stepKey}:${calls}`;
-      const held = await reserve(pool, runId, key, request.maxBudgetUsd);
-      if (!held.ok) {
-        onRefused(held.detail);
-        return refusedOutcome(held.detail);
-      }
-      const outcome = await inner.run(request, bus);
-      await settle(pool, runId, key, outcome.costReported ? outcome.costUsd : null);
-      return outcome;
+    /** `accountOf`: the model account a request spends on (accounts.ts), for its rate limit. */
+    wrap(inner: AgentRunner, accountOf: (request: AgentRequest) => string | null): AgentRunner {
+      return {
+        async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
+          count += 1;
+          const key = `${calls.owner ?? 'local'}/${calls.stepKey}:${count}`;
+          const account = accountOf(request);
+          if (account !== null) await calls.takeSlot(account, request.signal);
+          if (request.signal.aborted)
+            return refusedOutcome("stopped while waiting for the account's rate limit");
+          const held = await reserve(calls.pool, {
+            runId: calls.runId,
+            key,
+            usd: request.maxBudgetUsd,
+            owner: calls.owner,
+            account,
+            role: request.role,
+          });
+          if (!held.ok) {
+            calls.onRefused(held.detail);
+            return refusedOutcome(held.detail);
+          }
+          const outcome = await inner.run(request, bus);
+          const spent = outcome.costReported ? outcome.costUsd : null;
+          await settle(calls.pool, calls.runId, key, spent, calls.owner);
+          return outcome;
+        },
+      };
     },
   };
 }

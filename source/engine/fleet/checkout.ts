@@ -5,7 +5,9 @@ import type { Pool } from 'pg';
 import { identityEnv } from '../judge/commit.js';
 import { Git } from '../judge/git.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
-import { type RunRow, updateRun } from './store.js';
+import { fencedTransaction, type Owner } from './fence.js';
+import { FLEET_SCHEMA as S } from './settings.js';
+import { type RunRow, readRun, updateRun } from './store.js';
 
 /**
  * The repository a step works in, re-created from the remote and the run's row (issue 20: "a
@@ -21,7 +23,23 @@ export interface CheckoutSpec {
   readonly env: NodeJS.ProcessEnv;
 }
 
-export async function restoreCheckout(spec: CheckoutSpec, row: RunRow): Promise<Git> {
+/** A restored checkout: its git, and what the remote's feature branch held when it was fetched. */
+export interface Restored {
+  readonly git: Git;
+  /** The remote feature branch's commit, null when it does not exist (or the run has none yet). */
+  readonly remoteHead: string | null;
+}
+
+/** The remote feature branch moved to a commit this run never pushed: someone else writes there. */
+export class ForeignPushError extends Error {
+  constructor(branch: string, found: string) {
+    super(
+      `the remote branch ${branch} is at ${found.slice(0, 12)}, a commit this run never pushed: someone else writes to it, and the run stops rather than overwrite their work`,
+    );
+  }
+}
+
+export async function restoreCheckout(spec: CheckoutSpec, row: RunRow): Promise<Restored> {
   const { dir } = spec;
   if (!existsSync(join(dir, '.git'))) {
     await rm(dir, { recursive: true, force: true });
@@ -30,9 +48,12 @@ export async function restoreCheckout(spec: CheckoutSpec, row: RunRow): Promise<
   }
   const git = new Git(dir, spec.env);
   await git.ok(['fetch', '-q', '--prune', 'origin', '+refs/heads/*:refs/remotes/origin/*']);
-  await git.ok(['checkout', '-q', '--detach']);
-  await git.ok(['reset', '-q', '--hard']);
-  await git.ok(['clean', '-q', '-fd']);
+  // A clone of a remote whose HEAD names a branch it does not have has no commit checked out yet.
+  if ((await git.run(['rev-parse', '-q', '--verify', 'HEAD'])).code === 0) {
+    await git.ok(['checkout', '-q', '--detach']);
+    await git.ok(['reset', '-q', '--hard']);
+    await git.ok(['clean', '-q', '-fd']);
+  }
   const base = await baseBranch(git);
   // Every branch of the remote as a local one: the workflow picks a free branch name among them.
   const remoteBranches = (
@@ -43,7 +64,11 @@ export async function restoreCheckout(spec: CheckoutSpec, row: RunRow): Promise<
     .filter((b) => b && b !== 'HEAD' && b !== 'origin');
   for (const branch of remoteBranches)
     await git.ok(['branch', '-q', '-f', '--no-track', branch, `origin/${branch}`]);
+  let remoteHead: string | null = null;
   if (row.feature_branch && row.head) {
+    remoteHead = await remoteBranchHead(git, row.feature_branch);
+    if (remoteHead !== null && !ownCommit(row, remoteHead))
+      throw new ForeignPushError(row.feature_branch, remoteHead);
     await git.ok(['checkout', '-q', '-B', row.feature_branch, row.head]);
   } else {
     await git.ok(['checkout', '-q', '-B', base, `origin/${base}`]);
@@ -56,15 +81,69 @@ export async function restoreCheckout(spec: CheckoutSpec, row: RunRow): Promise<
   } else {
     await rm(workflowFile, { force: true });
   }
-  return git;
+  await restorePlanner(dir, row.planner_json);
+  return { git, remoteHead };
 }
 
+/** The recorded head, or a commit an attempt of this run meant to push (a kill may cut in after the push). */
+function ownCommit(row: Pick<RunRow, 'head' | 'pushed'>, commit: string): boolean {
+  return commit === row.head || row.pushed.includes(commit);
+}
+
+async function remoteBranchHead(git: Git, branch: string): Promise<string | null> {
+  const found = await git.run(['rev-parse', '-q', '--verify', `refs/remotes/origin/${branch}^{commit}`]);
+  return found.code === 0 ? found.stdout.toString('utf8').trim() : null;
+}
+
+/** The planner's session files live in relais/planner/ (not in git): the row carries them between steps. */
+const PLANNER_DIR = join('relais', 'planner');
+const PLANNER_MAX_BYTES = 2_000_000;
+
+async function restorePlanner(dir: string, json: string | null): Promise<void> {
+  const root = join(dir, PLANNER_DIR);
+  await rm(root, { recursive: true, force: true });
+  if (json === null) return;
+  const files = JSON.parse(json) as Record<string, string>;
+  for (const [path, text] of Object.entries(files)) {
+    const target = join(root, path);
+    // Paths came from our own snapshot; still, nothing lands outside relais/planner/.
+    if (!target.startsWith(`${root}/`)) continue;
+    await mkdir(dirname(target), { recursive: true });
+    await writeFileAtomic(target, text);
+  }
+}
+
+export async function snapshotPlanner(dir: string): Promise<string | null> {
+  const { readdir, readFile } = await import('node:fs/promises');
+  const root = join(dir, PLANNER_DIR);
+  const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => null);
+  if (entries === null) return null;
+  const files: Record<string, string> = {};
+  let bytes = 0;
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const full = join(entry.parentPath, entry.name);
+    const text = await readFile(full, 'utf8');
+    bytes += text.length;
+    if (bytes > PLANNER_MAX_BYTES) break;
+    files[full.slice(root.length + 1)] = text;
+  }
+  return JSON.stringify(files);
+}
+
+/** The remote's default branch: what its HEAD names when it exists there, else main, else master. */
 async function baseBranch(git: Git): Promise<string> {
   const head = await git.run(['symbolic-ref', '-q', '--short', 'refs/remotes/origin/HEAD']);
   const name = head.stdout
     .toString('utf8')
     .trim()
     .replace(/^origin\//, '');
+  for (const candidate of [name, 'main', 'master'])
+    if (
+      candidate &&
+      (await git.run(['rev-parse', '-q', '--verify', `refs/remotes/origin/${candidate}`])).code === 0
+    )
+      return candidate;
   return name || 'main';
 }
 
@@ -93,11 +172,27 @@ async function applySubmission(git: Git, dir: string, row: RunRow): Promise<void
 }
 
 /**
- * After every judged commit and at the end of every step: the branch goes to the remote first,
- * then the row records that commit and the workflow file. A kill between the two leaves the
- * remote ahead of the row; the next step restores the row's commit and pushes over it.
+ * After every judged commit and at the end of every step: the branch goes to the remote, then the
+ * row records that commit and the workflow file. Before the push, the commit is recorded as one
+ * this run means to push (fenced: a resumed-elsewhere attempt cannot), and the push is
+ * `--force-with-lease` on what the remote held when this attempt looked: it replaces only this
+ * run's own commits (a kill between push and record leaves the remote ahead of the row, and the
+ * next attempt restores the row's commit and pushes over it), never anyone else's.
  */
-export async function checkpoint(pool: Pool, git: Git, runId: string, dir: string): Promise<void> {
+export interface Checkpoint {
+  readonly pool: Pool;
+  readonly git: Git;
+  readonly runId: string;
+  readonly dir: string;
+  readonly owner: Owner;
+  /** Resolves while this worker surely holds its lease (lease.ts); a push waits for it. */
+  readonly leaseReady: () => Promise<void>;
+  /** What the remote's feature branch holds as far as this attempt knows (null: absent). */
+  remoteHead: string | null;
+}
+
+export async function checkpoint(point: Checkpoint): Promise<void> {
+  const { pool, git, runId, dir, owner } = point;
   const { readFile } = await import('node:fs/promises');
   const text = await readFile(join(dir, 'relais', 'WORKFLOW.json'), 'utf8').catch(() => null);
   if (text === null) return;
@@ -113,13 +208,61 @@ export async function checkpoint(pool: Pool, git: Git, runId: string, dir: strin
   const onBranch =
     branch !== null &&
     (await git.run(['symbolic-ref', '-q', '--short', 'HEAD'])).stdout.toString().trim() === branch;
-  if (onBranch) await git.ok(['push', '-q', '--no-verify', '--force', 'origin', `HEAD:refs/heads/${branch}`]);
-  await updateRun(pool, runId, {
-    workflow_json: text,
-    state: workflow.state,
-    status: workflow.status,
-    pr_url: workflow.pr_url,
-    detail: workflow.failure_detail,
-    ...(onBranch ? { feature_branch: branch, head } : {}),
-  });
+  if (onBranch && point.remoteHead !== head) await pushOwnCommit(point, branch, head);
+  await updateRun(
+    pool,
+    runId,
+    {
+      workflow_json: text,
+      state: workflow.state,
+      status: workflow.status,
+      pr_url: workflow.pr_url,
+      detail: workflow.failure_detail,
+      planner_json: await snapshotPlanner(dir),
+      ...(onBranch ? { feature_branch: branch, head } : {}),
+    },
+    owner,
+  );
+}
+
+async function pushOwnCommit(point: Checkpoint, branch: string, head: string): Promise<void> {
+  const { pool, git, runId, owner } = point;
+  await fencedTransaction(pool, runId, owner, (c) =>
+    c.query(
+      `UPDATE ${S}.runs SET pushed = (array_append(pushed, $2))[greatest(1, cardinality(pushed) - 98):] WHERE run_id = $1`,
+      [runId, head],
+    ),
+  );
+  await point.leaseReady();
+  // One retry: an earlier attempt of this run that was still pushing when this one started can
+  // have moved the branch once (to a commit it recorded first); a third writer is refused.
+  for (let tries = 0; ; tries++) {
+    const expected = point.remoteHead ?? '';
+    const pushed = await git.run([
+      'push',
+      '-q',
+      '--no-verify',
+      `--force-with-lease=refs/heads/${branch}:${expected}`,
+      'origin',
+      `HEAD:refs/heads/${branch}`,
+    ]);
+    if (pushed.code === 0) {
+      point.remoteHead = head;
+      return;
+    }
+    await git
+      .ok(['fetch', '-q', 'origin', `+refs/heads/${branch}:refs/remotes/origin/${branch}`])
+      .catch(() => undefined);
+    const found = await remoteBranchHead(git, branch);
+    if (found === head) {
+      point.remoteHead = head;
+      return;
+    }
+    const row = await readRun(pool, runId);
+    const ours = found !== null && row !== null && ownCommit(row, found);
+    if (found !== null && !ours) throw new ForeignPushError(branch, found);
+    if (tries > 0 || !ours || found === point.remoteHead)
+      throw new Error(`git push of ${branch} failed: ${pushed.stderr.trim().slice(0, 500)}`);
+    point.remoteHead = found;
+  }
 }

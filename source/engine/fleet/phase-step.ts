@@ -1,39 +1,42 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pool } from 'pg';
+import type { AgentRunner } from '../agents/agent-run.js';
+import { cycleRunners } from '../cycle/runners.js';
 import { EngineBus } from '../events.js';
-import type { GateAnswer, GatePort } from '../gates.js';
+import { splitCycleSection } from '../protocol/cycle-policy.js';
 import { roleRoutedRunner } from '../session/agent-runners.js';
+import type { TickSetup } from '../session/preflight.js';
 import { realClock } from '../supervise/clock.js';
 import { runProcess } from '../supervise/run-process.js';
 import { runWorkflow } from '../workflow/run-workflow.js';
-import { budgetedRunner } from './budget.js';
-import { checkpoint, restoreCheckout } from './checkout.js';
+import { writeFileAtomic } from '../workspace/atomic-write.js';
+import { accountFor } from './accounts.js';
+import { budgetedCalls, closeAbandoned } from './budget.js';
+import { type Checkpoint, checkpoint, ForeignPushError, restoreCheckout } from './checkout.js';
+import { eventSink } from './events-log.js';
+import { FencedError, type Owner } from './fence.js';
+import { type AnsweredGate, answerForAgent, type GateWait, stepGates, waitFor } from './gate-wait.js';
 import { readRun } from './store.js';
 
 /**
  * One DBOS step: one Ralphy phase (seed 002 §8) of one run, executed by the local workflow
  * engine on a checkout re-created from the remote. The step ends at the next phase boundary
  * (the engine is interrupted as it enters the next phase, resumable there), at a gate nobody
- * answered yet (the DBOS workflow then waits on `recv`), or at the end of the workflow.
+ * answered yet (the DBOS workflow then waits on `recv`, gate-wait.ts), or at the end of the run.
  */
-
-export type GateName = 'spec' | 'qa';
 
 const AGENT_PHASES = ['PLANNING', 'SPECIFICATION', 'IMPLEMENTATION', 'QA', 'PR'];
 
-export interface GateReply {
-  readonly decision: 'approve' | 'reject';
-  readonly reason: string | null;
-  readonly by: string;
-}
-
 export type StepResult =
   | { readonly kind: 'continue'; readonly state: string }
-  | { readonly kind: 'gate'; readonly gate: GateName; readonly lines: string[] }
+  | { readonly kind: 'gate'; readonly wait: GateWait }
   | {
       readonly kind: 'finished';
       readonly status: string;
       readonly state: string | null;
+      /** The workflow's failure reason (rejected_at_qa, needs_input...), when it failed. */
+      readonly reason?: string | null;
       readonly detail: string | null;
       readonly prUrl: string | null;
     };
@@ -45,19 +48,64 @@ export interface StepDeps {
   readonly workDir: string;
   /** One line per state change of a run, for the worker's log. */
   readonly log: (message: string) => void;
+  /** Resolves while the worker surely holds its lease (lease.ts): before a push or a gh call. */
+  readonly leaseReady: () => Promise<void>;
+  /** The provider → model account map of this worker (`--account`), for rate limits. */
+  readonly accounts: ReadonlyMap<string, string>;
+  /** Waits for a call slot of a model account (accounts.ts). */
+  readonly takeSlot: (account: string, signal: AbortSignal) => Promise<void>;
 }
 
-export async function runPhaseStep(
-  deps: StepDeps,
-  runId: string,
-  stepIndex: number,
-  answers: Partial<Record<GateName, GateReply>>,
-): Promise<StepResult> {
+export interface StepInput {
+  readonly runId: string;
+  readonly index: number;
+  /** The DBOS execution that owns the run now (fence.ts). */
+  readonly owner: Owner;
+  /** The answer the run waited for before this step, if it waited. */
+  readonly answered: AnsweredGate | null;
+  readonly autoApprove: boolean;
+}
+
+export async function runPhaseStep(deps: StepDeps, input: StepInput): Promise<StepResult> {
+  const { runId } = input;
   const row = await readRun(deps.pool, runId);
   if (!row)
     return { kind: 'finished', status: 'failed', state: null, detail: `no run ${runId}`, prUrl: null };
+  const closed = await closeAbandoned(deps.pool, runId, input.owner);
+  if (closed.calls > 0)
+    deps.log(
+      `${runId}: ${closed.calls} agent call(s) cut off by an earlier attempt counted at their reservation ($${closed.usd.toFixed(2)})`,
+    );
   const dir = join(deps.workDir, runId);
-  const git = await restoreCheckout({ dir, repo: row.repo, env: deps.env }, row);
+  let restored: Awaited<ReturnType<typeof restoreCheckout>>;
+  try {
+    restored = await restoreCheckout({ dir, repo: row.repo, env: deps.env }, row);
+  } catch (error) {
+    if (!(error instanceof ForeignPushError)) throw error;
+    return { kind: 'finished', status: 'failed', state: row.state, detail: error.message, prUrl: null };
+  }
+  const answer = input.answered ? answerForAgent(input.answered) : null;
+  if (answer) await withPendingAnswer(dir, answer);
+  const point: Checkpoint = {
+    pool: deps.pool,
+    git: restored.git,
+    runId,
+    dir,
+    owner: input.owner,
+    leaseReady: deps.leaseReady,
+    remoteHead: restored.remoteHead,
+  };
+  return runEngine(deps, input, row, dir, point);
+}
+
+async function runEngine(
+  deps: StepDeps,
+  input: StepInput,
+  row: { issue: number | null; parallel: number | null },
+  dir: string,
+  point: Checkpoint,
+): Promise<StepResult> {
+  const { runId } = input;
   const bus = new EngineBus();
   const boundary = new AbortController();
   // One agent phase per step; a gate runs in the step of the phase before it (unanswered: the
@@ -74,75 +122,117 @@ export async function runPhaseStep(
     return false;
   };
   let refused: string | null = null;
-  let pendingGate: { gate: GateName; lines: string[] } | null = null;
+  let pushFailure: Error | null = null;
   // Pushes after each judged commit, one at a time, in order.
   let pushes: Promise<void> = Promise.resolve();
+  const events = eventSink(deps.pool, runId, deps.log);
   bus.subscribe((event) => {
+    events.push(event);
     if (event.type === 'workflow.changed')
-      deps.log(`${runId} step ${stepIndex}: ${event.state} ${event.status}`);
+      deps.log(`${runId} step ${input.index}: ${event.state} ${event.status}`);
     if (event.type === 'task.updated' && event.verdict === 'verified')
-      pushes = pushes.then(() => checkpoint(deps.pool, git, runId, dir)).catch(() => undefined);
+      pushes = pushes.then(() =>
+        checkpoint(point).catch((error: Error) => {
+          pushFailure ??= error;
+          boundary.abort();
+        }),
+      );
   });
-  const gates: GatePort = {
-    async ask(request) {
-      if (request.gate === 'resume') return { decision: 'approve', by: 'auto' };
-      const gate = request.gate === 'spec' || request.gate === 'qa' ? request.gate : null;
-      const reply = gate ? answers[gate] : undefined;
-      if (gate && reply) {
-        delete answers[gate];
-        // `submit --yes` approves on nobody's behalf: the PR body must not name a human for it.
-        const by = reply.by === 'submit --yes' ? 'auto' : 'human';
-        return {
-          decision: reply.decision,
-          by,
-          ...(reply.reason ? { reason: reply.reason } : {}),
-        } satisfies GateAnswer;
-      }
-      if (gate) pendingGate = { gate, lines: [request.title, ...request.lines] };
-      return { decision: 'reject', by: 'nobody' };
+  const gates = stepGates(input.answered, input.autoApprove);
+  const calls = budgetedCalls({
+    pool: deps.pool,
+    runId,
+    owner: input.owner,
+    stepKey: `step${input.index}`,
+    takeSlot: deps.takeSlot,
+    onRefused: (detail) => {
+      refused = detail;
+      boundary.abort();
     },
-  };
+  });
+  const roleRunner = (setup: TickSetup): AgentRunner =>
+    calls.wrap(
+      roleRoutedRunner(setup.config, { env: deps.env, root: dir, sandbox: setup.sandbox }),
+      (request) => accountFor(setup.config, deps.accounts, request),
+    );
   const outcome = await runWorkflow({
     root: dir,
     bus,
     signal: boundary.signal,
     env: deps.env,
-    gates,
+    gates: gates.port,
     clock: realClock,
-    agentRunner: (setup) =>
-      budgetedRunner(
-        roleRoutedRunner(setup.config, { env: deps.env, root: dir, sandbox: setup.sandbox }),
-        deps.pool,
-        runId,
-        `step${stepIndex}`,
-        (detail) => {
-          refused = detail;
-          boundary.abort();
-        },
-      ),
+    agentRunner: roleRunner,
+    cycleRunners: (setup) => {
+      const { agents } = splitCycleSection(setup.config.cycle);
+      const inner = cycleRunners(agents, setup.config, setup.config.codex_cli, deps.env, dir, setup.sandbox);
+      const account = (provider: string) => deps.accounts.get(provider) ?? provider;
+      return {
+        planner: calls.wrap(inner.planner, () => account(agents.planner.provider)),
+        implementer: calls.wrap(inner.implementer, () => account(agents.implementer.provider)),
+        verifier: calls.wrap(inner.verifier, () => account(agents.verifier.provider)),
+      };
+    },
+    ...(row.issue !== null ? { issue: row.issue } : {}),
+    ...(row.parallel !== null ? { parallel: row.parallel } : {}),
     pauseBefore,
-    existingPullRequest: (gh, branch) => openPullRequest(gh, branch, dir, deps.env),
+    existingPullRequest: async (gh, branch) => {
+      // A pull request is a side effect outside the database: only while the lease is surely held.
+      await deps.leaseReady();
+      return openPullRequest(gh, branch, dir, deps.env);
+    },
   });
   await pushes;
-  await checkpoint(deps.pool, git, runId, dir);
-  if (refused !== null)
-    return {
-      kind: 'finished',
-      status: 'budget_exhausted',
-      state: outcome.state,
-      detail: refused,
-      prUrl: null,
-    };
-  if (outcome.status === 'interrupted' && nextPhase !== null) return { kind: 'continue', state: nextPhase };
-  const waiting = pendingGate as { gate: GateName; lines: string[] } | null;
-  if (outcome.status === 'needs_input' && waiting) return { kind: 'gate', ...waiting };
-  return {
+  if (pushFailure === null) await checkpoint(point).catch((error: Error) => (pushFailure = error));
+  await events.flush();
+  return resultOf(input, outcome, {
+    refused,
+    pushFailure: pushFailure as Error | null,
+    nextPhase: nextPhase as string | null,
+    pending: gates.pending(),
+  });
+}
+
+function resultOf(
+  input: StepInput,
+  outcome: Awaited<ReturnType<typeof runWorkflow>>,
+  ended: {
+    refused: string | null;
+    pushFailure: Error | null;
+    nextPhase: string | null;
+    pending: ReturnType<ReturnType<typeof stepGates>['pending']>;
+  },
+): StepResult {
+  const finished = (status: string, detail: string | null, prUrl: string | null = null): StepResult => ({
     kind: 'finished',
-    status: outcome.status,
+    status,
     state: outcome.state,
-    detail: outcome.detail,
-    prUrl: outcome.prUrl,
-  };
+    reason: outcome.reason,
+    detail,
+    prUrl,
+  });
+  if (ended.refused !== null) return finished('budget_exhausted', ended.refused);
+  // A foreign push (or a push that cannot land) stops the run: its commits stay in the checkout.
+  if (ended.pushFailure !== null) {
+    // The run was resumed elsewhere: nothing of this attempt may be recorded, not even its end.
+    if (ended.pushFailure instanceof FencedError) throw ended.pushFailure;
+    return finished('failed', ended.pushFailure.message);
+  }
+  if (outcome.status === 'interrupted' && ended.nextPhase !== null)
+    return { kind: 'continue', state: ended.nextPhase };
+  const waitingForInput = outcome.status === 'needs_input' || outcome.reason === 'needs_input';
+  if (waitingForInput && ended.pending)
+    return { kind: 'gate', wait: waitFor(ended.pending, `${input.runId}#${input.index}`) };
+  return finished(outcome.status, outcome.detail, outcome.prUrl);
+}
+
+/** The answer to an agent's question goes to its next run as the workflow's pending answer. */
+async function withPendingAnswer(dir: string, answer: string): Promise<void> {
+  const file = join(dir, 'relais', 'WORKFLOW.json');
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return;
+  const workflow = JSON.parse(text) as Record<string, unknown>;
+  await writeFileAtomic(file, `${JSON.stringify({ ...workflow, pending_answer: answer }, null, 2)}\n`);
 }
 
 /**

@@ -15,10 +15,12 @@ export const GATE_TOPIC = 'relais.gate';
 export interface FleetTunables {
   /** How often a worker writes its heartbeat. */
   readonly heartbeatMs: number;
-  /** A worker whose heartbeat is older than this is dead; it fences itself after half of it. */
+  /** A worker whose heartbeat is older than this is dead; its side effects outside the database wait after half of it (lease.ts). */
   readonly deadAfterMs: number;
   /** How often the DBOS queue is polled for new work. */
   readonly pollMs: number;
+  /** How often a waiting gate reads its run's GitHub thread for an answer. */
+  readonly commentPollMs: number;
 }
 
 export function fleetTunables(env: NodeJS.ProcessEnv): FleetTunables {
@@ -31,5 +33,6 @@ export function fleetTunables(env: NodeJS.ProcessEnv): FleetTunables {
     heartbeatMs,
     deadAfterMs: Math.max(number('RELAIS_FLEET_DEAD_AFTER_MS', 30_000), heartbeatMs * 3),
     pollMs: number('RELAIS_FLEET_POLL_MS', 1000),
+    commentPollMs: Math.max(number('RELAIS_FLEET_COMMENT_POLL_MS', 30_000), 100),
   };
 }

@@ -1,5 +1,8 @@
 import type { Pool, PoolClient } from 'pg';
+import { assertOwner, inTransaction, type Owner } from './fence.js';
 import { FLEET_SCHEMA as S } from './settings.js';
+
+export { inTransaction };
 
 /**
  * The fleet's own tables, beside DBOS's system tables in the same database: workers and their
@@ -8,9 +11,9 @@ import { FLEET_SCHEMA as S } from './settings.js';
  * only when a fleet command runs (local runs never load it).
  */
 
-export async function openPool(url: string): Promise<Pool> {
+export async function openPool(url: string, max = 4): Promise<Pool> {
   const pg = await import('pg');
-  const pool = new pg.default.Pool({ connectionString: url, max: 4 });
+  const pool = new pg.default.Pool({ connectionString: url, max });
   // An idle client that loses the server must not crash the worker: the next query reports it.
   pool.on('error', () => undefined);
   return pool;
@@ -36,6 +39,26 @@ const DDL = [
      run_id text NOT NULL, call_key text NOT NULL, reserved_usd numeric NOT NULL,
      spent_usd numeric, settled boolean NOT NULL DEFAULT false, at timestamptz NOT NULL DEFAULT now(),
      PRIMARY KEY (run_id, call_key))`,
+  // Added after the first release: a database made by it gains them here (idempotent).
+  `ALTER TABLE ${S}.workers ADD COLUMN IF NOT EXISTS generation bigint NOT NULL DEFAULT 0`,
+  `ALTER TABLE ${S}.runs ADD COLUMN IF NOT EXISTS issue integer`,
+  `ALTER TABLE ${S}.runs ADD COLUMN IF NOT EXISTS parallel integer`,
+  `ALTER TABLE ${S}.runs ADD COLUMN IF NOT EXISTS pushed text[] NOT NULL DEFAULT '{}'`,
+  `ALTER TABLE ${S}.runs ADD COLUMN IF NOT EXISTS planner_json text`,
+  `ALTER TABLE ${S}.runs ADD COLUMN IF NOT EXISTS gate_wait text`,
+  `ALTER TABLE ${S}.runs ADD COLUMN IF NOT EXISTS gate_json text`,
+  `ALTER TABLE ${S}.ledger ADD COLUMN IF NOT EXISTS attempt text`,
+  `ALTER TABLE ${S}.ledger ADD COLUMN IF NOT EXISTS abandoned boolean NOT NULL DEFAULT false`,
+  `ALTER TABLE ${S}.ledger ADD COLUMN IF NOT EXISTS account text`,
+  `ALTER TABLE ${S}.ledger ADD COLUMN IF NOT EXISTS role text`,
+  `CREATE TABLE IF NOT EXISTS ${S}.events (
+     run_id text NOT NULL, seq bigserial, at timestamptz NOT NULL DEFAULT now(), event jsonb NOT NULL,
+     PRIMARY KEY (run_id, seq))`,
+  `CREATE TABLE IF NOT EXISTS ${S}.accounts (
+     name text PRIMARY KEY, calls_per_minute integer CHECK (calls_per_minute > 0))`,
+  `CREATE TABLE IF NOT EXISTS ${S}.account_calls (
+     account text NOT NULL, at timestamptz NOT NULL DEFAULT now())`,
+  `CREATE INDEX IF NOT EXISTS account_calls_by_time ON ${S}.account_calls (account, at)`,
 ];
 
 /** Idempotent: every worker and client runs it; a lock keeps two first starts from racing. */
@@ -79,6 +102,16 @@ export async function ensureDbosSchema(pool: Pool, db: string): Promise<void> {
   }
 }
 
+/** DBOS's schema as `relais fleet doctor` reports it: how many of its migrations are recorded. */
+export async function dbosSchemaProgress(pool: Pool): Promise<{ applied: number; wanted: number }> {
+  const client = await pool.connect();
+  try {
+    return { applied: await dbosMigrationVersion(client), wanted: await dbosMigrationCount() };
+  } finally {
+    client.release();
+  }
+}
+
 /** The version DBOS recorded (0 before its table exists; the name is resolved before any CASE). */
 async function dbosMigrationVersion(client: PoolClient): Promise<number> {
   const table = await client.query(`SELECT to_regclass('dbos.dbos_migrations') IS NOT NULL AS present`);
@@ -93,21 +126,6 @@ async function dbosMigrationVersion(client: PoolClient): Promise<number> {
 async function dbosMigrationCount(): Promise<number> {
   const { allMigrations } = await import('@dbos-inc/dbos-sdk/internal/sysdb_migrations/internal/migrations');
   return allMigrations('dbos').length;
-}
-
-export async function inTransaction<T>(pool: Pool, body: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const value = await body(client);
-    await client.query('COMMIT');
-    return value;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
 }
 
 export interface RunRow {
@@ -127,6 +145,16 @@ export interface RunRow {
   readonly executor_id: string | null;
   readonly prepared: boolean;
   readonly updated_at: Date;
+  readonly issue: number | null;
+  readonly parallel: number | null;
+  /** Every commit this run ever meant to push (written before the push): the remote may hold one. */
+  readonly pushed: string[];
+  /** The planner's session files (relais/planner/), as a JSON map of path to text. */
+  readonly planner_json: string | null;
+  /** The id of the gate the run waits at (a new one per wait: an answer names it). */
+  readonly gate_wait: string | null;
+  /** That gate's request (title, lines, answer kind), for approve, attach and GitHub. */
+  readonly gate_json: string | null;
 }
 
 export async function readRun(pool: Pool, runId: string): Promise<RunRow | null> {
@@ -134,12 +162,21 @@ export async function readRun(pool: Pool, runId: string): Promise<RunRow | null>
   return rows[0] ?? null;
 }
 
-export async function updateRun(pool: Pool, runId: string, patch: Partial<RunRow>): Promise<void> {
+/** Writes the run's row; with an owner, only while that execution still owns the run (fence.ts). */
+export async function updateRun(
+  pool: Pool,
+  runId: string,
+  patch: Partial<RunRow>,
+  owner: Owner = null,
+): Promise<void> {
   const keys = Object.keys(patch) as (keyof RunRow)[];
   if (keys.length === 0) return;
   const sets = keys.map((k, i) => `${k} = $${i + 2}`).join(', ');
-  await pool.query(`UPDATE ${S}.runs SET ${sets}, updated_at = now() WHERE run_id = $1`, [
-    runId,
-    ...keys.map((k) => patch[k]),
-  ]);
+  await inTransaction(pool, async (client) => {
+    await assertOwner(client, runId, owner);
+    await client.query(`UPDATE ${S}.runs SET ${sets}, updated_at = now() WHERE run_id = $1`, [
+      runId,
+      ...keys.map((k) => patch[k]),
+    ]);
+  });
 }

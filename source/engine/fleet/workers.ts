@@ -10,50 +10,71 @@ import { FLEET_SCHEMA as S } from './settings.js';
  * that stops itself (a lease): by the time a survivor acts, the old one has fenced itself off.
  */
 
+/**
+ * Registers (or re-registers) a worker; the generation it returns is this process's: a restart
+ * under the same id gets a new one, so an old process of that id, if any still runs, finds its
+ * heartbeat refused and stops.
+ */
 export async function registerWorker(
   pool: Pool,
   executorId: string,
   host: string,
   pid: number,
-): Promise<void> {
+): Promise<number> {
   // A restart under the same id waits while a survivor is still resuming its workflows.
   for (;;) {
-    const { rowCount } = await pool.query(
+    const { rows } = await pool.query<{ generation: string }>(
       `INSERT INTO ${S}.workers (executor_id, host, pid) VALUES ($1, $2, $3)
        ON CONFLICT (executor_id) DO UPDATE SET host = $2, pid = $3, started_at = now(), heartbeat_at = now(),
-         stopped_at = NULL, taken_over_by = NULL, takeover_done = false
-       WHERE ${S}.workers.taken_over_by IS NULL OR ${S}.workers.takeover_done`,
+         stopped_at = NULL, taken_over_by = NULL, takeover_done = false,
+         generation = ${S}.workers.generation + 1
+       WHERE ${S}.workers.taken_over_by IS NULL OR ${S}.workers.takeover_done
+       RETURNING generation`,
       [executorId, host, pid],
     );
-    if (rowCount === 1) return;
+    if (rows[0]) return Number(rows[0].generation);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
 
-/** False when a survivor has taken this worker's workflows over: it must stop at once. */
-export async function beat(pool: Pool, executorId: string): Promise<boolean> {
+/**
+ * False when this process no longer holds the worker's lease: a survivor took its workflows over,
+ * or a newer process registered under the same id. It must stop at once.
+ */
+export async function beat(pool: Pool, executorId: string, generation: number): Promise<boolean> {
   const { rowCount } = await pool.query(
-    `UPDATE ${S}.workers SET heartbeat_at = now() WHERE executor_id = $1 AND taken_over_by IS NULL`,
-    [executorId],
+    `UPDATE ${S}.workers SET heartbeat_at = now()
+     WHERE executor_id = $1 AND generation = $2 AND taken_over_by IS NULL`,
+    [executorId, generation],
   );
   return rowCount === 1;
 }
 
-export async function markStopped(pool: Pool, executorId: string): Promise<void> {
+/** This process stops (Ctrl-C, SIGTERM): survivors take its runs at once. Never a newer process's row. */
+export async function markStopped(pool: Pool, executorId: string, generation: number): Promise<void> {
   await pool.query(
-    `UPDATE ${S}.workers SET stopped_at = now() WHERE executor_id = $1 AND taken_over_by IS NULL`,
-    [executorId],
+    `UPDATE ${S}.workers SET stopped_at = now()
+     WHERE executor_id = $1 AND generation = $2 AND taken_over_by IS NULL`,
+    [executorId, generation],
   );
 }
 
-/** Claims one dead (or stopped) worker for takeover; only one survivor wins each. */
+/**
+ * Claims one dead (or stopped) worker for takeover; only one survivor wins each. A takeover that
+ * was claimed but not finished (its resume failed, or its claimer died too) is claimed again, by
+ * its claimer or by anyone once that claimer is itself dead: a claim is never lost.
+ */
 export async function claimDeadWorker(pool: Pool, me: string, deadAfterMs: number): Promise<string | null> {
   const { rows } = await pool.query<{ executor_id: string }>(
-    `UPDATE ${S}.workers SET taken_over_by = $1, takeover_done = false
+    `WITH dead AS (
+       SELECT executor_id FROM ${S}.workers
+       WHERE stopped_at IS NOT NULL OR taken_over_by IS NOT NULL
+         OR heartbeat_at < now() - make_interval(secs => $2::double precision / 1000))
+     UPDATE ${S}.workers SET taken_over_by = $1
      WHERE executor_id = (
        SELECT executor_id FROM ${S}.workers
-       WHERE executor_id <> $1 AND taken_over_by IS NULL
-         AND (stopped_at IS NOT NULL OR heartbeat_at < now() - make_interval(secs => $2::double precision / 1000))
+       WHERE executor_id <> $1 AND NOT takeover_done AND executor_id IN (SELECT executor_id FROM dead)
+         AND (taken_over_by IS NULL OR taken_over_by = $1 OR taken_over_by IN (SELECT executor_id FROM dead))
        ORDER BY heartbeat_at LIMIT 1 FOR UPDATE SKIP LOCKED)
      RETURNING executor_id`,
     [me, deadAfterMs],

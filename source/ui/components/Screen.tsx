@@ -7,6 +7,7 @@ import { BlastRadius } from '../panels/BlastRadius.js';
 import { BreakerPanel } from '../panels/BreakerPanel.js';
 import { CurrentTask } from '../panels/CurrentTask.js';
 import { DocumentViewer } from '../panels/DocumentViewer.js';
+import { FleetPanel } from '../panels/FleetPanel.js';
 import { Footer } from '../panels/Footer.js';
 import { GatePanel } from '../panels/GatePanel.js';
 import { Header } from '../panels/Header.js';
@@ -134,6 +135,8 @@ function Panel(props: {
     }
     case 'gate':
       return <GatePanel state={state} {...size} />;
+    case 'fleet':
+      return <FleetPanel state={state} {...size} />;
     case 'wait':
       return <WaitCountdown state={state} {...size} />;
     case 'phases':

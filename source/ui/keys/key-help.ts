@@ -34,6 +34,8 @@ export function contextKeys(state: UiState): KeyHelp[] {
   const { interaction, gate } = state;
   const overlay = interaction.overlay;
   if (overlay?.kind === 'help') return [{ keys: ['any key'], label: 'close this list' }];
+  if (state.view === 'fleet')
+    return [{ keys: ['q', 'Esc', 'Ctrl-C'], label: 'leave (the fleet goes on)' }, helpKey()];
   const reading = readingOverlayKeys(state);
   if (reading) return reading;
   if (overlay?.kind === 'document') {
@@ -98,6 +100,14 @@ export function contextKeys(state: UiState): KeyHelp[] {
       keys: ['v'],
       label: `read ${gate?.documents?.map((d) => d.name).join(', ')} in full`,
     });
+  // Issue 20: attached to a fleet run, leaving is all this app does to it.
+  if (state.remote !== null && !interaction.aborting)
+    return [
+      ...keys,
+      { keys: ['q', 'Ctrl-C'], label: 'leave (the run goes on in the fleet)' },
+      ...OUTPUT_SCROLL,
+      helpKey(),
+    ];
   keys.push(
     interaction.aborting
       ? { keys: ['Ctrl-C'], label: 'force quit now' }
@@ -164,6 +174,7 @@ function helpKey(): KeyHelp {
 /** What the first Ctrl-C does: a workflow stays resumable; a tick or loop rolls back. */
 function stopLabel(state: UiState): string {
   if (state.interaction.aborting) return 'force quit now';
+  if (state.remote !== null) return 'leave (the run goes on in the fleet); twice: force quit';
   return state.view === 'workflow'
     ? 'stop the run (ralphy start resumes it); twice: force quit'
     : 'stop the run (the tick rolls back); twice: force quit';

@@ -81,6 +81,7 @@ const NONE: KeyAction = { type: 'none' };
 export function keyAction(state: UiState, input: string, key: KeyInfo): KeyAction {
   const { interaction, gate } = state;
   if (key.ctrl && input === 'c') return interaction.over ? { type: 'quit' } : { type: 'interrupt' };
+  if (state.view === 'fleet') return fleetKey(state, input, key);
   if (interaction.overlay) return overlayKey(state, interaction.overlay, input, key);
   if (!interaction.over && !interaction.confirmingAbort && gate && interaction.rejecting)
     return reasonKey(interaction.draft, input, key);
@@ -134,15 +135,41 @@ function overlayKey(state: UiState, overlay: Overlay, input: string, key: KeyInf
   }
 }
 
+/**
+ * Issue 20: the app watches what it does not run (the fleet view, a fleet run it is attached to):
+ * q leaves and the fleet goes on; nothing here aborts or pauses a run.
+ */
+export function watchesTheFleet(state: UiState): boolean {
+  return state.view === 'fleet' || state.remote !== null;
+}
+
+function fleetKey(state: UiState, input: string, key: KeyInfo): KeyAction {
+  if (state.interaction.overlay?.kind === 'help') return { type: 'overlay', overlay: null };
+  if (input === '?' && !key.ctrl && !key.meta) return { type: 'overlay', overlay: { kind: 'help' } };
+  if (input === 'q' || key.escape) return state.interaction.over ? { type: 'quit' } : { type: 'interrupt' };
+  return { type: 'hint', text: 'q leaves (the fleet goes on).' };
+}
+
 /** A key while the run goes on and no text is being typed: y/n at a gate, a to abort. */
 function runningKey(state: UiState, input: string, key: KeyInfo): KeyAction {
-  const { interaction, gate, view } = state;
+  const { gate } = state;
   if (key.tab) return laneKey(state);
   if (gate?.answer === 'yes_no' && input === 'y') return { type: 'gate', decision: 'approve' };
   // A "no" is confirmed, with room for why (the agent reads it on its next attempt).
   if (gate?.answer === 'yes_no' && input === 'n') return { type: 'reject_ask' };
   if (input === 'v' && (gate?.documents?.length ?? 0) > 0)
     return { type: 'overlay', overlay: { kind: 'document', index: 0, top: 0 } };
+  if (watchesTheFleet(state)) {
+    if (input === 'q') return { type: 'interrupt' };
+    if (input === 'a' || input === 'p')
+      return { type: 'hint', text: 'This run goes on in the fleet: q leaves it running.' };
+    return NONE;
+  }
+  return stopKey(state, input, key);
+}
+
+/** a (abort), p (pause), q (not yet): what stops the run this process drives. */
+function stopKey({ interaction, view }: UiState, input: string, key: KeyInfo): KeyAction {
   if (input === 'a') {
     return interaction.aborting
       ? {

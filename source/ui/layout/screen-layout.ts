@@ -39,7 +39,8 @@ export type PanelId =
   | 'lanes'
   /** Two compact panels side by side (the loop view in one short column). */
   | 'verify_blast'
-  | 'verdicts_ledger';
+  | 'verdicts_ledger'
+  | 'fleet';
 
 /** The two panels a pair shows, left then right. */
 export const PAIRS = {
@@ -85,6 +86,17 @@ const COMPACT_UP_TO_ROWS = 30;
 export function screenLayout(state: UiState, columns: number, rows: number): ScreenLayout {
   if (columns < MIN_COLUMNS || rows < MIN_ROWS) return { kind: 'too_small', columns, rows };
   const bodyHeight = rows - 3; // header + footer + the row that keeps the frame shorter than the terminal
+  // The fleet view (issue 20) is one panel over the whole body.
+  if (state.view === 'fleet')
+    return {
+      kind: 'panels',
+      columns,
+      rows,
+      bodyHeight,
+      stack: [{ name: 'single', width: columns, panels: [{ id: 'fleet', height: bodyHeight }] }],
+      outputRows: 1,
+      outputColumns: 1,
+    };
   const twoColumns = columns >= TWO_COLUMNS_FROM;
   const leftWidth = twoColumns ? Math.min(64, Math.max(40, Math.round(columns * 0.4))) : columns;
   const rightWidth = twoColumns ? columns - leftWidth : columns;

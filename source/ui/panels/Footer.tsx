@@ -9,38 +9,15 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   const { interaction, gate } = state;
   const scroll: [string, string] = ['↑↓ PgUp PgDn Home End', 'scroll'];
   const help: [string, string] = ['?', 'keys'];
-  const overlay = interaction.overlay;
-  if (overlay?.kind === 'help') return [['any key', 'close']];
-  if (overlay?.kind === 'output')
-    return [
-      ['↑↓ PgUp PgDn Home End', 'scroll'],
-      ['Esc', 'back'],
-    ];
-  if (overlay?.kind === 'logs')
-    return [
-      ['↑↓', 'pick'],
-      ['Enter', 'read'],
-      ['r', 'refresh'],
-      ['Esc', 'back'],
-    ];
-  if (overlay?.kind === 'log')
-    return [
-      ['↑↓ PgUp PgDn Home End', 'scroll'],
-      ['r', 'read again'],
-      ['Esc', 'the list'],
-    ];
-  if (overlay?.kind === 'document')
-    return [
-      ['↑↓ PgUp PgDn', 'scroll'],
-      ...((gate?.documents?.length ?? 0) > 1 ? ([['Tab', 'next file']] as Array<[string, string]>) : []),
-      ['Esc', 'back to the question'],
-    ];
+  const overlaid = overlayKeys(state);
+  if (overlaid) return overlaid;
   // Issue 19: Tab switches the Output panel between lanes (and back to all of them).
   const lanes: Array<[string, string]> = state.lanes.rows.length > 0 ? [['Tab', laneWord(state)]] : [];
   const reading: Array<[string, string]> = [
     ['o', 'output'],
     ['l', 'logs'],
   ];
+  if (state.view === 'fleet') return [['q', interaction.over ? 'quit' : 'leave'], help];
   if (interaction.over) return [['q', 'quit'], ...lanes, help, ...reading, scroll];
   if (interaction.confirmingAbort)
     return [
@@ -67,10 +44,44 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   const keys: Array<[string, string]> = [];
   if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
   if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
+  // Issue 20: attached to a fleet run, leaving does not stop it.
+  if (state.remote) return [...keys, ...lanes, ['q', 'leave (the run goes on)'], help, scroll];
   keys.push(...lanes, help, ['a', 'abort']);
   if (state.view === 'workflow' && !interaction.pausing) keys.push(['p', 'pause']);
   keys.push(['^C', 'stop'], ...reading, scroll);
   return keys;
+}
+
+/** The keys over something that covers the panels (the ? list, the output, the runs, a document). */
+function overlayKeys(state: UiState): Array<[key: string, label: string]> | null {
+  const { interaction, gate } = state;
+  const overlay = interaction.overlay;
+  if (overlay?.kind === 'help') return [['any key', 'close']];
+  if (overlay?.kind === 'output')
+    return [
+      ['↑↓ PgUp PgDn Home End', 'scroll'],
+      ['Esc', 'back'],
+    ];
+  if (overlay?.kind === 'logs')
+    return [
+      ['↑↓', 'pick'],
+      ['Enter', 'read'],
+      ['r', 'refresh'],
+      ['Esc', 'back'],
+    ];
+  if (overlay?.kind === 'log')
+    return [
+      ['↑↓ PgUp PgDn Home End', 'scroll'],
+      ['r', 'read again'],
+      ['Esc', 'the list'],
+    ];
+  if (overlay?.kind === 'document')
+    return [
+      ['↑↓ PgUp PgDn', 'scroll'],
+      ...((gate?.documents?.length ?? 0) > 1 ? ([['Tab', 'next file']] as Array<[string, string]>) : []),
+      ['Esc', 'back to the question'],
+    ];
+  return null;
 }
 
 /** What Tab does next: one lane's output, or all of them again. */

@@ -14,6 +14,7 @@ import type { UiState } from '../store/ui-state.js';
  * are shortened.
  */
 export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row {
+  if (state.view === 'fleet') return fleetHeaderRow(state);
   const h = state.header;
   const sep = text(' · ', { dim: true });
   const elapsed = elapsedMs(state);
@@ -56,6 +57,28 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
     );
   });
   return [product, text(' '), ...identity, ...status];
+}
+
+/** The fleet view's line (issue 20): what needs a human first (gates), then the rest. */
+function fleetHeaderRow(state: UiState): Row {
+  const sep = text(' · ', { dim: true });
+  const fleet = state.fleet;
+  const head = [text(' relais ', { bold: true, inverse: true }), text(' fleet', { bold: true })];
+  if (!fleet) return head;
+  const alive = fleet.workers.filter((w) => w.alive).length;
+  const waiting = fleet.waitingGates.length;
+  const { spent_usd: spent, reserved_usd: reserved, cap_usd: cap } = fleet.budget;
+  return [
+    ...head,
+    sep,
+    text(`${fleet.runs.length} runs`),
+    sep,
+    text(`${waiting} waiting for a human`, { tone: waiting > 0 ? 'warn' : undefined, bold: waiting > 0 }),
+    sep,
+    text(`${alive} workers alive`, { tone: alive === 0 ? 'error' : undefined }),
+    sep,
+    text(spendOfBudget(spent + reserved, cap)),
+  ];
 }
 
 function rowWidth(row: Row): number {

@@ -64,6 +64,12 @@ type Reducers = {
 
 const REDUCERS: Reducers = {
   'run.started': runStarted,
+  // Issue 20: the app follows a fleet run, or shows the fleet.
+  'fleet.attached': (state, e) => ({
+    ...state,
+    remote: { runId: flatten(e.run_id, 200), repo: flatten(e.repo, 300) },
+  }),
+  'fleet.status': (state, e) => ({ ...state, fleet: e.snapshot }),
   'workflow.started': workflowStarted,
   'phase.changed': phaseChanged,
   'workflow.changed': workflowChanged,

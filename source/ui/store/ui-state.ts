@@ -1,6 +1,7 @@
 import type { AgentRole, GateKind, TickPhase } from '../../engine/events.js';
 import type { GateDocument } from '../../engine/gates.js';
 import type { Code, Verdict } from '../../engine/protocol/codes.js';
+import type { FleetSnapshot } from '../../engine/protocol/fleet.js';
 import { type BreakerSnapshot, PHASE_ORDER, type WorkflowStateName } from '../../engine/protocol/workflow.js';
 import type { SandboxShown } from '../format/sandbox.js';
 import { flatten } from '../format/text.js';
@@ -12,7 +13,8 @@ import { type LanesModel, NO_LANES } from './reduce-lanes.js';
  * returns a new state per event; the (large) agent output lives apart in a capped line buffer.
  */
 
-export type UiView = 'workflow' | 'loop';
+/** `fleet`: the fleet view (`relais fleet status` on a terminal, issue 20). */
+export type UiView = 'workflow' | 'loop' | 'fleet';
 
 /** The timeline's rows: the workflow's running phases, in their order. */
 export const TIMELINE_STATES = PHASE_ORDER;
@@ -305,6 +307,13 @@ export interface UiState {
   readonly interaction: InteractionModel;
   /** Parallel lanes and the merge queue (issue 19); empty with one lane. */
   readonly lanes: LanesModel;
+  /**
+   * Issue 20: the app follows a fleet run from the database (`relais attach`): the run is not
+   * this process's, so leaving does not stop it, and its gates are answered from any machine.
+   */
+  readonly remote: { readonly runId: string; readonly repo: string } | null;
+  /** Issue 20: the fleet view's latest reading of the fleet. */
+  readonly fleet: FleetSnapshot | null;
 }
 
 /** How many finished ticks and verification rows are kept (the panels show the last few). */
@@ -368,5 +377,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       outputLane: null,
     },
     lanes: NO_LANES,
+    remote: null,
+    fleet: null,
   };
 }
