@@ -40,7 +40,8 @@ describe('the pause key in a real terminal', () => {
       `cd ${p.root} && node ${CLI} start --yes; echo "START_EXIT=$?"; read -r _`,
       env as Record<string, string | undefined>,
     );
-    await tmux.waitFor((s) => /spec-agent|SPECIFICATION/.test(s) && / p \s+pause/.test(s), 'the spec agent');
+    // The agent's own start line: the phase list names SPECIFICATION before any agent runs.
+    await tmux.waitFor((s) => /── spec(-agent)? started/.test(s) && / p \s+pause/.test(s), 'the spec agent');
     tmux.keys('p');
     await tmux.waitFor((s) => s.includes('PAUSING after this agent'), 'the header saying it pauses');
     writeFileSync(release, '');

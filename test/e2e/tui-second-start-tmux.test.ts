@@ -16,11 +16,13 @@ import { CLI, FAKE_CLAUDE, task } from '../support/project.js';
 import { TmuxSession } from '../support/tmux.js';
 import { happyScenario, PRD, qaStep, specStep } from '../support/workflow.js';
 
-// Issue 16 item 12 in a real terminal: a project with NO Relais config. `ralphy start` runs
-// `relais init` itself (so the defaults hold: the OS sandbox on, the checks from package.json);
-// `n` at the spec gate; `ralphy start` again and `y`: the ticks run, never BLOCKED_MISSING_CONFIG.
-// The agent is the scripted fake, found on PATH as `claude` like a user's; in the sandbox it keeps
-// its call log under ~/.claude, the one folder of HOME an agent may write.
+// Issue 16 item 12 in a real terminal: a project whose only Relais config is the one `relais init`
+// just wrote, untracked (the defaults: the OS sandbox on, the checks from package.json). `n` at
+// the spec gate; `ralphy start` again and `y`: the ticks run, never BLOCKED_MISSING_CONFIG.
+// The agent is the scripted fake, found on PATH as `claude` like a user's. Its call log must
+// outlive each sandboxed call, and the sandbox lets an agent write nothing of HOME but its login
+// file (~/.claude is a private overlay), so the one line added to init's config makes the
+// harness folder writable (`writable_outside`), as a user would for a folder an agent must write.
 
 let tmux: TmuxSession | null = null;
 let base: string | null = null;
@@ -47,14 +49,14 @@ const implementing = (id: string, file: string) =>
 /** The footer (its `a abort`) is drawn last: with it on screen the whole frame is. */
 const whole = (screen: string) => /a\s+abort/.test(screen);
 
-describe('a second start after a rejected spec, on a project that had no config', () => {
-  it('ralphy start initialises, n at the spec gate, ralphy start again, y: the ticks run', async () => {
+describe('a second start after a rejected spec, on a project whose config init just wrote', () => {
+  it('relais init, ralphy start, n at the spec gate, ralphy start again, y: the ticks run', async () => {
     expect(TmuxSession.available(), 'tmux is required (apt-get install tmux)').toBe(true);
     base = mkdtempSync(join(tmpdir(), 'relais-second-start-'));
     const repo = join(base, 'repo');
     const home = join(base, 'home');
     const bin = join(base, 'bin');
-    const harness = join(home, '.claude', 'relais-fake');
+    const harness = join(base, 'harness');
     for (const dir of [repo, bin, harness]) mkdirSync(dir, { recursive: true });
     const files: Record<string, string> = {
       'PRD.md': PRD,
@@ -97,13 +99,24 @@ describe('a second start after a rejected spec, on a project that had no config'
     expect(existsSync(join(repo, 'relais.config.json'))).toBe(false);
 
     tmux = new TmuxSession('second-start', 120, 40);
+    // Widens init's config by the harness folder, keeping everything else init chose.
+    const allowHarness = join(base, 'allow-harness.cjs');
+    writeFileSync(
+      allowHarness,
+      `const fs = require('node:fs');
+const c = JSON.parse(fs.readFileSync('relais.config.json', 'utf8'));
+const mode = typeof c.sandbox === 'string' ? c.sandbox : c.sandbox.mode;
+c.sandbox = { ...(typeof c.sandbox === 'object' ? c.sandbox : {}), mode, writable_outside: [${JSON.stringify(harness)}] };
+fs.writeFileSync('relais.config.json', JSON.stringify(c, null, 2));
+`,
+    );
     tmux.start(
-      `cd ${repo} && node ${CLI} start; echo "START_EXIT=$?"; node ${CLI} start; echo "START2_EXIT=$?"; read -r _`,
+      `cd ${repo} && node ${CLI} init </dev/null && node ${allowHarness} && node ${CLI} start; echo "START_EXIT=$?"; node ${CLI} start; echo "START2_EXIT=$?"; read -r _`,
       {
         PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
         HOME: home,
         XDG_CONFIG_HOME: join(home, '.config'),
-        RELAIS_FAKE_SCENARIO: '~/.claude/relais-fake/scenario.json',
+        RELAIS_FAKE_SCENARIO: join(harness, 'scenario.json'),
         GIT_AUTHOR_NAME: 't',
         GIT_AUTHOR_EMAIL: 't@t',
         GIT_COMMITTER_NAME: 't',
@@ -122,8 +135,8 @@ describe('a second start after a rejected spec, on a project that had no config'
       (s) => s.includes('Approve the specification') && /y\s+approve/.test(s) && whole(s),
       'the spec gate',
     );
-    // ralphy start initialised the project itself, with the defaults.
-    expect(tmux.written()).toContain('Initialised relais in');
+    // init's defaults: the sandbox on, the checks from package.json; the config still untracked.
+    expect(tmux.written()).toContain('created  relais.config.json');
     const config = JSON.parse(readFileSync(join(repo, 'relais.config.json'), 'utf8'));
     expect(
       config.sandbox === 'bwrap' || config.sandbox?.mode === 'bwrap',

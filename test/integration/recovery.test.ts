@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -164,6 +165,41 @@ describe('recovery after a killed run', () => {
     expect(next.code, next.stdout).toBe(0);
     expect(project.read('src/a.ts')).toBe('export const a = 3;\n');
     expect(survivorsOf(project.scenarioPath)).toEqual([]);
+  });
+
+  it('whatever the killed runner started and left alive is ended by its mark, and only its mark (a sandbox init that missed its parent death)', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [{ say: 'busy', hang: true }, write(5)],
+    });
+    await killDuringBuild(project);
+    const recorded = JSON.parse(project.read('relais/INFLIGHT.agent.json'));
+    expect(recorded.runner_mark).toMatch(/^\d+\.[0-9a-f]{8}$/);
+    // Stand-ins for what the kernel did not end: in no recorded group, parent gone (setsid). One
+    // carries the dead runner's mark; the other a live runner's that reused its pid (same pid,
+    // another random part): it must survive.
+    const [pid] = recorded.runner_mark.split('.');
+    const leftover = (mark: string) => {
+      const child = spawn('node', ['-e', 'setInterval(() => {}, 1000)'], {
+        detached: true,
+        stdio: 'ignore',
+        env: { ...project.env, RELAIS_PROCESS_MARK: `${mark}-x` },
+      });
+      child.unref();
+      return child.pid as number;
+    };
+    const orphan = leftover(recorded.runner_mark);
+    const stranger = leftover(`${pid}.00000000`);
+    try {
+      const next = project.cliSync(['run']);
+      expect(next.code, next.stdout).toBe(0);
+      expect(project.read('src/a.ts')).toBe('export const a = 5;\n');
+      expect(isAlive(orphan)).toBe(false);
+      expect(isAlive(stranger)).toBe(true);
+    } finally {
+      for (const p of [orphan, stranger]) if (isAlive(p)) process.kill(p, 'SIGKILL');
+    }
   });
 
   it('a killed builder call still counts at its --max-budget-usd', async () => {

@@ -15,7 +15,13 @@ import type { RepoFacts } from '../judge/repo.js';
 import { type RecordedGuard, recordGuard, replayGuard } from '../judge/serialize-guard.js';
 import { type Inflight, inflightAgentSchema, inflightSchema } from '../protocol/inflight.js';
 import { endRecordedSandbox } from '../sandbox/end-sandbox.js';
-import { processStartTicks } from '../supervise/process-tree.js';
+import {
+  processesMarkedByRunner,
+  processStartTicks,
+  RUNNER_MARK,
+  signalEach,
+  waitUntilDeadSync,
+} from '../supervise/process-tree.js';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { isInsideDir } from '../workspace/safe-path.js';
@@ -104,7 +110,11 @@ async function update(paths: WorkspacePaths, change: (inflight: Inflight) => Inf
  * forged one could only make recovery end a process the builder could have ended itself.
  */
 export async function recordAgentInFlight(paths: WorkspacePaths, pgid: number): Promise<void> {
-  await writeJsonAtomic(agentFile(paths), agentSchema, { pgid, start_ticks: processStartTicks(pgid) });
+  await writeJsonAtomic(agentFile(paths), agentSchema, {
+    pgid,
+    start_ticks: processStartTicks(pgid),
+    runner_mark: RUNNER_MARK,
+  });
 }
 
 export function agentFile(paths: WorkspacePaths): string {
@@ -299,7 +309,18 @@ async function restoreOutsideConfig(
   return true;
 }
 
-/** A builder (or verification) orphaned by the crash must not keep editing: its sandbox is ended. */
-function endOrphanedAgent(agent: { pgid: number; start_ticks: string | null } | null): void {
+/**
+ * A builder (or verification) orphaned by the crash must not keep editing: its sandbox is ended,
+ * and every process the killed runner started that is still alive (found by the mark it gave
+ * them: a sandbox's init that missed its parent's death, a daemon that left the group).
+ */
+function endOrphanedAgent(
+  agent: { pgid: number; start_ticks: string | null; runner_mark: string | null } | null,
+): void {
   endRecordedSandbox(agent);
+  if (agent?.runner_mark && agent.runner_mark !== RUNNER_MARK) {
+    const left = processesMarkedByRunner(agent.runner_mark);
+    signalEach(left, 'SIGKILL');
+    waitUntilDeadSync(left, 5000);
+  }
 }

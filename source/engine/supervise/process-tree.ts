@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /**
@@ -192,8 +193,15 @@ function isRunning(pid: number): boolean {
   return state !== undefined && state !== 'Z';
 }
 
-/** The environment variable that marks every process an unsandboxed child starts (see TreeWatch). */
+/** The environment variable that marks every process a child starts (see TreeWatch). */
 export const PROCESS_MARK_VAR = 'RELAIS_PROCESS_MARK';
+
+/**
+ * The prefix of every mark this runner gives: its pid and a random part, so that the next run's
+ * crash recovery finds what a killed runner left alive (its record names this prefix) and never a
+ * live runner's children that merely reuse the pid.
+ */
+export const RUNNER_MARK = `${process.pid}.${randomUUID().slice(0, 8)}`;
 
 /** Running processes whose environment carries `mark` (ours to read: same user, or root). */
 export function processesMarked(mark: string): number[] {
@@ -202,10 +210,15 @@ export function processesMarked(mark: string): number[] {
 
 /**
  * Every process any child of this runner started, whatever its group or parent now (a setsid
- * daemon re-parented to init): their marks all begin with this runner's pid (run-process.ts).
+ * daemon re-parented to init): their marks all begin with RUNNER_MARK (run-process.ts).
  */
 export function processesMarkedByThisRunner(): number[] {
-  return processesWithEnv(`${PROCESS_MARK_VAR}=${process.pid}-`);
+  return processesMarkedByRunner(RUNNER_MARK);
+}
+
+/** The same for a runner that is gone (crash recovery reads its RUNNER_MARK from its record). */
+export function processesMarkedByRunner(runnerMark: string): number[] {
+  return processesWithEnv(`${PROCESS_MARK_VAR}=${runnerMark}-`);
 }
 
 function processesWithEnv(entry: string): number[] {

@@ -10,6 +10,7 @@ import {
   groupHasMembers,
   isAlive,
   PROCESS_MARK_VAR,
+  RUNNER_MARK,
   signalTree,
   TreeWatch,
 } from './process-tree.js';
@@ -122,8 +123,10 @@ async function supervise(
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
 
   const policy = spec.sandbox;
-  // Unsandboxed only: every process the child starts inherits it, so a daemon is found at the end.
-  const mark = `${process.pid}-${randomUUID()}`;
+  // Every process the child starts inherits it: unsandboxed, a daemon is found at the end; in
+  // both cases a crash recovery finds whatever a killed runner left alive (the sandbox's PID
+  // namespace should already have ended it, but its init can miss the parent's death).
+  const mark = `${RUNNER_MARK}-${randomUUID()}`;
   // Loaded on the first spawn, not at import: execa is ~140 modules, and commands that start no
   // process (`relais status`) import this file through the front door all the same (issue 17).
   const { execa } = await import('execa');
@@ -132,7 +135,7 @@ async function supervise(
     policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
     {
       cwd: spec.cwd,
-      env: policy && scratch ? sandboxEnv(spec.env, scratch) : { ...spec.env, [PROCESS_MARK_VAR]: mark },
+      env: { ...(policy && scratch ? sandboxEnv(spec.env, scratch) : spec.env), [PROCESS_MARK_VAR]: mark },
       extendEnv: false,
       ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
       stdout: 'pipe',
