@@ -23,6 +23,8 @@ import { happyScenario, PRD, qaStep, specStep } from '../support/workflow.js';
 // outlive each sandboxed call, and the sandbox lets an agent write nothing of HOME but its login
 // file (~/.claude is a private overlay), so the one line added to init's config makes the
 // harness folder writable (`writable_outside`), as a user would for a folder an agent must write.
+// `ralphy start` setting up a project that has no config at all, in a real terminal, is the demo's
+// own first step (tui-tmux.test.ts: the real claude, whose scripted model keeps no files).
 
 let tmux: TmuxSession | null = null;
 let base: string | null = null;

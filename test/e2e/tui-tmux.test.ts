@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,6 +61,17 @@ describe('the full-screen app in a real terminal (tmux)', () => {
       'the spec gate',
     );
     expect(atSpecGate).toContain('plan: answered: 1: keep them as they are');
+    // The demo project has no Relais config: `ralphy start` set it up itself, with init's defaults
+    // (the OS sandbox on, which this machine has: the demo opts out only without bubblewrap).
+    expect(tmux.written()).toContain('Initialised relais in');
+    const [demoBase] = readdirSync(demoDir).filter((n) => n.startsWith('relais-demo-'));
+    const config = JSON.parse(
+      readFileSync(join(demoDir, demoBase as string, 'demo-project', 'relais.config.json'), 'utf8'),
+    );
+    expect(
+      config.sandbox === 'bwrap' || config.sandbox?.mode === 'bwrap',
+      JSON.stringify(config.sandbox),
+    ).toBe(true);
     expect(tmux.alternateScreen()).toBe(true);
     for (const panel of PANELS) expect(atSpecGate).toContain(panel);
     expect(atSpecGate).toContain('specs/TASKS.md (2 tasks)');
