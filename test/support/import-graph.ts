@@ -68,7 +68,7 @@ const FLOW_REACH: Record<Flow, Partial<Record<Flow, RegExp>>> = {
   workflow: { tick: TICK_ENTRIES, cycle: ANY_FILE, planner: ANY_FILE, parallel: ANY_FILE },
   parallel: { tick: TICK_ENTRIES, workflow: ANY_FILE },
   fleet: { workflow: /^run-workflow\.ts$/ },
-  status: { cycle: /^status\.ts$/, workflow: /^workflow-store\.ts$/ },
+  status: { cycle: /^status-lines\.ts$/, workflow: /^workflow-store\.ts$/ },
 };
 
 /** Shared pieces whose home is in workspace/ but which flows take through session/. */
