@@ -60,7 +60,7 @@ try {
     for (const layout of ['loose', 'packed']) {
       if (layout === 'packed') git(repo, 'gc', '-q', '--prune=now');
       const facts = (await readRepoFacts(g, repo)).facts;
-      const objects = await snapshotObjects(g, facts.commonDir);
+      const objects = await snapshotObjects(g, facts);
       const refs = await snapshotRefs(facts);
       const index = join(base, 'index');
       execFileSync('git', ['read-tree', 'HEAD'], { cwd: repo, env: { ...env, GIT_INDEX_FILE: index } });
@@ -68,7 +68,7 @@ try {
       const reused = await diskIndex(g, judgeIndex);
       await reused.tree();
       const row = {
-        'objects snapshot': await time(() => snapshotObjects(g, facts.commonDir)),
+        'objects snapshot': await time(() => snapshotObjects(g, facts)),
         'objects check': await time(() => damagedObjects(g, objects)),
         'refs snapshot+check': await time(async () => changedRefs(await snapshotRefs(facts), facts)),
         'refs check': await time(() => changedRefs(refs, facts)),

@@ -123,7 +123,8 @@ function makeRepo(base, files, { ignored = 0, history = 0, name = `repo-${files}
  */
 function timed(cwd, script, args, extraEnv = {}) {
   const started = process.hrtime.bigint();
-  const r = spawnSync('/bin/sh', ['-c', `${script}\ntimes >&2`, 'sh', ...args], {
+  // The step's own exit status is kept (`times` alone would always exit 0), so a failed step says so.
+  const r = spawnSync('/bin/sh', ['-c', `${script}\nrc=$?\ntimes >&2\nexit $rc`, 'sh', ...args], {
     cwd,
     env: { ...env, ...extraEnv },
     encoding: 'utf8',

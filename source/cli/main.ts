@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { dropOutputToClosedPipe } from './closed-pipe.js';
 import { EXIT } from './exit-codes.js';
 import { readCommandLine } from './help/command-line.js';
 import { COMMAND_HELP, COMMAND_NAMES } from './help/commands.js';
@@ -9,6 +10,8 @@ import type { CommandIo } from './io.js';
 // Help, version and usage errors are answered from the help table before any command module
 // loads: `relais init --help` prints and touches nothing (issue 16 item 2).
 async function main(): Promise<number> {
+  dropOutputToClosedPipe(process.stdout);
+  dropOutputToClosedPipe(process.stderr);
   const cli = readCommandLine(process.argv.slice(2));
   switch (cli.kind) {
     case 'version':

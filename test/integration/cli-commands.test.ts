@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -126,6 +126,34 @@ describe('relais status', () => {
     expect(project.exists('relais/BLOCKED.json')).toBe(false);
     expect(project.exists('relais/REPORT.json')).toBe(false);
   });
+
+  // `relais status | head`: a real pipe whose reader is gone before the first line is written, so
+  // every write of the command fails with EPIPE (deterministic, where `head -1` would race).
+  it.each(['relais', 'ralphy'])(
+    '%s status into a pipe closed early exits quietly with its own code',
+    async (name) => {
+      project = TestProject.create();
+      // The bin name a user types: npm links both to the same file.
+      const bin = join(project.base, name);
+      symlinkSync(CLI, bin);
+      for (const args of [['status'], ['status', '--json'], ['--help']]) {
+        const child = spawn(process.execPath, [bin, ...args], {
+          cwd: project.root,
+          env: project.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child.stdout.destroy();
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => {
+          stderr += d.toString();
+        });
+        const [code, signal] = await new Promise<[number | null, string | null]>((done) =>
+          child.on('close', (c, s) => done([c, s])),
+        );
+        expect({ args, code, signal, stderr }).toEqual({ args, code: 0, signal: null, stderr: '' });
+      }
+    },
+  );
 });
 
 describe('relais doctor', () => {

@@ -739,7 +739,7 @@ describe('VALIDATE: invalid state, a dead running cycle, the lock, the time budg
       last: { code: 'CYCLE_STATE_INVALID' },
     });
     expect(repo.notifications().some((f) => f.startsWith('escalation-'))).toBe(true);
-    const { cycleStatusLines } = await import('../../source/engine/cycle/status.js');
+    const { cycleStatusLines } = await import('../../source/engine/cycle/status-lines.js');
     expect((await cycleStatusLines(repo.root, 'relais'))[0]).toContain(
       'needs_human: relais/cycle/STATE.json is invalid',
     );

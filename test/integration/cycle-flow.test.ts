@@ -3,7 +3,8 @@ import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { updateRoadmapStatus } from '../../source/engine/cycle/roadmap-status.js';
-import { cycleStatusLines, resumeCycle } from '../../source/engine/cycle/status.js';
+import { resumeCycle } from '../../source/engine/cycle/status.js';
+import { cycleStatusLines } from '../../source/engine/cycle/status-lines.js';
 import { Git } from '../../source/engine/judge/git.js';
 import {
   BASE_FILES,

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PlannedTask } from '../../source/engine/cycle/blocks.js';
 import { cycleRemediation } from '../../source/engine/cycle/codes.js';
-import { cycleStatusLines, resumeCycle } from '../../source/engine/cycle/status.js';
+import { resumeCycle } from '../../source/engine/cycle/status.js';
+import { cycleStatusLines } from '../../source/engine/cycle/status-lines.js';
 import { runCycleTrack } from '../../source/engine/cycle/track-runner.js';
 import {
   CycleRepo,

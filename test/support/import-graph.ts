@@ -69,7 +69,7 @@ const FLOW_REACH: Record<Flow, Partial<Record<Flow, RegExp>>> = {
   parallel: { tick: TICK_ENTRIES, workflow: ANY_FILE },
   // A fleet run drives the workflow, whose cycle engine needs the cycle's runners built on the worker.
   fleet: { workflow: /^run-workflow\.ts$/, cycle: /^runners\.ts$/ },
-  status: { cycle: /^status\.ts$/, workflow: /^workflow-store\.ts$/ },
+  status: { cycle: /^status-lines\.ts$/, workflow: /^workflow-store\.ts$/ },
 };
 
 /** Shared pieces whose home is in workspace/ but which flows take through session/. */

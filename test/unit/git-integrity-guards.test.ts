@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Git } from '../../source/engine/judge/git.js';
-import { damagedObjects, snapshotObjects } from '../../source/engine/judge/object-guard.js';
+import { damagedObjects, formatOfObjectId, snapshotObjects } from '../../source/engine/judge/object-guard.js';
 import { changedRefs, restoreRefs, snapshotRefs } from '../../source/engine/judge/refs-guard.js';
 import { readRepoFacts } from '../../source/engine/judge/repo.js';
 import { findUnsafeFiles } from '../../source/engine/judge/unsafe-files.js';
@@ -15,7 +15,7 @@ import { findUnsafeFiles } from '../../source/engine/judge/unsafe-files.js';
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function repo(): { root: string; git: Git; sh: (...args: string[]) => string } {
+function repo(format = 'sha1'): { root: string; git: Git; sh: (...args: string[]) => string } {
   dir = mkdtempSync(join(tmpdir(), 'relais-guards-'));
   const root = join(dir, 'repo');
   mkdirSync(root);
@@ -27,7 +27,7 @@ function repo(): { root: string; git: Git; sh: (...args: string[]) => string } {
     if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
     return r.stdout.trim();
   };
-  sh('init', '-q', '-b', 'main');
+  sh('init', '-q', '-b', 'main', `--object-format=${format}`);
   for (let i = 0; i < 5; i++) writeFileSync(join(root, `f${i}.txt`), `content ${i}\n`);
   sh('add', '-A');
   sh('commit', '-qm', 'one');
@@ -46,7 +46,7 @@ describe('object guard', () => {
   it('holds through a commit, a gc that packs every loose object, and a re-add of existing content', async () => {
     const { root, git, sh } = repo();
     const facts = await factsOf(git, root);
-    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const snapshot = await snapshotObjects(git, facts);
     expect(snapshot.loose.size).toBeGreaterThan(5);
     writeFileSync(join(root, 'f1.txt'), 'new\n');
     sh('commit', '-qam', 'three');
@@ -56,10 +56,29 @@ describe('object guard', () => {
     expect(await damagedObjects(git, snapshot)).toEqual([]);
   });
 
+  // The format comes from HEAD's id (issue 17: one git process less per guard): it must be the one
+  // git reports, or every re-hash of a changed loose object would be compared with the wrong hash.
+  it.each(['sha1', 'sha256'])('reads the object format (%s) from HEAD as git reports it', async (format) => {
+    const { root, git, sh } = repo(format);
+    const facts = await factsOf(git, root);
+    expect(sh('rev-parse', '--show-object-format')).toBe(format);
+    const snapshot = await snapshotObjects(git, facts);
+    expect(snapshot.format).toBe(format);
+    expect(formatOfObjectId('HEAD')).toBeNull();
+    // A loose object written again with the same bytes (a new inode) is re-hashed with that
+    // format and found intact; hashed with the other one it would be reported as changed.
+    const blob = sh('rev-parse', 'HEAD:f1.txt');
+    const path = join(facts.commonDir, 'objects', blob.slice(0, 2), blob.slice(2));
+    const bytes = readFileSync(path);
+    rmSync(path);
+    writeFileSync(path, bytes);
+    expect(await damagedObjects(git, snapshot)).toEqual([]);
+  });
+
   it('names a loose object rewritten in place, and one replaced by another valid object', async () => {
     const { root, git, sh } = repo();
     const facts = await factsOf(git, root);
-    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const snapshot = await snapshotObjects(git, facts);
     const blob = sh('rev-parse', 'HEAD~1:f1.txt');
     const other = sh('rev-parse', 'HEAD:f0.txt');
     const pathOf = (oid: string) => join(facts.commonDir, 'objects', oid.slice(0, 2), oid.slice(2));
@@ -76,7 +95,7 @@ describe('object guard', () => {
   it('names a loose object that was deleted and is nowhere else', async () => {
     const { root, git, sh } = repo();
     const facts = await factsOf(git, root);
-    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const snapshot = await snapshotObjects(git, facts);
     const blob = sh('rev-parse', 'HEAD:f3.txt');
     rmSync(join(facts.commonDir, 'objects', blob.slice(0, 2), blob.slice(2)));
     expect(await damagedObjects(git, snapshot)).toEqual([`object ${blob} is missing from .git/objects`]);
@@ -86,7 +105,7 @@ describe('object guard', () => {
     const { root, git, sh } = repo();
     sh('gc', '-q', '--prune=now');
     const facts = await factsOf(git, root);
-    const snapshot = await snapshotObjects(git, facts.commonDir);
+    const snapshot = await snapshotObjects(git, facts);
     const pack = [...snapshot.packs.keys()].find((n) => n.endsWith('.pack')) as string;
     const path = join(facts.commonDir, 'objects', 'pack', pack);
     chmodSync(path, 0o644);

@@ -43,7 +43,7 @@ export async function takeIntegrityGuard(
 ): Promise<IntegrityGuard> {
   const refs = await snapshotRefs(ctx.facts);
   return {
-    objects: await snapshotObjects(ctx.git, ctx.facts.commonDir),
+    objects: await snapshotObjects(ctx.git, ctx.facts),
     refs: options.branchMayMove ? withoutBranch(refs, ctx) : refs,
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { z } from 'zod';
 import { MODES } from '../protocol/cycle-policy.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
+import type { CyclePaths } from './paths.js';
 import { TRACK_TYPES } from './track-types.js';
 
 /**
@@ -233,26 +233,7 @@ export function freshState(now: Date, mode: CycleState['mode']): CycleState {
   });
 }
 
-export interface CyclePaths {
-  readonly dir: string;
-  readonly state: string;
-  readonly lock: string;
-  readonly notifications: string;
-  readonly tracksData: string;
-  readonly verifyDir: string;
-}
-
-export function cyclePaths(root: string, workspaceDir: string): CyclePaths {
-  const dir = join(root, workspaceDir, 'cycle');
-  return {
-    dir,
-    state: join(dir, 'STATE.json'),
-    lock: join(dir, 'lock.json'),
-    notifications: join(root, workspaceDir, 'notifications'),
-    tracksData: join(dir, 'tracks'),
-    verifyDir: join(dir, 'verify'),
-  };
-}
+export { type CyclePaths, cyclePaths } from './paths.js';
 
 export function readCycleState(paths: CyclePaths): Promise<JsonRead<CycleState>> {
   return readJsonValidated(paths.state, cycleStateSchema);

@@ -2,7 +2,6 @@ import { mkdir } from 'node:fs/promises';
 import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
 import { acquireLock } from '../session/index.js';
-import { cycleRemediation } from './codes.js';
 import {
   type CyclePaths,
   type CycleState,
@@ -12,47 +11,7 @@ import {
   writeCycleState,
 } from './state.js';
 
-/**
- * What `relais status` shows of the cycle: phase, track, task, counters, and the reason of a
- * pause with its remediation; and `relais cycle --resume`, which ends a pause.
- */
-export async function cycleStatusLines(root: string, workspaceDir: string): Promise<string[]> {
-  const read = await readCycleState(cyclePaths(root, workspaceDir));
-  if (read.kind === 'missing') return [];
-  if (read.kind === 'invalid')
-    return [
-      `Cycle: needs_human: relais/cycle/STATE.json is invalid (${read.reason})`,
-      `  Fix: ${cycleRemediation('CYCLE_STATE_INVALID')}`,
-    ];
-  const s = read.value;
-  const lines = [
-    `Cycle: phase ${s.phase}${s.task.sub_step ? `/${s.task.sub_step}` : ''}, mode ${s.mode}, ${s.loop.iteration} cycle(s), run ${s.run_id}`,
-  ];
-  if (s.track.id && s.track.status === 'in-progress')
-    lines.push(
-      `  Track ${s.track.id} (${s.track.name ?? ''}): task ${s.track.task_current} of ${s.track.task_count}`,
-    );
-  if (s.task.id)
-    lines.push(
-      `  Task ${s.task.id}: retries ${s.task.retry_count}/${s.task.max_retries}, stuck ${s.loop.stuck_count}${s.task.replan_attempted ? ', re-planned' : ''}`,
-    );
-  if (s.last_action && s.last_result)
-    lines.push(
-      `  Last: ${s.last_action} ${s.last_result.ok ? 'ok' : 'failed'}: ${s.last_result.details.slice(0, 200)}`,
-    );
-  if (s.task.human_verdict)
-    lines.push(
-      `  Human verdict: ${s.task.human_verdict.answer} (${s.task.human_verdict.reason.slice(0, 200)}) for commit ${s.task.human_verdict.commit.slice(0, 12)}`,
-    );
-  if (s.track.replan_reason && s.track.plan_path === null)
-    lines.push(`  Re-plan of track ${s.track.id} pending: ${s.track.replan_reason.slice(0, 300)}`);
-  if (s.phase === 'needs_human' && s.needs_human) {
-    lines.push(`  Needs a human (${s.needs_human.code}): ${s.needs_human.reason.slice(0, 400)}`);
-    lines.push(`  Fix: ${s.needs_human.remediation}`);
-  }
-  return lines;
-}
-
+/** `relais cycle --resume`, which ends a pause (what `relais status` shows is in status-lines.ts). */
 export type ResumeResult = { ok: true; phase: string } | { ok: false; detail: string };
 
 export interface ResumeOptions {

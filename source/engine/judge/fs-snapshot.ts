@@ -27,6 +27,11 @@ export interface SnapshotRoot {
   readonly keepContent: (absPath: string) => boolean;
   /** Paths below the root that are not watched (the runner's own files written meanwhile). */
   readonly skip?: (absPath: string) => boolean;
+  /**
+   * The only names worth reading in a folder, when `skip` would drop every other one: the folder
+   * is then not listed (a listing of thousands of names, each thrown away). `null`: list it.
+   */
+  readonly onlyNames?: (absDir: string) => readonly string[] | null;
 }
 
 export type FsSnapshot = ReadonlyMap<string, EntryState | null>;
@@ -49,11 +54,15 @@ export async function takeSnapshot(roots: readonly SnapshotRoot[]): Promise<FsSn
 }
 
 async function walk(dir: string, root: SnapshotRoot, into: Map<string, EntryState | null>): Promise<void> {
-  const names = await readdir(dir).catch(() => [] as string[]);
+  const only = root.onlyNames?.(dir) ?? null;
+  const names = only ? [...only] : await readdir(dir).catch(() => [] as string[]);
   for (const name of names.sort()) {
     const full = join(dir, name);
     if (root.skip?.(full)) continue;
     const state = await readEntry(full, root.keepContent);
+    // A name not listed but named by `onlyNames` may not exist: recorded only when it does, as a
+    // listing would have it (absent before and present after still reads as created).
+    if (state === null && only) continue;
     into.set(full, state);
     if (state?.kind === 'dir') await walk(full, root, into);
   }

@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import type { Git } from './git.js';
+import type { RepoFacts } from './repo.js';
 import { statOrNull } from './stat-or-null.js';
 
 /**
@@ -23,15 +24,33 @@ export interface ObjectSnapshot {
   readonly packs: ReadonlyMap<string, string>;
 }
 
-export async function snapshotObjects(git: Git, commonDir: string): Promise<ObjectSnapshot> {
-  const objectsDir = join(commonDir, 'objects');
-  const format = (await git.run(['rev-parse', '--show-object-format'])).stdout.toString().trim();
+export async function snapshotObjects(
+  git: Git,
+  facts: Pick<RepoFacts, 'commonDir' | 'head'>,
+): Promise<ObjectSnapshot> {
+  const objectsDir = join(facts.commonDir, 'objects');
   return {
     objectsDir,
-    format: format === 'sha256' ? 'sha256' : 'sha1',
+    format: formatOfObjectId(facts.head) ?? (await askObjectFormat(git)),
     loose: await looseObjects(objectsDir),
     packs: await packFiles(objectsDir),
   };
+}
+
+/**
+ * A repository names every object with one hash, so the length of any object id it gave says
+ * which: 40 hex digits for SHA-1, 64 for SHA-256 (git's two object formats). HEAD's id, read with
+ * the repository facts, saves a `git rev-parse --show-object-format` per guard (issue 17).
+ */
+export function formatOfObjectId(oid: string): ObjectSnapshot['format'] | null {
+  if (/^[0-9a-f]{40}$/.test(oid)) return 'sha1';
+  if (/^[0-9a-f]{64}$/.test(oid)) return 'sha256';
+  return null;
+}
+
+async function askObjectFormat(git: Git): Promise<ObjectSnapshot['format']> {
+  const format = (await git.run(['rev-parse', '--show-object-format'])).stdout.toString().trim();
+  return format === 'sha256' ? 'sha256' : 'sha1';
 }
 
 /** Every object of the snapshot that is now damaged, missing or shadowed; empty when all hold. */

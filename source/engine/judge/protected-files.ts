@@ -71,6 +71,10 @@ export async function guardWorkspace(
     isInside(p, paths.historyDir) &&
     p !== paths.historyDir &&
     !(historyRun !== null && isInside(p, historyRun));
+  // `earlierRun` skips every entry of history's folder but the current run's, so the folder is not
+  // listed (5,000 names read and dropped twice a tick, issue 17): the snapshot is the same.
+  const currentRun =
+    historyRun !== null && dirname(historyRun) === paths.historyDir ? [basename(historyRun)] : [];
   const roots: SnapshotRoot[] = [
     {
       path: paths.dir,
@@ -79,6 +83,7 @@ export async function guardWorkspace(
       // Files the runner itself writes while the agent runs (the caller names them) are skipped,
       // with their atomic-write temp files; nothing else in the workspace may change.
       skip: (p) => earlierRun(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
+      onlyNames: (dir) => (dir === paths.historyDir ? currentRun : null),
     },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };

@@ -7,7 +7,6 @@
 export type { AgentRunner } from '../agents/agent-run.js';
 export { findExecutable } from '../agents/find-executable.js';
 export { loadConfig } from '../workspace/load-config.js';
-export { acquireLock, type HeldLock, inspectLock } from '../workspace/lock.js';
 export { agentCommandSetting, missingAgentCommand } from './agent-check.js';
 export {
   agentRunnerFor,
@@ -24,3 +23,4 @@ export {
 } from './preflight.js';
 export { recoverInterruptedRun } from './recover.js';
 export { newRunId } from './run-id.js';
+export { acquireLock, type HeldLock, inspectLock } from './workspace-lock.js';

@@ -72,7 +72,7 @@ export async function takeBuildGuards(
     sideBefore: await readGitSideStateOf(setup.git, indexBefore),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
     indexBefore,
-    objectsBefore: await snapshotObjects(setup.git, setup.facts.commonDir),
+    objectsBefore: await snapshotObjects(setup.git, setup.facts),
     refsBefore: await snapshotRefs(setup.facts),
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,

@@ -1,20 +1,15 @@
 import { existsSync } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Git } from '../judge/git.js';
-import { type RepoFacts, readRepoFacts, worktreeStatus } from '../judge/repo.js';
-import type { Code } from '../protocol/codes.js';
-import type { RelaisConfig } from '../protocol/config.js';
-import { inflightSchema } from '../protocol/inflight.js';
+import type { Git } from '../judge/git.js';
+import { type RepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
-import { readJsonValidated } from '../workspace/atomic-write.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
   removeStaleTmpFiles,
 } from '../workspace/crash-recovery.js';
-import { rotateHistory } from '../workspace/history.js';
+import { type HistoryListing, rotateHistory } from '../workspace/history.js';
 import {
   capsReached,
   describeShortfall,
@@ -22,11 +17,11 @@ import {
   reservationShortfalls,
   runCapShortfalls,
 } from '../workspace/ledger.js';
-import { loadConfig } from '../workspace/load-config.js';
-import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
+import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths } from '../workspace/paths.js';
 import { readState } from '../workspace/state-store.js';
 import { missingAgentCommand } from './agent-check.js';
-import { brokenHeadDetail, planRecovery } from './recovery-plan.js';
+import { type Block, loadProject, type TickSetup } from './load-project.js';
+import { planRecovery } from './recovery-plan.js';
 
 /**
  * Seed 000 Appendix A1, in priority order. Rows 1-2 (and the agent CLI check) need no lock and
@@ -34,19 +29,8 @@ import { brokenHeadDetail, planRecovery } from './recovery-plan.js';
  * With `sideEffects: false` (`relais status --preflight`) nothing is deleted or written.
  */
 
-export interface Block {
-  readonly code: Code;
-  readonly detail: string;
-}
-
-export interface TickSetup {
-  readonly config: RelaisConfig;
-  readonly paths: WorkspacePaths;
-  readonly git: Git;
-  readonly facts: RepoFacts;
-  /** The OS sandbox every agent and verification of this run goes through (issue 14). */
-  readonly sandbox: Sandbox;
-}
+// Rows 1-2 live in load-project.ts, which `relais status` loads without the rest of this file.
+export { type Block, loadProject, type ProjectSetup, type TickSetup } from './load-project.js';
 
 export type SetupResult =
   | { ok: true; setup: TickSetup }
@@ -58,58 +42,6 @@ export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<
   const { project } = loaded;
   const sandbox = await resolveSandbox(project.config, project.facts.root, env);
   return { ok: true, setup: { ...project, sandbox } };
-}
-
-/** A setup without its sandbox: what reading a project needs (`relais status`), no bwrap probe. */
-export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
-
-/** Rows 1-2 of A1: config, repository and workspace, without probing the sandbox. */
-export async function loadProject(
-  given: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ ok: true; project: ProjectSetup } | { ok: false; block: Block; paths: null }> {
-  // Every path the runner compares or prints derives from the real root, symlinks resolved.
-  const root = await realpath(given).catch(() => given);
-  // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
-  const loaded = await loadConfig(root, env);
-  if (!loaded.ok) {
-    const hint = loaded.problem === 'missing' ? ' (run `relais init` at the repository root)' : '';
-    return {
-      ok: false,
-      block: { code: 'BLOCKED_MISSING_CONFIG', detail: loaded.detail + hint },
-      paths: null,
-    };
-  }
-  const config = loaded.config;
-  const paths = workspacePaths(root, config.workspace_dir);
-  // Row 2: not a git repository, or HEAD unreadable.
-  const git = new Git(root, env);
-  const repo = await readRepoFacts(git, root);
-  if (!repo.ok) {
-    // Issue 14: an unreadable HEAD after an interrupted tick is a recovery to finish, not a fresh repo.
-    const broken = await interruptedRunDetail(paths, root);
-    return broken
-      ? { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: broken }, paths: null }
-      : { ok: false, block: { code: 'BLOCKED_MISSING_CONFIG', detail: repo.detail }, paths: null };
-  }
-  git.pin(repo.facts.gitDir, repo.facts.commonDir);
-  const workspace = await stat(paths.dir).catch(() => null);
-  if (!workspace?.isDirectory()) {
-    return {
-      ok: false,
-      block: {
-        code: 'BLOCKED_MISSING_CONFIG',
-        detail: `workspace ${config.workspace_dir}/ does not exist; run \`relais init\``,
-      },
-      paths: null,
-    };
-  }
-  return { ok: true, project: { config, paths, git, facts: repo.facts } };
-}
-
-async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promise<string | null> {
-  const inflight = await readJsonValidated(paths.inflight, inflightSchema);
-  return inflight.kind === 'ok' ? brokenHeadDetail(inflight.value, paths, join(root, '.git')) : null;
 }
 
 export type StartCheck =
@@ -147,7 +79,7 @@ export async function checkStartConditions(
   if (dirty) return { ok: false, block: dirty, state: null };
   const history = await historyRow(setup, sideEffects);
   if (history.block) return { ok: false, block: history.block, state: null };
-  const crash = await crashRow(setup, sideEffects);
+  const crash = await crashRow(setup, sideEffects, history.listing);
   if (!crash.ok) return { ok: false, block: crash.block, state: null };
   const budget = budgetRow(setup, crash.state, runCaps);
   if (budget) return { ok: false, block: budget, state: crash.state };
@@ -178,12 +110,12 @@ async function dirtyRow(setup: TickSetup, sideEffects: boolean): Promise<Block |
 async function historyRow(
   { config, paths }: TickSetup,
   sideEffects: boolean,
-): Promise<{ block: Block | null; removed: string[] }> {
+): Promise<{ block: Block | null; removed: string[]; listing?: HistoryListing }> {
   if (!config.history.enabled) return { block: null, removed: [] };
   const cap = config.history.max_mb * 1024 * 1024;
   const rotation = await rotateHistory(paths, cap, sideEffects);
   if (rotation.bytes <= cap || rotation.failed.length === 0)
-    return { block: null, removed: rotation.removed };
+    return { block: null, removed: rotation.removed, listing: rotation.listing };
   const mb = (rotation.bytes / 1024 / 1024).toFixed(1);
   return {
     block: {
@@ -198,8 +130,12 @@ async function historyRow(
 async function crashRow(
   { config, paths }: TickSetup,
   sideEffects: boolean,
+  /** History's folder as the rotation listed it, so thousands of runs are listed once a tick. */
+  history: HistoryListing | undefined,
 ): Promise<{ ok: true; state: WorkspaceState; removedTmp: string[] } | { ok: false; block: Block }> {
-  const removedTmp = sideEffects ? await removeStaleTmpFiles(paths) : await listStaleTmpFiles(paths);
+  const removedTmp = sideEffects
+    ? await removeStaleTmpFiles(paths, history)
+    : await listStaleTmpFiles(paths, history);
   const corrupt = config.runner.crash_cleanup.validate_runner_json_files
     ? await findCorruptRunnerFiles(paths)
     : [];

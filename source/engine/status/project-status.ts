@@ -1,13 +1,12 @@
-import { cycleStatusLines } from '../cycle/status.js';
+import { cycleStatusLines } from '../cycle/status-lines.js';
 import { type Code, remediationOf } from '../protocol/codes.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { inflightSchema } from '../protocol/inflight.js';
 import { reportSchema } from '../protocol/report.js';
 import type { Ledger } from '../protocol/state.js';
-import { resolveSandbox } from '../sandbox/sandbox.js';
-import { inspectLock, type TickSetup } from '../session/index.js';
-import { type Block, checkStartConditions, loadProject, type ProjectSetup } from '../session/preflight.js';
+import { type Block, loadProject, type ProjectSetup, type TickSetup } from '../session/load-project.js';
 import { recoveryStatusLines } from '../session/recovery-plan.js';
+import { inspectLock } from '../session/workspace-lock.js';
 import { readWorkflow } from '../workflow/workflow-store.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../workspace/ledger.js';
@@ -66,6 +65,8 @@ export async function projectStatus(
   const { project } = loaded;
   const status = await statusView(project, root);
   if (options.preflight) {
+    // Loaded only here: reading the workspace needs neither the sandbox nor the start conditions.
+    const { resolveSandbox } = await import('../sandbox/sandbox.js');
     const sandbox = await resolveSandbox(project.config, project.facts.root, env);
     status.preflight = await preflightView({ ...project, sandbox }, status, env);
   }
@@ -116,6 +117,7 @@ async function preflightView(
   status: StatusView,
   env: NodeJS.ProcessEnv,
 ): Promise<PreflightView> {
+  const { checkStartConditions } = await import('../session/preflight.js');
   const block: Block | null = status.lock.held
     ? { code: 'BLOCKED_LOCK_HELD', detail: status.lock.detail ?? 'lock held' }
     : await checkStartConditions(setup, false, env).then((start) => (start.ok ? null : start.block));

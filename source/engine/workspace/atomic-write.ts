@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { z } from 'zod';
@@ -10,7 +9,7 @@ import { describeZodError } from '../protocol/model-json.js';
  * stale `*.tmp` that preflight removes.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${path}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  const tmp = `${path}.${process.pid}.${await randomHex(3)}.tmp`;
   const handle = await open(tmp, 'w', 0o644);
   try {
     await handle.writeFile(data);
@@ -27,6 +26,15 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   await syncFolder(dirname(path));
 }
 
+/**
+ * node:crypto is loaded on the first write, not at import: a command that only reads the workspace
+ * (`relais status`) never needs it, and loading it costs a few milliseconds of every start.
+ */
+export async function randomHex(bytes: number): Promise<string> {
+  const { randomBytes } = await import('node:crypto');
+  return randomBytes(bytes).toString('hex');
+}
+
 async function syncFolder(folder: string): Promise<void> {
   // Some filesystems refuse fsync on a directory; the rename is still atomic there.
   const handle = await open(folder, 'r').catch(() => undefined);
@@ -35,17 +43,22 @@ async function syncFolder(folder: string): Promise<void> {
   await handle.close();
 }
 
-/** Validates before writing: a runner bug must never put an invalid file on disk. */
+/**
+ * Validates before writing: a runner bug must never put an invalid file on disk. `compact` writes
+ * one line, for large files only the runner reads (indenting thousands of entries costs more than
+ * the rest of the write).
+ */
 export async function writeJsonAtomic<S extends z.ZodType>(
   path: string,
   schema: S,
   value: z.infer<S>,
+  { compact = false }: { readonly compact?: boolean } = {},
 ): Promise<void> {
   const checked = schema.safeParse(value);
   if (!checked.success) {
     throw new Error(`refusing to write invalid ${path}: ${describeZodError(checked.error)}`);
   }
-  await writeFileAtomic(path, `${JSON.stringify(checked.data, null, 2)}\n`);
+  await writeFileAtomic(path, `${JSON.stringify(checked.data, null, compact ? undefined : 2)}\n`);
 }
 
 export type JsonRead<T> =

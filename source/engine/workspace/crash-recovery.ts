@@ -8,7 +8,7 @@ import { workspaceStateSchema } from '../protocol/state.js';
 import { taskSchema } from '../protocol/task.js';
 import { workflowFileSchema } from '../protocol/workflow.js';
 import { readJsonValidated } from './atomic-write.js';
-import { historyRuns } from './history.js';
+import { type HistoryListing, listHistory } from './history.js';
 import type { WorkspacePaths } from './paths.js';
 
 /**
@@ -25,24 +25,32 @@ import type { WorkspacePaths } from './paths.js';
  */
 const RECENT_HISTORY_FOLDERS = 20;
 
-export async function listStaleTmpFiles(paths: WorkspacePaths): Promise<string[]> {
+/**
+ * `history` is history's folder as the rotation just listed it (one listing of thousands of runs
+ * per tick, issue 17); without it the folder is listed here. The lock is held, so no run adds a
+ * folder or a temp file there in between.
+ */
+export async function listStaleTmpFiles(paths: WorkspacePaths, history?: HistoryListing): Promise<string[]> {
+  const listing = history ?? (await listHistory(paths));
   const folders = [
     paths.dir,
-    paths.historyDir,
-    ...(await historyRuns(paths)).slice(-RECENT_HISTORY_FOLDERS).map((run) => join(paths.historyDir, run)),
+    ...listing.runs.slice(-RECENT_HISTORY_FOLDERS).map((run) => join(paths.historyDir, run)),
   ];
-  const found: string[] = [];
+  // lock.json temp files belong to a run that may be acquiring the lock right now: never touched.
+  const isStale = (name: string) => name.endsWith('.tmp') && !name.startsWith('lock.json.');
+  const found = listing.tmpFiles.filter(isStale).map((name) => join(paths.historyDir, name));
   for (const folder of folders) {
     const names = await readdir(folder).catch(() => [] as string[]);
-    // lock.json temp files belong to a run that may be acquiring the lock right now: never touched.
-    for (const name of names)
-      if (name.endsWith('.tmp') && !name.startsWith('lock.json.')) found.push(join(folder, name));
+    for (const name of names) if (isStale(name)) found.push(join(folder, name));
   }
-  return found;
+  return found.sort();
 }
 
-export async function removeStaleTmpFiles(paths: WorkspacePaths): Promise<string[]> {
-  const stale = await listStaleTmpFiles(paths);
+export async function removeStaleTmpFiles(
+  paths: WorkspacePaths,
+  history?: HistoryListing,
+): Promise<string[]> {
+  const stale = await listStaleTmpFiles(paths, history);
   for (const file of stale) await unlink(file).catch(() => undefined);
   return stale;
 }

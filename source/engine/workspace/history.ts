@@ -30,13 +30,33 @@ export function historySizesFile(paths: WorkspacePaths): string {
  */
 const OWN_CAP_FOLDERS = new Set(['agents']);
 
-/** Run folders, oldest first: run ids begin with their UTC start time (tick-record.ts). */
-export async function historyRuns(paths: WorkspacePaths): Promise<string[]> {
+/** What one listing of history's folder holds: its run folders and its own temp files. */
+export interface HistoryListing {
+  /** Run folders, oldest first: run ids begin with their UTC start time (tick-record.ts). */
+  readonly runs: readonly string[];
+  /** `*.tmp` files directly in history's folder (sizes.json's, from a run killed mid-write). */
+  readonly tmpFiles: readonly string[];
+}
+
+/**
+ * Lists history's folder once. With thousands of runs this listing is most of what history costs a
+ * tick, so the rotation and the stale-temp-file scan share it (issue 17).
+ */
+export async function listHistory(paths: WorkspacePaths): Promise<HistoryListing> {
   const entries = await readdir(paths.historyDir, { withFileTypes: true }).catch(() => []);
-  return entries
-    .filter((e) => e.isDirectory() && !OWN_CAP_FOLDERS.has(e.name))
-    .map((e) => e.name)
-    .sort();
+  const runs: string[] = [];
+  const tmpFiles: string[] = [];
+  for (const entry of entries) {
+    if (entry.isDirectory()) {
+      if (!OWN_CAP_FOLDERS.has(entry.name)) runs.push(entry.name);
+    } else if (entry.name.endsWith('.tmp')) tmpFiles.push(entry.name);
+  }
+  return { runs: runs.sort(), tmpFiles };
+}
+
+/** Run folders, oldest first. */
+export async function historyRuns(paths: WorkspacePaths): Promise<readonly string[]> {
+  return (await listHistory(paths)).runs;
 }
 
 export interface Rotation {
@@ -46,23 +66,59 @@ export interface Rotation {
   readonly removed: string[];
   /** Run folders that had to go but could not be deleted. */
   readonly failed: string[];
+  /** History's folder as listed before the rotation, less the folders it deleted. */
+  readonly listing: HistoryListing;
 }
 
 /**
  * Brings history under `maxBytes` by deleting the oldest run folders. Sizes come from
- * sizes.json; only folders it does not know yet are measured (normally the previous run's). With
- * `apply: false` nothing is deleted or written: the result says what a rotation would do.
+ * sizes.json, read and checked once; only folders it does not know yet are measured (normally the
+ * previous run's), and it is written again only when that changed something. With `apply: false`
+ * nothing is deleted or written: the result says what a rotation would do.
  */
 export async function rotateHistory(
   paths: WorkspacePaths,
   maxBytes: number,
   apply: boolean,
 ): Promise<Rotation> {
-  const runs = await historyRuns(paths);
+  const listed = await listHistory(paths);
   const known = await readJsonValidated(historySizesFile(paths), historySizesSchema);
-  const before = known.kind === 'ok' ? known.value.runs : {};
+  // A Map, not the parsed object: a run folder named `constructor` must not find Object's own.
+  const before = new Map(known.kind === 'ok' ? Object.entries(known.value.runs) : []);
   const sizes = new Map<string, number>();
-  for (const run of runs) sizes.set(run, before[run] ?? (await folderSizeBytes(join(paths.historyDir, run))));
+  let measured = 0;
+  for (const run of listed.runs) {
+    const size = before.get(run);
+    if (size === undefined) measured++;
+    sizes.set(run, size ?? (await folderSizeBytes(join(paths.historyDir, run))));
+  }
+  const { bytes, removed, failed } = await deleteOldest(paths, listed.runs, sizes, maxBytes, apply);
+  // Also written when it names folders that are gone (deleted by hand), so it never grows unbounded.
+  const stale = before.size > listed.runs.length - measured;
+  if (apply && (removed.length > 0 || measured > 0 || stale || known.kind !== 'ok'))
+    await writeJsonAtomic(
+      historySizesFile(paths),
+      historySizesSchema,
+      { version: 1, runs: Object.fromEntries(sizes) },
+      { compact: true },
+    );
+  const gone = new Set(removed);
+  return {
+    bytes,
+    removed,
+    failed,
+    listing: { runs: listed.runs.filter((r) => !gone.has(r)), tmpFiles: listed.tmpFiles },
+  };
+}
+
+/** Deletes the oldest runs (`sizes` loses each one deleted) until the rest fits under `maxBytes`. */
+async function deleteOldest(
+  paths: WorkspacePaths,
+  runs: readonly string[],
+  sizes: Map<string, number>,
+  maxBytes: number,
+  apply: boolean,
+): Promise<{ bytes: number; removed: string[]; failed: string[] }> {
   let bytes = [...sizes.values()].reduce((a, b) => a + b, 0);
   const removed: string[] = [];
   const failed: string[] = [];
@@ -82,11 +138,6 @@ export async function rotateHistory(
     sizes.delete(run);
     removed.push(run);
   }
-  if (apply && (removed.length > 0 || runs.some((r) => before[r] === undefined) || known.kind !== 'ok'))
-    await writeJsonAtomic(historySizesFile(paths), historySizesSchema, {
-      version: 1,
-      runs: Object.fromEntries(sizes),
-    });
   return { bytes, removed, failed };
 }
 

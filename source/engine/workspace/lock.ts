@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { type LockFile, lockFileSchema } from '../protocol/lock.js';
 import { describeZodError } from '../protocol/model-json.js';
-import { jsonErrorWhere, readJsonValidated } from './atomic-write.js';
+import { jsonErrorWhere, randomHex, readJsonValidated } from './atomic-write.js';
 import { currentBootId, isProcessAlive, processStartTicks } from './boot-id.js';
 
 /**
@@ -68,6 +67,8 @@ const MAX_TOKEN_DEPTH = 2;
  * A token whose holder died is reclaimed the same way, one level deeper.
  */
 async function removeStale(path: string, staleText: string, me: LockFile, depth: number): Promise<boolean> {
+  // node:crypto loads here, not at import: `relais status` inspects the lock and never writes it.
+  const { createHash } = await import('node:crypto');
   const token = `${path}.reclaim-${createHash('sha256').update(staleText).digest('hex').slice(0, 16)}`;
   let won = (await tryCreate(token, me)) === 'created';
   if (!won && depth < MAX_TOKEN_DEPTH) {
@@ -142,7 +143,7 @@ function staleness(lock: LockFile): { stale: true } | { stale: false; why: strin
 }
 
 async function tryCreate(lockPath: string, info: LockFile): Promise<'created' | 'exists'> {
-  const tmp = `${lockPath}.${process.pid}.${randomBytes(3).toString('hex')}.tmp`;
+  const tmp = `${lockPath}.${process.pid}.${await randomHex(3)}.tmp`;
   await writeFile(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o644 });
   try {
     await link(tmp, lockPath);

@@ -8,62 +8,69 @@ import { describeZodError } from '../../protocol/model-json.js';
  * terminal (one question at a time) or from a JSON file (`--answers`, for scripts and tests).
  */
 
-const line = z.string().trim().min(1).max(2000);
-const paragraph = z.string().trim().min(1).max(8000);
-const phaseId = z.string().regex(/^P[0-9]{1,3}$/, 'a phase id is P followed by a number (P1)');
-const reqId = z.string().regex(/^R[0-9]{1,4}$/, 'a requirement id is R followed by a number (R1)');
-
-export const answersSchema = z
-  .strictObject({
-    vision: paragraph,
-    users: paragraph,
-    success: z.array(line).min(1).max(30),
-    non_goals: z.array(line).max(30).default([]),
-    stack: paragraph,
-    constraints: z.array(line).max(30).default([]),
-    requirements: z
-      .array(z.strictObject({ id: reqId, text: line }))
-      .min(1)
-      .max(200),
-    phases: z
-      .array(
-        z.strictObject({
-          id: phaseId,
-          name: z.string().trim().min(1).max(120),
-          goal: line,
-          requirements: z.array(reqId).min(1).max(200),
-          success: z.array(line).min(1).max(30),
-        }),
-      )
-      .min(1)
-      .max(30),
-  })
-  .superRefine((a, ctx) => {
-    const ids = a.requirements.map((r) => r.id);
-    for (const dup of ids.filter((id, i) => ids.indexOf(id) !== i))
-      ctx.addIssue({ code: 'custom', path: ['requirements'], message: `${dup} is listed twice` });
-    const phases = a.phases.map((p) => p.id);
-    for (const dup of phases.filter((id, i) => phases.indexOf(id) !== i))
-      ctx.addIssue({ code: 'custom', path: ['phases'], message: `${dup} is listed twice` });
-    a.phases.forEach((p, i) => {
-      for (const r of p.requirements.filter((r) => !ids.includes(r)))
+/**
+ * Built on the first parse, not at import: the engine's front door re-exports `parseAnswers`, so
+ * every command (`relais status` too) imported this module and built its 40-odd zod nodes.
+ */
+const buildAnswersSchema = () => {
+  const line = z.string().trim().min(1).max(2000);
+  const paragraph = z.string().trim().min(1).max(8000);
+  const phaseId = z.string().regex(/^P[0-9]{1,3}$/, 'a phase id is P followed by a number (P1)');
+  const reqId = z.string().regex(/^R[0-9]{1,4}$/, 'a requirement id is R followed by a number (R1)');
+  return z
+    .strictObject({
+      vision: paragraph,
+      users: paragraph,
+      success: z.array(line).min(1).max(30),
+      non_goals: z.array(line).max(30).default([]),
+      stack: paragraph,
+      constraints: z.array(line).max(30).default([]),
+      requirements: z
+        .array(z.strictObject({ id: reqId, text: line }))
+        .min(1)
+        .max(200),
+      phases: z
+        .array(
+          z.strictObject({
+            id: phaseId,
+            name: z.string().trim().min(1).max(120),
+            goal: line,
+            requirements: z.array(reqId).min(1).max(200),
+            success: z.array(line).min(1).max(30),
+          }),
+        )
+        .min(1)
+        .max(30),
+    })
+    .superRefine((a, ctx) => {
+      const ids = a.requirements.map((r) => r.id);
+      for (const dup of ids.filter((id, i) => ids.indexOf(id) !== i))
+        ctx.addIssue({ code: 'custom', path: ['requirements'], message: `${dup} is listed twice` });
+      const phases = a.phases.map((p) => p.id);
+      for (const dup of phases.filter((id, i) => phases.indexOf(id) !== i))
+        ctx.addIssue({ code: 'custom', path: ['phases'], message: `${dup} is listed twice` });
+      a.phases.forEach((p, i) => {
+        for (const r of p.requirements.filter((r) => !ids.includes(r)))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['phases', i, 'requirements'],
+            message: `${r} is not a requirement`,
+          });
+      });
+      const planned = new Set(a.phases.flatMap((p) => p.requirements));
+      const unplanned = ids.filter((id) => !planned.has(id));
+      if (unplanned.length > 0)
         ctx.addIssue({
           code: 'custom',
-          path: ['phases', i, 'requirements'],
-          message: `${r} is not a requirement`,
+          path: ['phases'],
+          message: `no phase delivers ${unplanned.join(', ')}: put each requirement in a phase`,
         });
     });
-    const planned = new Set(a.phases.flatMap((p) => p.requirements));
-    const unplanned = ids.filter((id) => !planned.has(id));
-    if (unplanned.length > 0)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['phases'],
-        message: `no phase delivers ${unplanned.join(', ')}: put each requirement in a phase`,
-      });
-  });
+};
 
-export type BrainstormAnswers = z.infer<typeof answersSchema>;
+let answersSchema: ReturnType<typeof buildAnswersSchema> | undefined;
+
+export type BrainstormAnswers = z.infer<ReturnType<typeof buildAnswersSchema>>;
 
 export function parseAnswers(
   text: string,
@@ -74,6 +81,7 @@ export function parseAnswers(
   } catch (error) {
     return { ok: false, reason: `not JSON (${(error as Error).message})` };
   }
+  answersSchema ??= buildAnswersSchema();
   const parsed = answersSchema.safeParse(value);
   if (!parsed.success) return { ok: false, reason: describeZodError(parsed.error) };
   return { ok: true, answers: parsed.data };

@@ -1,0 +1,84 @@
+import { realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Git } from '../judge/git.js';
+import { type RepoFacts, readRepoFacts } from '../judge/repo.js';
+import type { Code } from '../protocol/codes.js';
+import type { RelaisConfig } from '../protocol/config.js';
+import { inflightSchema } from '../protocol/inflight.js';
+import type { Sandbox } from '../sandbox/sandbox.js';
+import { readJsonValidated } from '../workspace/atomic-write.js';
+import { loadConfig } from '../workspace/load-config.js';
+import { type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
+import { brokenHeadDetail } from './recovery-plan.js';
+
+/**
+ * Rows 1-2 of seed 000 Appendix A1 (config, repository, workspace): what reading a project needs.
+ * Apart from preflight.ts so that `relais status` loads this without the start conditions, the
+ * sandbox probe and the agent checks it does not run (issue 17: start-up time).
+ */
+
+export interface Block {
+  readonly code: Code;
+  readonly detail: string;
+}
+
+export interface TickSetup {
+  readonly config: RelaisConfig;
+  readonly paths: WorkspacePaths;
+  readonly git: Git;
+  readonly facts: RepoFacts;
+  /** The OS sandbox every agent and verification of this run goes through (issue 14). */
+  readonly sandbox: Sandbox;
+}
+
+/** A setup without its sandbox: what reading a project needs (`relais status`), no bwrap probe. */
+export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
+
+/** Rows 1-2 of A1: config, repository and workspace, without probing the sandbox. */
+export async function loadProject(
+  given: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ ok: true; project: ProjectSetup } | { ok: false; block: Block; paths: null }> {
+  // Every path the runner compares or prints derives from the real root, symlinks resolved.
+  const root = await realpath(given).catch(() => given);
+  // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
+  const loaded = await loadConfig(root, env);
+  if (!loaded.ok) {
+    const hint = loaded.problem === 'missing' ? ' (run `relais init` at the repository root)' : '';
+    return {
+      ok: false,
+      block: { code: 'BLOCKED_MISSING_CONFIG', detail: loaded.detail + hint },
+      paths: null,
+    };
+  }
+  const config = loaded.config;
+  const paths = workspacePaths(root, config.workspace_dir);
+  // Row 2: not a git repository, or HEAD unreadable.
+  const git = new Git(root, env);
+  const repo = await readRepoFacts(git, root);
+  if (!repo.ok) {
+    // Issue 14: an unreadable HEAD after an interrupted tick is a recovery to finish, not a fresh repo.
+    const broken = await interruptedRunDetail(paths, root);
+    return broken
+      ? { ok: false, block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: broken }, paths: null }
+      : { ok: false, block: { code: 'BLOCKED_MISSING_CONFIG', detail: repo.detail }, paths: null };
+  }
+  git.pin(repo.facts.gitDir, repo.facts.commonDir);
+  const workspace = await stat(paths.dir).catch(() => null);
+  if (!workspace?.isDirectory()) {
+    return {
+      ok: false,
+      block: {
+        code: 'BLOCKED_MISSING_CONFIG',
+        detail: `workspace ${config.workspace_dir}/ does not exist; run \`relais init\``,
+      },
+      paths: null,
+    };
+  }
+  return { ok: true, project: { config, paths, git, facts: repo.facts } };
+}
+
+async function interruptedRunDetail(paths: WorkspacePaths, root: string): Promise<string | null> {
+  const inflight = await readJsonValidated(paths.inflight, inflightSchema);
+  return inflight.kind === 'ok' ? brokenHeadDetail(inflight.value, paths, join(root, '.git')) : null;
+}
