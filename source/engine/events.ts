@@ -346,7 +346,8 @@ export type EngineEvent =
 /**
  * Where a parallel lane is (issue 19). `waiting`: a usage limit of the account every lane shares;
  * `candidate`: a best-of attempt verified, waiting for its siblings; `discarded`: an attempt the
- * runner did not pick (its worktree and branch removed).
+ * runner did not pick (its worktree and branch removed); `paused`: the pause key ended the lane
+ * after its tick (the next start recovers its worktree and runs the task again).
  */
 export type LanePhase =
   | 'started'
@@ -358,7 +359,8 @@ export type LanePhase =
   | 'retrying'
   | 'failed'
   | 'kept'
-  | 'discarded';
+  | 'discarded'
+  | 'paused';
 
 /** `lane`: set on every event a parallel lane emitted (issue 19), so each line says whose it is. */
 export type StampedEvent = EngineEvent & { at: string; lane?: string };

@@ -2,12 +2,14 @@
 // A scripted external builder driver (seed 001 PR5, "cursor" mode) for the tests. It reads the
 // task Relais wrote, acts as RELAIS_FAKE_DRIVER says, and writes its builder_result.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
-const plan = JSON.parse(readFileSync(process.env.RELAIS_FAKE_DRIVER, 'utf8'));
+const script = JSON.parse(readFileSync(process.env.RELAIS_FAKE_DRIVER, 'utf8'));
 const [taskFile, outputFile] = process.argv.slice(2);
 const task = JSON.parse(readFileSync(taskFile, 'utf8'));
+// Parallel lanes run the same driver for several tasks: a task's own entry (by task_id) wins.
+const plan = { ...script, ...(script.by_task?.[task.task_id] ?? {}) };
 writeFileSync(
   `${process.env.RELAIS_FAKE_DRIVER}.seen.json`,
   JSON.stringify({
@@ -25,6 +27,16 @@ if (plan.record_stdin)
 for (const [path, content] of Object.entries(plan.writes ?? {})) {
   mkdirSync(dirname(resolve(path)), { recursive: true });
   writeFileSync(resolve(path), content);
+}
+// Writes a sandbox must refuse: each try's outcome, "<error code or OK> <path>", goes to probe_log.
+for (const path of plan.probes ?? []) {
+  let said = 'OK';
+  try {
+    writeFileSync(path, 'hijacked\n');
+  } catch (error) {
+    said = error.code;
+  }
+  appendFileSync(plan.probe_log, `${said} ${path}\n`);
 }
 if (plan.daemon) {
   // A double-forked `setsid` daemon (issue 14): it outlives the driver unless the sandbox ends it,

@@ -117,7 +117,7 @@ export function maxConcurrent(events: StampedEvent[]): number {
   let max = 0;
   for (const [, , phase] of laneSteps(events)) {
     if (phase === 'started') now++;
-    if (phase === 'landed' || phase === 'kept' || phase === 'failed') now--;
+    if (['landed', 'kept', 'failed', 'discarded', 'paused'].includes(phase)) now--;
     max = Math.max(max, now);
   }
   return max;

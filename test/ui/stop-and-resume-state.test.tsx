@@ -10,6 +10,7 @@ import { createUiController } from '../../source/ui/keys/controller.js';
 import { contextKeys } from '../../source/ui/keys/key-help.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
 import { Header } from '../../source/ui/panels/Header.js';
+import { Lanes } from '../../source/ui/panels/Lanes.js';
 import { PhaseTimeline } from '../../source/ui/panels/PhaseTimeline.js';
 import { Tasks } from '../../source/ui/panels/Tasks.js';
 import { Verifications } from '../../source/ui/panels/Verifications.js';
@@ -141,6 +142,41 @@ describe('p: pause after the running agent (issue 16 item 11)', () => {
       next_steps: ['ralphy start /repo (it asks to resume at QA)'],
     });
     expect(renderPanel(<Header state={s.state} width={140} />).frame()).not.toContain('PAUSING');
+  });
+
+  test('with parallel lanes: the header counts the lanes still ending their tick; a paused lane ends its row', () => {
+    const lane = (name: string, task: number, phase: string): EngineEvent =>
+      ({
+        type: 'lane.changed',
+        lane: name,
+        task,
+        title: `Task ${task}`,
+        phase,
+        worktree: `/repo/relais/worktrees/${name}`,
+        detail: phase === 'paused' ? 'the pause key' : null,
+        cost_usd: 0,
+      }) as EngineEvent;
+    const s = running().emit([lane('task-1-1', 1, 'ticking'), lane('task-2-1', 2, 'ticking')]);
+    const controller = createUiController({
+      store: s.store,
+      onAbort: () => undefined,
+      onPause: () => undefined,
+      onForceQuit: () => undefined,
+    });
+    controller.handleKey('p', key(), 10);
+    const header = () => renderPanel(<Header state={s.state} width={160} />).frame();
+    expect(header()).toContain('PAUSING: 2 lane(s) end their tick');
+
+    // One lane landed its verified task, the other ended after its tick: neither counts any more.
+    s.emit(lane('task-1-1', 1, 'landed'), 5_000).emit(lane('task-2-1', 2, 'paused'), 9_000);
+    expect(s.state.lanes.rows.map((r) => [r.lane, r.phase, r.endedAtMs !== null])).toEqual([
+      ['task-1-1', 'landed', true],
+      ['task-2-1', 'paused', true],
+    ]);
+    expect(header()).toContain('PAUSING after this agent');
+    const lanes = renderPanel(<Lanes state={s.state} width={100} height={6} />).frame();
+    expect(lanes).toContain('0 running');
+    expect(lanes).toContain('task-2-1 paused');
   });
 
   test('a loop has no pause key', () => {

@@ -1,13 +1,25 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Git } from '../../source/engine/judge/git.js';
 import { damagedObjects, formatOfObjectId, snapshotObjects } from '../../source/engine/judge/object-guard.js';
+import { checkAndRestore, guardGitControlFiles } from '../../source/engine/judge/protected-files.js';
 import { changedRefs, restoreRefs, snapshotRefs } from '../../source/engine/judge/refs-guard.js';
 import { readRepoFacts } from '../../source/engine/judge/repo.js';
 import { findUnsafeFiles } from '../../source/engine/judge/unsafe-files.js';
+import { workspacePaths } from '../../source/engine/workspace/paths.js';
 
 // The issue 14 guards on a real repository, with the git operations a normal builder does (which
 // must pass) next to the attacks (which must not).
@@ -204,5 +216,53 @@ describe('refs guard in a parallel lane (a linked worktree)', () => {
     expect(sh('rev-parse', 'main')).toBe(landed);
     expect(sh('branch', '--list', 'relais/lanes/task-3-1')).toContain('task-3-1');
     expect(sh('rev-parse', 'relais/lanes/task-1-1')).toBe(laneBefore?.toString('utf8').trim());
+  });
+});
+
+describe("git control guard in a parallel lane: another lane's branch removal", () => {
+  // `git branch -D` (the merge queue removing a landed lane's branch) rewrites packed-refs through
+  // a temp file at the top of the shared git folder: packed-refs.lock, then packed-refs.new, then
+  // a rename onto packed-refs (seen with strace on git 2.39). A lane whose guard was taken while
+  // packed-refs.new existed saw it gone after BUILD: a STOP its builder never caused (the
+  // suspected race of parallel-lanes and parallel-budget under load). The test plays git's own
+  // steps on the files in that order, so the interleaving is fixed, not left to the scheduler.
+  it('is not a change of the lane, and leaves git able to delete the next branch', async () => {
+    const { sh } = repo();
+    sh('branch', 'relais/lanes/task-2-1');
+    sh('branch', 'relais/lanes/task-3-1');
+    const lane = join(dir, 'lane');
+    sh('worktree', 'add', '-q', '-b', 'relais/lanes/task-1-1', lane);
+    const laneFacts = await factsOf(new Git(lane), lane);
+    const common = laneFacts.commonDir;
+
+    // The other lane's removal, halfway: git holds the lock and has written the new file.
+    writeFileSync(join(common, 'packed-refs.lock'), '');
+    writeFileSync(join(common, 'packed-refs.new'), '# pack-refs with: peeled fully-peeled sorted \n');
+    const guard = await guardGitControlFiles(laneFacts, [], { HOME: join(dir, 'home') });
+    // ...and done: the new file renamed onto packed-refs, the lock dropped, the branch gone.
+    renameSync(join(common, 'packed-refs.new'), join(common, 'packed-refs'));
+    rmSync(join(common, 'packed-refs.lock'));
+    rmSync(join(common, 'refs/heads/relais/lanes/task-2-1'));
+
+    const judged = await checkAndRestore(guard, laneFacts, workspacePaths(lane, 'relais'));
+    expect(judged.changes.map((c) => c.display)).toEqual([]);
+    expect(existsSync(join(common, 'packed-refs.new'))).toBe(false);
+    // Had the guard put the temp file back, this deletion would fail: git creates it O_EXCL.
+    sh('branch', '-D', 'relais/lanes/task-3-1');
+    expect(sh('branch', '--list', 'relais/lanes/*')).toBe('+ relais/lanes/task-1-1');
+  });
+
+  it('still sees a control file the builder changed in the shared git folder', async () => {
+    const { sh } = repo();
+    const lane = join(dir, 'lane');
+    sh('worktree', 'add', '-q', '-b', 'relais/lanes/task-1-1', lane);
+    const laneFacts = await factsOf(new Git(lane), lane);
+    const guard = await guardGitControlFiles(laneFacts, [], { HOME: join(dir, 'home') });
+    const config = join(laneFacts.commonDir, 'config');
+    const before = readFileSync(config, 'utf8');
+    writeFileSync(config, `${before}[core]\n\tfsmonitor = ./evil\n`);
+    const judged = await checkAndRestore(guard, laneFacts, workspacePaths(lane, 'relais'));
+    expect(judged.changes.map((c) => [c.kind, c.change])).toEqual([['git_internal', 'modified']]);
+    expect(readFileSync(config, 'utf8')).toBe(before);
   });
 });

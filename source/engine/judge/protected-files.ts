@@ -128,7 +128,14 @@ function isInside(path: string, dir: string): boolean {
   return path === dir || path.startsWith(dir + sep);
 }
 
-/** Files at the top of a git folder that git itself rewrites during normal work. */
+/**
+ * Files at the top of a git folder that git itself rewrites during normal work. `packed-refs.new`
+ * is the temp file of every packed-refs rewrite (`git branch -D` writes it, then renames it onto
+ * `packed-refs`): in a parallel lane the merge queue removes another lane's branch while this
+ * lane's builder runs, so the guard could see it exist at BUILD and be gone after, a STOP the
+ * builder never caused, and putting it back would make git's next ref deletion fail (it is
+ * created with O_EXCL). Git never reads it; the refs guard answers for the refs themselves.
+ */
 const VOLATILE = new Set([
   'index',
   'HEAD',
@@ -137,6 +144,7 @@ const VOLATILE = new Set([
   'COMMIT_EDITMSG',
   'AUTO_MERGE',
   'packed-refs',
+  'packed-refs.new',
   'description',
   'gc.pid',
   'gc.log',

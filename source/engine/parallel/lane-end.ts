@@ -1,12 +1,14 @@
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { PhaseResult } from '../workflow/context.js';
+import { pauseRequested } from '../workflow/interruption.js';
 import type { TaskEnd } from '../workflow/tick-target.js';
 import type { LaneEnd, LanesShared } from './lane.js';
 
 /**
  * What becomes of a lane's worktree when its task ends (issue 19): landed, it is already gone
  * (lane-landing.ts); failed, it is kept for a human with why (`relais worktrees list` shows it);
- * stopped, its record stays `running` and the next start recovers it as an orphan; discarded (a
+ * stopped (an interrupt, or `paused` by the pause key), its record stays `running` and the next
+ * start recovers it as an orphan (its commits kept, the task run again); discarded (a
  * best-of attempt the runner did not choose), it and the trees it left are removed with their
  * branches.
  */
@@ -18,7 +20,9 @@ export async function endLane(shared: LanesShared, end: LaneEnd): Promise<void> 
   if (result.kind === 'fail') {
     await shared.worktrees.keep(lane.tree, lane.task.number, detail, shared.ctx.now());
     lane.show('kept', detail);
-  } else lane.show('failed', detail);
+  } else if (result.kind === 'stopped' && pauseRequested(shared.ctx))
+    lane.show('paused', 'the pause key: ralphy start resumes the task (this worktree is recovered then)');
+  else lane.show('failed', detail);
 }
 
 /** A best-of attempt the runner did not choose: its worktrees and branches go; its commits are not kept. */

@@ -5,7 +5,7 @@ import type { TaskRecord } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { PhaseResult, WorkflowContext } from '../workflow/context.js';
 import { implementTask } from '../workflow/implement-ticks.js';
-import { interruptionOf } from '../workflow/interruption.js';
+import { interruptionOf, pauseRequested } from '../workflow/interruption.js';
 import { type PhaseSignal, stopped } from '../workflow/phase-helpers.js';
 import { runProjectChecksIn } from '../workflow/project-checks.js';
 import type { TaskEnd, TickSpend, TickTarget } from '../workflow/tick-target.js';
@@ -179,6 +179,8 @@ async function reserve(lane: Lane, signal: AbortSignal): Promise<PhaseResult | n
   const worst = worstSpend(ctx);
   while (!budget.tryReserve(lane.name, worst)) {
     if (signal.aborted) return interruptionOf(ctx, null, phase) ?? stopped(ctx);
+    // Paused while waiting for another lane's budget: no tick starts (nothing is reserved yet).
+    if (pauseRequested(ctx)) return { kind: 'stopped' };
     const exhausted = budget.hopeless(worst);
     if (exhausted) return { kind: 'fail', reason: exhausted.reason, detail: exhausted.detail };
     const held = budget.reserved;

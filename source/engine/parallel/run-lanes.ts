@@ -1,7 +1,7 @@
 import type { EngineBus } from '../events.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import type { PhaseResult, WorkflowContext } from '../workflow/context.js';
-import { interruptionOf } from '../workflow/interruption.js';
+import { interruptionOf, pauseRequested } from '../workflow/interruption.js';
 import { attemptsFor, type LanesWanted } from '../workflow/lanes-options.js';
 import { phaseSignal, readTasksFile } from '../workflow/phase-helpers.js';
 import { runProjectChecksIn } from '../workflow/project-checks.js';
@@ -49,6 +49,9 @@ export async function implementInLanes(ctx: WorkflowContext, wanted: LanesWanted
     if (failure) return failure;
     const interrupted = interruptionOf(ctx, null, phase);
     if (interrupted) return interrupted;
+    // Paused after the running lanes landed their tasks: the rest waits for the resume.
+    if (pauseRequested(ctx) && ctx.workflow.tasks.some((t) => t.status !== 'completed'))
+      return { kind: 'stopped' };
     const left = ctx.workflow.tasks.filter((t) => t.status !== 'completed');
     if (left.length > 0)
       return {
@@ -76,7 +79,8 @@ async function scheduleLanes(
   let failure: PhaseResult | null = null;
   const told = new Map<number, string>();
   for (;;) {
-    if (failure === null && !phase.signal.aborted) {
+    // After a failure, an interrupt or the pause key no task starts; the running ones end first.
+    if (failure === null && !phase.signal.aborted && !pauseRequested(ctx)) {
       const next = schedule(schedulable(ctx.workflow.tasks, plan), [...running.keys()], wanted.lanes);
       for (const number of next.start) {
         const task = ctx.workflow.tasks.find((t) => t.number === number) as TaskRecord;

@@ -12,7 +12,7 @@ import { oneLine } from '../workspace/printable.js';
 import { type CallBudget, callBudget } from './call-budget.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { evidenceWatcher } from './evidence.js';
-import { interruptionOf } from './interruption.js';
+import { interruptionOf, pauseRequested } from './interruption.js';
 import { workflowRunnerWrites } from './judged-run.js';
 import {
   answerQuestion,
@@ -56,14 +56,6 @@ export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseRes
   } finally {
     phase.dispose();
   }
-}
-
-/**
- * The pause key: the tick that ran is recorded; no next one starts (a resume goes on with this
- * task). Parallel lanes pause at the phase's end instead: a lane stopping alone is not a pause.
- */
-function pausedBeforeTick(ctx: WorkflowContext, target: TickTarget): boolean {
-  return target.lane === null && (ctx.options.pauseRequested?.() ?? false);
 }
 
 /**
@@ -138,7 +130,7 @@ async function budgetedTick(
   { kind: 'tick'; tick: TickResult; limit: UsageLimit | null } | { kind: 'end'; result: PhaseResult }
 > {
   const end = (result: PhaseResult) => ({ kind: 'end' as const, result });
-  if (pausedBeforeTick(ctx, target)) return end({ kind: 'stopped' });
+  if (pauseRequested(ctx)) return end({ kind: 'stopped' });
   const over = ctx.overBudget();
   if (over) return end({ kind: 'fail', ...over });
   const refusedLane = await target.beforeTick?.(watch.phase.signal);

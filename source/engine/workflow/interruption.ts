@@ -22,3 +22,12 @@ export function interruptionOf(
   if (ctx.options.signal.aborted) return stopped(ctx);
   return null;
 }
+
+/**
+ * The pause key: the tick that ran is recorded; no next one starts (a resume goes on with the
+ * task). Each parallel lane checks it before its own next tick too, so every lane ends the tick
+ * it is in (landing it when it verified the task) and takes no new one (engine/parallel/).
+ */
+export function pauseRequested(ctx: WorkflowContext): boolean {
+  return ctx.options.pauseRequested?.() ?? false;
+}

@@ -4,6 +4,7 @@ import { type Row, type Segment, text } from '../components/row.js';
 import { spendOfBudget } from '../format/money.js';
 import { truncate, widthOf } from '../format/text.js';
 import { stopwatch } from '../format/time.js';
+import { runningLanes } from '../store/reduce-lanes.js';
 import { elapsedMs, phaseLabel, workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
@@ -29,7 +30,7 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
     ...(h.budgetWarnings.length > 0 ? [sep, text('! budget warning', { tone: 'warn', bold: true })] : []),
     // Issue 16 item 11: the pause key was pressed; the run stops after the running agent.
     ...(state.interaction.pausing && !state.interaction.aborting && !workIsOver(state)
-      ? [sep, text('PAUSING after this agent', { tone: 'warn', bold: true })]
+      ? [sep, text(pausingText(state), { tone: 'warn', bold: true })]
       : []),
     // Only while the work still runs: once it ended (FAILED, interrupted) it is not "aborting" any more.
     ...(state.interaction.aborting && !workIsOver(state)
@@ -112,4 +113,10 @@ export function Header({ state, width }: { readonly state: UiState; readonly wid
       <RowLine row={headerRow(state, width)} />
     </Box>
   );
+}
+
+/** With parallel lanes, each running lane ends its tick (landing it when verified), then stops. */
+function pausingText(state: UiState): string {
+  const lanes = runningLanes(state);
+  return lanes > 0 ? `PAUSING: ${lanes} lane(s) end their tick` : 'PAUSING after this agent';
 }

@@ -4,7 +4,7 @@ import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, text } from '../components/row.js';
 import { usd } from '../format/money.js';
 import { stopwatch } from '../format/time.js';
-import type { LaneRow } from '../store/reduce-lanes.js';
+import { type LaneRow, runningLanes } from '../store/reduce-lanes.js';
 import type { UiState } from '../store/ui-state.js';
 import type { Tone } from '../theme.js';
 
@@ -57,7 +57,7 @@ function phaseLabel(lane: LaneRow): string {
 function toneOf(lane: LaneRow): Tone | undefined {
   if (lane.phase === 'landed') return 'ok';
   if (lane.phase === 'kept' || lane.phase === 'failed') return 'error';
-  if (lane.phase === 'retrying' || lane.phase === 'waiting') return 'warn';
+  if (lane.phase === 'retrying' || lane.phase === 'waiting' || lane.phase === 'paused') return 'warn';
   return 'info';
 }
 
@@ -77,7 +77,7 @@ function breakerSegments(breaker: BreakerSnapshot | null): Segment[] {
 }
 
 export function Lanes(props: { readonly state: UiState; readonly width: number; readonly height: number }) {
-  const running = props.state.lanes.rows.filter((r) => r.endedAtMs === null).length;
+  const running = runningLanes(props.state);
   return (
     <Frame title="Lanes" aside={`${running} running`} width={props.width} height={props.height}>
       <Rows rows={clipRows(laneRows(props.state), innerHeight(props.height))} />

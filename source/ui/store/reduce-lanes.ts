@@ -39,7 +39,7 @@ export interface LanesModel {
 export const NO_LANES: LanesModel = { rows: [], merge: null };
 /** Rows kept: the running lanes and the most recent ended ones. */
 const KEPT_LANES = 32;
-const ENDED: readonly LanePhase[] = ['landed', 'kept', 'failed', 'discarded'];
+const ENDED: readonly LanePhase[] = ['landed', 'kept', 'failed', 'discarded', 'paused'];
 
 export function laneChanged(state: UiState, e: StampedEventOf<'lane.changed'>, atMs: number): UiState {
   const before = state.lanes.rows.find((r) => r.lane === e.lane);
@@ -103,6 +103,11 @@ export function gateOrigin(state: UiState, lane: string | null | undefined): str
   const row = state.lanes.rows.find((r) => r.lane === lane);
   const name = flatten(lane, 60);
   return row ? `lane ${name} · task ${row.task} "${row.title}"` : `lane ${name}`;
+}
+
+/** Lanes still at work: not landed, kept, failed, discarded or paused. */
+export function runningLanes(state: UiState): number {
+  return state.lanes.rows.filter((r) => r.endedAtMs === null).length;
 }
 
 /** The lanes the Output panel can show, in the order Tab visits them (then back to all). */
