@@ -6,6 +6,7 @@ import { roleRoutedRunner } from '../session/agent-runners.js';
 import { realClock } from '../supervise/clock.js';
 import { runProcess } from '../supervise/run-process.js';
 import { runWorkflow } from '../workflow/run-workflow.js';
+import { runnerToolEnv } from '../workspace/tool-path.js';
 import { budgetedRunner } from './budget.js';
 import { checkpoint, restoreCheckout } from './checkout.js';
 import { readRun } from './store.js';
@@ -162,7 +163,7 @@ async function openPullRequest(
     cmd: gh,
     args: ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url // empty'],
     cwd,
-    env,
+    env: runnerToolEnv(env, cwd),
     timeoutMs: 60_000,
   });
   if (listed.exitCode !== 0) return null;

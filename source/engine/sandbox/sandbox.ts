@@ -1,6 +1,6 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
+import { findRunnerTool } from '../agents/find-executable.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { runProcess } from '../supervise/run-process.js';
 import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './agent-config.js';
@@ -176,11 +176,13 @@ export function probeBwrap(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): Promise<{ ok: true; bwrap: string } | { ok: false; reason: string }> {
-  const key = env.PATH ?? '';
+  // The lookup skips PATH folders inside `cwd` (the repository): the key holds both.
+  const key = `${cwd}\0${env.PATH ?? ''}`;
   let probe = probes.get(key);
   if (!probe) {
     probe = (async () => {
-      const bwrap = await findExecutable('bwrap', env, cwd);
+      // Never a bwrap a builder or a verification could have planted in the repository.
+      const bwrap = await findRunnerTool('bwrap', env, cwd);
       if (!bwrap) return { ok: false as const, reason: 'bwrap (bubblewrap) is not installed or not on PATH' };
       const run = await runProcess({
         cmd: bwrap,
