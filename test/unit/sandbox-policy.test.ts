@@ -88,6 +88,10 @@ describe('the bwrap argv', () => {
       },
     ],
     homeFiles: [],
+    hidden: [
+      { path: '/home/u/.ssh', kind: 'dir' },
+      { path: '/home/u/.git-credentials', kind: 'file' },
+    ],
     network: false,
   };
 
@@ -119,6 +123,18 @@ describe('the bwrap argv', () => {
     for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--unshare-net'])
       expect(args).toContain(flag);
     expect(args.slice(-3)).toEqual(['--chdir', '/r', '--']);
+  });
+
+  it("hides the user's credential stores right after the read-only root: a folder under an empty read-only tmpfs, a file under /dev/null", () => {
+    const args = bwrapArgs(policy, '/tmp/s', '/r');
+    const at = (...words: string[]) => args.findIndex((_, i) => words.every((w, j) => args[i + j] === w));
+    expect(at('--tmpfs', '/home/u/.ssh', '--remount-ro', '/home/u/.ssh')).toBeGreaterThan(
+      at('--proc', '/proc'),
+    );
+    expect(at('--ro-bind', '/dev/null', '/home/u/.git-credentials')).toBeGreaterThan(0);
+    expect(at('--ro-bind', '/dev/null', '/home/u/.git-credentials')).toBeLessThan(
+      at('--bind', '/tmp/s', '/tmp/s'),
+    );
   });
 
   it('keeps the host network when the role needs it', () => {
@@ -228,6 +244,7 @@ describe('a parallel lane is fenced in its own worktree', () => {
       writableOutside: [],
       network: { agents: true, verification: false },
       homeFiles: [],
+      hidden: [],
       agentConfigs: [],
     };
     const request = {
