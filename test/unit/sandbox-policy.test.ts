@@ -8,6 +8,7 @@ import { agentConfigOverlay } from '../../source/engine/sandbox/agent-config.js'
 import { bwrapArgs, sandboxEnv } from '../../source/engine/sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
 import { type Sandbox, sandboxForTree, sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
+import { secretEnvFor } from '../../source/engine/sandbox/secret-env.js';
 import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
 
 // The sandbox's pure half: which folders a task's globs make writable, and the bwrap argv.
@@ -291,5 +292,15 @@ describe('the environment inside the sandbox', () => {
       TMP: '/tmp/relais-sandbox-x/tmp',
       TEMP: '/tmp/relais-sandbox-x/tmp',
     });
+  });
+
+  it("drops each role's secrets: publish tokens for everyone, model and cloud keys for verification only", () => {
+    const host = { PATH: '/usr/bin', NPM_TOKEN: 'n', ANTHROPIC_API_KEY: 'a', AWS_SECRET_ACCESS_KEY: 'k' };
+    const scratch = '/tmp/relais-sandbox-x';
+    const agent = sandboxEnv(host, scratch, secretEnvFor('agents'));
+    expect(agent).toMatchObject({ ANTHROPIC_API_KEY: 'a', AWS_SECRET_ACCESS_KEY: 'k' });
+    expect(agent.NPM_TOKEN).toBeUndefined();
+    const check = sandboxEnv(host, scratch, secretEnvFor('verification'));
+    expect(Object.keys(check).sort()).toEqual(['HOME', 'PATH', 'TEMP', 'TMP', 'TMPDIR']);
   });
 });

@@ -85,10 +85,17 @@ const HOST_DOORS = [
   'GITHUB_ENTERPRISE_TOKEN',
 ];
 
-/** The environment of a sandboxed process: the caller's, without HOST_DOORS or PG* settings, with a private HOME and temp. */
-export function sandboxEnv(env: NodeJS.ProcessEnv, scratch: string): NodeJS.ProcessEnv {
+/**
+ * The environment of a sandboxed process: the caller's, without HOST_DOORS, PG* settings or the
+ * role's secrets (`drop`, secret-env.ts), with a private HOME and temp.
+ */
+export function sandboxEnv(
+  env: NodeJS.ProcessEnv,
+  scratch: string,
+  drop: readonly string[] = [],
+): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env))
-    if (!HOST_DOORS.includes(name) && !/^PG[A-Z_]+$/.test(name)) kept[name] = value;
+    if (!HOST_DOORS.includes(name) && !drop.includes(name) && !/^PG[A-Z_]+$/.test(name)) kept[name] = value;
   return { ...kept, ...scratchEnv(scratch) };
 }

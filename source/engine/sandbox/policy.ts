@@ -32,6 +32,8 @@ export interface SandboxPolicy {
   readonly homeFiles: readonly string[];
   /** Host network (agents reach their API) or none at all (verification's default). */
   readonly network: boolean;
+  /** Secret variables of the runner's environment the process starts without (secret-env.ts). */
+  readonly dropEnv?: readonly string[];
 }
 
 /** Which sandbox a tick's processes ran in, as reports and events name it. */

@@ -6,6 +6,7 @@ import { runProcess } from '../supervise/run-process.js';
 import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './agent-config.js';
 import { credentialStores, type HiddenPath } from './credential-stores.js';
 import type { SandboxPolicy } from './policy.js';
+import { secretEnvFor } from './secret-env.js';
 import { isInside, outermost, writableDirsForGlobs } from './writable-paths.js';
 
 /**
@@ -150,6 +151,7 @@ function policyFor(
     homeFiles: role === 'agents' ? sandbox.homeFiles : [],
     hidden: sandbox.hidden,
     network: sandbox.network[role],
+    dropEnv: secretEnvFor(role),
   };
 }
 
