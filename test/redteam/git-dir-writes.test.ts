@@ -63,13 +63,13 @@ describe('red team: alternates and linked worktrees', () => {
     expect(project.git('branch', '--list', 'planted')).toBe('');
   });
 
-  // Known escape with "sandbox": "off" (docs/red-team.md, known limits): the linked worktree's
-  // registration (.git/worktrees/<name>) survives the STOP, since the judge does not watch that
-  // folder (parallel lanes add and remove their own worktrees there while other lanes' ticks run).
-  // Expected to fail until the judge can tell a builder's worktree from a lane's.
-  it.fails('unsandboxed: the linked worktree the builder registered is gone after the STOP', () => {
+  // The registration (.git/worktrees/<name>) is removed with the refs on STOP; the checkout folder
+  // outside the repository stays, no longer a worktree (the runner deletes nothing outside).
+  it('unsandboxed: the linked worktree the builder registered is gone after the STOP', () => {
     runAttack('unsandboxed');
     expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_FORBIDDEN');
     expect(linkedWorktrees(project)).toBe(1);
+    expect(existsSync(join(project.root, '.git/worktrees/second-checkout'))).toBe(false);
+    expect(project.report().rollback.notes.join('\n')).toContain('removed linked worktree second-checkout');
   });
 });
