@@ -8,6 +8,7 @@ import { agentConfigOverlay } from '../../source/engine/sandbox/agent-config.js'
 import { bwrapArgs, sandboxEnv } from '../../source/engine/sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
 import { type Sandbox, sandboxForTree, sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
+import { secretEnvFor } from '../../source/engine/sandbox/secret-env.js';
 import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
 
 // The sandbox's pure half: which folders a task's globs make writable, and the bwrap argv.
@@ -88,6 +89,10 @@ describe('the bwrap argv', () => {
       },
     ],
     homeFiles: [],
+    hidden: [
+      { path: '/home/u/.ssh', kind: 'dir' },
+      { path: '/home/u/.git-credentials', kind: 'file' },
+    ],
     network: false,
   };
 
@@ -119,6 +124,18 @@ describe('the bwrap argv', () => {
     for (const flag of ['--unshare-pid', '--die-with-parent', '--new-session', '--unshare-net'])
       expect(args).toContain(flag);
     expect(args.slice(-3)).toEqual(['--chdir', '/r', '--']);
+  });
+
+  it("hides the user's credential stores right after the read-only root: a folder under an empty read-only tmpfs, a file under /dev/null", () => {
+    const args = bwrapArgs(policy, '/tmp/s', '/r');
+    const at = (...words: string[]) => args.findIndex((_, i) => words.every((w, j) => args[i + j] === w));
+    expect(at('--tmpfs', '/home/u/.ssh', '--remount-ro', '/home/u/.ssh')).toBeGreaterThan(
+      at('--proc', '/proc'),
+    );
+    expect(at('--ro-bind', '/dev/null', '/home/u/.git-credentials')).toBeGreaterThan(0);
+    expect(at('--ro-bind', '/dev/null', '/home/u/.git-credentials')).toBeLessThan(
+      at('--bind', '/tmp/s', '/tmp/s'),
+    );
   });
 
   it('keeps the host network when the role needs it', () => {
@@ -228,6 +245,7 @@ describe('a parallel lane is fenced in its own worktree', () => {
       writableOutside: [],
       network: { agents: true, verification: false },
       homeFiles: [],
+      hidden: [],
       agentConfigs: [],
     };
     const request = {
@@ -274,5 +292,15 @@ describe('the environment inside the sandbox', () => {
       TMP: '/tmp/relais-sandbox-x/tmp',
       TEMP: '/tmp/relais-sandbox-x/tmp',
     });
+  });
+
+  it("drops each role's secrets: publish tokens for everyone, model and cloud keys for verification only", () => {
+    const host = { PATH: '/usr/bin', NPM_TOKEN: 'n', ANTHROPIC_API_KEY: 'a', AWS_SECRET_ACCESS_KEY: 'k' };
+    const scratch = '/tmp/relais-sandbox-x';
+    const agent = sandboxEnv(host, scratch, secretEnvFor('agents'));
+    expect(agent).toMatchObject({ ANTHROPIC_API_KEY: 'a', AWS_SECRET_ACCESS_KEY: 'k' });
+    expect(agent.NPM_TOKEN).toBeUndefined();
+    const check = sandboxEnv(host, scratch, secretEnvFor('verification'));
+    expect(Object.keys(check).sort()).toEqual(['HOME', 'PATH', 'TEMP', 'TMP', 'TMPDIR']);
   });
 });

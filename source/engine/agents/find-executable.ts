@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { runnerToolEnv } from '../workspace/tool-path.js';
 
 /** Where a command would be found (a path, or a name looked up on PATH), or null. */
 export async function findExecutable(
@@ -27,4 +28,16 @@ async function isExecutableFile(path: string): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/**
+ * A tool the runner itself starts outside the sandbox (bwrap, gh): looked up only in PATH folders
+ * outside the repository `root` (workspace/tool-path.ts says why), so the path found is absolute.
+ */
+export function findRunnerTool(
+  command: string,
+  env: NodeJS.ProcessEnv,
+  root: string,
+): Promise<string | null> {
+  return findExecutable(command, runnerToolEnv(env, root), root);
 }

@@ -1,5 +1,4 @@
 import { homedir } from 'node:os';
-import { takeSnapshot } from '../judge/fs-snapshot.js';
 import {
   checkAndRestore,
   guardGitControlFiles,
@@ -30,16 +29,10 @@ export async function takeCycleGuards(
 ): Promise<CycleGuards> {
   const paths = workspacePaths(ctx.root, ctx.config.workspace_dir);
   const origins = await configOriginFiles(ctx.git, ctx.env.HOME ?? homedir());
-  const configRoots = [{ path: paths.configFile, recursive: false, keepContent: () => true }];
-  const config: ProtectedGuard = {
-    roots: configRoots,
-    before: await takeSnapshot(configRoots),
-    identities: new Map(),
-  };
-  // Inside `ralphy start`, the workflow names what it writes meanwhile (its state, an abort request).
+  // The workspace guard watches relais.config.json too. Inside `ralphy start`, the workflow names what it writes meanwhile (its state, an abort request).
   const workspace = await guardWorkspace(paths, [...(ctx.runnerWrites ?? []), ...runnerWrites]);
   const git = await guardGitControlFiles(ctx.facts, origins, ctx.env);
-  return { paths, guards: [workspace, config, git] };
+  return { paths, guards: [workspace, git] };
 }
 
 export interface GuardReport {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { secretsIn } from '../judge/secrets.js';
 import { runProcess } from '../supervise/run-process.js';
+import { runnerToolEnv } from '../workspace/tool-path.js';
 import type { GateReply, GateWait } from './gate-wait.js';
 
 /**
@@ -131,7 +132,8 @@ async function gh(call: GhCall, args: string[]): Promise<string | null> {
     cmd: call.gh,
     args,
     cwd: call.cwd,
-    env: call.env,
+    // The runner's own gh: never one a PATH folder inside the checkout could shadow.
+    env: runnerToolEnv(call.env, call.cwd),
     timeoutMs: 60_000,
     keepTailBytes: MAX_BYTES,
   });

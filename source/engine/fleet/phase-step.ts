@@ -11,6 +11,7 @@ import { realClock } from '../supervise/clock.js';
 import { runProcess } from '../supervise/run-process.js';
 import { runWorkflow } from '../workflow/run-workflow.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
+import { runnerToolEnv } from '../workspace/tool-path.js';
 import { accountFor } from './accounts.js';
 import { budgetedCalls, closeAbandoned } from './budget.js';
 import { type Checkpoint, checkpoint, ForeignPushError, restoreCheckout } from './checkout.js';
@@ -252,7 +253,7 @@ async function openPullRequest(
     cmd: gh,
     args: ['pr', 'list', '--head', branch, '--state', 'open', '--json', 'url', '--jq', '.[0].url // empty'],
     cwd,
-    env,
+    env: runnerToolEnv(env, cwd),
     timeoutMs: 60_000,
   });
   if (listed.exitCode !== 0) return null;

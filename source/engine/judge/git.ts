@@ -1,6 +1,7 @@
 // The git port spawns git itself: simple-git lacks stdin, -z bytes and pinned GIT_* (docs/performance.md).
 import { spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
+import { pathOutside } from '../workspace/tool-path.js';
 
 /**
  * The runner's own git. Every call is argv-only and hardened so nothing a builder planted in the
@@ -95,6 +96,8 @@ export class Git {
     for (const name of REDIRECTING_ENV) delete clean[name];
     this.baseEnv = {
       ...clean,
+      // git itself (and what it starts: ssh, git-lfs) is never found in a folder of the repository.
+      ...(clean.PATH === undefined ? {} : { PATH: pathOutside(clean.PATH, root) }),
       GIT_TERMINAL_PROMPT: '0',
       GIT_NO_REPLACE_OBJECTS: '1',
       GIT_OPTIONAL_LOCKS: '0',

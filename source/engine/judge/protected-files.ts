@@ -55,8 +55,11 @@ async function identityOf(path: string): Promise<string | null> {
 }
 
 /**
- * The runner workspace. Separate from the git guard because the runner itself writes there after
- * judging (reports, history), so it is checked once, right after the builder returns.
+ * The runner workspace and the config. Separate from the git guard because the runner itself
+ * writes in the workspace after judging (reports, history), so it is checked once, right after the
+ * builder returns, and again after verification. The config is watched here whether git tracks it
+ * or not: one kept out of git (ignored) is invisible to every git-based check, yet it draws every
+ * later tick's fence, so a builder or a verification that widened it would widen them all.
  */
 export async function guardWorkspace(
   paths: WorkspacePaths,
@@ -85,6 +88,7 @@ export async function guardWorkspace(
       skip: (p) => earlierRun(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
       onlyNames: (dir) => (dir === paths.historyDir ? currentRun : null),
     },
+    { path: paths.configFile, recursive: false, keepContent: () => true },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };
 }
@@ -119,7 +123,7 @@ export async function checkAndRestore(
 }
 
 function classify(path: string, facts: RepoFacts, paths: WorkspacePaths): ProtectedKind {
-  if (isInside(path, paths.dir)) return 'runner_owned';
+  if (isInside(path, paths.dir) || path === paths.configFile) return 'runner_owned';
   if (isInside(path, facts.gitDir) || isInside(path, facts.commonDir)) return 'git_internal';
   return 'git_config_outside';
 }

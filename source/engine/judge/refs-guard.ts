@@ -1,5 +1,6 @@
 import { lstat, mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { linkedWorktreeNames, removeNewLinkedWorktrees } from './linked-worktrees.js';
 import type { RepoFacts } from './repo.js';
 
 /**
@@ -17,6 +18,8 @@ export interface RefsSnapshot {
   readonly folders: ReadonlySet<string>;
   /** Which ref storage files this tick answers for (all of them, except in a linked worktree). */
   readonly owns: (path: string) => boolean;
+  /** Linked worktrees registered at tick start (linked-worktrees.ts). */
+  readonly worktrees?: ReadonlySet<string>;
 }
 
 export async function snapshotRefs(facts: RepoFacts): Promise<RefsSnapshot> {
@@ -28,7 +31,7 @@ export async function snapshotRefs(facts: RepoFacts): Promise<RefsSnapshot> {
     const content = await readFile(path).catch(() => null);
     if (content) files.set(path, content);
   }
-  return { roots, files, folders, owns };
+  return { roots, files, folders, owns, worktrees: await linkedWorktreeNames(facts) };
 }
 
 /** Ref storage files created, changed or deleted since the snapshot, relative to the git folder. */
@@ -51,8 +54,12 @@ export async function restoreRefs(
   facts: RepoFacts,
   /** Refs the runner itself made since the snapshot (keep-aside.ts), e.g. `refs/relais/recovered/<run>`. */
   keep: readonly string[] = [],
+  /** The workspace folder (`relais`), whose `worktrees/` holds the runner's own lanes. */
+  workspaceDir = 'relais',
 ): Promise<string[]> {
-  const notes: string[] = [];
+  const notes: string[] = snapshot.worktrees
+    ? await removeNewLinkedWorktrees(facts, snapshot.worktrees, workspaceDir)
+    : [];
   const now = (await listFiles(snapshot.roots)).filter(snapshot.owns);
   for (const path of now) {
     if (snapshot.files.has(path) || keep.includes(display(path, facts))) continue;

@@ -6,7 +6,8 @@ import { findUnsafeFiles, removeUnsafeFiles } from './unsafe-files.js';
 /**
  * What a STOP undoes beyond Appendix B's rollback (issue 14), run right before it: unsafe files the
  * tick made go by name (git cannot see a FIFO, and `reset --hard` leaves a hard link whose content
- * matches), and every ref is put back, garbage included, before git has to read one.
+ * matches), and every ref is put back, garbage included, before git has to read one; linked
+ * worktrees the tick registered go with them.
  */
 export async function undoBeyondGit(
   facts: RepoFacts,
@@ -18,6 +19,6 @@ export async function undoBeyondGit(
   const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs);
   return [
     ...(await removeUnsafeFiles(facts.root, unsafe)),
-    ...(await restoreRefs(guards.refsBefore, facts, keepRefs)),
+    ...(await restoreRefs(guards.refsBefore, facts, keepRefs, paths.relDir)),
   ];
 }

@@ -1,9 +1,10 @@
 import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { type Git, splitNul } from './git.js';
 import type { IgnoredChange } from './ignored-files.js';
 import { type IndexCopy, writeIndexCopy } from './index-copy.js';
+import { countLines, countLinesInBuffer } from './line-count.js';
 import type { ProtectedChange } from './protected-files.js';
 
 /**
@@ -69,7 +70,8 @@ export async function computeTouchedSet(
         stdin: `${candidates.join('\0')}\0`,
       });
     }
-    const gitFiles = candidates.length > 0 ? await stagedChanges(git, base, index) : [];
+    const gitFiles =
+      candidates.length > 0 ? await countedAsText(git, base, await stagedChanges(git, base, index)) : [];
     const files: TouchedFile[] = [
       ...gitFiles,
       ...ignored.map((c) => ({
@@ -223,6 +225,31 @@ async function stagedChanges(git: Git, base: string, index: JudgeIndex): Promise
     });
   }
   return files;
+}
+
+/**
+ * git counts lines by the attributes in the worktree: a `.gitattributes` saying `-diff` or
+ * `binary` makes any text file "binary", and a binary change counts zero lines, so a builder that
+ * writes one beside its files could rewrite them whole under `max_lines_changed`. When the tick
+ * touched a `.gitattributes`, every file git called binary is read again the way git decides
+ * without attributes (a NUL byte in the first 8000 bytes): a text file counts every line of its
+ * old content as deleted and every line of its new one as added (a rewrite, the most it can be).
+ * The user's own attributes, untouched, keep counting as they always did.
+ */
+async function countedAsText(git: Git, base: string, files: TouchedFile[]): Promise<TouchedFile[]> {
+  if (!files.some((f) => basename(f.path) === '.gitattributes')) return files;
+  return Promise.all(
+    files.map(async (file) => {
+      if (!file.binary || file.gitlink) return file;
+      const after =
+        file.status === 'deleted' ? { lines: 0, binary: false } : await countLines(join(git.root, file.path));
+      const old =
+        file.status === 'added' ? null : await git.run(['cat-file', 'blob', `${base}:${file.path}`]);
+      const oldContent = old && old.code === 0 ? old.stdout : Buffer.alloc(0);
+      if (after.binary || oldContent.subarray(0, 8000).includes(0)) return file;
+      return { ...file, binary: false, added: after.lines, deleted: countLinesInBuffer(oldContent) };
+    }),
+  );
 }
 
 function letterStatus(letter: string): TouchStatus {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { describeZodError } from '../protocol/model-json.js';
 import { describeEnd, type ProcessResult, runProcess } from '../supervise/run-process.js';
+import { runnerToolEnv } from '../workspace/tool-path.js';
 
 /**
  * The issue thread through the GitHub CLI, argv only: `gh issue view <n> --json
@@ -128,7 +129,8 @@ function gh(run: GhRun, args: string[]): Promise<ProcessResult> {
     cmd: run.gh,
     args,
     cwd: run.cwd,
-    env: run.env,
+    // gh starts git: never one found in a folder of the repository (workspace/tool-path.ts).
+    env: runnerToolEnv(run.env, run.cwd),
     timeoutMs: GH_TIMEOUT_MS,
     signal: run.signal,
     keepTailBytes: MAX_THREAD_BYTES,

@@ -1,7 +1,7 @@
 import { mkdir, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentRunner } from '../agents/agent-run.js';
-import { findExecutable } from '../agents/find-executable.js';
+import { findRunnerTool } from '../agents/find-executable.js';
 import type { EngineBus } from '../events.js';
 import { secretsIn } from '../judge/secrets.js';
 import type { RelaisConfig } from '../protocol/config.js';
@@ -57,7 +57,7 @@ export type IssueOutcome =
   | { kind: 'interrupted' };
 
 export async function planIssue(input: IssuePassInput): Promise<IssueOutcome> {
-  const gh = await findExecutable(input.config.pr.gh_command, input.env, input.root);
+  const gh = await findRunnerTool(input.config.pr.gh_command, input.env, input.root);
   if (!gh)
     return {
       kind: 'blocked',

@@ -13,12 +13,19 @@ import type { SandboxPolicy } from './policy.js';
  * - Each writable folder is its own bind mount: link(2) across mounts fails with EXDEV, so no hard
  *   link can join a writable path to a file outside it.
  * - `--new-session` detaches from the runner's terminal (no TIOCSTI keystroke injection).
+ * - The user's credential stores (credential-stores.ts) are covered right after the read-only
+ *   root: an empty read-only tmpfs over a folder, /dev/null over a file.
  * - An agent CLI's config folder is its private overlay (scratch/config/<n>, made by makeScratch)
  *   with the user's entries bound into it one by one (agent-config.ts).
  */
 export function bwrapArgs(policy: SandboxPolicy, scratch: string, cwd: string): string[] {
   const home = join(scratch, 'home');
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--bind', scratch, scratch];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  for (const { path, kind } of policy.hidden)
+    args.push(
+      ...(kind === 'dir' ? ['--tmpfs', path, '--remount-ro', path] : ['--ro-bind', '/dev/null', path]),
+    );
+  args.push('--bind', scratch, scratch);
   policy.agentConfigs.forEach((overlay, index) => {
     args.push(...overlayArgs(overlay, configScratch(scratch, index), home));
   });
@@ -53,7 +60,8 @@ export function scratchEnv(scratch: string): Record<string, string> {
 /**
  * Variables that hand a sandboxed process a door out of the sandbox: agent sockets and session
  * buses (a D-Bus session can start commands outside it, an SSH agent signs as the user), display
- * servers, and the fleet's database (a builder could lift the fleet's budget or answer its gates).
+ * servers, the fleet's database (a builder could lift the fleet's budget or answer its gates), and
+ * GitHub tokens.
  * The files they point to may still exist on the read-only filesystem; without the variable a
  * process has to go looking for them, and docs/sandbox.md says what remains.
  */
@@ -69,12 +77,25 @@ const HOST_DOORS = [
   'DOCKER_HOST',
   'RELAIS_FLEET_DB',
   'DATABASE_URL',
+  // GitHub tokens: the runner opens the pull request itself, outside the sandbox; inside, a
+  // token would let a builder with the network push or comment as the user.
+  'GH_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_ENTERPRISE_TOKEN',
+  'GITHUB_ENTERPRISE_TOKEN',
 ];
 
-/** The environment of a sandboxed process: the caller's, without HOST_DOORS or PG* settings, with a private HOME and temp. */
-export function sandboxEnv(env: NodeJS.ProcessEnv, scratch: string): NodeJS.ProcessEnv {
+/**
+ * The environment of a sandboxed process: the caller's, without HOST_DOORS, PG* settings or the
+ * role's secrets (`drop`, secret-env.ts), with a private HOME and temp.
+ */
+export function sandboxEnv(
+  env: NodeJS.ProcessEnv,
+  scratch: string,
+  drop: readonly string[] = [],
+): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env))
-    if (!HOST_DOORS.includes(name) && !/^PG[A-Z_]+$/.test(name)) kept[name] = value;
+    if (!HOST_DOORS.includes(name) && !drop.includes(name) && !/^PG[A-Z_]+$/.test(name)) kept[name] = value;
   return { ...kept, ...scratchEnv(scratch) };
 }

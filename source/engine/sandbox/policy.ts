@@ -1,4 +1,5 @@
 import type { AgentConfigOverlay } from './agent-config.js';
+import type { HiddenPath } from './credential-stores.js';
 
 /**
  * What one sandboxed process may do (docs/ARCHITECTURE.md "The OS sandbox", docs/sandbox.md, issue 14). Every path is absolute and
@@ -25,10 +26,14 @@ export interface SandboxPolicy {
    * (agent-config.ts).
    */
   readonly agentConfigs: readonly AgentConfigOverlay[];
+  /** The user's credential stores under the real HOME (~/.ssh, ~/.config/gh...): hidden. */
+  readonly hidden: readonly HiddenPath[];
   /** Files of the real HOME the agent needs (~/.claude.json), copied into the scratch HOME. */
   readonly homeFiles: readonly string[];
   /** Host network (agents reach their API) or none at all (verification's default). */
   readonly network: boolean;
+  /** Secret variables of the runner's environment the process starts without (secret-env.ts). */
+  readonly dropEnv?: readonly string[];
 }
 
 /** Which sandbox a tick's processes ran in, as reports and events name it. */

@@ -1,10 +1,12 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
+import { findRunnerTool } from '../agents/find-executable.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { runProcess } from '../supervise/run-process.js';
 import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './agent-config.js';
+import { credentialStores, type HiddenPath } from './credential-stores.js';
 import type { SandboxPolicy } from './policy.js';
+import { secretEnvFor } from './secret-env.js';
 import { isInside, outermost, writableDirsForGlobs } from './writable-paths.js';
 
 /**
@@ -21,6 +23,8 @@ export type Sandbox =
       readonly writableOutside: readonly string[];
       readonly network: { readonly agents: boolean; readonly verification: boolean };
       readonly homeFiles: readonly string[];
+      /** The user's credential stores under the real HOME, hidden from every sandboxed process. */
+      readonly hidden: readonly HiddenPath[];
       /**
        * The agent CLIs' config folders on the host (~/.claude, ~/.codex, and the CODEX_HOME or
        * CLAUDE_CONFIG_DIR the agents' environment names): each one a private overlay for agents.
@@ -82,18 +86,23 @@ export async function resolveSandbox(
         (d) => isDir(d.dir),
       )
     : [];
+  // Never the repository or a folder holding it: that would make the whole tree writable.
+  const writableOutside = settings.writableOutside
+    .map(safeReal)
+    .filter((p): p is string => p !== null && p !== realRoot && !isInside(p, realRoot));
+  const agentConfigs = [...homeDirs, ...agentConfigDirs(config, env, realRoot)];
   return {
     kind: 'bwrap',
     bwrap: probe.bwrap,
     root: realRoot,
     readOnly,
-    // Never the repository or a folder holding it: that would make the whole tree writable.
-    writableOutside: settings.writableOutside
-      .map(safeReal)
-      .filter((p): p is string => p !== null && p !== realRoot && !isInside(p, realRoot)),
+    writableOutside,
     network: settings.network,
     homeFiles,
-    agentConfigs: [...homeDirs, ...agentConfigDirs(config, env, realRoot)],
+    hidden: home
+      ? credentialStores(home, [realRoot, ...writableOutside, ...agentConfigs.map((d) => d.dir)])
+      : [],
+    agentConfigs,
   };
 }
 
@@ -140,7 +149,9 @@ function policyFor(
     agentConfigs:
       role === 'agents' ? sandbox.agentConfigs.map((d) => agentConfigOverlay(d.cli, d.dir, d.at)) : [],
     homeFiles: role === 'agents' ? sandbox.homeFiles : [],
+    hidden: sandbox.hidden,
     network: sandbox.network[role],
+    dropEnv: secretEnvFor(role),
   };
 }
 
@@ -176,11 +187,13 @@ export function probeBwrap(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): Promise<{ ok: true; bwrap: string } | { ok: false; reason: string }> {
-  const key = env.PATH ?? '';
+  // The lookup skips PATH folders inside `cwd` (the repository): the key holds both.
+  const key = `${cwd}\0${env.PATH ?? ''}`;
   let probe = probes.get(key);
   if (!probe) {
     probe = (async () => {
-      const bwrap = await findExecutable('bwrap', env, cwd);
+      // Never a bwrap a builder or a verification could have planted in the repository.
+      const bwrap = await findRunnerTool('bwrap', env, cwd);
       if (!bwrap) return { ok: false as const, reason: 'bwrap (bubblewrap) is not installed or not on PATH' };
       const run = await runProcess({
         cmd: bwrap,

@@ -1,4 +1,4 @@
-import { realpath, stat } from 'node:fs/promises';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Git } from '../judge/git.js';
 import { type RepoFacts, readRepoFacts } from '../judge/repo.js';
@@ -64,7 +64,19 @@ export async function loadProject(
       : { ok: false, block: { code: 'BLOCKED_MISSING_CONFIG', detail: repo.detail }, paths: null };
   }
   git.pin(repo.facts.gitDir, repo.facts.commonDir);
-  const workspace = await stat(paths.dir).catch(() => null);
+  // Not stat: a workspace that is a symlink (a cloned repository can ship one) would have the
+  // runner write its state, reports and rescue copies wherever the link points.
+  const workspace = await lstat(paths.dir).catch(() => null);
+  if (workspace?.isSymbolicLink()) {
+    return {
+      ok: false,
+      block: {
+        code: 'BLOCKED_MISSING_CONFIG',
+        detail: `workspace ${config.workspace_dir}/ is a symbolic link (to ${await readlink(paths.dir).catch(() => '?')}): the runner keeps its files inside the repository only. Remove the link (git rm ${config.workspace_dir}) and run \`relais init\``,
+      },
+      paths: null,
+    };
+  }
   if (!workspace?.isDirectory()) {
     return {
       ok: false,

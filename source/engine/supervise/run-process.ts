@@ -135,7 +135,10 @@ async function supervise(
     policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
     {
       cwd: spec.cwd,
-      env: { ...(policy && scratch ? sandboxEnv(spec.env, scratch) : spec.env), [PROCESS_MARK_VAR]: mark },
+      env: {
+        ...(policy && scratch ? sandboxEnv(spec.env, scratch, policy.dropEnv) : spec.env),
+        [PROCESS_MARK_VAR]: mark,
+      },
       extendEnv: false,
       ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
       stdout: 'pipe',

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, open, readFile, readlink } from 'node:fs/promises';
+import { lstat, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { toolCpuTicks } from '../supervise/process-tree.js';
+import { readRepoFile } from '../workspace/safe-read.js';
 import type { WorkflowContext } from './context.js';
 import { TASKS_FILE } from './phase-helpers.js';
 import { countCompleted, type PlanTask, parseTasks } from './tasks-file.js';
@@ -72,7 +73,7 @@ async function takeSnapshot(
   const [head, status, text] = await Promise.all([
     git.run(['rev-parse', 'HEAD']),
     git.run(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=dirty']),
-    readFile(join(root, TASKS_FILE), 'utf8').catch(() => ''),
+    readRepoFile(root, TASKS_FILE, 4 * 1024 * 1024).then((r) => (r.ok ? r.text : '')),
   ]);
   const parsed = parseTasks(text);
   const tasks = parsed.ok ? parsed.tasks : null;

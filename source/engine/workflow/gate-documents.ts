@@ -1,12 +1,11 @@
-import { join } from 'node:path';
 import type { GateDocument } from '../gates.js';
-import { readUntrustedFile } from '../workspace/safe-read.js';
+import { readRepoFile } from '../workspace/safe-read.js';
 import type { WorkflowContext } from './context.js';
 
 /**
  * What a human reads before deciding at a gate (issue 16 item 5: "gates ask you to approve what
  * you cannot see"): the files the agent wrote and the branch's diff, in full up to a cap. An agent
- * wrote these files: a symlink or a FIFO in their place is not followed (readUntrustedFile), and
+ * wrote these files: a symlink or a FIFO in their place is not followed (readRepoFile), and
  * a file too large or missing says so instead of showing nothing.
  */
 
@@ -14,7 +13,7 @@ import type { WorkflowContext } from './context.js';
 export const DOCUMENT_CAP_BYTES = 512 * 1024;
 
 export async function fileDocument(ctx: WorkflowContext, rel: string): Promise<GateDocument> {
-  const read = await readUntrustedFile(join(ctx.setup.facts.root, rel), DOCUMENT_CAP_BYTES);
+  const read = await readRepoFile(ctx.setup.facts.root, rel, DOCUMENT_CAP_BYTES);
   return { name: rel, text: read.ok ? read.text : `(${rel} ${read.reason}: nothing to show)` };
 }
 

@@ -1,4 +1,4 @@
-import { findExecutable } from '../agents/find-executable.js';
+import { findRunnerTool } from '../agents/find-executable.js';
 import { type GhRun, viewIssue } from '../planner/github.js';
 import { handoffText } from '../planner/handoff.js';
 import type { Session } from '../planner/schemas.js';
@@ -49,7 +49,7 @@ export async function issuePrd(input: {
   const session = read.value;
   if (session.status !== 'ready' || session.handoff === null)
     return { ok: false, detail: notReady(issue, session), fix: planAgain };
-  const gh = await findExecutable(input.config.pr.gh_command, input.env, input.root);
+  const gh = await findRunnerTool(input.config.pr.gh_command, input.env, input.root);
   if (!gh)
     return {
       ok: false,

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
+import { findRunnerTool } from '../agents/find-executable.js';
 import { secretsIn } from '../judge/secrets.js';
 import { commentOnIssue } from '../planner/github.js';
 import { RELAY_MARKER } from '../planner/thread.js';
@@ -41,7 +41,7 @@ export async function reportOnIssue(ctx: WorkflowContext, issue: number): Promis
     };
   }
   await writeFileAtomic(file, body);
-  const gh = await findExecutable(config.pr.gh_command, ctx.options.env, facts.root);
+  const gh = await findRunnerTool(config.pr.gh_command, ctx.options.env, facts.root);
   if (!gh)
     return {
       kind: 'not_posted',

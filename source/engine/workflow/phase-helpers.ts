@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { GateKind } from '../events.js';
 import type { GateDocument } from '../gates.js';
 import type { GateDecision } from '../protocol/workflow.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
+import { readRepoFile } from '../workspace/safe-read.js';
 import type { StepOutcome } from './agent-step.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import type { JudgedRun } from './judged-run.js';
@@ -264,8 +263,16 @@ export async function readTasksFile(ctx: WorkflowContext): Promise<TasksParse> {
   return parseTasks(await readProjectFile(ctx, TASKS_FILE, 1_000_000));
 }
 
+/** Past this a workflow document is not read at all (it is cut to the caller's cap anyway). */
+const DOCUMENT_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A workflow document (spec, tasks, QA report), or '' when it is missing or not a plain file of
+ * the repository: a link out (to a private file, a folder outside) or a FIFO is read as nothing.
+ */
 export async function readProjectFile(ctx: WorkflowContext, rel: string, cap = 60_000): Promise<string> {
-  const text = await readFile(join(ctx.setup.facts.root, rel), 'utf8').catch(() => '');
+  const read = await readRepoFile(ctx.setup.facts.root, rel, DOCUMENT_MAX_BYTES);
+  const text = read.ok ? read.text : '';
   return text.length > cap ? `${text.slice(0, cap)}\n… (truncated)` : text;
 }
 

@@ -42,8 +42,7 @@ export function renderPrBody(evidence: PrEvidence): string {
       ? `On ${short(workflow.verification.commit)}: ${describeRuns(workflow.verification.runs)}`
       : 'No parameter-free verification template is configured; nothing was run on the final tree.',
     '',
-    '## QA summary',
-    ...(evidence.qaSummary.length > 0 ? evidence.qaSummary : ['(see specs/QA_REPORT.md)']),
+    ...qaSection(evidence.qaSummary),
     '',
     '## Human gates',
     // A gate nobody could answer decided nothing (it waited for a later start): not a decision.
@@ -66,6 +65,22 @@ export function prdObjective(prd: string): string {
       ?.trim()
       .slice(0, 2000) ?? ''
   );
+}
+
+/**
+ * The QA agent's summary, as its words: in a code fence, so nothing it writes renders as the
+ * runner's (a `- [x]` line GitHub ticks and counts as a done task, a heading that reads like a
+ * section of this body). The fence is longer than any run of backticks in the text, so the text
+ * cannot close it.
+ */
+function qaSection(summary: readonly string[]): string[] {
+  if (summary.length === 0) return ['## QA summary', '(see specs/QA_REPORT.md)'];
+  const longest = Math.max(
+    0,
+    ...summary.map((l) => Math.max(0, ...(l.match(/`+/g) ?? []).map((r) => r.length))),
+  );
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return ["## QA summary (the QA agent's words, from specs/QA_REPORT.md)", `${fence}text`, ...summary, fence];
 }
 
 function short(commit: string | null): string {

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
+import { findRunnerTool } from '../agents/find-executable.js';
 import type { CircuitBreaker } from '../supervise/circuit-breaker.js';
 import { describeEnd, type ProcessResult, runProcess } from '../supervise/run-process.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import { oneLine } from '../workspace/printable.js';
+import { runnerToolEnv } from '../workspace/tool-path.js';
 import { announceBranchBlast, measureBranchBlast } from './branch-blast.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { interruptionOf } from './interruption.js';
@@ -96,6 +97,8 @@ async function openPullRequest(
   const push = await supervised(ctx, breaker, phase, 'git', [
     '-c',
     'core.hooksPath=/dev/null',
+    '-c',
+    'core.fsmonitor=false',
     'push',
     '--no-verify',
     '--progress',
@@ -110,7 +113,7 @@ async function openPullRequest(
       `git push --set-upstream ${remote} ${branch}`,
       ghLine,
     ]);
-  const gh = await findExecutable(ctx.setup.config.pr.gh_command, ctx.options.env, ctx.setup.facts.root);
+  const gh = await findRunnerTool(ctx.setup.config.pr.gh_command, ctx.options.env, ctx.setup.facts.root);
   if (!gh)
     return left(
       ctx,
@@ -184,7 +187,12 @@ async function supervised(
       cmd,
       args,
       cwd: ctx.setup.facts.root,
-      env: { ...ctx.options.env, GIT_TERMINAL_PROMPT: '0', GH_PROMPT_DISABLED: '1' },
+      // git, gh and the git gh starts are never found in a folder of the repository.
+      env: {
+        ...runnerToolEnv(ctx.options.env, ctx.setup.facts.root),
+        GIT_TERMINAL_PROMPT: '0',
+        GH_PROMPT_DISABLED: '1',
+      },
       signal: AbortSignal.any([phase.signal, killed.signal]),
       onOutput: (_stream, data) => {
         const event = breaker?.onBytes(data.length);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { findExecutable } from '../agents/find-executable.js';
+import { findExecutable, findRunnerTool } from '../agents/find-executable.js';
 import type { Git } from '../judge/git.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import type { DoctorCheck } from '../workspace/doctor-checks.js';
@@ -63,7 +63,7 @@ export async function workflowPrerequisites(input: {
           'git config --global user.name "Your Name" && git config --global user.email you@example.com',
         ),
   );
-  const gh = await findExecutable(config.pr.gh_command, env, root);
+  const gh = await findRunnerTool(config.pr.gh_command, env, root);
   checks.push(
     gh
       ? pass('gh', gh)

@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { identityEnv } from '../judge/commit.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
+import { readRepoFile } from '../workspace/safe-read.js';
 import type { WorkflowContext } from './context.js';
 import { TASKS_FILE } from './phase-helpers.js';
 import { parseTasks, type TaskStatus, withStatus } from './tasks-file.js';
@@ -17,8 +17,9 @@ export async function commitTaskStatus(
   status: TaskStatus,
 ): Promise<string | null> {
   const path = join(ctx.setup.facts.root, TASKS_FILE);
-  const text = await readFile(path, 'utf8').catch(() => null);
-  if (text === null) return null;
+  const read = await readRepoFile(ctx.setup.facts.root, TASKS_FILE, 16 * 1024 * 1024);
+  if (!read.ok) return null;
+  const text = read.text;
   const parsed = parseTasks(text);
   const task = parsed.ok ? parsed.tasks.find((t) => t.number === number) : undefined;
   if (!task || task.status === status) return null;

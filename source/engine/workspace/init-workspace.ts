@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readFile, readlink, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Git, splitNul } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
@@ -75,6 +75,21 @@ export async function initWorkspace(
   };
   const config = await ensureConfig(ctx);
   const paths = workspacePaths(root, config.workspaceDir);
+  // A workspace that is a symlink (a cloned repository can ship one) would put every runner file
+  // wherever it points, outside the repository: refused, nothing is made through it.
+  const existing = await lstat(paths.dir).catch(() => null);
+  if (existing?.isSymbolicLink())
+    return {
+      ok: false,
+      steps: [
+        config.step,
+        {
+          path: `${config.workspaceDir}/`,
+          action: 'problem',
+          note: `is a symbolic link (to ${await readlink(paths.dir).catch(() => '?')}); the workspace must be a folder of the repository: remove the link (git rm ${config.workspaceDir}) and run relais init again`,
+        },
+      ],
+    };
   for (const dir of [paths.dir, paths.promptsDir, paths.schemasDir, paths.historyDir])
     await mkdir(dir, { recursive: true });
   const steps = [

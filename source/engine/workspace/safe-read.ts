@@ -1,5 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { resolvesUnderRoot } from './safe-path.js';
 
 /**
  * Reads a file another program wrote, without trusting it: a symlink is not followed, a FIFO
@@ -27,4 +29,19 @@ export async function readUntrustedFile(
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A file of the repository named by its relative path, read as `readUntrustedFile` does and only
+ * when every folder on the way is really in the repository: a cloned repository can ship
+ * `specs/` as a link to a folder outside, or a document as a link to a private file, and what the
+ * runner reads goes to gates, agent prompts and the pull request body.
+ */
+export async function readRepoFile(
+  root: string,
+  rel: string,
+  maxBytes: number,
+): Promise<{ ok: true; text: string } | { ok: false; reason: string }> {
+  if (!(await resolvesUnderRoot(root, rel))) return { ok: false, reason: 'leads out of the repository' };
+  return readUntrustedFile(join(root, rel), maxBytes);
 }
