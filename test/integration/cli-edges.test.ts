@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -197,5 +197,26 @@ describe('relais loop refused before a tick (defect 31)', () => {
     expect(r.code).toBe(3);
     expect(r.stdout + r.stderr).toMatch(/Loop finished \(milestone\): 0 tick\(s\)/);
     expect(r.stdout + r.stderr).toContain('refused before tick 1 started: BLOCKED_MISSING_CONFIG');
+  });
+});
+
+describe('a symlink in the fence that leaves the repository, sandbox off (defect 14)', () => {
+  it('doctor warns that writes through it are neither refused nor seen; with the sandbox on it says nothing', () => {
+    project = TestProject.create();
+    const outside = tempDir();
+    mkdirSync(join(project.root, 'src'), { recursive: true });
+    symlinkSync(outside, join(project.root, 'src/outlink'));
+    symlinkSync('../README.md', join(project.root, 'src/inlink'));
+    project.git('add', 'src/outlink', 'src/inlink');
+    project.git('commit', '-q', '-m', 'links');
+    const ready = { IS_SANDBOX: '1', ANTHROPIC_API_KEY: 'test-key' };
+    const off = project.cliSync(['doctor'], ready);
+    expect(off.stdout).toMatch(/WARN +links +src\/outlink -> .* lead out of the repository/);
+    expect(off.stdout).not.toContain('src/inlink');
+    project.commitConfig((c) => {
+      c.sandbox = 'bwrap';
+    });
+    const on = project.cliSync(['doctor'], ready);
+    expect(on.stdout).not.toMatch(/ links /);
   });
 });

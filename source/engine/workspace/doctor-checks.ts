@@ -17,6 +17,7 @@ import { workflowFileSchema } from '../protocol/workflow.js';
 import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { runProcess } from '../supervise/run-process.js';
 import { readJsonValidated } from './atomic-write.js';
+import { checkOutwardLinks } from './doctor-outward-links.js';
 import { checkFence, checkVerification, trackedFiles } from './doctor-project-checks.js';
 import { budgetSummary, budgetWarnings, reservationShortfalls } from './ledger.js';
 import { loadConfig } from './load-config.js';
@@ -65,6 +66,7 @@ export async function runDoctor(root: string, env: NodeJS.ProcessEnv): Promise<D
     ...(await checkWorkflowFile(paths)),
     await checkLock(paths),
     checkFence(config, await trackedFiles(git), root),
+    ...(await checkOutwardLinks(git, root, config)),
     // Never beside a running tick: its verification would race the builder's edits.
     ...((await inspectLock(paths.lock)).held ? [] : await checkVerification(git, root, config, env)),
   ];
