@@ -6,6 +6,7 @@ import { readCommandLine } from './help/command-line.js';
 import { COMMAND_HELP, COMMAND_NAMES } from './help/commands.js';
 import { renderCommandHelp, renderGeneralHelp } from './help/render.js';
 import type { CommandIo } from './io.js';
+import { findProjectFolder } from './project-folder.js';
 
 // Help, version and usage errors are answered from the help table before any command module
 // loads: `relais init --help` prints and touches nothing (issue 16 item 2).
@@ -27,7 +28,7 @@ async function main(): Promise<number> {
     case 'command':
       break;
   }
-  const [command, project, ...extra] = cli.input;
+  const [command, given, ...extra] = cli.input;
   // `config` takes its own words (get <key>, set <key> <value>...).
   if (
     extra.length > 0 &&
@@ -45,6 +46,8 @@ async function main(): Promise<number> {
     stdout: process.stdout,
     stderr: process.stderr,
   };
+  const project = PROJECT_COMMANDS.has(cli.command) ? settleProject(io, cli.command, given) : given;
+  if (project === null) return EXIT.USAGE;
   // Each command's modules load only when it runs: `relais status` does not pay for the app.
   switch (cli.command) {
     case 'start':
@@ -80,12 +83,47 @@ async function main(): Promise<number> {
       return (await import('./commands/attach.js')).attachCommand(io, project, cli.flags);
     case 'fleet':
       return (await import('./commands/fleet.js')).fleetCommand(io, cli.input.slice(1), cli.flags);
-    case 'worktrees':
-      return (await import('./commands/worktrees.js')).worktreesCommand(io, cli.input.slice(1), cli.flags);
+    case 'worktrees': {
+      const [action, dir] = cli.input.slice(1);
+      const folder = settleProject(io, 'worktrees', dir);
+      if (folder === null) return EXIT.USAGE;
+      const { worktreesCommand } = await import('./commands/worktrees.js');
+      return worktreesCommand(io, [action ?? 'list', folder], cli.flags);
+    }
     case 'help':
       process.stdout.write(helpText(null)); // unreachable: readCommandLine answers `help` first
       return EXIT.SUCCESS;
   }
+}
+
+/** The commands whose first word after the name is the project folder (`[dir]`). */
+const PROJECT_COMMANDS = new Set<string>([
+  'start',
+  'plan',
+  'abort',
+  'init',
+  'run',
+  'loop',
+  'cycle',
+  'cycle init',
+  'status',
+  'doctor',
+]);
+
+/** The repository the command works on, or null once a missing folder was said (exit 2). */
+function settleProject(io: CommandIo, command: string, given: string | undefined): string | null {
+  const found = findProjectFolder(io.cwd, given);
+  if (!found.ok) {
+    io.stderr.write(
+      `relais ${command}: ${found.message}\nGive the project folder (a git repository), or run it inside one.\n`,
+    );
+    return null;
+  }
+  if (found.walkedUpFrom !== null)
+    io.stderr.write(
+      `relais ${command}: ${found.walkedUpFrom}/ is inside the repository ${found.root}: working at its root\n`,
+    );
+  return found.root;
 }
 
 function helpText(topic: string | null): string {

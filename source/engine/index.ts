@@ -94,6 +94,7 @@ export type { DoctorCheck } from './workspace/doctor-checks.js';
 export const runDoctor = lazy(() => import('./workspace/doctor-checks.js'), 'runDoctor');
 export type { ConfirmFence } from './workspace/init-workspace.js';
 export const initWorkspace = lazy(() => import('./workspace/init-workspace.js'), 'initWorkspace');
+export const resetLedger = lazy(() => import('./workspace/init-workspace.js'), 'resetLedger');
 export type { UserPreferences, UserSettingsStore } from './workspace/user-settings.js';
 
 const userSettings = () => import('./workspace/user-settings.js');

@@ -23,30 +23,57 @@ describe('relais init', () => {
     expect(project.read('.git/info/exclude').match(/\/relais\//g)).toHaveLength(1);
   });
 
-  it('--force replaces files and keeps the old ones as .bak', () => {
+  it('--force replaces edited prompts (kept as .bak) but leaves a valid, committed config alone', () => {
     project = TestProject.create();
     project.write('relais/prompts/builder.user.txt', 'mine\n');
+    const config = project.read('relais.config.json');
     const forced = project.cliSync(['init', '--force']);
     expect(forced.code).toBe(0);
-    const backups = project
-      .git('status', '--porcelain', '--untracked-files=all', '--ignored')
-      .split('\n')
-      .filter((l) => l.includes('.bak'));
-    expect(backups.some((l) => l.includes('relais.config.json.'))).toBe(true);
+    expect(forced.stdout).toMatch(/kept +relais\.config\.json {2}\(valid, so --force leaves it alone/);
+    expect(project.read('relais.config.json')).toBe(config);
+    // The tree stays clean: the next start is not refused for a dirty worktree.
+    expect(project.status()).toBe('');
     const promptDir = readFileSync(join(project.root, 'relais/prompts/builder.user.txt'), 'utf8');
     expect(promptDir).toContain('Execute this TASK.');
   });
 
-  it('a corrupt STATE.json is reported, not reset; --force keeps it aside and starts a fresh ledger', () => {
+  it('--force replaces a config that does not load, and keeps it as .bak', () => {
     project = TestProject.create();
-    project.write('relais/STATE.json', 'garbage');
+    project.write('relais.config.json', '{ not json');
+    const forced = project.cliSync(['init', '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(/replaced +relais\.config\.json/);
+    expect(() => JSON.parse(project.read('relais.config.json'))).not.toThrow();
+    const backups = project
+      .status()
+      .split('\n')
+      .filter((l) => l.includes('relais.config.json.'));
+    expect(backups).toHaveLength(1);
+  });
+
+  it('a corrupt STATE.json is reported, not reset; --reset-ledger starts a fresh one and touches nothing else', () => {
+    project = TestProject.create();
+    project.write('relais/STATE.json', 'garbage{');
     const plain = project.cliSync(['init']);
     expect(plain.code).toBe(1);
     expect(plain.stdout).toMatch(/problem +relais\/STATE\.json +\(corrupt/);
-    expect(project.read('relais/STATE.json')).toBe('garbage');
-    const forced = project.cliSync(['init', '--force']);
-    expect(forced.code).toBe(0);
+    expect(plain.stdout).toContain('relais init --reset-ledger');
+    expect(project.read('relais/STATE.json')).toBe('garbage{');
+    const config = project.read('relais.config.json');
+    const start = project.cliSync(['status', '--preflight']);
+    expect(start.stdout + start.stderr).toContain('relais init --reset-ledger');
+    const reset = project.cliSync(['init', '--reset-ledger']);
+    expect(reset.code, reset.stdout + reset.stderr).toBe(0);
+    expect(reset.stdout).toMatch(
+      /replaced +relais\/STATE\.json +\(corrupt file kept as STATE\.json\.\d{8}T\d{6}Z\.corrupt/,
+    );
+    expect(reset.stdout).not.toContain('relais.config.json');
     expect(project.state().budgets.ticks).toBe(0);
+    expect(project.read('relais.config.json')).toBe(config);
+    expect(project.status()).toBe('');
+    const both = project.cliSync(['init', '--reset-ledger', '--force']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--reset-ledger touches only the ledger');
   });
 
   it('detects the project scripts as verification templates', () => {
@@ -159,7 +186,9 @@ describe('relais status', () => {
 describe('relais doctor', () => {
   it('checks every prerequisite and gives the fix for what fails', () => {
     project = TestProject.create();
-    const good = project.cliSync(['doctor']);
+    // A login and IS_SANDBOX (tests may run as root): without them the doctor fails, as it should.
+    const ready = { IS_SANDBOX: '1', ANTHROPIC_API_KEY: 'test-key' };
+    const good = project.cliSync(['doctor'], ready);
     expect(good.code, good.stdout).toBe(0);
     for (const name of [
       'node',
@@ -181,7 +210,7 @@ describe('relais doctor', () => {
     project.commitConfig((c) => {
       c.claude_code_cli.command = 'definitely-not-installed-claude';
     });
-    const bad = project.cliSync(['doctor', '--json']);
+    const bad = project.cliSync(['doctor', '--json'], ready);
     expect(bad.code).toBe(1);
     const checks = JSON.parse(bad.stdout).checks;
     expect(checks.find((c: any) => c.name === 'claude')).toMatchObject({

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { initWorkspace } from '../../source/engine/workspace/init-workspace.js';
 import { CLI } from '../support/project.js';
 
 // Issue 21 item 4-5: `relais init` fits the repository, `relais doctor` says what the first tick
@@ -127,5 +128,49 @@ describe('relais doctor on the first hour', () => {
     }>;
     expect(checks.find((c) => c.name === 'verify')?.detail).toContain('uncommitted changes');
     expect(existsSync(marker)).toBe(false);
+  });
+});
+
+describe('a fence typed at the terminal (defect 22)', () => {
+  // The terminal's question is the injected ConfirmFence port: answered here without a tty.
+  it('a fence outside the repository is refused with the reason and asked again', async () => {
+    const root = repo({ 'src/index.js': 'export {};\n' });
+    const asked: Array<string | null> = [];
+    const answers = [['../**', '/etc/**'], ['src/**']];
+    const result = await initWorkspace(root, {
+      force: false,
+      env: env(),
+      now: new Date('2026-11-28T10:00:00Z'),
+      confirmFence: async (_derived, refused) => {
+        asked.push(refused);
+        return answers.shift() ?? [];
+      },
+    });
+    expect(result.ok).toBe(true);
+    expect(asked[0]).toBeNull();
+    expect(asked[1]).toMatch(
+      /refused: "\.\.\/\*\*" must be a glob relative to the repository root.*"\/etc\/\*\*"/,
+    );
+    expect(
+      JSON.parse(readFileSync(join(root, 'relais.config.json'), 'utf8')).scope.default_allowed_globs,
+    ).toEqual(['src/**']);
+  });
+
+  it('after three refused answers nothing is written', async () => {
+    const root = repo({ 'src/index.js': 'export {};\n' });
+    let asks = 0;
+    const result = await initWorkspace(root, {
+      force: false,
+      env: env(),
+      now: new Date('2026-11-28T10:00:00Z'),
+      confirmFence: async () => {
+        asks++;
+        return ['~/**'];
+      },
+    });
+    expect(result.ok).toBe(false);
+    expect(asks).toBe(3);
+    expect(existsSync(join(root, 'relais.config.json'))).toBe(false);
+    expect(existsSync(join(root, 'relais'))).toBe(false);
   });
 });

@@ -294,6 +294,16 @@ describe('PLANNING in ralphy start (seed 004)', () => {
     expect(session(project)).toMatchObject({ repairs: 1, planner_runs: 0, gaps: [], discussion: [] });
   });
 
+  it('a missing login fails planning at the first claude start, with the login fix (defect 26)', async () => {
+    project = plannerProject();
+    const notLoggedIn = { is_error: true, result: 'Not logged in · Please run /login', exit_code: 1 };
+    project.scenario({ planner: [notLoggedIn, notLoggedIn, notLoggedIn] });
+    const run = await runInProcess(project, { gates: scriptedGates({}) });
+    expect(run.states).toEqual(['PLANNING', 'FAILED']);
+    expect(run.outcome.detail).toContain('not retried: Run `claude` once and log in (/login)');
+    expect((project.calls() ?? []).filter((c) => c.role === 'planner')).toHaveLength(1);
+  });
+
   it('silence does nothing: while the question waits, the planner is not called again', async () => {
     project = plannerProject();
     project.scenario({ planner: [answer(ask('reporter', [{ q: Q1 }]))] });

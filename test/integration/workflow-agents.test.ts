@@ -212,6 +212,19 @@ describe('questions, denied permissions and usage limits', () => {
     );
   });
 
+  it('a missing login is not retried: one claude start, and the failure says the fix (defect 26)', async () => {
+    project = workflowProject((config) => {
+      config.workflow.agent_retries = 2;
+    });
+    const notLoggedIn = { is_error: true, result: 'Not logged in · Please run /login', exit_code: 1 };
+    project.scenario({ spec: [notLoggedIn, notLoggedIn, notLoggedIn] });
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'agent_failed' });
+    expect(specCalls()).toHaveLength(1);
+    expect(run.outcome.detail).toContain('not retried: Run `claude` once and log in (/login)');
+    expect(warnings(run).filter((w) => w.includes('running it again'))).toEqual([]);
+  });
+
   it('a usage limit waits for the reset with a countdown and runs the same step again, no failure counted', async () => {
     project = workflowProject((config) => {
       config.workflow.agent_retries = 0; // a counted failure would end the workflow

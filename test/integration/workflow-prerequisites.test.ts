@@ -51,6 +51,8 @@ async function start(root: string) {
 
 const GIT_FIX =
   'Run ralphy start at the root of a git repository with at least one commit (git init, git commit).';
+// Inside a repository that has no commit yet, "git init" is no fix: the first commit is.
+const FIRST_COMMIT_FIX = 'Make a first commit (git add -A && git commit -m "Initial commit").';
 
 describe('ralphy start prerequisites (seed 002 §11)', () => {
   it('not a git repository: refused with the fix, nothing written', async () => {
@@ -69,9 +71,9 @@ describe('ralphy start prerequisites (seed 002 §11)', () => {
     expect(outcome).toMatchObject({
       status: 'blocked',
       detail: 'HEAD does not name a commit; make an initial commit first',
-      fix: GIT_FIX,
+      fix: FIRST_COMMIT_FIX,
     });
-    expect(logs).toContain(`info: Fix: ${GIT_FIX}`);
+    expect(logs).toContain(`info: Fix: ${FIRST_COMMIT_FIX}`);
   });
 
   // Through the CLI: the fallback identity is decided from the process's own environment.

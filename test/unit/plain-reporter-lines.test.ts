@@ -146,3 +146,27 @@ describe('plain lines', () => {
     expect(lines()[2]).toContain('Agent: spec-agent started');
   });
 });
+
+describe('the judge line with the sandbox off (defect 14)', () => {
+  const judged = (sandbox: 'off' | 'bwrap'): EngineEvent =>
+    ({
+      type: 'judge.finished',
+      code: null,
+      blast_radius: { files: 0, added: 0, removed: 0, new_files: 0 },
+      blast_radius_line: '0 files, +0/-0, 0 new',
+      sandbox,
+      violations: [],
+      touched_paths: [],
+    }) as unknown as EngineEvent;
+
+  it('says scope ok only for the repository, whose tree is all the judge sees', () => {
+    const off = reporter();
+    off.emit(judged('off'));
+    expect(off.lines().join('\n')).toContain(
+      'Judge: 0 files, +0/-0, 0 new, scope ok inside the repository (sandbox off: writes outside it are not seen)',
+    );
+    const on = reporter();
+    on.emit(judged('bwrap'));
+    expect(on.lines().join('\n')).toMatch(/Judge: 0 files, \+0\/-0, 0 new, scope ok$/);
+  });
+});

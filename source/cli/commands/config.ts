@@ -30,10 +30,16 @@ export async function configCommand(
     println(io.stdout, store.path);
     return EXIT.SUCCESS;
   }
+  // A key nobody knows is a usage error, named: never a silent nothing, never a file written.
+  if (key !== undefined && !store.isKnown(key)) {
+    println(io.stderr, `relais config: unknown key "${key}"\n  Keys: ${describeKeys(store.keys)}`);
+    return EXIT.USAGE;
+  }
   if (action === 'set' || action === 'unset') {
     const done = action === 'set' ? store.set(key as string, parseValue(value as string)) : unset(store, key);
     if (!done.ok) {
-      println(io.stderr, `relais config: ${key}: ${done.detail}`);
+      // The detail already starts with the field (`theme: Invalid option...`).
+      println(io.stderr, `relais config: ${done.detail}`);
       return EXIT.USAGE;
     }
     return EXIT.SUCCESS;
@@ -51,7 +57,10 @@ export async function configCommand(
     return EXIT.SUCCESS;
   }
   const found = valueAt(read.settings, key as string);
-  if (found === undefined) return EXIT.STOP;
+  if (found === undefined) {
+    println(io.stderr, `relais config: ${key} is not set (relais config set ${key} <value>)`);
+    return EXIT.STOP;
+  }
   println(io.stdout, typeof found === 'string' && !flags.json ? found : JSON.stringify(found));
   return EXIT.SUCCESS;
 }
@@ -62,6 +71,24 @@ function unset(
 ): { ok: true } {
   store.unset(key as string);
   return { ok: true };
+}
+
+/** `theme, notifications.enabled, agents.<role>.provider|model|fallback_model (role: ...)`. */
+function describeKeys(keys: readonly string[]): string {
+  const roles = new Set<string>();
+  const shown = new Set<string>();
+  const perRole: string[] = [];
+  for (const key of keys) {
+    const role = /^agents\.([^.]+)\.(.+)$/.exec(key);
+    if (!role) shown.add(key);
+    else {
+      roles.add(role[1] as string);
+      if (!perRole.includes(role[2] as string)) perRole.push(role[2] as string);
+    }
+  }
+  const agents =
+    perRole.length > 0 ? [`agents.<role>.${perRole.join('|')} (role: ${[...roles].join(', ')})`] : [];
+  return [...shown, ...agents].join(', ');
 }
 
 function parseValue(text: string): unknown {

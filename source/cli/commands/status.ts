@@ -1,4 +1,3 @@
-import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
   type FailureReason,
@@ -19,15 +18,8 @@ export async function statusCommand(
   projectArg: string | undefined,
   flags: { preflight: boolean; json: boolean },
 ): Promise<number> {
+  // main.ts has settled the folder: it exists, and inside a repository it is the repository's root.
   const root = resolve(io.cwd, projectArg ?? '.');
-  // A typo in the folder is not a project to initialise: say so instead of advising `relais init`.
-  if (!existsSync(root) || !statSync(root).isDirectory()) {
-    println(
-      io.stderr,
-      `relais status: no such folder: ${root}\nGive the project folder (a git repository), or run it inside one.`,
-    );
-    return EXIT.USAGE;
-  }
   const result = await projectStatus(root, io.env, { preflight: flags.preflight });
   if (result.kind === 'blocked') {
     const { code, detail, remediation } = result.preflight;
@@ -38,11 +30,18 @@ export async function statusCommand(
   const { status } = result;
   if (flags.json) println(io.stdout, JSON.stringify(status));
   else printStatus(io, status);
-  return status.preflight && !status.preflight.ok ? EXIT.BLOCKED : EXIT.SUCCESS;
+  // No config that loads: every run is blocked, as with none at all.
+  const blocked = status.config_problem !== null || (status.preflight !== null && !status.preflight.ok);
+  return blocked ? EXIT.BLOCKED : EXIT.SUCCESS;
 }
 
 function printStatus(io: CommandIo, s: StatusView): void {
   println(io.stdout, `Project:   ${s.root}`);
+  if (s.config_problem)
+    println(
+      io.stdout,
+      `Config:    invalid: ${s.config_problem}\n  Fix: correct the named field (git diff relais.config.json shows what changed); runs are blocked until it loads`,
+    );
   if (s.workflow) for (const line of workflowLines(s.workflow)) println(io.stdout, line);
   for (const line of s.cycle) println(io.stdout, line);
   if (s.workflow_problem)

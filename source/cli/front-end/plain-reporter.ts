@@ -134,7 +134,7 @@ const FORMATS: Formats = {
     `${e.role} ${e.ok ? 'answered' : 'failed'} in ${seconds(e.duration_ms)}, $${e.cost_usd.toFixed(4)}${e.ok ? '' : `: ${field(e.summary, 600)}`}`,
   'judge.finished': (e) => {
     const violations = e.violations.slice(0, 5).map((v) => `\n    ${field(v, 200)}`);
-    return `Judge: ${e.blast_radius_line}${e.code ? ` -> ${e.code}` : ', scope ok'}${violations.join('')}`;
+    return `Judge: ${e.blast_radius_line}${e.code ? ` -> ${e.code}` : scopeOk(e.sandbox)}${violations.join('')}`;
   },
   'verify.started': (e) =>
     `Verify ${e.template_id} (${e.phase}): ${field([e.cmd, ...e.args].join(' '), 200)}`,
@@ -282,4 +282,14 @@ function clock(iso: string): string {
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/**
+ * The judge compares the repository's tree: with the sandbox off, a write outside it (a shell
+ * `>> ../file`, a write through a symlink leaving the repository) is neither seen nor rolled back.
+ */
+function scopeOk(sandbox: string | null | undefined): string {
+  return sandbox === 'off'
+    ? ', scope ok inside the repository (sandbox off: writes outside it are not seen)'
+    : ', scope ok';
 }

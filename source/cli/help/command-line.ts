@@ -20,6 +20,7 @@ export interface CliFlags {
   yes: boolean;
   preflight: boolean;
   force: boolean;
+  resetLedger: boolean;
   mode: string;
   maxTicks: number | undefined;
   issue: number | undefined;
@@ -55,6 +56,7 @@ const DEFAULT_FLAGS: CliFlags = {
   yes: false,
   preflight: false,
   force: false,
+  resetLedger: false,
   mode: 'milestone',
   maxTicks: undefined,
   issue: undefined,
@@ -101,23 +103,55 @@ type ParseOptions = Record<string, { type: 'boolean' | 'string'; short?: string 
 
 export function readCommandLine(argv: readonly string[]): CommandLine {
   const loose = parseArgs({
-    args: [...argv],
-    options: { ...everyOption(), help: { type: 'boolean', short: 'h' }, version: { type: 'boolean' } },
+    args: withVersionLetter(argv),
+    options: { ...everyOption(), ...GLOBAL_OPTIONS },
     strict: false,
     allowPositionals: true,
   });
   const words = loose.positionals;
   if (words[0] === 'help') return helpFor(words.slice(1));
   if (loose.values.help === true) return helpFor(words);
+  // `-v`, `-V`, `--version` and `relais version`: what other CLIs taught people to type.
   if (loose.values.version === true) return { kind: 'version' };
+  if (words[0] === 'version' && words.length === 1) return { kind: 'version' };
 
   const [command] = words;
-  if (command === undefined) return { kind: 'usage', message: '', showGeneralHelp: true };
+  if (command === undefined) return withoutCommand(argv);
   if (!isCommandName(command) || command.includes(' ')) return unknownCommand(command);
   // A subcommand with its own options (`cycle init`) is parsed as its own command.
   const two = `${command} ${words[1] ?? ''}`;
   if (isCommandName(two)) return strictParse(two, argv);
   return strictParse(command, argv);
+}
+
+/** Help and version, understood before and after any command. */
+const GLOBAL_OPTIONS: ParseOptions = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+};
+
+/** `-V` is the version too (parseArgs allows one short letter per option). */
+function withVersionLetter(argv: readonly string[]): string[] {
+  return argv.map((arg) => (arg === '-V' ? '-v' : arg));
+}
+
+/** No command: the general help, and an option nobody knows is named, not silently ignored. */
+function withoutCommand(argv: readonly string[]): CommandLine {
+  try {
+    parseArgs({
+      args: withVersionLetter(argv),
+      options: GLOBAL_OPTIONS,
+      strict: true,
+      allowPositionals: true,
+    });
+  } catch (error) {
+    return {
+      kind: 'usage',
+      message: `relais: ${optionProblem(error as Error)}\nSee \`relais --help\`.`,
+      showGeneralHelp: false,
+    };
+  }
+  return { kind: 'usage', message: '', showGeneralHelp: true };
 }
 
 /** `help run ./dir` and `run ./dir --help` both mean run's help: the longest known prefix wins. */

@@ -39,7 +39,8 @@ const JSON_EVENTS: OptionHelp = {
 };
 const JSON_RESULT: OptionHelp = { name: 'json', type: 'boolean', text: 'Print the result as JSON' };
 
-const DIR_LINE = '[dir] is the project folder, a git repository (default: the current folder).';
+const DIR_LINE =
+  '[dir] is the project folder, a git repository (default: the current folder; inside a repository, its root).';
 
 export const COMMAND_HELP = {
   start: {
@@ -143,32 +144,44 @@ export const COMMAND_HELP = {
     examples: ['ralphy abort', 'ralphy abort ./my-project'],
   },
   init: {
-    usage: ['init [dir] [--force] [--allow globs] [--json]'],
+    usage: ['init [dir] [--force] [--allow globs] [--json]', 'init [dir] --reset-ledger [--json]'],
     summary: 'Set up a project: relais.config.json, the relais/ folder, the git exclude entry',
     details: [
       'Writes a default relais.config.json (checks taken from the lint, typecheck and test scripts',
       'of your package.json), the relais/ workspace Relais keeps its state in (ignored by git through',
       '.git/info/exclude) and its prompts. Safe to run twice: it never overwrites your files',
-      'unless --force, which keeps the old file as .bak. The scope fence (the paths the builder may',
+      'unless --force, which keeps the old file as .bak; even then a valid relais.config.json stays',
+      '(--force replaces only one that does not load). The scope fence (the paths the builder may',
       'touch) is derived from your tracked source, test and doc files and package.json files, main',
-      'and workspaces; on a terminal init shows it and asks, --allow gives it outright. It also',
-      'leaves a PRD.md template in relais/PRD.template.md for ralphy start.',
+      'and workspaces; on a terminal init shows it and asks, --allow gives it outright. A glob',
+      'outside the repository (../**, /etc/**) is refused. It also leaves a PRD.md template in',
+      'relais/PRD.template.md for ralphy start. --reset-ledger starts a fresh budget ledger',
+      '(relais/STATE.json, the fix for a corrupt one) and touches nothing else.',
       DIR_LINE,
     ],
     options: [
-      { name: 'force', type: 'boolean', text: 'Replace existing files (the old ones are kept as .bak)' },
+      {
+        name: 'force',
+        type: 'boolean',
+        text: 'Replace an invalid config, your edited prompts and a corrupt ledger (old files kept)',
+      },
       {
         name: 'allow',
         type: 'string',
         value: '<globs>',
         text: 'The scope fence as comma-separated globs, instead of the derived one',
       },
+      {
+        name: 'reset-ledger',
+        type: 'boolean',
+        text: 'Only start a fresh relais/STATE.json (the old one is kept beside it)',
+      },
       JSON_RESULT,
     ],
     examples: [
       'relais init',
-      'relais init ./my-project --force',
       "relais init --allow 'index.js,test.js,readme.md'",
+      'relais init --reset-ledger',
     ],
   },
   run: {

@@ -1,4 +1,5 @@
 import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
+import { CLAUDE_LOGIN_FIX, isLoginFailure } from '../agents/claude-code/readiness.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { supervisedRunner } from '../agents/supervised-runner.js';
@@ -98,13 +99,8 @@ export async function callPlanner(input: PlannerCallInput): Promise<PlannerCallO
     }
     if (outcome.failure !== null || outcome.text === null) {
       failures++;
-      const detail = outcome.failure ?? 'no answer';
-      if (failures > config.workflow.agent_retries) return { kind: 'failed', detail, ...done };
-      input.bus.emit({
-        type: 'log',
-        level: 'warn',
-        message: `planner: ${detail}; running it again (${failures}/${config.workflow.agent_retries})`,
-      });
+      const ended = endOfFailedRun(outcome, failures, config.workflow.agent_retries, input.bus);
+      if (ended !== null) return { kind: 'failed', detail: ended, ...done };
       continue;
     }
     const checked = check(outcome.text, input.validate);
@@ -118,6 +114,25 @@ export async function callPlanner(input: PlannerCallInput): Promise<PlannerCallO
     });
     retryNote = repairNote(checked.problems);
   }
+}
+
+/** Why a failed run ends the planner call, or null when it runs again (and says so). */
+function endOfFailedRun(
+  outcome: AgentOutcome,
+  failures: number,
+  retries: number,
+  bus: EngineBus,
+): string | null {
+  const detail = outcome.failure ?? 'no answer';
+  // A missing or refused login is the same on the next run: said with its fix, not retried.
+  if (isLoginFailure(outcome)) return `${detail} (not retried: ${CLAUDE_LOGIN_FIX})`;
+  if (failures > retries) return detail;
+  bus.emit({
+    type: 'log',
+    level: 'warn',
+    message: `planner: ${detail}; running it again (${failures}/${retries})`,
+  });
+  return null;
 }
 
 function check(

@@ -154,7 +154,7 @@ const codeTable = {
   BLOCKED_CRASH_RECOVERY_REQUIRED: {
     verdict: 'blocked',
     remediation:
-      'An interrupted run or a corrupt runner-owned file needs a decision relais will not take alone; the detail says what it found and the exact command to run (for a corrupt file: restore it from relais/history/<last run>/, or delete it and run `relais init`; counters are never reset silently).',
+      'An interrupted run or a corrupt runner-owned file needs a decision relais will not take alone; the detail says what it found and the exact command to run (for a corrupt STATE.json: restore a copy you trust, or run `relais init --reset-ledger`, which keeps it aside and touches nothing else; for another runner file: move it aside; counters are never reset silently).',
   },
   BLOCKED_ORCHESTRATOR_OUTPUT_INVALID: {
     verdict: 'blocked',

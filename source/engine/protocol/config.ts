@@ -19,6 +19,22 @@ const relativePath = z
 
 const glob = z.string().min(1).max(200);
 
+/**
+ * A glob of the scope fence: relative to the repository root. `../**` or `/etc/**` would name
+ * nothing a tick may touch (every edit refused) while reading as a wider fence.
+ */
+const FENCE_GLOB = /^(?![\\/~])(?![A-Za-z]:)(?!.*(?:^|[\\/])\.\.(?:[\\/]|$))[^\0]+$/;
+const FENCE_GLOB_MESSAGE =
+  'must be a glob relative to the repository root (no leading "/" or "~", no ".."): the fence cannot reach outside the repository';
+
+const fenceGlob = glob.regex(FENCE_GLOB, FENCE_GLOB_MESSAGE);
+
+/** Why a glob cannot be part of the fence, or null (`relais init` asks before writing it). */
+export function fenceGlobProblem(pattern: string): string | null {
+  const checked = fenceGlob.safeParse(pattern);
+  return checked.success ? null : `"${pattern}" ${checked.error.issues[0]?.message ?? 'is not a valid glob'}`;
+}
+
 const argvWord = z.string().max(4000);
 
 /**
@@ -182,7 +198,7 @@ export const configSchema = z
     scope: z
       .strictObject({
         default_allowed_globs: z
-          .array(glob)
+          .array(fenceGlob)
           .min(1)
           .max(64)
           .default(['src/**', 'app/**', 'packages/**', 'tests/**', 'README.md']),

@@ -31,3 +31,30 @@ export const userSettingsSchema = z.strictObject({
 });
 
 export type UserSettings = z.infer<typeof userSettingsSchema>;
+
+/**
+ * Every key `relais config` can set, dotted, read off the schema itself (so a new setting is
+ * known without a second list): `theme`, `notifications.enabled`, `agents.builder.model`...
+ */
+export function userSettingKeys(): string[] {
+  return leafKeys(userSettingsSchema, '').filter((key) => key !== '$schema');
+}
+
+/** Whether `key` names a setting or a group of them (`agents.builder`, `notifications`). */
+export function isUserSettingKey(key: string): boolean {
+  return userSettingKeys().some((known) => known === key || known.startsWith(`${key}.`));
+}
+
+function leafKeys(schema: z.ZodType, prefix: string): string[] {
+  const inner = schema instanceof z.ZodOptional || schema instanceof z.ZodNullable ? schema.unwrap() : schema;
+  const at = (name: string) => (prefix ? `${prefix}.${name}` : name);
+  if (inner instanceof z.ZodObject)
+    return Object.entries(inner.shape as Record<string, z.ZodType>).flatMap(([name, field]) =>
+      leafKeys(field, at(name)),
+    );
+  if (inner instanceof z.ZodRecord && inner.keyType instanceof z.ZodEnum)
+    return (inner.keyType.options as string[]).flatMap((name) =>
+      leafKeys(inner.valueType as z.ZodType, at(name)),
+    );
+  return [prefix];
+}

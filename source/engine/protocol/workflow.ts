@@ -282,9 +282,21 @@ export const workflowFileSchema = z.strictObject({
    * disagree) and its caps as the config said when the run started or resumed. Older files: empty.
    */
   phases: z.partialRecord(z.enum(BUDGET_PHASES), phaseSpendSchema).default({}),
-  /** What the human should run next (the PR could not be opened from here, say). */
+  /**
+   * What the human should run next (the PR could not be opened from here, say). The project's
+   * folder is written as PROJECT_ROOT_TOKEN and filled in when shown, so a moved or copied
+   * project never points at where it used to be.
+   */
   next_steps: z.array(z.string().max(500)).max(10),
 });
+
+/** Stands for the project's folder in a stored next step (`ralphy start {project}`). */
+export const PROJECT_ROOT_TOKEN = '{project}';
+
+/** Next steps as the human should read them, for the project where it is now. */
+export function nextStepsAt(steps: readonly string[], root: string): string[] {
+  return steps.map((step) => step.split(PROJECT_ROOT_TOKEN).join(root));
+}
 
 export type WorkflowFile = z.infer<typeof workflowFileSchema>;
 export type BreakerSnapshot = z.infer<typeof breakerSnapshotSchema>;

@@ -18,7 +18,7 @@ import {
   runCapShortfalls,
 } from '../workspace/ledger.js';
 import { TICK_PROMPT_FILE_NAMES, type WorkspacePaths } from '../workspace/paths.js';
-import { readState } from '../workspace/state-store.js';
+import { RESET_LEDGER, readState } from '../workspace/state-store.js';
 import { missingAgentCommand } from './agent-check.js';
 import { type Block, loadProject, type TickSetup } from './load-project.js';
 import { planRecovery } from './recovery-plan.js';
@@ -140,7 +140,14 @@ async function crashRow(
     ? await findCorruptRunnerFiles(paths)
     : [];
   if (corrupt.length > 0) {
-    const list = corrupt.map((c) => `${c.file}: ${c.reason}`).join('; ');
+    // The ledger has its own fix; the other files are the runner's record of a run (restore or move aside).
+    const list = corrupt
+      .map((c) =>
+        c.file === `${paths.relDir}/STATE.json`
+          ? `${c.file}: ${c.reason} (restore a copy you trust, or run \`${RESET_LEDGER}\`: nothing else changes)`
+          : `${c.file}: ${c.reason}`,
+      )
+      .join('; ');
     const tmpNote =
       removedTmp.length > 0
         ? ` (${removedTmp.length} stale .tmp file(s) ${sideEffects ? 'removed' : 'present'})`
@@ -152,7 +159,10 @@ async function crashRow(
     const reason = state.kind === 'missing' ? 'missing' : state.reason;
     return {
       ok: false,
-      block: { code: 'BLOCKED_CRASH_RECOVERY_REQUIRED', detail: `${paths.relDir}/STATE.json: ${reason}` },
+      block: {
+        code: 'BLOCKED_CRASH_RECOVERY_REQUIRED',
+        detail: `${paths.relDir}/STATE.json: ${reason}; restore a copy you trust, or run \`${RESET_LEDGER}\` for a fresh ledger (nothing else changes)`,
+      },
     };
   }
   return { ok: true, state: state.value, removedTmp };

@@ -11,6 +11,7 @@ import { readWorkflow } from '../workflow/workflow-store.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import { budgetSummary, budgetWarnings } from '../workspace/ledger.js';
 import { readState } from '../workspace/state-store.js';
+import { projectWithoutConfig } from './without-config.js';
 import { type WorkflowView, workflowView } from './workflow-view.js';
 
 /**
@@ -24,8 +25,11 @@ export interface StatusView {
   milestone: string | null;
   ledger: Ledger | null;
   ledger_problem: string | null;
-  caps: RelaisConfig['budgets']['per_milestone'];
+  /** Null while relais.config.json does not load: the caps are the config's. */
+  caps: RelaisConfig['budgets']['per_milestone'] | null;
   budget_summary: string | null;
+  /** relais.config.json exists but does not load (the field, or the line, and why); else null. */
+  config_problem: string | null;
   budget_warnings: string[];
   lock: { held: boolean; detail?: string };
   last_report: { run_id: string; verdict: string; code: Code; blast_radius: string; ended_at: string } | null;
@@ -61,7 +65,15 @@ export async function projectStatus(
 ): Promise<StatusResult> {
   // The sandbox is probed (a bwrap start) only for --preflight: reading the workspace needs none.
   const loaded = await loadProject(root, env);
-  if (!loaded.ok) return { kind: 'blocked', root, preflight: blockedView(loaded.block) };
+  if (!loaded.ok) {
+    // An invalid config still leaves the workflow, the ledger and the rest readable: shown.
+    const partial = await projectWithoutConfig(root, env);
+    if (!partial) return { kind: 'blocked', root, preflight: blockedView(loaded.block) };
+    const status = await statusView({ ...partial, config: null }, root);
+    status.config_problem = partial.problem;
+    if (options.preflight) status.preflight = blockedView(loaded.block);
+    return { kind: 'status', status };
+  }
   const { project } = loaded;
   const status = await statusView(project, root);
   if (options.preflight) {
@@ -73,7 +85,10 @@ export async function projectStatus(
   return { kind: 'status', status };
 }
 
-async function statusView(setup: ProjectSetup, root: string): Promise<StatusView> {
+async function statusView(
+  setup: Pick<ProjectSetup, 'paths' | 'git'> & { readonly config: RelaisConfig | null },
+  root: string,
+): Promise<StatusView> {
   const { config, paths } = setup;
   const lock = await inspectLock(paths.lock);
   const state = await readState(paths);
@@ -87,9 +102,10 @@ async function statusView(setup: ProjectSetup, root: string): Promise<StatusView
     ledger: ledger?.budgets ?? null,
     ledger_problem:
       state.kind === 'ok' ? null : state.kind === 'missing' ? 'STATE.json missing' : state.reason,
-    caps: config.budgets.per_milestone,
+    caps: config?.budgets.per_milestone ?? null,
     budget_summary: ledger ? budgetSummary(ledger, config) : null,
-    budget_warnings: ledger ? budgetWarnings(ledger, config) : [],
+    config_problem: null,
+    budget_warnings: ledger && config ? budgetWarnings(ledger, config) : [],
     lock: lock.held ? { held: true, detail: lock.detail } : { held: false },
     last_report:
       report.kind === 'ok'
@@ -104,9 +120,9 @@ async function statusView(setup: ProjectSetup, root: string): Promise<StatusView
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
     recovery: await recoveryStatusLines(setup.git, paths),
-    workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
+    workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date(), root) : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
-    cycle: await cycleStatusLines(root, config.workspace_dir),
+    cycle: await cycleStatusLines(root, paths.relDir),
     preflight: null,
   };
 }

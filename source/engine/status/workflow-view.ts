@@ -1,4 +1,4 @@
-import { BUDGET_PHASES, type WorkflowFile } from '../protocol/workflow.js';
+import { BUDGET_PHASES, nextStepsAt, type WorkflowFile } from '../protocol/workflow.js';
 import { isProcessAlive } from '../workspace/boot-id.js';
 
 /**
@@ -29,7 +29,8 @@ export interface WorkflowView {
   readonly next: string[];
 }
 
-export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
+/** `root`: where the project is now, for the next steps that name it. */
+export function workflowView(w: WorkflowFile, now: Date, root: string): WorkflowView {
   const live = w.status === 'running' || w.status === 'waiting';
   const alive = live && w.pid !== null && isProcessAlive(w.pid);
   const cb = w.circuit_breaker;
@@ -54,7 +55,7 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
     pr_url: w.pr_url,
     next:
       w.next_steps.length > 0 && !(live && alive)
-        ? w.next_steps
+        ? nextStepsAt(w.next_steps, root)
         : [nextStep(w, live, alive)].filter((n): n is string => n !== null),
   };
 }

@@ -118,6 +118,7 @@ function announce(
     report_path: report ? report.pointers.report_md_path : null,
   });
   return {
+    started: record.started,
     verdict,
     code: record.code,
     detail: record.detail,

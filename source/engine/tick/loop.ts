@@ -56,6 +56,9 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
       holdMilestone: options.mode === 'milestone',
       runCaps: { totals: { ...totals }, maxTicks: options.maxTicks },
     });
+    // A tick refused before it started (preflight, the lock) is no tick: it ends the loop, named.
+    if (!result.started)
+      return end(refusedExit(result), `refused before tick ${ticks + 1} started: ${result.code}`);
     ticks++;
     totals.ticks += result.spent.ticks;
     totals.calls += result.spent.calls;
@@ -72,6 +75,11 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     if (result.budgetWarning)
       return end('success', 'budget warning (soft stop): review the budget before going on');
   }
+}
+
+function refusedExit(result: TickResult): LoopExit {
+  if (result.interrupted) return 'interrupted';
+  return result.verdict === 'blocked' ? 'blocked' : 'stop';
 }
 
 function emitTick(bus: EngineBus, tick: number, result: TickResult): void {

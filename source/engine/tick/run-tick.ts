@@ -154,6 +154,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   };
   let guards: BuildGuards | null = null;
   let verifiedTree: TreeBeforeVerify | null = null;
+  record.started = true;
   try {
     phase('ORCHESTRATE');
     await ledger.add({ ticks: 1 });

@@ -59,6 +59,8 @@ export interface TickResult {
   readonly code: Code;
   readonly detail: string | null;
   readonly report: Report | null;
+  /** False when the tick was refused before it started (preflight, the lock): no tick ran. */
+  readonly started: boolean;
   /** True when the tick ended because of the abort signal (the CLI exits 130). */
   readonly interrupted: boolean;
   readonly control: Control | null;

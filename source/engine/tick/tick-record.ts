@@ -16,6 +16,8 @@ export interface AgentTally {
 }
 
 export interface TickRecord {
+  /** Set once preflight passed: a tick refused before that is no tick (`relais loop` counts it apart). */
+  started: boolean;
   /** Which sandbox the tick's processes ran in (issue 14); null until the setup is read. */
   sandbox: SandboxName | null;
   readonly runId: string;
@@ -48,6 +50,7 @@ export interface TickRecord {
 
 export function newTickRecord(runId: string, startedAt: Date): TickRecord {
   return {
+    started: false,
     runId,
     startedAt,
     sandbox: null,

@@ -1,4 +1,5 @@
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
+import { CLAUDE_LOGIN_FIX, isLoginFailure } from '../agents/claude-code/readiness.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { questionOf } from '../agents/needs-input.js';
@@ -10,7 +11,8 @@ import { copiesPrompt, readExitSignal } from './exit-signal.js';
 
 /**
  * One workflow agent step (seed 002 §3, §5, §6, §6.1): the agent runs under the circuit breaker;
- * a CLI error or timeout is retried (independent of the breaker); a usage or rate limit waits for
+ * a CLI error or timeout is retried (independent of the breaker), except a missing login, which no
+ * retry can change; a usage or rate limit waits for
  * the reset and runs the same step again without counting a failure; an answer that ends on a
  * question, or a refused permission, goes back to the workflow as a question for the human; the
  * step is done only on `EXIT_SIGNAL: true` in the agent's own final answer, checked against
@@ -88,6 +90,9 @@ export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> 
     const stop = input.stopIf?.() ?? null;
     if (stop !== null) return { kind: 'over_budget', detail: stop, costUsd };
     if (verdict.kind === 'question') return { ...verdict, costUsd };
+    // A missing or refused login is the same on the next run: said with its fix, not retried.
+    if (isLoginFailure(outcome))
+      return { kind: 'failed', detail: `${verdict.detail} (not retried: ${CLAUDE_LOGIN_FIX})`, costUsd };
     failures++;
     if (failures > input.retries) return { kind: 'failed', detail: verdict.detail, costUsd };
     input.bus.emit({

@@ -53,11 +53,7 @@ export async function prepareWorkflow(
   if (!root) return refuse(`${options.root} does not exist`, 'Give the path of your project folder.');
   const git = new Git(root, options.env);
   const repo = await readRepoFacts(git, root);
-  if (!repo.ok)
-    return refuse(
-      repo.detail,
-      'Run ralphy start at the root of a git repository with at least one commit (git init, git commit).',
-    );
+  if (!repo.ok) return refuse(repo.detail, repositoryFix(repo.detail));
   if (!repo.facts.branchRef)
     return refuse('HEAD is detached', 'Check out the branch the work should start from (git switch main).');
   // `--issue`: the PRD is the issue's planned thread, read once the workspace is known (below).
@@ -126,6 +122,14 @@ export async function prepareWorkflow(
     await lock.lock.release();
     throw error;
   }
+}
+
+/** The fix for a folder that is not a repository's root: "git init" only where there is none. */
+function repositoryFix(detail: string): string {
+  if (detail.startsWith('not a git repository'))
+    return 'Run ralphy start at the root of a git repository with at least one commit (git init, git commit).';
+  if (detail.startsWith('HEAD')) return 'Make a first commit (git add -A && git commit -m "Initial commit").';
+  return 'Run ralphy start at the root of the repository.';
 }
 
 async function underLock(

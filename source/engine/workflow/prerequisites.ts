@@ -1,6 +1,10 @@
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import {
+  CLAUDE_LOGIN_FIX,
+  claudeLoginFound,
+  NO_CLAUDE_LOGIN,
+  ROOT_WITHOUT_SANDBOX,
+  refusesBypassAsRoot,
+} from '../agents/claude-code/readiness.js';
 import { findExecutable, findRunnerTool } from '../agents/find-executable.js';
 import type { Git } from '../judge/git.js';
 import type { RelaisConfig } from '../protocol/config.js';
@@ -32,22 +36,16 @@ export async function workflowPrerequisites(input: {
         ),
   );
   const agentEnv = { ...env, ...config.claude_code_cli.extra_env };
-  if (!loggedIn(agentEnv))
-    checks.push(
-      problem(
-        'claude login',
-        'warn',
-        'no ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN or ~/.claude/.credentials.json found',
-        'Run `claude` once and log in (/login), or set ANTHROPIC_API_KEY',
-      ),
-    );
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (isRoot && config.workflow.permission_mode === 'bypassPermissions' && agentEnv.IS_SANDBOX !== '1')
+  // A warning here, not a refusal: the signs read offline may miss a login Claude Code has (the
+  // doctor fails it; an agent call that meets it is not retried and says this fix).
+  if (!claudeLoginFound(agentEnv))
+    checks.push(problem('claude login', 'warn', NO_CLAUDE_LOGIN, CLAUDE_LOGIN_FIX));
+  if (config.workflow.permission_mode === 'bypassPermissions' && refusesBypassAsRoot(agentEnv))
     checks.push(
       problem(
         'permissions',
         'fail',
-        'running as root: Claude Code refuses bypassPermissions as root unless IS_SANDBOX=1',
+        ROOT_WITHOUT_SANDBOX,
         'Run ralphy as a normal user, or set IS_SANDBOX=1 inside a real sandbox (or workflow.permission_mode "acceptEdits")',
       ),
     );
@@ -75,13 +73,6 @@ export async function workflowPrerequisites(input: {
         ),
   );
   return { checks, claude };
-}
-
-function loggedIn(env: NodeJS.ProcessEnv): boolean {
-  if (env.ANTHROPIC_API_KEY || env.CLAUDE_CODE_OAUTH_TOKEN || env.ANTHROPIC_AUTH_TOKEN) return true;
-  const home = env.HOME ?? homedir();
-  const configDir = env.CLAUDE_CONFIG_DIR ?? join(home, '.claude');
-  return existsSync(join(configDir, '.credentials.json')) || process.platform === 'darwin';
 }
 
 function pass(name: string, detail: string): DoctorCheck {

@@ -1,5 +1,11 @@
 import { implementInLanes } from '../parallel/run-lanes.js';
-import type { FailureReason, WorkflowFile, WorkflowStateName } from '../protocol/workflow.js';
+import {
+  type FailureReason,
+  nextStepsAt,
+  PROJECT_ROOT_TOKEN,
+  type WorkflowFile,
+  type WorkflowStateName,
+} from '../protocol/workflow.js';
 import { type AbortWatch, watchAbortRequests } from './abort-request.js';
 import type { PhaseResult, WorkflowContext, WorkflowOptions } from './context.js';
 import { qaGate, specGate } from './gate-phases.js';
@@ -117,12 +123,12 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
     }
     if (result.kind === 'stopped') {
       await ctx.enter(state, 'interrupted');
-      return finish(ctx, [`ralphy start ${ctx.setup.facts.root} (it asks to resume at ${state})`]);
+      return finish(ctx, [`ralphy start ${PROJECT_ROOT_TOKEN} (it asks to resume at ${state})`]);
     }
     if (result.kind === 'unanswered') {
       await ctx.enter(state, 'interrupted', { failure_detail: result.detail });
       const outcome = await finish(ctx, [
-        `ralphy start ${ctx.setup.facts.root} in a terminal to answer the gate (or add --yes to approve it)`,
+        `ralphy start ${PROJECT_ROOT_TOKEN} in a terminal to answer the gate (or add --yes to approve it)`,
       ]);
       return { ...outcome, status: 'needs_input' };
     }
@@ -163,7 +169,7 @@ async function drive(ctx: WorkflowContext): Promise<WorkflowOutcome> {
 async function pausedBefore(ctx: WorkflowContext, state: WorkflowStateName): Promise<WorkflowOutcome> {
   ctx.bus.emit({ type: 'log', level: 'info', message: `Paused before ${state}: no further agent starts` });
   await ctx.enter(state, 'interrupted');
-  return finish(ctx, [`ralphy start ${ctx.setup.facts.root} (it asks to resume at ${state})`]);
+  return finish(ctx, [`ralphy start ${PROJECT_ROOT_TOKEN} (it asks to resume at ${state})`]);
 }
 
 /** `--issue`: the ending goes back to the issue; a report that could not be posted is a next step. */
@@ -257,8 +263,9 @@ function announceStart(
   });
 }
 
-async function finish(ctx: WorkflowContext, nextSteps: string[]): Promise<WorkflowOutcome> {
-  await ctx.update({ next_steps: nextSteps.slice(0, 10) });
+async function finish(ctx: WorkflowContext, stored: string[]): Promise<WorkflowOutcome> {
+  await ctx.update({ next_steps: stored.slice(0, 10) });
+  const nextSteps = nextStepsAt(stored, ctx.setup.facts.root);
   const w: WorkflowFile = ctx.workflow;
   const status = statusOf(w);
   ctx.bus.emit({

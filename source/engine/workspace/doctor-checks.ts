@@ -1,19 +1,29 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  CLAUDE_LOGIN_FIX,
+  claudeLoginFound,
+  NO_CLAUDE_LOGIN,
+  ROOT_WITHOUT_SANDBOX,
+  refusesBypassAsRoot,
+} from '../agents/claude-code/readiness.js';
 import { findExecutable } from '../agents/find-executable.js';
 import { Git } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { PROJECT_SCHEMA_FILE_NAMES, renderJsonSchemaFile } from '../protocol/json-schemas.js';
+import { workflowFileSchema } from '../protocol/workflow.js';
 import { resolveSandbox, SANDBOX_FIX } from '../sandbox/sandbox.js';
 import { runProcess } from '../supervise/run-process.js';
+import { readJsonValidated } from './atomic-write.js';
+import { checkOutwardLinks } from './doctor-outward-links.js';
 import { checkFence, checkVerification, trackedFiles } from './doctor-project-checks.js';
 import { budgetSummary, budgetWarnings, reservationShortfalls } from './ledger.js';
 import { loadConfig } from './load-config.js';
 import { inspectLock } from './lock.js';
 import { PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from './paths.js';
-import { readState } from './state-store.js';
+import { RESET_LEDGER, readState } from './state-store.js';
 
 /** `relais doctor`: every prerequisite of a tick, each with the fix when it is not right. */
 
@@ -53,8 +63,10 @@ export async function runDoctor(root: string, env: NodeJS.ProcessEnv): Promise<D
     ...(await checkWorkspace(paths)),
     await checkExclude(git, config.workspace_dir),
     await checkLedger(paths, config),
+    ...(await checkWorkflowFile(paths)),
     await checkLock(paths),
-    checkFence(config, await trackedFiles(git)),
+    checkFence(config, await trackedFiles(git), root),
+    ...(await checkOutwardLinks(git, root, config)),
     // Never beside a running tick: its verification would race the builder's edits.
     ...((await inspectLock(paths.lock)).held ? [] : await checkVerification(git, root, config, env)),
   ];
@@ -121,17 +133,22 @@ async function checkClaude(
           'Reinstall Claude Code.',
         ),
   ];
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (isRoot && env.IS_SANDBOX !== '1' && config.claude_code_cli.extra_env.IS_SANDBOX !== '1') {
+  // Both make every start refuse or every agent call fail: failures, not warnings.
+  const agentEnv = { ...env, ...config.claude_code_cli.extra_env };
+  checks.push(
+    claudeLoginFound(agentEnv)
+      ? ok('claude login', 'a login or API key is there for Claude Code')
+      : bad('claude login', 'fail', NO_CLAUDE_LOGIN, CLAUDE_LOGIN_FIX),
+  );
+  if (refusesBypassAsRoot(agentEnv))
     checks.push(
       bad(
         'permissions',
-        'warn',
-        'running as root: Claude Code refuses bypassPermissions (the builder) as root unless IS_SANDBOX=1',
-        'Run relais as a normal user, or inside a sandbox with IS_SANDBOX=1.',
+        'fail',
+        ROOT_WITHOUT_SANDBOX,
+        'Run relais as a normal user, or set IS_SANDBOX=1 inside a real sandbox (a container, a VM).',
       ),
     );
-  }
   return checks;
 }
 
@@ -181,7 +198,7 @@ async function checkLedger(paths: WorkspacePaths, config: RelaisConfig): Promise
       'ledger',
       'fail',
       `STATE.json ${why}`,
-      'Restore it from relais/history, or run `relais init --force` (the old file is kept aside).',
+      `Restore a copy you trust, or run \`${RESET_LEDGER}\` for a fresh ledger (the old file is kept aside; nothing else changes).`,
     );
   }
   const detail = `milestone ${state.value.milestone_id ?? '(none)'}: ${budgetSummary(state.value, config)}`;
@@ -197,6 +214,23 @@ async function checkLedger(paths: WorkspacePaths, config: RelaisConfig): Promise
   return warnings.length > 0
     ? bad('ledger', 'warn', detail, `Near the cap: ${warnings.join('; ')}.`)
     : ok('ledger', detail);
+}
+
+/** A WORKFLOW.json that does not validate makes `ralphy start` refuse: said here first. */
+async function checkWorkflowFile(paths: WorkspacePaths): Promise<DoctorCheck[]> {
+  const read = await readJsonValidated(paths.workflow, workflowFileSchema);
+  const rel = `${paths.relDir}/WORKFLOW.json`;
+  if (read.kind === 'missing') return [];
+  if (read.kind === 'ok')
+    return [ok('workflow', `${rel}: "${read.value.prd_title}" ${read.value.state} (${read.value.status})`)];
+  return [
+    bad(
+      'workflow',
+      'fail',
+      `${rel} is unreadable (${read.reason}): ralphy start refuses to begin`,
+      `Move it aside to start a new workflow: mv ${rel} ${rel}.bak`,
+    ),
+  ];
 }
 
 async function checkLock(paths: WorkspacePaths): Promise<DoctorCheck> {

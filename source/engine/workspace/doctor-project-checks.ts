@@ -4,6 +4,7 @@ import { worktreeStatus } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { resolveSandbox, verificationSandbox } from '../sandbox/sandbox.js';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
+import { deriveFence } from './derive-fence.js';
 import type { DoctorCheck } from './doctor-checks.js';
 import { CONFIG_FILE_NAME } from './paths.js';
 
@@ -12,17 +13,20 @@ import { CONFIG_FILE_NAME } from './paths.js';
  * match anything, and is the verification already red before the first tick?
  */
 
-export function checkFence(config: RelaisConfig, tracked: readonly string[]): DoctorCheck {
+export function checkFence(config: RelaisConfig, tracked: readonly string[], root: string): DoctorCheck {
   const globs = config.scope.default_allowed_globs;
   const matching = micromatch(tracked, [...globs], { dot: true });
   const empty = globs.filter((g) => micromatch(tracked, g, { dot: true }).length === 0);
-  if (matching.length === 0)
+  if (matching.length === 0) {
+    // What `relais init` would derive here, to copy: init itself never replaces a valid config.
+    const derived = deriveFence(root, tracked).globs;
     return {
       name: 'scope',
       status: 'warn',
       detail: `scope.default_allowed_globs (${globs.join(', ')}) match none of the ${tracked.length} tracked files: every tick that edits an existing file will stop`,
-      fix: 'Run `relais init --force` to derive the fence from the repository, or list your source, test and doc paths in scope.default_allowed_globs.',
+      fix: `List your source, test and doc paths in scope.default_allowed_globs${derived.length > 0 ? ` (derived from this repository: ${derived.join(', ')})` : ''}, then commit relais.config.json.`,
     };
+  }
   if (empty.length > 0)
     return {
       name: 'scope',

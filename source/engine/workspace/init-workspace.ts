@@ -3,19 +3,23 @@ import { copyFile, lstat, mkdir, readFile, readlink, rename, writeFile } from 'n
 import { join } from 'node:path';
 import { Git, splitNul } from '../judge/git.js';
 import { gitCommonDir, readRepoFacts } from '../judge/repo.js';
+import { fenceGlobProblem } from '../protocol/config.js';
 import { PROJECT_SCHEMA_FILE_NAMES, renderJsonSchemaFile } from '../protocol/json-schemas.js';
 import { freshState, workspaceStateSchema } from '../protocol/state.js';
 import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-write.js';
 import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
 import { type DerivedFence, deriveFence, productNameOf } from './derive-fence.js';
 import { loadConfig } from './load-config.js';
+import { inspectLock } from './lock.js';
 import { PACKAGE_ROOT } from './package-assets.js';
 import { CONFIG_FILE_NAME, PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from './paths.js';
 import { PRD_TEMPLATE_NAME, prdTemplate } from './prd-template.js';
+import { RESET_LEDGER } from './state-store.js';
 
 /**
  * `relais init`: idempotent, and it never overwrites a user's file without `force` (then the old
- * one is kept as a `.bak`). A corrupt STATE.json is reported, never silently reset.
+ * one is kept as a `.bak`); even with `force` a valid config stays. A corrupt STATE.json is
+ * reported, never silently reset: `--reset-ledger` (or `force`) starts a fresh one beside it.
  */
 
 export interface InitStep {
@@ -28,7 +32,10 @@ export interface InitStep {
  * How the derived fence is settled: the CLI asks on a terminal (shows the globs, takes an edit),
  * a flag gives them outright, and without either the derived fence is used as it is.
  */
-export type ConfirmFence = (derived: DerivedFence) => Promise<string[]>;
+export type ConfirmFence = (derived: DerivedFence, refused: string | null) => Promise<string[]>;
+
+/** How often a human at the terminal may retype a refused fence before init gives up. */
+const FENCE_ASKS = 3;
 
 export interface InitOptions {
   readonly force: boolean;
@@ -59,7 +66,7 @@ export async function initWorkspace(
   if (!repo.ok && !repo.detail.startsWith('HEAD')) {
     return {
       ok: false,
-      steps: [{ path: root, action: 'problem', note: `${repo.detail} (run \`git init\` first)` }],
+      steps: [{ path: root, action: 'problem', note: withGitInitHint(repo.detail) }],
     };
   }
   const ctx: InitContext = {
@@ -68,12 +75,12 @@ export async function initWorkspace(
     git,
     options,
     now: options.now,
-    stamp: options.now
-      .toISOString()
-      .replace(/[-:]/g, '')
-      .replace(/\.\d+Z$/, 'Z'),
+    stamp: stampOf(options.now),
   };
   const config = await ensureConfig(ctx);
+  // A refused fence stops init before anything is written.
+  if (config.fenceSteps.some((s) => s.action === 'problem'))
+    return { ok: false, steps: [...config.fenceSteps, config.step] };
   const paths = workspacePaths(root, config.workspaceDir);
   // A workspace that is a symlink (a cloned repository can ship one) would put every runner file
   // wherever it points, outside the repository: refused, nothing is made through it.
@@ -105,6 +112,11 @@ export async function initWorkspace(
   return { ok: steps.every((s) => s.action !== 'problem'), steps };
 }
 
+/** "git init" is the fix only where there is no repository at all, never inside one. */
+function withGitInitHint(detail: string): string {
+  return detail.startsWith('not a git repository') ? `${detail} (run \`git init\` first)` : detail;
+}
+
 async function ensureConfig(
   ctx: InitContext,
 ): Promise<{ step: InitStep; workspaceDir: string; fenceSteps: InitStep[] }> {
@@ -113,6 +125,7 @@ async function ensureConfig(
   const path = join(ctx.root, CONFIG_FILE_NAME);
   const fresh = async () => {
     const fence = await settleFence(ctx);
+    if (fence.step.action === 'problem') return { text: null, fenceSteps: [fence.step] };
     const config = defaultConfig(`./${workspaceDir}/schemas/config.schema.json`, detectTemplates(ctx.root));
     config.product_name = productNameOf(ctx.root);
     if (fence.globs.length > 0)
@@ -121,6 +134,7 @@ async function ensureConfig(
   };
   if (!loaded.ok && loaded.problem === 'missing') {
     const made = await fresh();
+    if (made.text === null) return refusedFence(workspaceDir, made.fenceSteps);
     await writeFileAtomic(path, made.text);
     return {
       workspaceDir,
@@ -128,8 +142,11 @@ async function ensureConfig(
       step: { path: CONFIG_FILE_NAME, action: 'created', note: 'commit it before `relais run`' },
     };
   }
-  if (ctx.force) {
+  // Issue: --force once replaced a valid, committed config with defaults (a wider fence, a dirty
+  // tree). It replaces only a config that does not load; a valid one is the user's and stays.
+  if (ctx.force && !loaded.ok) {
     const made = await fresh();
+    if (made.text === null) return refusedFence(workspaceDir, made.fenceSteps);
     await rename(path, `${path}.${ctx.stamp}.bak`);
     await writeFileAtomic(path, made.text);
     return {
@@ -153,7 +170,31 @@ async function ensureConfig(
       },
     };
   }
-  return { workspaceDir, fenceSteps: [], step: { path: CONFIG_FILE_NAME, action: 'kept' } };
+  return {
+    workspaceDir,
+    fenceSteps: [],
+    step: {
+      path: CONFIG_FILE_NAME,
+      action: 'kept',
+      ...(ctx.force
+        ? {
+            note: 'valid, so --force leaves it alone; to start over from the defaults, delete it and run relais init',
+          }
+        : {}),
+    },
+  };
+}
+
+/** A fence that names paths outside the repository: no config is written (nothing else was yet). */
+function refusedFence(
+  workspaceDir: string,
+  fenceSteps: InitStep[],
+): { step: InitStep; workspaceDir: string; fenceSteps: InitStep[] } {
+  return {
+    workspaceDir,
+    fenceSteps,
+    step: { path: CONFIG_FILE_NAME, action: 'problem', note: 'not written: the fence above was refused' },
+  };
 }
 
 /** The fence for a new config: the flag's, the terminal's answer, or the one derived from the repo. */
@@ -161,11 +202,15 @@ async function settleFence(ctx: InitContext): Promise<{ globs: string[]; step: I
   const path = 'scope.default_allowed_globs';
   if (ctx.options.allowedGlobs && ctx.options.allowedGlobs.length > 0) {
     const globs = [...ctx.options.allowedGlobs];
+    const refused = refusedGlobs(globs);
+    if (refused) return { globs, step: { path, action: 'problem', note: refused } };
     return { globs, step: { path, action: 'created', note: `from --allow: ${globs.join(', ')}` } };
   }
   const tracked = splitNul((await ctx.git.run(['ls-files', '-z'])).stdout);
   const derived = deriveFence(ctx.root, tracked);
-  const globs = ctx.options.confirmFence ? await ctx.options.confirmFence(derived) : derived.globs;
+  const globs = await confirmedFence(ctx.options.confirmFence, derived);
+  const refused = refusedGlobs(globs);
+  if (refused) return { globs, step: { path, action: 'problem', note: refused } };
   if (globs.length === 0)
     return {
       globs,
@@ -185,6 +230,24 @@ async function settleFence(ctx: InitContext): Promise<{ globs: string[]; step: I
   };
 }
 
+/** The human's fence; a refused one is asked again, with the reason, a few times. */
+async function confirmedFence(confirm: ConfirmFence | undefined, derived: DerivedFence): Promise<string[]> {
+  if (!confirm) return derived.globs;
+  let refused: string | null = null;
+  let globs = derived.globs;
+  for (let ask = 0; ask < FENCE_ASKS; ask++) {
+    globs = await confirm(derived, refused);
+    refused = refusedGlobs(globs);
+    if (refused === null) return globs;
+  }
+  return globs;
+}
+
+function refusedGlobs(globs: readonly string[]): string | null {
+  const problems = globs.map(fenceGlobProblem).filter((p): p is string => p !== null);
+  return problems.length > 0 ? `refused: ${problems.join('; ')}` : null;
+}
+
 /**
  * A PRD.md template for `ralphy start` (issue 21 item 5), offered in the workspace so the tree
  * stays clean: PRD.md itself is the user's to write and commit.
@@ -193,10 +256,11 @@ async function offerPrdTemplate(ctx: InitContext, paths: WorkspacePaths): Promis
   const rel = `${paths.relDir}/${PRD_TEMPLATE_NAME}`;
   const hasPrd = existsSync(join(ctx.root, 'PRD.md'));
   const target = join(paths.dir, PRD_TEMPLATE_NAME);
-  if (!existsSync(target)) await writeFileAtomic(target, prdTemplate(productNameOf(ctx.root)));
+  const exists = existsSync(target);
+  if (!exists) await writeFileAtomic(target, prdTemplate(productNameOf(ctx.root)));
   return {
     path: rel,
-    action: 'kept',
+    action: exists ? 'kept' : 'created',
     note: hasPrd ? 'PRD.md exists' : `for ralphy start: cp ${rel} PRD.md, fill it in, commit it`,
   };
 }
@@ -250,20 +314,68 @@ async function ensureState(ctx: InitContext, paths: WorkspacePaths): Promise<Ini
     return { path: rel, action: 'created' };
   }
   if (state.kind === 'ok') return { path: rel, action: 'kept' };
-  if (ctx.force) {
-    await rename(paths.state, `${paths.state}.${ctx.stamp}.corrupt`);
-    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(ctx.now));
-    return {
-      path: rel,
-      action: 'replaced',
-      note: `corrupt file kept as STATE.json.${ctx.stamp}.corrupt; budget counters start from zero`,
-    };
-  }
+  if (ctx.force) return freshLedger(paths, ctx.now, ctx.stamp, 'corrupt');
   return {
     path: rel,
     action: 'problem',
-    note: `corrupt (${state.reason}); restore it from history or run \`relais init --force\` to start a fresh ledger`,
+    note: `corrupt (${state.reason}); restore a copy you trust, or run \`${RESET_LEDGER}\` to start a fresh ledger (the corrupt file is kept aside)`,
   };
+}
+
+/**
+ * `relais init --reset-ledger`: a fresh STATE.json (budget counters from zero) and nothing else,
+ * neither the config nor the prompts: the fix for a corrupt ledger must not touch what is fine.
+ * The old file is kept beside it; a running tick's ledger is never reset under it.
+ */
+export async function resetLedger(root: string, now: Date): Promise<{ ok: boolean; steps: InitStep[] }> {
+  const loaded = await loadConfig(root);
+  const paths = workspacePaths(root, loaded.ok ? loaded.config.workspace_dir : 'relais');
+  const rel = `${paths.relDir}/STATE.json`;
+  const lock = await inspectLock(paths.lock);
+  if (lock.held)
+    return {
+      ok: false,
+      steps: [
+        { path: rel, action: 'problem', note: `not reset: a run holds the workspace lock (${lock.detail})` },
+      ],
+    };
+  if (!existsSync(paths.dir))
+    return {
+      ok: false,
+      steps: [{ path: paths.relDir, action: 'problem', note: 'no workspace here: run `relais init` first' }],
+    };
+  const state = await readJsonValidated(paths.state, workspaceStateSchema);
+  const stamp = stampOf(now);
+  if (state.kind === 'missing') {
+    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(now));
+    return { ok: true, steps: [{ path: rel, action: 'created' }] };
+  }
+  const step = await freshLedger(paths, now, stamp, state.kind === 'ok' ? 'bak' : 'corrupt');
+  return { ok: true, steps: [step] };
+}
+
+async function freshLedger(
+  paths: WorkspacePaths,
+  now: Date,
+  stamp: string,
+  suffix: 'bak' | 'corrupt',
+): Promise<InitStep> {
+  const kept = `STATE.json.${stamp}.${suffix}`;
+  await rename(paths.state, join(paths.dir, kept));
+  await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(now));
+  return {
+    path: `${paths.relDir}/STATE.json`,
+    action: 'replaced',
+    note: `${suffix === 'corrupt' ? 'corrupt file' : 'old ledger'} kept as ${kept}; budget counters start from zero`,
+  };
+}
+
+/** Suffix for backups of replaced files: 20261122T041150Z. */
+function stampOf(now: Date): string {
+  return now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** The workspace is runner-owned: git must not see it as untracked (.git/info/exclude). */

@@ -176,11 +176,14 @@ export function budgetWarnings(state: WorkspaceState, config: RelaisConfig): str
 }
 
 /** "ticks 3/200, orchestrator_calls 4/260, ..." for prompts, status and reports. */
-export function budgetSummary(state: WorkspaceState, config: RelaisConfig): string {
-  const caps = config.budgets.per_milestone;
-  return LEDGER_KEYS.map(
-    (key) => `${key} ${formatAmount(key, state.budgets[key])}/${formatAmount(key, caps[CAP_OF[key]])}`,
+/** Each counter against its cap; without a config that loads, the counters alone. */
+export function budgetSummary(state: WorkspaceState, config: RelaisConfig | null): string {
+  const caps = config?.budgets.per_milestone;
+  const line = LEDGER_KEYS.map(
+    (key) =>
+      `${key} ${formatAmount(key, state.budgets[key])}${caps ? `/${formatAmount(key, caps[CAP_OF[key]])}` : ''}`,
   ).join(', ');
+  return caps ? line : `${line} (caps unknown: relais.config.json does not load)`;
 }
 
 function formatAmount(key: keyof Ledger, value: number): string {

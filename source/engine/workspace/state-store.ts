@@ -9,3 +9,6 @@ export function readState(paths: WorkspacePaths): Promise<JsonRead<WorkspaceStat
 export function writeState(paths: WorkspacePaths, state: WorkspaceState): Promise<void> {
   return writeJsonAtomic(paths.state, workspaceStateSchema, state);
 }
+
+/** The fix for a corrupt ledger: a fresh STATE.json beside the old one, and nothing else touched. */
+export const RESET_LEDGER = 'relais init --reset-ledger';

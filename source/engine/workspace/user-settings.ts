@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import envPaths from 'env-paths';
 import { describeZodError } from '../protocol/model-json.js';
-import { type UserSettings, userSettingsSchema } from '../protocol/user-settings.js';
+import {
+  isUserSettingKey,
+  type UserSettings,
+  userSettingKeys,
+  userSettingsSchema,
+} from '../protocol/user-settings.js';
 import { PACKAGE_ROOT } from './package-assets.js';
 
 /**
@@ -26,7 +31,12 @@ export interface UserSettingsStore {
   read(): SettingsRead;
   /** Sets one dotted key (`agents.builder.provider`) after checking the whole result. */
   set(key: string, value: unknown): { ok: true } | { ok: false; detail: string };
+  /** Removes one dotted key; the file is left as it is when the key is not set. */
   unset(key: string): void;
+  /** Every key that can be set (`theme`, `agents.builder.model`...). */
+  readonly keys: readonly string[];
+  /** Whether `key` is a setting or a group of them (`agents.builder`). */
+  isKnown(key: string): boolean;
 }
 
 /** The folder conf keeps the settings in (its `cwd` option, or its own env-paths default). */
@@ -74,7 +84,12 @@ export async function openUserSettings(
       if (conf.get('$schema') === undefined) conf.set('$schema', USER_SETTINGS_SCHEMA);
       return { ok: true };
     },
-    unset: (key) => conf.delete(key),
+    unset: (key) => {
+      // conf writes the file on every delete, creating it when there was none.
+      if (conf.has(key)) conf.delete(key);
+    },
+    keys: userSettingKeys(),
+    isKnown: isUserSettingKey,
   };
 }
 

@@ -100,7 +100,11 @@ const FORMATS: Formats = {
   ],
   'task.proposed': (e) => [line('info', `task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${e.intent}`)],
   'judge.finished': (e) => [
-    line(e.code ? 'error' : 'info', `judge: ${e.blast_radius_line}${e.code ? ` → ${e.code}` : ', scope ok'}`),
+    line(
+      e.code ? 'error' : 'info',
+      // Sandbox off: the judge sees the repository's tree only, never a write outside it.
+      `judge: ${e.blast_radius_line}${e.code ? ` → ${e.code}` : e.sandbox === 'off' ? ', scope ok inside the repository (sandbox off: writes outside it are not seen)' : ', scope ok'}`,
+    ),
   ],
   'verify.started': (e) => [
     line('info', `verify ${e.template_id} (${e.phase}): ${[e.cmd, ...e.args].join(' ')}`),
