@@ -6,6 +6,7 @@ import type {
   BreakerSnapshot,
   BudgetPhase,
   FailureReason,
+  PrOutcome,
   TaskVerdict,
   WorkflowFile,
   WorkflowStateName,
@@ -220,6 +221,8 @@ export type EngineEvent =
       reason: FailureReason | null;
       detail: string | null;
       pr_url: string | null;
+      /** What the PR phase did, once it ran (null before, or in a workflow that ended earlier). */
+      pr_outcome?: PrOutcome | null;
       next_steps: string[];
     }
   | {

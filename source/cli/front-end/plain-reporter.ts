@@ -192,6 +192,7 @@ const FORMATS: Formats = {
   'run.finished': (e) =>
     [
       `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
+      ...(e.pr_outcome && e.pr_outcome.kind !== 'opened' ? [`  PR: ${field(e.pr_outcome.detail, 500)}`] : []),
       ...(e.reason ? [`  Fix: ${remediationOfFailure(e.reason)}`] : []),
       ...e.next_steps.map((s) => `  Next: ${s}`),
     ].join('\n'),

@@ -124,6 +124,17 @@ export const breakerSnapshotSchema = z.strictObject({
  * nothing was decided and the gate waits. Files written before it existed recorded that case as
  * `reject` by `nobody`; they still load, and are read the same way (see isUnanswered).
  */
+/**
+ * What the PR phase did (defect 5: "✓ PR" only when something left the machine): `opened` a pull
+ * request, `pushed` the branch without opening one (no gh, gh refused), or `not_pushed` (no remote,
+ * the push refused): the branch is ready here only. `detail` says why, for the panels.
+ */
+export const prOutcomeSchema = z.strictObject({
+  kind: z.enum(['opened', 'pushed', 'not_pushed']),
+  detail: z.string().max(500),
+});
+export type PrOutcome = z.infer<typeof prOutcomeSchema>;
+
 export const gateDecisionSchema = z.strictObject({
   gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
   decision: z.enum(['approve', 'reject', 'answer', 'unanswered']),
@@ -257,6 +268,8 @@ export const workflowFileSchema = z.strictObject({
   base_branch: branchName.nullable(),
   feature_branch: branchName.nullable(),
   pr_url: z.string().nullable(),
+  /** Absent in files written before it existed. */
+  pr_outcome: prOutcomeSchema.nullable().default(null),
   pid: z.int().nullable(),
   cost_usd: z.number().min(0),
   /** Answers the human gave to an agent's question, handed to that agent's next run. */

@@ -268,6 +268,7 @@ async function finish(ctx: WorkflowContext, nextSteps: string[]): Promise<Workfl
     reason: w.failure_reason,
     detail: w.failure_detail,
     pr_url: w.pr_url,
+    pr_outcome: w.pr_outcome,
     next_steps: nextSteps,
   });
   return {
