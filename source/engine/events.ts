@@ -104,7 +104,8 @@ export type EngineEvent =
   | {
       type: 'gate.resolved';
       gate: GateKind;
-      decision: 'approve' | 'reject' | 'answer';
+      /** `aborted`: an abort ended the wait; `answer` then says by what ("the abort key (a) in the app"). */
+      decision: 'approve' | 'reject' | 'answer' | 'aborted';
       by: 'human' | 'auto' | 'nobody';
       answer: string | null;
     }

@@ -254,6 +254,8 @@ type GateQuestion = GateRequestedEvent['answer'];
  */
 export function gateResolvedLine(e: GateResolvedEvent, asked: GateQuestion): string {
   const questions = e.gate === 'plan' && asked === 'text';
+  if (e.decision === 'aborted')
+    return `Gate ${e.gate}: aborted by ${field(e.answer ?? 'an abort request', 120)}`;
   if (e.by === 'nobody') {
     if (questions)
       return "Gate plan: the planner's questions are not answered (nobody at a terminal; --yes answers yes/no gates only)";

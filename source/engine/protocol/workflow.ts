@@ -137,7 +137,8 @@ export type PrOutcome = z.infer<typeof prOutcomeSchema>;
 
 export const gateDecisionSchema = z.strictObject({
   gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
-  decision: z.enum(['approve', 'reject', 'answer', 'unanswered']),
+  /** `aborted`: an abort ended the wait (its `reason` says by what); it decided nothing either. */
+  decision: z.enum(['approve', 'reject', 'answer', 'unanswered', 'aborted']),
   at: z.iso.datetime(),
   by: z.enum(['human', 'auto', 'nobody']),
   /** Why a human rejected (optional; issue 16 item 5): handed to the agent's next attempt. */

@@ -158,6 +158,8 @@ function phaseDuration(phase: PhaseRow, nowMs: number): string {
 function gateNote(note: GateNote): Segment[] {
   // The log's words (format/wording.ts): nobody answering names no decision, Esc at a question
   // is "declined", --yes is named.
+  if (note.decision === 'aborted')
+    return [text(gateOutcome(note.gate, note.decision, note.by, note.gate, note.answer), { tone: 'error' })];
   const words = gateOutcome(note.gate, note.decision, note.by, note.gate);
   if (note.by === 'nobody') return [text(words, { tone: 'warn' })];
   if (note.decision === 'approve') return [text(words, { tone: 'ok' })];

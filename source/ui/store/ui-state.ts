@@ -38,7 +38,8 @@ export type PhaseStatus =
 
 export interface GateNote {
   readonly gate: GateKind;
-  readonly decision: 'approve' | 'reject' | 'answer';
+  /** `aborted`: an abort ended the wait; `answer` says by what. */
+  readonly decision: 'approve' | 'reject' | 'answer' | 'aborted';
   readonly by: 'human' | 'auto' | 'nobody';
   readonly answer: string | null;
 }
