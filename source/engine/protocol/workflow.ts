@@ -143,6 +143,11 @@ export const gateDecisionSchema = z.strictObject({
   by: z.enum(['human', 'auto', 'nobody']),
   /** Why a human rejected (optional; issue 16 item 5): handed to the agent's next attempt. */
   reason: z.string().max(2000).optional(),
+  /**
+   * Set on a decision carried over from an earlier workflow (a rejected spec's reason, handed to
+   * the new spec agent): that workflow's branch. It is not this workflow's decision.
+   */
+  earlier_branch: z.string().max(300).optional(),
 });
 
 /** A parallel lane's name (issue 19): `task-<task number>-<attempt>`, its worktree's and branch's. */
