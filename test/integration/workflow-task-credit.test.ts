@@ -177,3 +177,22 @@ describe('a TASKS.md task is done only with a verified change of its own', () =>
     expectNothingVerified(project, run.events);
   }, 180_000);
 });
+
+describe('a task whose files the fence excludes', () => {
+  it('stops before any step for it, saying which file to add to the fence (defect 3)', async () => {
+    // The fence `relais init` derives leaves manifests out; here task 2's file is left out.
+    project = workflowProject((config) => {
+      config.scope.default_allowed_globs = ['src/a.ts'];
+    });
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'scope_outside_config' });
+    expect(run.outcome.detail).toContain(
+      'task 2 "Say goodbye" names src/b.ts, outside scope.default_allowed_globs',
+    );
+    expect(run.outcome.detail).toContain('Widen the fence to src/b.ts');
+    // Task 1 was done and verified; no step was paid for task 2.
+    expect(workflowFile(project).tasks.map((t: any) => t.verdict)).toEqual(['verified', null]);
+    expect(project.calls().filter((c) => c.role === 'orchestrator')).toHaveLength(1);
+  }, 180_000);
+});

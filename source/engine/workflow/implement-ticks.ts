@@ -24,7 +24,13 @@ import {
 } from './phase-helpers.js';
 import { PlanMemory } from './plan-memory.js';
 import { describeRuns } from './project-checks.js';
-import { alreadyDoneClaim, creditFor, type NotAccepted, type TaskPaths } from './task-credit.js';
+import {
+  alreadyDoneClaim,
+  creditFor,
+  filesOutsideFence,
+  type NotAccepted,
+  type TaskPaths,
+} from './task-credit.js';
 import { readTick, type TickReading } from './tick-reading.js';
 import { laneOf, mainTarget, type TaskEnd, type TickTarget } from './tick-target.js';
 
@@ -92,6 +98,8 @@ export async function implementTask(
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
   const paths = await taskPathsOf(ctx, task.number);
+  const fenced = outsideFence(ctx, task, paths);
+  if (fenced) return fenced;
   while (ticks < maxTicks) {
     const ran = await budgetedTick(ctx, target, task, note, { breaker, phase, plans });
     if (ran.kind === 'end') return ran.result;
@@ -126,6 +134,25 @@ export async function implementTask(
     reason: 'tick_stopped',
     detail:
       `task ${task.number} "${task.title}": no verified change of its own after ${maxTicks} tick(s) (workflow.max_ticks_per_task)${why}`.slice(
+        0,
+        2000,
+      ),
+  };
+}
+
+/**
+ * A task whose Files the config's fence excludes cannot be done by any step: said before a tick
+ * is paid for, with the fix (defect 3: package.json under the src/** and test/** fence).
+ */
+function outsideFence(ctx: WorkflowContext, task: TaskRecord, paths: TaskPaths | null): TaskEnd | null {
+  const fence = ctx.setup.config.scope.default_allowed_globs;
+  const outside = filesOutsideFence(paths, fence);
+  if (outside.length === 0) return null;
+  return {
+    kind: 'fail',
+    reason: 'scope_outside_config',
+    detail:
+      `task ${task.number} "${task.title}" names ${outside.join(', ')}, outside scope.default_allowed_globs (${fence.join(', ')}) in relais.config.json: no step could write ${outside.length === 1 ? 'it' : 'them'}. Widen the fence to ${outside.join(', ')}, commit the config, then ralphy start resumes.`.slice(
         0,
         2000,
       ),

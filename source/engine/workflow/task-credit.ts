@@ -74,6 +74,17 @@ export function alreadyDoneClaim(number: number, paths: TaskPaths | null, reason
   };
 }
 
+/**
+ * The literal files the task's Files line names that the config's fence leaves out: no step can
+ * write them (the scope hook and the judge refuse), so the task could never be credited.
+ */
+export function filesOutsideFence(paths: TaskPaths | null, configAllowed: readonly string[]): string[] {
+  if (!paths) return [];
+  return cleanPaths(paths.files).filter(
+    (file) => !micromatch.scan(file).isGlob && !micromatch.isMatch(file, [...configAllowed], { dot: true }),
+  );
+}
+
 /** The globs a task's change must touch: Files (literal paths, read as globs too) and Scope. */
 export function taskGlobs(paths: TaskPaths | null): string[] {
   if (!paths) return [];
