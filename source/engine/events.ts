@@ -6,6 +6,7 @@ import type {
   BreakerSnapshot,
   BudgetPhase,
   FailureReason,
+  PrOutcome,
   TaskVerdict,
   WorkflowFile,
   WorkflowStateName,
@@ -103,7 +104,8 @@ export type EngineEvent =
   | {
       type: 'gate.resolved';
       gate: GateKind;
-      decision: 'approve' | 'reject' | 'answer';
+      /** `aborted`: an abort ended the wait; `answer` then says by what ("the abort key (a) in the app"). */
+      decision: 'approve' | 'reject' | 'answer' | 'aborted';
       by: 'human' | 'auto' | 'nobody';
       answer: string | null;
     }
@@ -220,6 +222,8 @@ export type EngineEvent =
       reason: FailureReason | null;
       detail: string | null;
       pr_url: string | null;
+      /** What the PR phase did, once it ran (null before, or in a workflow that ended earlier). */
+      pr_outcome?: PrOutcome | null;
       next_steps: string[];
     }
   | {

@@ -37,6 +37,8 @@ export const GLYPH = {
   waiting: '◇',
   rejected: '⊘',
   claimed: '◐',
+  /** Ended without doing all of its part (a branch left unpushed). */
+  partial: '◐',
   /** A phase Ctrl-C stopped: resumable, not failed. */
   interrupted: '‖',
   /** Something that was running when the work stopped. */

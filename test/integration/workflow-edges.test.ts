@@ -87,9 +87,12 @@ describe('workflow edges', () => {
     project.scenario(scenario);
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'tick_stopped' });
-    expect(workflowFile(project).tasks[0]).toMatchObject({ status: 'in_progress', verified: null });
+    const first = workflowFile(project).tasks[0];
+    // Not accepted (no change), then the same plan again, which the runner refuses to repeat.
+    expect(first).toMatchObject({ status: 'in_progress', verdict: 'rejected' });
+    expect(first.verified).toContain('STOP_PLAN_REPEATED');
     const second = project.calls().filter((c) => c.role === 'orchestrator')[1];
-    expect(second?.prompt).toContain('The last tick changed nothing and verified nothing');
+    expect(second?.prompt).toContain('The last step changed nothing, so task 1 is not done');
   });
 
   it("a tick that requested no verification gets the project's checks from the runner", async () => {

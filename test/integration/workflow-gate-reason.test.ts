@@ -57,6 +57,24 @@ describe('gate documents and a rejection reason', () => {
     expect(specCalls()).toHaveLength(2);
     expect(specCalls()[1]?.prompt).toContain(REASON);
     expect(specCalls()[1]?.prompt).toContain('rejected the specification');
+    // Defect 17: the carried rejection is the earlier workflow's, and the PR body says so.
+    const firstBranch = first.events.find((e) => e.type === 'workflow.started');
+    const earlier = firstBranch?.type === 'workflow.started' ? firstBranch.feature_branch : null;
+    const now = JSON.parse(project.read('relais/WORKFLOW.json'));
+    expect(now.feature_branch).not.toBe(earlier);
+    expect(now.gate_decisions[0]).toMatchObject({
+      gate: 'spec',
+      decision: 'reject',
+      earlier_branch: earlier,
+    });
+    const gates = project.read('relais/PR_BODY.md').split('## Human gates\n')[1]?.split('\n\n')[0] ?? '';
+    const lines = gates.split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(
+      new RegExp(`^- spec: reject \\(human, .*\\) — in the earlier workflow on ${earlier}, not this one$`),
+    );
+    expect(lines[1]).toMatch(/^- spec: approve \(human, [^)]*\)$/);
+    expect(lines[2]).toMatch(/^- qa: approve \(human, [^)]*\)$/);
   }, 300_000);
 
   it('the QA gate carries the QA report and the branch diff; a reject without a reason records none', async () => {

@@ -1,4 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { plainReporter } from '../../source/cli/front-end/plain-reporter.js';
+import { phaseRows } from '../../source/ui/panels/PhaseTimeline.js';
+import { resultRows } from '../../source/ui/panels/ResultPanel.js';
+import { reduceUi } from '../../source/ui/store/reduce.js';
+import { initialUiState } from '../../source/ui/store/ui-state.js';
 import type { TestProject } from '../support/project.js';
 import {
   ghCalls,
@@ -67,5 +72,49 @@ describe('PR phase without a pull request', () => {
     expect(warnings(run)).toContain('No pull request opened: gh pr create failed: HTTP 401: Bad credentials');
     expect(run.outcome.nextSteps).toEqual(['gh auth status', GH_LINE]);
     expect(workflowFile(project)).toMatchObject({ pr_url: null, next_steps: ['gh auth status', GH_LINE] });
+  });
+
+  it('no remote: nothing is pushed, WORKFLOW.json says so, and no panel shows the PR phase as done', async () => {
+    project = workflowProject();
+    project.git('remote', 'remove', 'origin');
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
+    expect(run.outcome).toMatchObject({ status: 'completed', state: 'COMPLETED', prUrl: null });
+    expect(project.git('ls-remote', '--heads', project.remote)).not.toContain(BRANCH);
+    const outcome = { kind: 'not_pushed', detail: 'branch ready, not pushed: no git remote "origin"' };
+    expect(workflowFile(project).pr_outcome).toEqual(outcome);
+    expect(run.events.at(-1)).toMatchObject({ type: 'run.finished', pr_outcome: outcome });
+    // The app, fed the run's own events: the PR phase ◐, the end and the result not a ✓.
+    const state = run.events.reduce(reduceUi, initialUiState('workflow', project.root, 0));
+    expect(state.phases.find((p) => p.state === 'PR')?.status).toBe('partial');
+    const text = (rows: ReturnType<typeof phaseRows>) =>
+      rows.map((row) => row.map((seg) => ('text' in seg ? seg.text : '')).join('')).join('\n');
+    const phases = text(phaseRows(state, 60));
+    expect(phases).toMatch(/◐ PR/);
+    expect(phases).toContain('◐ COMPLETED · branch ready, not pushed');
+    expect(phases).not.toMatch(/✓ (PR|COMPLETED)/);
+    expect(state.result).not.toBeNull();
+    const result = state.result ? text(resultRows(state.result)) : '';
+    expect(result).toContain('◐ Workflow COMPLETED · branch ready, not pushed');
+    expect(result).not.toContain('✓');
+    // And the plain output of a pipe.
+    let out = '';
+    const plain = plainReporter({
+      cwd: '/',
+      env: {},
+      stdout: { write: (t: string) => (out += t) },
+      stderr: { write: () => true },
+    });
+    for (const event of run.events.slice(-1)) plain(event);
+    expect(out).toContain('PR: branch ready, not pushed: no git remote "origin"');
+  });
+
+  it('a pull request opened is recorded as opened', async () => {
+    project = workflowProject();
+    project.scenario(happyScenario());
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
+    expect(run.outcome.state).toBe('COMPLETED');
+    expect(run.outcome.prUrl).toMatch(/^https?:/);
+    expect(workflowFile(project).pr_outcome).toEqual({ kind: 'opened', detail: run.outcome.prUrl });
   });
 });

@@ -180,6 +180,8 @@ export async function runInProcess(
     cycleRunners?: WorkflowOptions['cycleRunners'];
     /** The app's pause key, as `ralphy start` passes it. */
     pauseRequested?: () => boolean;
+    /** The app's abort key (`a`, confirmed), wired as `ralphy start` wires it. */
+    abortKey?: AbortController;
     /** `ralphy start --parallel N` and `--attempts K` (issue 19). */
     parallel?: number;
     attempts?: number;
@@ -194,7 +196,16 @@ export async function runInProcess(
   const outcome = await runWorkflow({
     root: project.root,
     bus,
-    signal: options.signal ?? new AbortController().signal,
+    signal: AbortSignal.any([
+      options.signal ?? new AbortController().signal,
+      ...(options.abortKey ? [options.abortKey.signal] : []),
+    ]),
+    ...(options.abortKey
+      ? {
+          abortRequested: () => options.abortKey?.signal.aborted ?? false,
+          abortedBy: () => 'the abort key (a) in the app',
+        }
+      : {}),
     env: { ...project.env, IS_SANDBOX: '1', ...options.env },
     gates: options.gates,
     clock: options.clock ?? realClock,

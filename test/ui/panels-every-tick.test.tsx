@@ -92,6 +92,6 @@ describe('panels during the implementation', () => {
     const frame = renderPanel(<BlastRadius state={s.state} width={70} height={8} />).frame();
     expect(frame).toContain('whole branch: 3 files');
     expect(frame).toContain('src/a.ts');
-    expect(frame).toContain('what the pull request holds');
+    expect(frame).toContain('what the branch holds');
   });
 });

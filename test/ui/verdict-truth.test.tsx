@@ -196,4 +196,33 @@ describe('with the real engine: a builder that writes outside its scope', () => 
     expect(start).toMatchObject({ resumed_from: 'IMPLEMENTATION' });
     expect(checkEveryFrame(resumed.events).frames).toBeGreaterThan(2);
   }, 300_000);
+
+  test('a SUCCESS step that changed nothing: every frame says not verified, the last "not accepted: no change"', async () => {
+    project = workflowProject((config) => {
+      config.workflow.max_ticks_per_task = 1;
+    });
+    // The newcomer's defect 1: green tests, no edit, a claim of success.
+    const scenario = happyScenario();
+    scenario.orchestrator = [{ result_json: task({ task_id: 'T1' }) }];
+    scenario.builder = [
+      {
+        result_json: {
+          summary: 'Added the exclamation mark; all tests pass',
+          files_intended: [],
+          commands_ran: [],
+          notes: [],
+        },
+      },
+    ];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
+    expect(run.events.some((e) => e.type === 'tick.finished' && e.code === 'SUCCESS')).toBe(true);
+    expect(checkEveryFrame(run.events).frames).toBeGreaterThan(4);
+    const store = createUiStore({ view: 'workflow', project: 'demo' });
+    for (const event of run.events) store.dispatch(event);
+    store.flush();
+    const frame = renderPanel(<Tasks state={store.getSnapshot().state} width={100} height={6} />).frame();
+    store.dispose();
+    expect(linesWith(frame, 'Greet by name')[0]).toContain('not accepted: no change');
+  }, 300_000);
 });

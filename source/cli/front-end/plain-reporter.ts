@@ -192,6 +192,7 @@ const FORMATS: Formats = {
   'run.finished': (e) =>
     [
       `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
+      ...(e.pr_outcome && e.pr_outcome.kind !== 'opened' ? [`  PR: ${field(e.pr_outcome.detail, 500)}`] : []),
       ...(e.reason ? [`  Fix: ${remediationOfFailure(e.reason)}`] : []),
       ...e.next_steps.map((s) => `  Next: ${s}`),
     ].join('\n'),
@@ -253,6 +254,8 @@ type GateQuestion = GateRequestedEvent['answer'];
  */
 export function gateResolvedLine(e: GateResolvedEvent, asked: GateQuestion): string {
   const questions = e.gate === 'plan' && asked === 'text';
+  if (e.decision === 'aborted')
+    return `Gate ${e.gate}: aborted by ${field(e.answer ?? 'an abort request', 120)}`;
   if (e.by === 'nobody') {
     if (questions)
       return "Gate plan: the planner's questions are not answered (nobody at a terminal; --yes answers yes/no gates only)";

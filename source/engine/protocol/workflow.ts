@@ -53,6 +53,7 @@ export const FAILURE_REASONS = [
   'merge_failed',
   'phase_budget_exhausted',
   'integrity_violation',
+  'scope_outside_config',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -91,6 +92,8 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
     'The cycle (`relais cycle`) stopped: it needs a human, or its tasks kept failing. relais status shows why; fix it (relais cycle --resume ends a pause), then ralphy start resumes the implementation.',
   integrity_violation:
     'The agent, or the checks run on its work, broke what the runner guards beyond scope: an existing git object was changed (STOP_GIT_OBJECT_CORRUPTED), or files changed while the checks ran, so what passed is not what would be committed (STOP_TREE_CHANGED_DURING_VERIFY). Everything was rolled back and its work kept aside (see detail), unless the rollback itself failed (STOP_ROLLBACK_FAILED: the in-flight record stays, and the next ralphy start recovers or says what to do). For a damaged object run `git fsck --full` and restore it from a clone; otherwise find what writes to the tree during the checks (a background process, a check that edits sources), then ralphy start resumes the phase.',
+  scope_outside_config:
+    'A task of TASKS.md names files that scope.default_allowed_globs in relais.config.json excludes (package.json, say, under the src/** and test/** fence relais init derives), so no step could write them and the task could never be done. Nothing was built for it. Widen the fence: add those files to scope.default_allowed_globs, commit the config, then ralphy start resumes the implementation.',
   merge_failed:
     "A parallel lane's verified task could not land (a rebase conflict, or a check failing on the merged tree) even after a re-run on the new base, and nobody approved another try. Its worktrees are kept (relais worktrees list); resolve it by hand or give the tasks scopes that do not overlap, then ralphy start resumes the implementation.",
 };
@@ -124,13 +127,30 @@ export const breakerSnapshotSchema = z.strictObject({
  * nothing was decided and the gate waits. Files written before it existed recorded that case as
  * `reject` by `nobody`; they still load, and are read the same way (see isUnanswered).
  */
+/**
+ * What the PR phase did (defect 5: "✓ PR" only when something left the machine): `opened` a pull
+ * request, `pushed` the branch without opening one (no gh, gh refused), or `not_pushed` (no remote,
+ * the push refused): the branch is ready here only. `detail` says why, for the panels.
+ */
+export const prOutcomeSchema = z.strictObject({
+  kind: z.enum(['opened', 'pushed', 'not_pushed']),
+  detail: z.string().max(500),
+});
+export type PrOutcome = z.infer<typeof prOutcomeSchema>;
+
 export const gateDecisionSchema = z.strictObject({
   gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
-  decision: z.enum(['approve', 'reject', 'answer', 'unanswered']),
+  /** `aborted`: an abort ended the wait (its `reason` says by what); it decided nothing either. */
+  decision: z.enum(['approve', 'reject', 'answer', 'unanswered', 'aborted']),
   at: z.iso.datetime(),
   by: z.enum(['human', 'auto', 'nobody']),
   /** Why a human rejected (optional; issue 16 item 5): handed to the agent's next attempt. */
   reason: z.string().max(2000).optional(),
+  /**
+   * Set on a decision carried over from an earlier workflow (a rejected spec's reason, handed to
+   * the new spec agent): that workflow's branch. It is not this workflow's decision.
+   */
+  earlier_branch: z.string().max(300).optional(),
 });
 
 /** A parallel lane's name (issue 19): `task-<task number>-<attempt>`, its worktree's and branch's. */
@@ -257,6 +277,8 @@ export const workflowFileSchema = z.strictObject({
   base_branch: branchName.nullable(),
   feature_branch: branchName.nullable(),
   pr_url: z.string().nullable(),
+  /** Absent in files written before it existed. */
+  pr_outcome: prOutcomeSchema.nullable().default(null),
   pid: z.int().nullable(),
   cost_usd: z.number().min(0),
   /** Answers the human gave to an agent's question, handed to that agent's next run. */

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { REFUSED_BY_HOOK, type WriteFence } from '../agents/claude-code/scope-hook.js';
+import { hookRefusalIn, type WriteFence } from '../agents/claude-code/scope-hook.js';
 import { runDriver } from '../agents/external/run-driver.js';
 import { findExecutable } from '../agents/find-executable.js';
 import { questionOf } from '../agents/needs-input.js';
@@ -68,7 +68,7 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
       // The task may ask for fewer turns than the config allows, never more.
       maxTurns: Math.min(task.builder.max_turns, setup.config.builder.claude_code.max_turns),
       maxBudgetUsd: setup.config.builder.claude_code.max_budget_usd,
-      tools: setup.config.builder.claude_code.allowed_tools.split(','),
+      tools: builderTools(setup.config.builder.claude_code.allowed_tools, task),
       permissionMode: 'bypassPermissions',
       streaming: true,
       cwd: setup.facts.root,
@@ -77,13 +77,16 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
       timeoutMs: ctx.remainingMs(),
       signal: ctx.signal,
       onSpawn: (pgid) => recordAgent(ctx, pgid),
-      // Refused by the scope hook before the write: the model was told; the report says so too.
+      // Refused by the scope hook before the write: the model was told; the report says so too,
+      // and the workflow credits no task with this step (docs/workflow.md).
       onOutputLine: (line) => {
-        if (line.includes(REFUSED_BY_HOOK) && refusals.length < 20) refusals.push(line.slice(0, 300));
+        const refused = hookRefusalIn(line);
+        if (refused !== null && refusals.length < 20) refusals.push(refused);
       },
     },
     ctx.options.bus,
   );
+  ctx.record.refusedWrites.push(...refusals);
   for (const line of refusals) ctx.record.warnings.push(`builder write refused before it happened: ${line}`);
   await settleAgentRecord(ctx);
   if (outcome.failure !== null || outcome.text === null) {
@@ -96,6 +99,19 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
     };
   }
   return judgeClaim(outcome.costUsd, outcome.text);
+}
+
+/**
+ * The configured tools, plus Claude Code's Write when the task may create files: Edit cannot make
+ * a new file, and the scope hook guards Write as it guards Edit (the path must be inside the task's
+ * and the config's globs). A task without new files keeps the configured set exactly.
+ */
+export function builderTools(configured: string, task: BuildTask): string[] {
+  const tools = configured
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t.length > 0);
+  return task.scope.allow_new_files && !tools.includes('Write') ? [...tools, 'Write'] : tools;
 }
 
 /**

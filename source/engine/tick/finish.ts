@@ -129,6 +129,7 @@ function announce(
     budgetWarning: state?.budget_warning ?? false,
     builderQuestion: record.builder.outcome?.question ?? null,
     orchestratorQuestion: record.orchestrator.question,
+    refusedWrites: [...record.refusedWrites],
     spent: {
       ticks: record.orchestrator.calls > 0 && !record.limitRefunded ? 1 : 0,
       calls: record.orchestrator.calls + record.builder.calls,

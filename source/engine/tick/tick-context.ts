@@ -74,6 +74,11 @@ export interface TickResult {
   readonly builderQuestion: string | null;
   /** The orchestrator's question, when it asked one instead of proposing a task (issue 15). */
   readonly orchestratorQuestion: string | null;
+  /**
+   * The builder's writes the runner refused before they happened (the scope hook's reasons): the
+   * tick may still succeed on what it did write, but it did not do what it set out to.
+   */
+  readonly refusedWrites: readonly string[];
 }
 
 /** Shared by the phases of one tick that holds the lock and passed preflight. */

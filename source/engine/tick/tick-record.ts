@@ -42,6 +42,8 @@ export interface TickRecord {
   /** The same folder relative to the repository root, as reports show it. */
   historyPointer: string | null;
   warnings: string[];
+  /** Writes of the builder the runner refused before they happened (the scope hook's reasons). */
+  refusedWrites: string[];
   /** Seed 001 PR6: the orchestrator's control decision, when the task carried one. */
   control: Control | null;
   /** An agent's usage limit ended the tick: its tick was given back to the budget (issue 15). */
@@ -71,6 +73,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     historyDir: null,
     historyPointer: null,
     warnings: [],
+    refusedWrites: [],
     control: null,
     limitRefunded: false,
   };

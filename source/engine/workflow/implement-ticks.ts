@@ -24,16 +24,23 @@ import {
 } from './phase-helpers.js';
 import { PlanMemory } from './plan-memory.js';
 import { describeRuns } from './project-checks.js';
+import {
+  alreadyDoneClaim,
+  creditFor,
+  filesOutsideFence,
+  type NotAccepted,
+  type TaskPaths,
+} from './task-credit.js';
 import { readTick, type TickReading } from './tick-reading.js';
 import { laneOf, mainTarget, type TaskEnd, type TickTarget } from './tick-target.js';
 
 /**
  * IMPLEMENTATION with the `ticks` engine (docs/ARCHITECTURE.md, the default): a judged Relais loop over the
  * pending tasks of TASKS.md. For each task the orchestrator proposes ticks aimed at it; a task is
- * completed only when a tick for it was judged in scope, verified by the runner and committed (or,
- * when the orchestrator says there is nothing to change, when the project's own checks pass). A
- * stopped tick is rolled back and the next one is told why, up to `max_ticks_per_task`. Every
- * agent of every tick runs under the phase's circuit breaker.
+ * completed only by a tick for it that was judged in scope, verified by the runner and committed,
+ * with no write refused, touching the task's own paths (task-credit.ts). A stopped tick is rolled
+ * back, a tick that is not accepted completes nothing, and the next one is told why, up to
+ * `max_ticks_per_task`. Every agent of every tick runs under the phase's circuit breaker.
  */
 export async function implementWithTicks(ctx: WorkflowContext): Promise<PhaseResult> {
   // Lanes a killed parallel run left behind are recovered at one lane too (issue 19).
@@ -82,6 +89,9 @@ export async function implementTask(
   );
   // A limit that never lifts is a failure after all: then the tick counts like any stopped one.
   let limitWaits = 0;
+  const paths = await taskPathsOf(ctx, task.number);
+  const fenced = outsideFence(ctx, task, paths);
+  if (fenced) return fenced;
   while (ticks < maxTicks) {
     const ran = await budgetedTick(ctx, target, task, note, { breaker, phase, plans });
     if (ran.kind === 'end') return ran.result;
@@ -103,16 +113,55 @@ export async function implementTask(
     ticks++;
     // Counted on the record as it is now: best-of attempts at the same task add up (issue 19).
     await ctx.updateTask(task.number, (now) => ({ ticks: now.ticks + 1 }), target.lane);
-    const next = await judgeTick(ctx, target, task, tick, plans, breaker, phase);
+    const next = await judgeTick(ctx, target, { task, paths }, tick, plans, breaker, phase);
     if (next.kind === 'done') return null;
     if (next.kind === 'end') return next.result;
     note = next.note;
   }
+  const last = ctx.workflow.tasks.find((t) => t.number === task.number);
+  const why =
+    last?.verdict === 'rejected' && last.verified ? `; the last: not accepted: ${last.verified}` : '';
   return {
     kind: 'fail',
     reason: 'tick_stopped',
-    detail: `task ${task.number} "${task.title}": no verified tick after ${maxTicks} tick(s) (workflow.max_ticks_per_task)`,
+    detail:
+      `task ${task.number} "${task.title}": no verified change of its own after ${maxTicks} tick(s) (workflow.max_ticks_per_task)${why}`.slice(
+        0,
+        2000,
+      ),
   };
+}
+
+/**
+ * A task whose Files the config's fence excludes cannot be done by any step: said before a tick
+ * is paid for, with the fix (defect 3: package.json under the src/** and test/** fence).
+ */
+function outsideFence(ctx: WorkflowContext, task: TaskRecord, paths: TaskPaths | null): TaskEnd | null {
+  const fence = ctx.setup.config.scope.default_allowed_globs;
+  const outside = filesOutsideFence(paths, fence);
+  if (outside.length === 0) return null;
+  return {
+    kind: 'fail',
+    reason: 'scope_outside_config',
+    detail:
+      `task ${task.number} "${task.title}" names ${outside.join(', ')}, outside scope.default_allowed_globs (${fence.join(', ')}) in relais.config.json: no step could write ${outside.length === 1 ? 'it' : 'them'}. Widen the fence to ${outside.join(', ')}, commit the config, then ralphy start resumes.`.slice(
+        0,
+        2000,
+      ),
+  };
+}
+
+/** What TASKS.md names for the task (its Files and Scope), or null when it cannot be read. */
+async function taskPathsOf(ctx: WorkflowContext, number: number): Promise<TaskPaths | null> {
+  const parsed = await readTasksFile(ctx);
+  const plan = parsed.ok ? parsed.tasks.find((t) => t.number === number) : undefined;
+  return plan ? { files: plan.files, scope: plan.scope } : null;
+}
+
+/** The task a tick is aimed at, with the paths TASKS.md names for it. */
+interface AimedAt {
+  readonly task: TaskRecord;
+  readonly paths: TaskPaths | null;
 }
 
 /**
@@ -223,12 +272,13 @@ function heldBy(target: TickTarget, breaker: CircuitBreaker | null, runner: Agen
 async function judgeTick(
   ctx: WorkflowContext,
   target: TickTarget,
-  task: TaskRecord,
+  aimed: AimedAt,
   tick: TickResult,
   plans: PlanMemory,
   breaker: CircuitBreaker | null,
   phase: PhaseSignal,
 ): Promise<AfterSuccess> {
+  const { task } = aimed;
   if (tick.verdict === 'blocked' || tick.verdict === 'stop') await showStopped(ctx, target, task, tick);
   if (tick.verdict === 'blocked')
     return {
@@ -240,7 +290,7 @@ async function judgeTick(
       },
     };
   if (tick.verdict === 'stop') return afterStop(ctx, target, task, tick, plans, breaker);
-  return afterSuccess(ctx, target, task, tick, breaker, phase);
+  return afterSuccess(ctx, target, aimed, tick, { plans, breaker, phase });
 }
 
 /**
@@ -335,22 +385,43 @@ async function agentQuestion(
 
 type AfterSuccess = { kind: 'done' } | { kind: 'again'; note: string } | { kind: 'end'; result: TaskEnd };
 
+/** What a successful tick's reading needs beyond the tick: the failed plans, the breaker, the phase. */
+interface SuccessWatch {
+  readonly plans: PlanMemory;
+  readonly breaker: CircuitBreaker | null;
+  readonly phase: PhaseSignal;
+}
+
 async function afterSuccess(
   ctx: WorkflowContext,
   target: TickTarget,
-  task: TaskRecord,
+  aimed: AimedAt,
   tick: TickResult,
-  breaker: CircuitBreaker | null,
-  phase: PhaseSignal,
+  watch: SuccessWatch,
 ): Promise<AfterSuccess> {
-  if (tick.control?.action === 'stop')
-    return afterStopClaim(ctx, target, task, tick.control.reason, breaker, phase);
+  const { task, paths } = aimed;
+  const { breaker, phase } = watch;
   const report = tick.report;
+  if (tick.control?.action === 'stop')
+    return notAccepted(
+      ctx,
+      target,
+      task,
+      tick,
+      alreadyDoneClaim(task.number, paths, tick.control.reason ?? ''),
+      watch.plans,
+    );
   if (report?.task?.task_kind === 'question') return afterQuestion(ctx, target, task, report.task, breaker);
-  // Evidence, not a claim: a tick that ran no verification gets the project's own checks, and a
-  // tick that neither changed nor proved anything did not complete the task.
-  let runs = report?.verification.runs ?? [];
+  // Evidence, not a claim (task-credit.ts): a change of the task's own, none of its writes refused.
   const commit = report?.commit ?? null;
+  const credit = creditFor(task.number, paths, {
+    commit,
+    touched: report?.scope.touched_paths ?? [],
+    refused: tick.refusedWrites,
+  });
+  if (!credit.accepted) return notAccepted(ctx, target, task, tick, credit, watch.plans);
+  // A tick that ran no verification gets the project's own checks.
+  let runs = report?.verification.runs ?? [];
   if (runs.length === 0) {
     const checks = await target.checks(phase.signal);
     if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
@@ -361,49 +432,50 @@ async function afterSuccess(
       };
     runs = checks.runs;
   }
-  if (commit === null && runs.length === 0)
-    return {
-      kind: 'again',
-      note: `The last tick changed nothing and verified nothing, so task ${task.number} is not done. Propose an execute task that implements it, with verification templates.`,
-    };
   return completeTask(ctx, target, breaker, task, report?.agents.builder.summary ?? null, commit, phase, [
-    `${tick.code}${commit ? `, committed ${commit.slice(0, 12)}` : ', no change'}`,
+    `${tick.code}${commit ? `, committed ${commit.slice(0, 12)}` : ''}`,
     `judged ${report?.blast_radius_line ?? ''}`,
     runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification configured',
   ]);
 }
 
-/** The orchestrator says there is nothing left to do: a claim, checked by the runner. */
-async function afterStopClaim(
+/**
+ * A successful tick that completes nothing: the task's row says why ("not accepted: no change"),
+ * next to what the builder claimed, the plan may not be tried again for this task, and the
+ * orchestrator is told. Whatever the tick committed stays on the branch: it was judged and verified.
+ */
+async function notAccepted(
   ctx: WorkflowContext,
   target: TickTarget,
   task: TaskRecord,
-  reason: string | undefined,
-  breaker: CircuitBreaker | null,
-  phase: PhaseSignal,
+  tick: TickResult,
+  credit: NotAccepted,
+  plans: PlanMemory,
 ): Promise<AfterSuccess> {
-  const checks = await target.checks(phase.signal);
-  if (checks.aborted) return { kind: 'end', result: interruptionOf(ctx, breaker, phase) ?? stopped(ctx) };
-  if (checks.problem)
-    return {
-      kind: 'again',
-      note: `You said the task needs no change, but the runner's checks fail: ${checks.problem}. Propose a task that fixes it.`,
-    };
-  if (checks.none)
-    return {
-      kind: 'again',
-      note: `You said task ${task.number} needs no change, but the project has no verification template to confirm it (verification.templates). Propose an execute task, or a verify_only task with templates that prove it.`,
-    };
-  return completeTask(
-    ctx,
-    target,
-    breaker,
-    task,
-    `the orchestrator said it was already done: ${reason ?? ''}`.trim(),
-    null,
-    phase,
-    [`nothing to change; checks: ${describeRuns(checks.runs)}`],
+  const report = tick.report;
+  const runs = report?.verification.runs ?? [];
+  const evidence = [
+    `${tick.code}${report?.commit ? `, committed ${report.commit.slice(0, 12)}` : ''}`,
+    ...(report ? [`judged ${report.blast_radius_line}`] : []),
+    ...(runs.length > 0 ? [`verification: ${describeRuns(runs)}`] : []),
+  ];
+  await ctx.updateTask(
+    task.number,
+    {
+      claimed:
+        (tick.control?.action === 'stop'
+          ? `the orchestrator said it was already done: ${tick.control.reason ?? ''}`
+          : report?.agents.builder.summary
+        )?.slice(0, 500) ?? null,
+      verified: `${credit.why} (${evidence.join('; ')})`.slice(0, 500),
+      verdict: 'rejected',
+    },
+    target.lane,
   );
+  // Only an execute plan of this tick is one to refuse again (a control stop has no plan).
+  if (report?.task?.task_kind === 'execute' && tick.control === null)
+    await plans.recordStop(`not accepted: ${credit.why}`.slice(0, 80));
+  return { kind: 'again', note: `${credit.note}${plans.replanNote()}` };
 }
 
 /** A question task: the human answers through the gate port, and the answer goes into the next tick. */

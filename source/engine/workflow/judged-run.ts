@@ -89,6 +89,10 @@ export async function judgedAgentRun(
     violations: judged.verdict.violations.slice(0, 50),
     touched_paths: touched.slice(0, 200),
   });
+  // An abort confirmed while the agent ran or was judged (the `a` key, ralphy abort): whatever it
+  // finished is set aside, never committed, and the phase ends aborted.
+  if (step.kind === 'done' && ctx.options.signal.aborted && ctx.options.abortRequested?.())
+    step = { kind: 'aborted', costUsd: step.costUsd };
   const base = { step, touched, blast: judged.blast, blastLine: judged.blastLine };
   const setAside = async (violations: string[]): Promise<JudgedRun> => {
     try {

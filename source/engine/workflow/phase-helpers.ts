@@ -137,6 +137,34 @@ export const MAX_REASON_CHARS = 2000;
  * case 1) and the wait has no limit; the decision is recorded in WORKFLOW.json. `lane`: the
  * parallel lane that asks (issue 19); its gate events carry the lane, and so does the request.
  */
+/**
+ * An abort confirmed while the gate waited (the `a` key, ralphy abort): the human ended the
+ * workflow, so the record says who aborted, never "nobody could answer".
+ */
+async function abortedAtGate(
+  ctx: WorkflowContext,
+  gate: GateKind,
+  breaker: CircuitBreaker | null,
+): Promise<GateReply> {
+  const by = ctx.options.abortedBy?.() ?? 'an abort request';
+  ctx.bus.emit({ type: 'gate.resolved', gate, decision: 'aborted', by: 'human', answer: by });
+  await ctx.closeWait({
+    gate_decisions: [
+      ...ctx.workflow.gate_decisions,
+      {
+        gate,
+        decision: 'aborted' as const,
+        at: ctx.now().toISOString(),
+        by: 'human' as const,
+        reason: `aborted by ${by}`,
+      },
+    ].slice(-100),
+  });
+  breaker?.resume();
+  // Nothing was decided: the callers see the aborted signal and stop.
+  return { decision: 'reject', text: null, by: 'nobody', reason: null };
+}
+
 export async function askGate(
   ctx: WorkflowContext,
   gate: GateKind,
@@ -159,6 +187,7 @@ export async function askGate(
     { gate, title, lines, answer, documents, ...(lane === null ? {} : { lane }) },
     ctx.options.signal,
   );
+  if (ctx.options.signal.aborted && ctx.options.abortRequested?.()) return abortedAtGate(ctx, gate, breaker);
   const text = reply.text?.trim() ? reply.text.trim() : null;
   const decision: GateReply['decision'] =
     answer === 'text' && reply.decision !== 'reject' && text

@@ -22,7 +22,10 @@ export class PlanMemory {
 
   /** For TickOptions.refusePlan: remembers the plan, refuses one that already failed. */
   readonly refuse = (task: BuildTask): string | null => {
-    if (task.task_kind !== 'execute') return null;
+    if (task.task_kind !== 'execute') {
+      this.last = null;
+      return null;
+    }
     const signature = planSignature(task);
     this.last = { signature, intent: task.intent };
     const before = this.failed.find((plan) => samePlan(plan, signature));

@@ -18,7 +18,9 @@ import { qaSummary } from './qa-phase.js';
  * tree once more, measures the blast radius, writes the PR body from evidence, pushes the feature
  * branch to the configured remote and opens the pull request with `gh pr create`. Without a remote
  * or `gh` (or when either refuses), the branch is left ready and the user is told exactly what to
- * run; the workflow is still COMPLETED, since everything it had to produce is committed.
+ * run; the workflow is still COMPLETED, since everything it had to produce is committed, but
+ * `pr_outcome` records what did not happen, so no panel shows the PR phase as done for a push
+ * that never happened.
  */
 
 export interface PrOutcome {
@@ -87,7 +89,7 @@ async function openPullRequest(
   const ghLine = `gh pr create --base ${quote(base)} --head ${quote(branch)} --title ${quote(workflow.prd_title)} --body-file ${bodyRel}${draft ? ' --draft' : ''}`;
   const remoteUrl = await ctx.setup.git.run(['remote', 'get-url', remote]);
   if (remoteUrl.code !== 0)
-    return left(ctx, `no git remote "${remote}"`, [
+    return left(ctx, 'not_pushed', `no git remote "${remote}"`, [
       `git remote add ${remote} <url>`,
       `git push --set-upstream ${remote} ${branch}`,
       ghLine,
@@ -109,7 +111,7 @@ async function openPullRequest(
   const pushInterrupted = interruptedBy(ctx, breaker, phase, push);
   if (pushInterrupted) return end(pushInterrupted);
   if (push.exitCode !== 0)
-    return left(ctx, `git push to ${remote} failed: ${tail(push)}`, [
+    return left(ctx, 'not_pushed', `git push to ${remote} failed: ${tail(push)}`, [
       `git push --set-upstream ${remote} ${branch}`,
       ghLine,
     ]);
@@ -117,6 +119,7 @@ async function openPullRequest(
   if (!gh)
     return left(
       ctx,
+      'pushed',
       `the GitHub CLI (${ctx.setup.config.pr.gh_command}) is not installed; ${branch} is pushed`,
       ['install gh (https://cli.github.com) and run gh auth login', ghLine],
     );
@@ -124,7 +127,7 @@ async function openPullRequest(
   // no double PR). The fleet asks gh; a local run has no such hook and always creates.
   const existing = await ctx.options.existingPullRequest?.(gh, branch);
   if (existing) {
-    await ctx.update({ pr_url: existing });
+    await ctx.update({ pr_url: existing, pr_outcome: { kind: 'opened', detail: existing } });
     ctx.bus.emit({ type: 'log', level: 'info', message: `Pull request (already open): ${existing}` });
     return { result: { kind: 'next', event: 'exit_signal' }, nextSteps: [] };
   }
@@ -133,8 +136,8 @@ async function openPullRequest(
   if (ghInterrupted) return end(ghInterrupted);
   const url = /https?:\/\/\S+/.exec(created.stdoutTail)?.[0] ?? null;
   if (created.exitCode !== 0 || !url)
-    return left(ctx, `gh pr create failed: ${tail(created)}`, ['gh auth status', ghLine]);
-  await ctx.update({ pr_url: url });
+    return left(ctx, 'pushed', `gh pr create failed: ${tail(created)}`, ['gh auth status', ghLine]);
+  await ctx.update({ pr_url: url, pr_outcome: { kind: 'opened', detail: url } });
   ctx.bus.emit({ type: 'log', level: 'info', message: `Pull request: ${url}` });
   return { result: { kind: 'next', event: 'exit_signal' }, nextSteps: [] };
 }
@@ -159,9 +162,20 @@ export async function baseAheadOfRemote(
   return `the base branch ${base} is ${n} commit(s) ahead of ${remote}/${base}: the pull request would carry them too. Push ${base} first (git push ${remote} ${base}), or review them in the PR`;
 }
 
-/** The branch is ready but the PR could not be opened from here: COMPLETED, with the exact commands. */
-function left(ctx: WorkflowContext, why: string, steps: string[]): PrOutcome {
+/**
+ * The branch is ready but the PR could not be opened from here: COMPLETED, with the exact commands,
+ * and the record of what did not happen (`pushed`: on the remote without a PR; `not_pushed`: here
+ * only).
+ */
+async function left(
+  ctx: WorkflowContext,
+  kind: 'pushed' | 'not_pushed',
+  why: string,
+  steps: string[],
+): Promise<PrOutcome> {
   ctx.bus.emit({ type: 'log', level: 'warn', message: `No pull request opened: ${why}` });
+  const state = kind === 'pushed' ? 'branch pushed, no pull request' : 'branch ready, not pushed';
+  await ctx.update({ pr_outcome: { kind, detail: `${state}: ${why}`.slice(0, 500) } });
   return { result: { kind: 'next', event: 'exit_signal' }, nextSteps: steps };
 }
 

@@ -438,7 +438,9 @@ async function missingPrerequisites(
 
 function carriedRejection(previous: WorkflowFile | null): WorkflowFile['gate_decisions'] {
   const rejected = previous?.state === 'REJECTED' ? lastRejection(previous, 'spec') : null;
-  return rejected ? [rejected] : [];
+  // Labelled with its workflow's branch: the PR body must not show it as this workflow's gate.
+  const earlier = rejected?.earlier_branch ?? previous?.feature_branch ?? undefined;
+  return rejected ? [{ ...rejected, ...(earlier ? { earlier_branch: earlier } : {}) }] : [];
 }
 
 /** `relais init` without force: what it could not do, or null. */

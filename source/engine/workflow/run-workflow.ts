@@ -275,6 +275,7 @@ async function finish(ctx: WorkflowContext, stored: string[]): Promise<WorkflowO
     reason: w.failure_reason,
     detail: w.failure_detail,
     pr_url: w.pr_url,
+    pr_outcome: w.pr_outcome,
     next_steps: nextSteps,
   });
   return {

@@ -49,6 +49,7 @@ export function freshWorkflow({
     base_branch: null,
     feature_branch: null,
     pr_url: null,
+    pr_outcome: null,
     pid: process.pid,
     cost_usd: 0,
     pending_answer: null,

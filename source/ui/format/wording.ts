@@ -29,11 +29,14 @@ export function gateName(gate: GateKind): string {
  */
 export function gateOutcome(
   gate: GateKind,
-  decision: 'approve' | 'reject' | 'answer',
+  decision: 'approve' | 'reject' | 'answer' | 'aborted',
   by: 'human' | 'auto' | 'nobody',
   /** A narrow panel names the gate by its short kind (`spec`, `plan`). */
   name: string = gateName(gate),
+  /** What aborted the wait (`the abort key (a) in the app`), for an `aborted` decision. */
+  abortedBy: string | null = null,
 ): string {
+  if (decision === 'aborted') return `${name}: aborted${abortedBy ? ` by ${abortedBy}` : ''}`;
   if (by === 'nobody') return `${name}: nobody could answer`;
   const verb =
     decision === 'approve'

@@ -27,7 +27,7 @@ export function blastRows(state: UiState, width = Number.POSITIVE_INFINITY): Row
     blast.code
       ? [text(`${GLYPH.failed} ${blast.code}`, { tone: 'error', bold: true })]
       : blast.scope === 'branch'
-        ? [text('what the pull request holds (base..HEAD)', { dim: true })]
+        ? [text('what the branch holds (base..HEAD)', { dim: true })]
         : [text(`${GLYPH.done} scope ok`, { tone: 'ok' })],
   ];
   if (blast.sandbox)

@@ -107,6 +107,13 @@ function endRow(state: UiState): Row | null {
   const end = state.end;
   if (!end) return null;
   const ok = end.state === 'COMPLETED';
+  if (ok && end.partial)
+    return [
+      text(GLYPH.partial, { tone: 'warn' }),
+      text(' '),
+      text(end.state, { bold: true, tone: 'warn' }),
+      ...(end.reason ? [text(` · ${end.reason}`, { tone: 'warn' })] : []),
+    ];
   return [
     text(ok ? GLYPH.done : end.state === 'REJECTED' ? GLYPH.rejected : GLYPH.failed, {
       tone: ok ? 'ok' : 'error',
@@ -132,6 +139,8 @@ function glyphOf(phase: PhaseRow, state: UiState): Segment {
       return text(GLYPH.interrupted, { tone: 'warn', bold: true });
     case 'done':
       return text(GLYPH.done, { tone: 'ok' });
+    case 'partial':
+      return text(GLYPH.partial, { tone: 'warn' });
     case 'failed':
       return text(GLYPH.failed, { tone: 'error' });
     case 'rejected':
@@ -149,6 +158,8 @@ function phaseDuration(phase: PhaseRow, nowMs: number): string {
 function gateNote(note: GateNote): Segment[] {
   // The log's words (format/wording.ts): nobody answering names no decision, Esc at a question
   // is "declined", --yes is named.
+  if (note.decision === 'aborted')
+    return [text(gateOutcome(note.gate, note.decision, note.by, note.gate, note.answer), { tone: 'error' })];
   const words = gateOutcome(note.gate, note.decision, note.by, note.gate);
   if (note.by === 'nobody') return [text(words, { tone: 'warn' })];
   if (note.decision === 'approve') return [text(words, { tone: 'ok' })];

@@ -11,15 +11,18 @@ import { GLYPH } from '../theme.js';
  */
 export function resultRows(result: ResultModel, width = Number.POSITIVE_INFINITY): Row[] {
   const rows: Row[] = [
-    [
-      text(`${result.ok ? GLYPH.done : GLYPH.failed} ${result.headline}`, {
-        bold: true,
-        tone: result.ok ? 'ok' : 'error',
-      }),
-    ],
+    [text(`${glyphOf(result)} ${result.headline}`, { bold: true, tone: toneOf(result) })],
     ...result.lines.map((line): Row => [text(flatten(line, 600))]),
   ];
   return Number.isFinite(width) ? wrapRows(rows, width) : rows;
+}
+
+function glyphOf(result: ResultModel): string {
+  return result.partial ? GLYPH.partial : result.ok ? GLYPH.done : GLYPH.failed;
+}
+
+function toneOf(result: ResultModel): 'ok' | 'warn' | 'error' {
+  return result.partial ? 'warn' : result.ok ? 'ok' : 'error';
 }
 
 export function ResultPanel(props: {
@@ -28,7 +31,7 @@ export function ResultPanel(props: {
   readonly height: number;
 }) {
   return (
-    <Frame title="Result" width={props.width} height={props.height} tone={props.result.ok ? 'ok' : 'error'}>
+    <Frame title="Result" width={props.width} height={props.height} tone={toneOf(props.result)}>
       <Rows rows={clipRows(resultRows(props.result, innerWidth(props.width)), innerHeight(props.height))} />
     </Frame>
   );

@@ -87,10 +87,12 @@ const FORMATS: Formats = {
   'workflow.waiting': (e) => [line('warn', `usage limit: waiting until ${e.until} (${e.reason})`)],
   // The words that came with the decision: a typed answer, or why a human rejected.
   'gate.resolved': (e) => [
-    line(
-      e.by === 'nobody' ? 'warn' : 'info',
-      `${gateOutcome(e.gate, e.decision, e.by)}${e.answer && e.by === 'human' ? `: ${e.answer}` : ''}`,
-    ),
+    e.decision === 'aborted'
+      ? line('warn', gateOutcome(e.gate, e.decision, e.by, undefined, e.answer))
+      : line(
+          e.by === 'nobody' ? 'warn' : 'info',
+          `${gateOutcome(e.gate, e.decision, e.by)}${e.answer && e.by === 'human' ? `: ${e.answer}` : ''}`,
+        ),
   ],
   'attempts.decided': (e) => [
     line(

@@ -214,21 +214,35 @@ export function taskUpdated(state: UiState, e: Of<'task.updated'>): UiState {
 
 export function runFinished(state: UiState, e: Of<'run.finished'>, atMs: number): UiState {
   const ok = e.state === 'COMPLETED';
+  // Defect 5: "✓ PR" only for a push that happened. Unpushed, the PR phase and the end say so.
+  const pr = ok ? (e.pr_outcome ?? null) : null;
+  const unpushed = pr?.kind === 'not_pushed';
+  const prWords = pr && pr.kind !== 'opened' ? prWordsOf(pr.kind) : null;
   const lines = [
     ...(e.detail ? [e.detail] : []),
     ...(e.pr_url ? [`Pull request: ${e.pr_url}`] : []),
     ...e.next_steps.map((s) => `Next: ${s}`),
   ].map((line) => flatten(line));
-  const end =
+  const ended =
     state.end ??
     (END_STATES.includes(e.state)
       ? { state: e.state as EndState, reason: e.reason, detail: flattenOrNull(e.detail), atMs }
       : null);
+  const end = ended && prWords ? { ...ended, reason: prWords, partial: unpushed } : ended;
+  const phases = unpushed
+    ? state.phases.map((row): PhaseRow => (row.state === 'PR' ? { ...row, status: 'partial' } : row))
+    : state.phases;
+  const headline = `Workflow ${e.state}${e.reason ? ` (${e.reason})` : ''}${prWords ? ` · ${prWords}` : ''}`;
   return {
     ...state,
     end,
+    phases,
     wait: null,
     header: { ...state.header, endedAtMs: atMs },
-    result: { ok, headline: `Workflow ${e.state}${e.reason ? ` (${e.reason})` : ''}`, lines },
+    result: { ok: ok && !unpushed, partial: unpushed, headline, lines },
   };
+}
+
+function prWordsOf(kind: 'pushed' | 'not_pushed'): string {
+  return kind === 'pushed' ? 'branch pushed, no pull request' : 'branch ready, not pushed';
 }

@@ -22,12 +22,24 @@ export const TIMELINE_STATES = PHASE_ORDER;
 export type TimelineState = (typeof TIMELINE_STATES)[number];
 export type EndState = 'COMPLETED' | 'FAILED' | 'REJECTED';
 
-/** `interrupted`: Ctrl-C stopped the phase; `ralphy start` resumes it (nothing turns any more). */
-export type PhaseStatus = 'pending' | 'running' | 'waiting' | 'interrupted' | 'done' | 'failed' | 'rejected';
+/**
+ * `interrupted`: Ctrl-C stopped the phase; `ralphy start` resumes it (nothing turns any more).
+ * `partial`: the phase ended without doing its part (the PR phase left the branch unpushed).
+ */
+export type PhaseStatus =
+  | 'pending'
+  | 'running'
+  | 'waiting'
+  | 'interrupted'
+  | 'done'
+  | 'partial'
+  | 'failed'
+  | 'rejected';
 
 export interface GateNote {
   readonly gate: GateKind;
-  readonly decision: 'approve' | 'reject' | 'answer';
+  /** `aborted`: an abort ended the wait; `answer` says by what. */
+  readonly decision: 'approve' | 'reject' | 'answer' | 'aborted';
   readonly by: 'human' | 'auto' | 'nobody';
   readonly answer: string | null;
 }
@@ -55,6 +67,8 @@ export interface WorkflowEnd {
   readonly reason: string | null;
   readonly detail: string | null;
   readonly atMs: number;
+  /** COMPLETED without its last step (the branch was not pushed): never shown as a plain ✓. */
+  readonly partial?: boolean;
 }
 
 export interface HeaderModel {
@@ -208,6 +222,8 @@ export interface TickOutcome {
 /** The end of the work as the engine announced it (run.finished, loop.finished, tick.finished). */
 export interface ResultModel {
   readonly ok: boolean;
+  /** Ended, but not all done (the branch not pushed): ◐, not ✓ and not ✗. */
+  readonly partial?: boolean;
   readonly headline: string;
   readonly lines: readonly string[];
 }

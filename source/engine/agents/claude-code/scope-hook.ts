@@ -25,6 +25,23 @@ export interface WriteFence {
 /** How every refusal of the hook begins (the tick finds them in the agent's output by it). */
 export const REFUSED_BY_HOOK = 'Relais refused this write before it happened';
 
+/**
+ * The hook's refusal in one line the builder's run said (run-claude.ts passes tool errors and the
+ * agent's text, never a successful tool result, so a file the agent read cannot fake one): the
+ * reason after the hook's words, or null.
+ */
+export function hookRefusalIn(line: string): string | null {
+  const at = line.indexOf(REFUSED_BY_HOOK);
+  if (at < 0) return null;
+  const why = line.slice(at + REFUSED_BY_HOOK.length).replace(/^[:\s]+/, '');
+  return why.trim().slice(0, 300) || null;
+}
+
+/** The path a refusal names ("package.json is outside ..."), or the refusal itself. */
+export function refusedPathOf(refusal: string): string {
+  return /^(.+?) is (?:outside|a forbidden path)/.exec(refusal)?.[1] ?? refusal.slice(0, 120);
+}
+
 /** The tools that write files, and where each names its target. */
 export const WRITE_TOOLS = ['Edit', 'Write', 'MultiEdit', 'NotebookEdit'] as const;
 
