@@ -350,7 +350,7 @@ describe('GatePanel', () => {
     expect(frame).toMatch(/y\s+approve\s+n\s+reject/);
   });
 
-  test('a long list is cut but the keys stay visible', () => {
+  test('a long list scrolls inside the gate, says how much is below, and the keys stay visible', () => {
     const lines = Array.from({ length: 40 }, (_, i) => `${i + 1}. task`);
     const s = new Script().emit({
       type: 'gate.requested',
@@ -360,7 +360,7 @@ describe('GatePanel', () => {
       answer: 'yes_no',
     });
     const view = renderPanel(<GatePanel state={s.state} width={60} height={8} />);
-    expect(view.frame()).toMatch(/… \d+ more/);
+    expect(view.frame()).toMatch(/↓ \d+ more \(PgDn\)/);
     expect(view.frame()).toMatch(/y\s+approve/);
   });
 

@@ -1,4 +1,5 @@
 import type { Key } from 'ink';
+import { asksWhy } from '../format/wording.js';
 import type { AgentLogEntry } from '../logs/agent-logs.js';
 import { outputLanes } from '../store/reduce-lanes.js';
 import type { ScrollCommand } from '../store/scroll.js';
@@ -155,8 +156,10 @@ function runningKey(state: UiState, input: string, key: KeyInfo): KeyAction {
   const { gate } = state;
   if (key.tab) return laneKey(state);
   if (gate?.answer === 'yes_no' && input === 'y') return { type: 'gate', decision: 'approve' };
-  // A "no" is confirmed, with room for why (the agent reads it on its next attempt).
-  if (gate?.answer === 'yes_no' && input === 'n') return { type: 'reject_ask' };
+  // A "no" an agent reads is confirmed, with room for why (the agent reads it on its next
+  // attempt); at the resume and the planner's proceed question it decides at once.
+  if (gate?.answer === 'yes_no' && input === 'n')
+    return asksWhy(gate.gate) ? { type: 'reject_ask' } : { type: 'gate', decision: 'reject' };
   if (input === 'v' && (gate?.documents?.length ?? 0) > 0)
     return { type: 'overlay', overlay: { kind: 'document', index: 0, top: 0 } };
   if (watchesTheFleet(state)) {

@@ -152,6 +152,8 @@ export function gateRequested(state: UiState, e: Of<'gate.requested'>): UiState 
   const documents = state.gate?.gate === e.gate ? state.gate.documents : undefined;
   return {
     ...state,
+    // A new question starts at its first row.
+    interaction: state.gate ? state.interaction : { ...state.interaction, gateTop: 0 },
     gate: {
       gate: e.gate,
       title: flatten(e.title, 300),
@@ -189,6 +191,7 @@ function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
       ...state.interaction,
       draft: '',
       rejecting: false,
+      gateTop: 0,
       overlay: state.interaction.overlay?.kind === 'document' ? null : state.interaction.overlay,
     },
   };

@@ -270,6 +270,11 @@ export interface InteractionModel {
    */
   readonly rejecting: boolean;
   /**
+   * The first row of the gate's question on screen, when a small terminal cannot show it whole:
+   * the scroll keys move it inside the gate (the newcomer's pass, defect 9). 0 for a new gate.
+   */
+  readonly gateTop: number;
+  /**
    * Issue 19: the lane whose output the Output panel shows (Tab cycles through the lanes and back
    * to all of them), or null for every line of the run.
    */
@@ -374,6 +379,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       hint: null,
       overlay: null,
       rejecting: false,
+      gateTop: 0,
       outputLane: null,
     },
     lanes: NO_LANES,
