@@ -134,6 +134,7 @@ function writeFenceFor(ctx: TickContext, task: BuildTask): WriteFence {
   const scope = effectiveScopeFor(ctx.setup, task);
   return {
     allowed: [scope.taskAllowed, scope.configAllowed],
+    names: ["this task's scope.allowed_globs", "the config's scope.default_allowed_globs"],
     forbidden: [...scope.forbidden, CONFIG_FILE_NAME],
   };
 }
