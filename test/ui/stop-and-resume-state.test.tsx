@@ -11,8 +11,10 @@ import { contextKeys } from '../../source/ui/keys/key-help.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
 import { Header } from '../../source/ui/panels/Header.js';
 import { PhaseTimeline } from '../../source/ui/panels/PhaseTimeline.js';
+import { ResultPanel } from '../../source/ui/panels/ResultPanel.js';
 import { Tasks } from '../../source/ui/panels/Tasks.js';
 import { Verifications } from '../../source/ui/panels/Verifications.js';
+import { finalResult } from '../../source/ui/store/selectors.js';
 import { enter, NO_KEY, renderPanel, Script } from './helpers.js';
 
 // Issue 16 item 6: what the app says after an abort, an interrupt and on a resume.
@@ -141,6 +143,42 @@ describe('p: pause after the running agent (issue 16 item 11)', () => {
       next_steps: ['ralphy start /repo (it asks to resume at QA)'],
     });
     expect(renderPanel(<Header state={s.state} width={140} />).frame()).not.toContain('PAUSING');
+    // The newcomer's pass, defect 16: a pause ends interrupted, never with the failure glyph.
+    const result = finalResult(s.state);
+    if (!result) throw new Error('no result after run.finished');
+    const panel = renderPanel(<ResultPanel result={result} width={80} height={6} />).frame();
+    expect(panel).toContain('‖ Paused at QA (resumable)');
+    expect(panel).not.toContain('✗');
+    expect(panel).toContain('Next: ralphy start /repo');
+  });
+
+  test('Ctrl-C ends "Stopped at ... (resumable)"; a failure keeps its ✗', () => {
+    const stopped = running().emit({
+      type: 'run.finished',
+      state: 'IMPLEMENTATION',
+      status: 'interrupted',
+      reason: null,
+      detail: null,
+      pr_url: null,
+      next_steps: [],
+    });
+    const stop = finalResult(stopped.state);
+    expect(stop?.headline).toBe('Stopped at IMPLEMENTATION (resumable)');
+    expect(stop?.interrupted).toBe(true);
+    const failed = running().emit({
+      type: 'run.finished',
+      state: 'FAILED',
+      status: 'failed',
+      reason: 'agent_failed',
+      detail: null,
+      pr_url: null,
+      next_steps: [],
+    });
+    const fail = finalResult(failed.state);
+    if (!fail) throw new Error('no result');
+    expect(renderPanel(<ResultPanel result={fail} width={80} height={4} />).frame()).toContain(
+      '✗ Workflow FAILED (agent_failed)',
+    );
   });
 
   test('a loop has no pause key', () => {

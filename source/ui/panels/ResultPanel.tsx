@@ -3,7 +3,7 @@ import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, text, wrapRows } from '../components/row.js';
 import { flatten } from '../format/text.js';
 import type { ResultModel } from '../store/ui-state.js';
-import { GLYPH } from '../theme.js';
+import { GLYPH, type Tone } from '../theme.js';
 
 /**
  * How the work ended, as the engine announced it, with what to do next. Every line wraps at
@@ -11,15 +11,21 @@ import { GLYPH } from '../theme.js';
  */
 export function resultRows(result: ResultModel, width = Number.POSITIVE_INFINITY): Row[] {
   const rows: Row[] = [
-    [
-      text(`${result.ok ? GLYPH.done : GLYPH.failed} ${result.headline}`, {
-        bold: true,
-        tone: result.ok ? 'ok' : 'error',
-      }),
-    ],
+    [text(`${glyphOf(result)} ${result.headline}`, { bold: true, tone: toneOf(result) })],
     ...result.lines.map((line): Row => [text(flatten(line, 600))]),
   ];
   return Number.isFinite(width) ? wrapRows(rows, width) : rows;
+}
+
+/** Done ✓, failed ✗, or stopped on request ‖ (resumable: neither). */
+function glyphOf(result: ResultModel): string {
+  if (result.ok) return GLYPH.done;
+  return result.interrupted ? GLYPH.interrupted : GLYPH.failed;
+}
+
+function toneOf(result: ResultModel): Tone {
+  if (result.ok) return 'ok';
+  return result.interrupted ? 'warn' : 'error';
 }
 
 export function ResultPanel(props: {
@@ -28,7 +34,7 @@ export function ResultPanel(props: {
   readonly height: number;
 }) {
   return (
-    <Frame title="Result" width={props.width} height={props.height} tone={props.result.ok ? 'ok' : 'error'}>
+    <Frame title="Result" width={props.width} height={props.height} tone={toneOf(props.result)}>
       <Rows rows={clipRows(resultRows(props.result, innerWidth(props.width)), innerHeight(props.height))} />
     </Frame>
   );

@@ -232,6 +232,18 @@ export function runFinished(state: UiState, e: Of<'run.finished'>, atMs: number)
     end,
     wait: null,
     header: { ...state.header, endedAtMs: atMs },
-    result: { ok, headline: `Workflow ${e.state}${e.reason ? ` (${e.reason})` : ''}`, lines },
+    result: {
+      ok,
+      ...(e.status === 'interrupted' ? { interrupted: true } : {}),
+      headline: workflowHeadline(state, e),
+      lines,
+    },
   };
+}
+
+/** How the workflow ended, in words: a pause or a stop says so and that it resumes, never "failed". */
+function workflowHeadline(state: UiState, e: Of<'run.finished'>): string {
+  if (e.status === 'interrupted')
+    return `${state.interaction.pausing ? 'Paused' : 'Stopped'} at ${e.state} (resumable)`;
+  return `Workflow ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
 }

@@ -208,6 +208,11 @@ export interface TickOutcome {
 /** The end of the work as the engine announced it (run.finished, loop.finished, tick.finished). */
 export interface ResultModel {
   readonly ok: boolean;
+  /**
+   * Stopped on request (pause, Ctrl-C) and resumable: neither done nor failed, so it shows with
+   * its own glyph (the newcomer's pass, defect 16: a pause ended on ✗).
+   */
+  readonly interrupted?: boolean;
   readonly headline: string;
   readonly lines: readonly string[];
 }
