@@ -220,7 +220,7 @@ export function createUiController(options: UiControllerOptions): UiController {
         gates.answer({ decision: 'answer', by: 'human', text: action.text });
         break;
       case 'draft':
-        store.setInteraction({ draft: action.draft });
+        store.setInteraction({ draft: action.draft, ...(action.hint ? { hint: action.hint } : {}) });
         break;
       case 'abort_ask':
         store.setInteraction({ confirmingAbort: true });
@@ -267,7 +267,12 @@ export function createUiController(options: UiControllerOptions): UiController {
       const state = store.getSnapshot().state;
       const action = keyAction(state, input, key);
       // A hint answers the key just pressed; the next key clears it.
-      if (state.interaction.hint !== null && action.type !== 'hint') store.setInteraction({ hint: null });
+      if (
+        state.interaction.hint !== null &&
+        action.type !== 'hint' &&
+        !(action.type === 'draft' && action.hint)
+      )
+        store.setInteraction({ hint: null });
       apply(action, pageRows, viewer, outputWidth, gateBox);
     },
     markOver() {
