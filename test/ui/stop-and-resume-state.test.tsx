@@ -8,7 +8,9 @@ import type { Key } from 'ink';
 import type { EngineEvent, WorkflowStartedEvent } from '../../source/engine/events.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
 import { contextKeys } from '../../source/ui/keys/key-help.js';
+import { keyAction } from '../../source/ui/keys/key-map.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
+import { GatePanel } from '../../source/ui/panels/GatePanel.js';
 import { Header } from '../../source/ui/panels/Header.js';
 import { PhaseTimeline } from '../../source/ui/panels/PhaseTimeline.js';
 import { ResultPanel } from '../../source/ui/panels/ResultPanel.js';
@@ -262,5 +264,30 @@ describe('an idle gate (issue 16 item 10)', () => {
     s.emit({ type: 'gate.resolved', gate: 'input', decision: 'answer', by: 'human', answer: '8080' });
     const again = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
     expect(lineWith(again, 'Parse PRD')).toContain('⠿');
+  });
+});
+
+describe("the resume question's words (the newcomer's pass, defect 12)", () => {
+  test('y resumes, n starts a new workflow at once: no reason is asked, since no agent reads it', () => {
+    const s = new Script().emit({
+      type: 'gate.requested',
+      gate: 'resume',
+      title: 'Resume the interrupted workflow?',
+      lines: ['"Todo app" was interrupted in IMPLEMENTATION.'],
+      answer: 'yes_no',
+    });
+    const gate = renderPanel(<GatePanel state={s.state} width={80} height={6} />).frame();
+    expect(gate).toMatch(/y\s+resume\s+n\s+start a new workflow/);
+    expect(renderPanel(<Footer state={s.state} width={140} />).frame()).toContain('start a new workflow');
+    expect(keyAction(s.state, 'n', NO_KEY)).toEqual({ type: 'gate', decision: 'reject' });
+    // The spec and QA gates still ask why: their next agent reads it.
+    const spec = new Script().emit({
+      type: 'gate.requested',
+      gate: 'qa',
+      title: 'Approve the QA report?',
+      lines: [],
+      answer: 'yes_no',
+    });
+    expect(keyAction(spec.state, 'n', NO_KEY)).toEqual({ type: 'reject_ask' });
   });
 });
