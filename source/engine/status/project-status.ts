@@ -103,7 +103,10 @@ async function statusView(setup: ProjectSetup, root: string): Promise<StatusView
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
     recovery: await recoveryStatusLines(setup.git, paths),
-    workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date()) : null,
+    workflow:
+      workflow.kind === 'ok'
+        ? workflowView(workflow.value, new Date(), lock.held && lock.info ? lock.info : null)
+        : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
     cycle: await cycleStatusLines(root, config.workspace_dir),
     preflight: null,

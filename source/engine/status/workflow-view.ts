@@ -27,11 +27,27 @@ export interface WorkflowView {
   readonly branch: string | null;
   readonly pr_url: string | null;
   readonly next: string[];
+  /**
+   * Another live process holds the lock while this workflow's own process is gone (a second
+   * `ralphy start` at its resume question, or resuming it): "pid 19588 (ralphy start)". The
+   * newcomer's pass, defect 28: status said "interrupted" alone next to "Lock: held by running pid".
+   */
+  readonly taken_up_by: string | null;
 }
 
-export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
+/** The lock's holder, when a live process holds it. */
+export interface LockHolder {
+  readonly pid: number;
+  readonly command: string;
+}
+
+export function workflowView(w: WorkflowFile, now: Date, holder: LockHolder | null = null): WorkflowView {
   const live = w.status === 'running' || w.status === 'waiting';
   const alive = live && w.pid !== null && isProcessAlive(w.pid);
+  const takenUp =
+    holder && /\bstart\b/.test(holder.command) && !alive && holder.pid !== w.pid && w.state !== 'COMPLETED'
+      ? holder
+      : null;
   const cb = w.circuit_breaker;
   const end = live && alive ? now.getTime() : Date.parse(w.updated_at);
   return {
@@ -52,10 +68,12 @@ export function workflowView(w: WorkflowFile, now: Date): WorkflowView {
     waiting_until: w.waiting_until,
     branch: w.feature_branch,
     pr_url: w.pr_url,
-    next:
-      w.next_steps.length > 0 && !(live && alive)
+    next: takenUp
+      ? [`answer it in the terminal where ${takenUp.command} runs (pid ${takenUp.pid}), or ralphy abort`]
+      : w.next_steps.length > 0 && !(live && alive)
         ? w.next_steps
         : [nextStep(w, live, alive)].filter((n): n is string => n !== null),
+    taken_up_by: takenUp ? `pid ${takenUp.pid} (${takenUp.command})` : null,
   };
 }
 
