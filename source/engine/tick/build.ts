@@ -50,6 +50,9 @@ export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> 
   }
 }
 
+/** How a tick's warning about a write the scope hook refused begins (counted for the Blast radius panel). */
+export const REFUSED_WARNING = 'builder write refused before it happened: ';
+
 async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup } = ctx;
   const refusals: string[] = [];
@@ -84,7 +87,7 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
     },
     ctx.options.bus,
   );
-  for (const line of refusals) ctx.record.warnings.push(`builder write refused before it happened: ${line}`);
+  for (const line of refusals) ctx.record.warnings.push(`${REFUSED_WARNING}${line}`);
   await settleAgentRecord(ctx);
   if (outcome.failure !== null || outcome.text === null) {
     return {

@@ -21,7 +21,7 @@ import {
 } from '../session/recover.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { readState } from '../workspace/state-store.js';
-import { build } from './build.js';
+import { build, REFUSED_WARNING } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
@@ -364,6 +364,7 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     sandbox: record.sandbox,
     violations: record.judge.verdict.violations.slice(0, 50),
     touched_paths: record.judge.touched.files.slice(0, 200).map((f) => f.path),
+    refused_writes: record.warnings.filter((w) => w.startsWith(REFUSED_WARNING)).length,
   });
 }
 

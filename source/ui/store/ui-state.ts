@@ -106,6 +106,8 @@ export interface BlastModel {
   readonly touchedTotal: number;
   /** The sandbox the judged agent ran in; null when the engine did not say. */
   readonly sandbox?: SandboxShown | null;
+  /** Writes refused before they happened (the scope hook): none reached the diff. */
+  readonly refusedWrites?: number;
 }
 
 export type VerifyStatus = 'running' | 'passed' | 'failed' | 'timed_out';
