@@ -171,6 +171,11 @@ export type EngineEvent =
       sandbox?: SandboxName | null;
       violations: string[];
       touched_paths: string[];
+      /**
+       * Writes the scope hook refused before they happened, in the judged run: the diff holds
+       * none of them, yet the agent tried (the newcomer's pass, defect 27).
+       */
+      refused_writes?: number;
     }
   | { type: 'verify.started'; template_id: string; phase: 'fast' | 'slow'; cmd: string; args: string[] }
   | ({ type: 'verify.finished'; summary: string } & VerificationRun)

@@ -143,7 +143,7 @@ describe('e2e: relais run with the real claude binary', () => {
     const builderRequests = model.requests.filter((r) => roleOf(r) === 'builder');
     const told = JSON.stringify(builderRequests[2]?.messages);
     expect(told).toContain('Relais refused this write before it happened');
-    expect(told).toContain("package.json is outside this task's allowed paths");
+    expect(told).toContain("package.json is outside this task's scope.allowed_globs");
     expect(told).not.toContain('EROFS');
     expect(report.budgets.warnings.join('\n')).toContain('builder write refused before it happened');
     expect(project.status()).toBe('');

@@ -212,7 +212,7 @@ describe('the implementation and the QA gate in a real terminal', () => {
     });
 
     // The second ralphy start resumes at QA: the QA agent is told why its report was rejected.
-    await tmux.waitFor((s) => s.includes('Resume the interrupted workflow?'), 'the resume question');
+    await tmux.waitFor((s) => s.includes('Resume the failed workflow?'), 'the resume question');
     tmux.keys('y');
     await tmux.waitFor(
       (s) => s.includes('Approve the QA report') && /y\s+approve/.test(s) && whole(s),

@@ -73,7 +73,7 @@ describe('interrupt and resume in a real terminal', () => {
     expect(spent).toBeGreaterThanOrEqual(0.25);
 
     const question = await tmux.waitFor(
-      (s) => s.includes('Resume the interrupted workflow?') && /y\s+approve/.test(s) && whole(s),
+      (s) => s.includes('Resume the interrupted workflow?') && /y\s+resume/.test(s) && whole(s),
       'the resume question',
     );
     // The task list as the runner left it, and the spend it recorded: the header does not restart at $0.

@@ -237,7 +237,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(tmux.cursorVisible()).toBe(true);
     expect(after).not.toContain('╭─ Phases');
     // The summary on the normal screen: where it stopped and how to go on.
-    expect(after).toContain('Workflow IMPLEMENTATION');
+    expect(after).toContain('Workflow stopped at IMPLEMENTATION (interrupted, resumable: ralphy start)');
     expect(after).toContain('it asks to resume at IMPLEMENTATION');
     expect(survivorsOf(project.scenarioPath)).not.toContain(builder);
     expect(project.exists('relais/lock.json')).toBe(false);

@@ -116,6 +116,9 @@ describe('resume after an interruption, in each phase', () => {
     const second = await runInProcess(project, { gates: resumeGates });
     expect(resumeGates.asked[0]).toMatchObject({ gate: 'resume' });
     expect(resumeGates.asked[0]?.lines.join('\n')).toContain(`y: resume at ${c.state}`);
+    // One word for the state, the one ralphy status uses (the newcomer's pass, defect 12).
+    expect(resumeGates.asked[0]?.title).toBe('Resume the interrupted workflow?');
+    expect(resumeGates.asked[0]?.lines[0]).toMatch(/^".+" was interrupted in [A-Z_]+\.$/);
     expect(second.outcome).toMatchObject({ status: 'completed', state: 'COMPLETED' });
     expect(second.states[0]).toBe(c.state);
     expect(second.events.find((e) => e.type === 'workflow.started')).toMatchObject({ resumed_from: c.state });

@@ -301,6 +301,29 @@ describe('BlastRadius', () => {
     expect(frame).toContain('forbidden: .env');
     expect(frame).toContain('touched: src/a.ts, .env, src/b.ts');
   });
+
+  test("a write the scope hook refused shows beside 'scope ok' (the newcomer's pass, defect 27)", () => {
+    const judged = (refused_writes?: number) =>
+      new Script().emit({
+        type: 'judge.finished',
+        code: null,
+        blast_radius: { files_touched: 0, lines_added: 0, lines_deleted: 0, new_files: 0 },
+        blast_radius_line: '0 files, +0/-0, 0 new',
+        violations: [],
+        touched_paths: [],
+        ...(refused_writes === undefined ? {} : { refused_writes }),
+      });
+    const refused = renderPanel(<BlastRadius state={judged(1).state} width={60} height={5} />).frame();
+    expect(refused).toContain('0 files · +0 −0 · 0 new');
+    expect(refused).toContain('✓ scope ok · 1 write refused');
+    const two = renderPanel(<BlastRadius state={judged(2).state} width={60} height={5} />).frame();
+    expect(two).toContain('2 writes refused');
+    for (const none of [judged(0), judged()]) {
+      const frame = renderPanel(<BlastRadius state={none.state} width={60} height={5} />).frame();
+      expect(frame).toContain('✓ scope ok');
+      expect(frame).not.toContain('refused');
+    }
+  });
 });
 
 describe('Verifications', () => {
@@ -350,7 +373,7 @@ describe('GatePanel', () => {
     expect(frame).toMatch(/y\s+approve\s+n\s+reject/);
   });
 
-  test('a long list is cut but the keys stay visible', () => {
+  test('a long list scrolls inside the gate, says how much is below, and the keys stay visible', () => {
     const lines = Array.from({ length: 40 }, (_, i) => `${i + 1}. task`);
     const s = new Script().emit({
       type: 'gate.requested',
@@ -360,7 +383,7 @@ describe('GatePanel', () => {
       answer: 'yes_no',
     });
     const view = renderPanel(<GatePanel state={s.state} width={60} height={8} />);
-    expect(view.frame()).toMatch(/… \d+ more/);
+    expect(view.frame()).toMatch(/↓ \d+ more \(PgDn\)/);
     expect(view.frame()).toMatch(/y\s+approve/);
   });
 

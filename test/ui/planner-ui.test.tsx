@@ -139,3 +139,24 @@ describe('the timeline and the output', () => {
     ]);
   });
 });
+
+describe("a pasted answer ending with a new line (the newcomer's pass, defect 30)", () => {
+  test('is not sent, the footer says why, and Enter sends it without the trailing line break', async () => {
+    const s = new Script();
+    const app = renderApp(s.store, { columns: 120, rows: 30 });
+    const answered = app.controller.gates.ask(planGate, new AbortController().signal);
+    await app.waitFor('Planner, round 1: 1 open question');
+    // One chunk, as a paste or tmux send-keys 'proceed' Enter delivers it.
+    app.press('proceed\r');
+    await app.waitFor('Pasted text keeps its line breaks', 'the hint under the panels');
+    expect(app.frame()).toContain('› proceed');
+    app.press(KEY.enter);
+    await expect(answered).resolves.toEqual({ decision: 'answer', by: 'human', text: 'proceed' });
+    app.unmount();
+  });
+
+  test('a single typed key never gets the hint', () => {
+    const state = withGate(planGate, 'yes');
+    expect(keyAction(state, 'x', NO_KEY)).toEqual({ type: 'draft', draft: 'yesx' });
+  });
+});

@@ -8,12 +8,16 @@ import type { Key } from 'ink';
 import type { EngineEvent, WorkflowStartedEvent } from '../../source/engine/events.js';
 import { createUiController } from '../../source/ui/keys/controller.js';
 import { contextKeys } from '../../source/ui/keys/key-help.js';
+import { keyAction } from '../../source/ui/keys/key-map.js';
 import { Footer } from '../../source/ui/panels/Footer.js';
+import { GatePanel } from '../../source/ui/panels/GatePanel.js';
 import { Header } from '../../source/ui/panels/Header.js';
 import { Lanes } from '../../source/ui/panels/Lanes.js';
 import { PhaseTimeline } from '../../source/ui/panels/PhaseTimeline.js';
+import { ResultPanel } from '../../source/ui/panels/ResultPanel.js';
 import { Tasks } from '../../source/ui/panels/Tasks.js';
 import { Verifications } from '../../source/ui/panels/Verifications.js';
+import { finalResult } from '../../source/ui/store/selectors.js';
 import { enter, NO_KEY, renderPanel, Script } from './helpers.js';
 
 // Issue 16 item 6: what the app says after an abort, an interrupt and on a resume.
@@ -142,6 +146,42 @@ describe('p: pause after the running agent (issue 16 item 11)', () => {
       next_steps: ['ralphy start /repo (it asks to resume at QA)'],
     });
     expect(renderPanel(<Header state={s.state} width={140} />).frame()).not.toContain('PAUSING');
+    // The newcomer's pass, defect 16: a pause ends interrupted, never with the failure glyph.
+    const result = finalResult(s.state);
+    if (!result) throw new Error('no result after run.finished');
+    const panel = renderPanel(<ResultPanel result={result} width={80} height={6} />).frame();
+    expect(panel).toContain('‖ Paused at QA (resumable)');
+    expect(panel).not.toContain('✗');
+    expect(panel).toContain('Next: ralphy start /repo');
+  });
+
+  test('Ctrl-C ends "Stopped at ... (resumable)"; a failure keeps its ✗', () => {
+    const stopped = running().emit({
+      type: 'run.finished',
+      state: 'IMPLEMENTATION',
+      status: 'interrupted',
+      reason: null,
+      detail: null,
+      pr_url: null,
+      next_steps: [],
+    });
+    const stop = finalResult(stopped.state);
+    expect(stop?.headline).toBe('Stopped at IMPLEMENTATION (resumable)');
+    expect(stop?.interrupted).toBe(true);
+    const failed = running().emit({
+      type: 'run.finished',
+      state: 'FAILED',
+      status: 'failed',
+      reason: 'agent_failed',
+      detail: null,
+      pr_url: null,
+      next_steps: [],
+    });
+    const fail = finalResult(failed.state);
+    if (!fail) throw new Error('no result');
+    expect(renderPanel(<ResultPanel result={fail} width={80} height={4} />).frame()).toContain(
+      '✗ Workflow FAILED (agent_failed)',
+    );
   });
 
   test('with parallel lanes: the header counts the lanes still ending their tick; a paused lane ends its row', () => {
@@ -260,5 +300,30 @@ describe('an idle gate (issue 16 item 10)', () => {
     s.emit({ type: 'gate.resolved', gate: 'input', decision: 'answer', by: 'human', answer: '8080' });
     const again = renderPanel(<Tasks state={s.state} width={90} height={5} />).frame();
     expect(lineWith(again, 'Parse PRD')).toContain('⠿');
+  });
+});
+
+describe("the resume question's words (the newcomer's pass, defect 12)", () => {
+  test('y resumes, n starts a new workflow at once: no reason is asked, since no agent reads it', () => {
+    const s = new Script().emit({
+      type: 'gate.requested',
+      gate: 'resume',
+      title: 'Resume the interrupted workflow?',
+      lines: ['"Todo app" was interrupted in IMPLEMENTATION.'],
+      answer: 'yes_no',
+    });
+    const gate = renderPanel(<GatePanel state={s.state} width={80} height={6} />).frame();
+    expect(gate).toMatch(/y\s+resume\s+n\s+start a new workflow/);
+    expect(renderPanel(<Footer state={s.state} width={140} />).frame()).toContain('start a new workflow');
+    expect(keyAction(s.state, 'n', NO_KEY)).toEqual({ type: 'gate', decision: 'reject' });
+    // The spec and QA gates still ask why: their next agent reads it.
+    const spec = new Script().emit({
+      type: 'gate.requested',
+      gate: 'qa',
+      title: 'Approve the QA report?',
+      lines: [],
+      answer: 'yes_no',
+    });
+    expect(keyAction(spec.state, 'n', NO_KEY)).toEqual({ type: 'reject_ask' });
   });
 });

@@ -59,6 +59,39 @@ describe('the scope hook Relais installs in Claude Code', () => {
     expect(decide(edit('docs/x.md')).code).toBe(2);
   });
 
+  it("names the fence the path is outside of, never the set that allows it (the newcomer's pass, defect 10)", () => {
+    // Task scope [src/**, package.json], config fence [src/**, test/**]: package.json is allowed
+    // by the task and refused by the config, and the refusal must say the config's fence.
+    const named = installScopeHook(
+      {
+        allowed: [
+          ['src/**', 'package.json'],
+          ['src/**', 'test/**'],
+        ],
+        names: ["this task's scope.allowed_globs", "the config's scope.default_allowed_globs"],
+        forbidden: ['.git', '.git/**'],
+      },
+      root,
+    );
+    try {
+      const command = JSON.parse(named.settings).hooks.PreToolUse[0].hooks[0].command;
+      const run = (file: string) =>
+        spawnSync('sh', ['-c', command], { input: JSON.stringify(edit(file)), encoding: 'utf8' });
+      const pkg = run('package.json');
+      expect(pkg.status).toBe(2);
+      expect(pkg.stderr).toContain(
+        "package.json is outside the config's scope.default_allowed_globs (src/**, test/**)",
+      );
+      expect(pkg.stderr).not.toContain('src/**, package.json');
+      const test = run('test/a.test.ts');
+      expect(test.status).toBe(2);
+      expect(test.stderr).toContain("outside this task's scope.allowed_globs (src/**, package.json)");
+      expect(run('src/a.ts').status).toBe(0);
+    } finally {
+      named.dispose();
+    }
+  });
+
   it('refuses forbidden paths and git internals', () => {
     expect(decide(edit('src/secret/k.ts')).stderr).toContain('forbidden');
     expect(decide(edit('.git/hooks/pre-commit')).code).toBe(2);

@@ -48,6 +48,34 @@ describe('plain lines', () => {
     ]);
   });
 
+  it("a pause or Ctrl-C ends stopped and resumable; a declined planner's Fix fits someone at the terminal", () => {
+    const { emit, lines } = reporter();
+    emit({
+      type: 'run.finished',
+      state: 'IMPLEMENTATION',
+      status: 'interrupted',
+      reason: null,
+      detail: null,
+      pr_url: null,
+      next_steps: ['ralphy start /repo'],
+    });
+    emit({
+      type: 'run.finished',
+      state: 'FAILED',
+      status: 'failed',
+      reason: 'needs_input',
+      detail: 'you declined to answer the planner and to proceed; ralphy start resumes planning',
+      pr_url: null,
+      next_steps: [],
+    });
+    const said = lines().map((l) => l.replace(STAMP, ''));
+    expect(said[0]).toBe(' Workflow stopped at IMPLEMENTATION (interrupted, resumable: ralphy start)');
+    expect(said[1]).toBe('   Next: ralphy start /repo');
+    const fix = said.find((l) => l.startsWith('   Fix:')) ?? '';
+    expect(fix).toContain('you declined it and chose to stop there');
+    expect(fix).not.toContain('nobody answered');
+  });
+
   it('issue 16 wording: a code said once, "Step:" for a tick and "Phase:" for the workflow', () => {
     const { emit, lines } = reporter();
     emit({ type: 'phase.changed', phase: 'BUILD' });

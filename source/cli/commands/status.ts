@@ -74,7 +74,7 @@ function printStatus(io: CommandIo, s: StatusView): void {
 function workflowLines(v: WorkflowView): string[] {
   const money = `$${v.cost_usd.toFixed(2)}${v.max_cost_usd !== null ? ` of $${v.max_cost_usd.toFixed(2)}` : ''}`;
   return [
-    `Workflow:  "${v.title}" ${v.state} (${v.status})${v.branch ? ` on ${v.branch}` : ''}`,
+    `Workflow:  "${v.title}" ${v.state} (${v.status}${v.taken_up_by ? `; ${v.taken_up_by} holds the lock: it asks whether to resume, or resumes it` : ''})${v.branch ? ` on ${v.branch}` : ''}`,
     `Tasks:     ${v.tasks}${v.current_task ? `, now: ${v.current_task}` : ''}`,
     `Breaker:   ${v.breaker}`,
     ...v.lane_breakers.map((line) => `Lane:      breaker of ${line}`),

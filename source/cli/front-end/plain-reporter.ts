@@ -191,7 +191,10 @@ const FORMATS: Formats = {
     `Task ${e.number} ${field(e.title, 300)}: ${e.status}${e.verified ? ` (${e.verdict === 'verified' ? 'verified' : e.verdict === 'rejected' ? 'not accepted' : 'runner'}: ${field(e.verified, 300)})` : ''}${e.claimed ? ` (agent said: ${field(e.claimed, 120)})` : ''}`,
   'run.finished': (e) =>
     [
-      `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
+      // A pause or Ctrl-C: stopped and resumable, never a bare state that reads like a failure.
+      e.status === 'interrupted'
+        ? `Workflow stopped at ${e.state} (interrupted, resumable: ralphy start)`
+        : `Workflow ${e.state}${e.reason ? ` (reason: ${e.reason})` : ''}${e.pr_url ? ` ${e.pr_url}` : ''}`,
       ...(e.pr_outcome && e.pr_outcome.kind !== 'opened' ? [`  PR: ${field(e.pr_outcome.detail, 500)}`] : []),
       ...(e.reason ? [`  Fix: ${remediationOfFailure(e.reason)}`] : []),
       ...e.next_steps.map((s) => `  Next: ${s}`),

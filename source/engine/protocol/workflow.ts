@@ -71,7 +71,9 @@ const FAILURE_REMEDIATIONS: Record<FailureReason, string> = {
   rejected_at_qa:
     'The QA report was rejected at the second gate. Fix the findings on the feature branch, commit, then ralphy start (answer n to start over, or move WORKFLOW.json aside).',
   needs_input:
-    'An agent asked a question nobody answered (no terminal, or --yes cannot answer questions). Run ralphy start in a terminal to answer it.',
+    // Said to whoever reads it, at the terminal or not (the newcomer's pass, defect 11: a human who
+    // declined the planner was told "nobody answered, run it in a terminal").
+    "An agent's question is still open: nobody could answer it (no terminal, and --yes cannot answer questions), or you declined it and chose to stop there. ralphy start, in a terminal, asks it again; the answers so far are kept.",
   invalid_output:
     'The agent produced files the runner cannot read (a malformed TASKS.md). Fix them by hand or run the phase again with ralphy start.',
   scope_violation:

@@ -120,7 +120,10 @@ async function statusView(
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
     recovery: await recoveryStatusLines(setup.git, paths),
-    workflow: workflow.kind === 'ok' ? workflowView(workflow.value, new Date(), root) : null,
+    workflow:
+      workflow.kind === 'ok'
+        ? workflowView(workflow.value, new Date(), root, lock.held && lock.info ? lock.info : null)
+        : null,
     workflow_problem: workflow.kind === 'invalid' ? workflow.reason : null,
     cycle: await cycleStatusLines(root, paths.relDir),
     preflight: null,

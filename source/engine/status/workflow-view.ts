@@ -27,12 +27,33 @@ export interface WorkflowView {
   readonly branch: string | null;
   readonly pr_url: string | null;
   readonly next: string[];
+  /**
+   * Another live process holds the lock while this workflow's own process is gone (a second
+   * `ralphy start` at its resume question, or resuming it): "pid 19588 (ralphy start)". The
+   * newcomer's pass, defect 28: status said "interrupted" alone next to "Lock: held by running pid".
+   */
+  readonly taken_up_by: string | null;
+}
+
+/** The lock's holder, when a live process holds it. */
+export interface LockHolder {
+  readonly pid: number;
+  readonly command: string;
 }
 
 /** `root`: where the project is now, for the next steps that name it. */
-export function workflowView(w: WorkflowFile, now: Date, root: string): WorkflowView {
+export function workflowView(
+  w: WorkflowFile,
+  now: Date,
+  root: string,
+  holder: LockHolder | null = null,
+): WorkflowView {
   const live = w.status === 'running' || w.status === 'waiting';
   const alive = live && w.pid !== null && isProcessAlive(w.pid);
+  const takenUp =
+    holder && /\bstart\b/.test(holder.command) && !alive && holder.pid !== w.pid && w.state !== 'COMPLETED'
+      ? holder
+      : null;
   const cb = w.circuit_breaker;
   const end = live && alive ? now.getTime() : Date.parse(w.updated_at);
   return {
@@ -53,10 +74,12 @@ export function workflowView(w: WorkflowFile, now: Date, root: string): Workflow
     waiting_until: w.waiting_until,
     branch: w.feature_branch,
     pr_url: w.pr_url,
-    next:
-      w.next_steps.length > 0 && !(live && alive)
+    next: takenUp
+      ? [`answer it in the terminal where ${takenUp.command} runs (pid ${takenUp.pid}), or ralphy abort`]
+      : w.next_steps.length > 0 && !(live && alive)
         ? nextStepsAt(w.next_steps, root)
         : [nextStep(w, live, alive)].filter((n): n is string => n !== null),
+    taken_up_by: takenUp ? `pid ${takenUp.pid} (${takenUp.command})` : null,
   };
 }
 

@@ -50,6 +50,9 @@ export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> 
   }
 }
 
+/** How a tick's warning about a write the scope hook refused begins (counted for the Blast radius panel). */
+export const REFUSED_WARNING = 'builder write refused before it happened: ';
+
 async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup } = ctx;
   const refusals: string[] = [];
@@ -87,7 +90,7 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
     ctx.options.bus,
   );
   ctx.record.refusedWrites.push(...refusals);
-  for (const line of refusals) ctx.record.warnings.push(`builder write refused before it happened: ${line}`);
+  for (const line of refusals) ctx.record.warnings.push(`${REFUSED_WARNING}${line}`);
   await settleAgentRecord(ctx);
   if (outcome.failure !== null || outcome.text === null) {
     return {
@@ -150,6 +153,7 @@ function writeFenceFor(ctx: TickContext, task: BuildTask): WriteFence {
   const scope = effectiveScopeFor(ctx.setup, task);
   return {
     allowed: [scope.taskAllowed, scope.configAllowed],
+    names: ["this task's scope.allowed_globs", "the config's scope.default_allowed_globs"],
     forbidden: [...scope.forbidden, CONFIG_FILE_NAME],
   };
 }

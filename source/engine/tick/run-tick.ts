@@ -365,6 +365,7 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     sandbox: record.sandbox,
     violations: record.judge.verdict.violations.slice(0, 50),
     touched_paths: record.judge.touched.files.slice(0, 200).map((f) => f.path),
+    refused_writes: record.refusedWrites.length,
   });
 }
 

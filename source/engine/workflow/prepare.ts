@@ -220,12 +220,13 @@ async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: W
         total_cost_usd: previous.cost_usd,
       });
   const verified = previous.tasks.filter((t) => t.verdict === 'verified').length;
+  const failed = previous.status === 'failed' || previous.status === 'rejected';
   return askGate(
     probe,
     'resume',
-    'Resume the interrupted workflow?',
+    failed ? 'Resume the failed workflow?' : 'Resume the interrupted workflow?',
     [
-      `"${previous.prd_title}" stopped in ${previous.state} (${previous.status}${previous.failure_reason ? `, ${previous.failure_reason}` : ''}).`,
+      howItStopped(previous),
       ...(previous.tasks.length > 0
         ? [`${verified}/${previous.tasks.length} task(s) verified by the runner so far.`]
         : []),
@@ -234,6 +235,18 @@ async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: W
     ],
     'yes_no',
   );
+}
+
+/**
+ * How the previous workflow ended, in the word `ralphy status` uses (the newcomer's pass, defect
+ * 12: after a kill -9 the question said "(running)" and status "(interrupted)"). Whoever asks holds
+ * the lock, so a workflow still marked running or waiting lost its process: it was interrupted.
+ */
+function howItStopped(previous: WorkflowFile): string {
+  const title = `"${previous.prd_title}"`;
+  if (previous.status === 'failed' || previous.status === 'rejected')
+    return `${title} ${previous.status === 'failed' ? 'failed' : 'was rejected'}${previous.failure_reason ? ` (${previous.failure_reason})` : ''}.`;
+  return `${title} was interrupted in ${previous.state}.`;
 }
 
 async function resume(

@@ -61,6 +61,30 @@ export async function qaSummary(ctx: WorkflowContext, maxLines = 15): Promise<st
   const start = lines.findIndex((l) => /^#{1,3}\s+(summary|résumé|resume)\b/i.test(l.trim()));
   const body = start >= 0 ? lines.slice(start + 1) : lines;
   const end = start >= 0 ? body.findIndex((l) => /^#{1,3}\s+/.test(l.trim())) : -1;
-  const section = (end >= 0 ? body.slice(0, end) : body).map((l) => l.trimEnd()).filter((l) => l.trim());
-  return section.slice(0, maxLines);
+  return paragraphs(end >= 0 ? body.slice(0, end) : body).slice(0, maxLines);
+}
+
+/** A list item, a heading, a quote, a table row or a fence: a line of its own in Markdown. */
+const OWN_LINE = /^\s*([-*+]\s|\d+[.)]\s|#|>|\||```)/;
+
+/**
+ * The report's lines as its reader sees them: a paragraph's soft line breaks (an agent wraps at
+ * 80 columns) are joined, so the gate wraps each paragraph to its own width once (the newcomer's
+ * pass, defect 25: "Three tests cover the rules of" / "the spec." re-wrapped as two short rows).
+ * A list item's continuation lines join their item; blank lines only separate.
+ */
+export function paragraphs(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  let open = false;
+  for (const raw of lines) {
+    const line = raw.trimEnd();
+    if (!line.trim()) {
+      open = false;
+      continue;
+    }
+    if (open && !OWN_LINE.test(line) && out.length > 0) out[out.length - 1] = `${out.at(-1)} ${line.trim()}`;
+    else out.push(line);
+    open = !/^\s*(#|\||```)/.test(line);
+  }
+  return out;
 }

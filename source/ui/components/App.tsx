@@ -1,6 +1,6 @@
 import { useInput, useStdin } from 'ink';
 import { useCallback, useMemo, useRef } from 'react';
-import type { UiController } from '../keys/controller.js';
+import type { UiController, ViewerBox } from '../keys/controller.js';
 import { screenLayout } from '../layout/screen-layout.js';
 import type { UiStore } from '../store/create-store.js';
 import { COLOR_PALETTE, NO_COLOR_PALETTE } from '../theme.js';
@@ -21,6 +21,15 @@ export interface AppProps {
   readonly animate?: boolean;
 }
 
+interface ScrollBoxes {
+  readonly pageRows: number;
+  readonly outputWidth: number;
+  readonly viewer: ViewerBox;
+  readonly gate: ViewerBox | null;
+}
+
+const NO_BOXES: ScrollBoxes = { pageRows: 1, outputWidth: 1, viewer: { width: 1, height: 1 }, gate: null };
+
 /** The whole app: the store's latest snapshot, laid out for the terminal, keys to the controller. */
 export function App(props: AppProps) {
   const { store, controller } = props;
@@ -29,7 +38,7 @@ export function App(props: AppProps) {
   const layout = screenLayout(snapshot.state, size.columns, size.rows);
   // What the keys scroll: the output panel, or the whole body when an overlay covers it (all
   // the output, a document, a transcript: its text area is the body's, inside the frame).
-  const boxes = useRef({ pageRows: 1, outputWidth: 1, viewer: { width: 1, height: 1 } });
+  const boxes = useRef<ScrollBoxes>(NO_BOXES);
   if (layout.kind === 'panels') {
     const body = { width: innerWidth(layout.columns), height: innerHeight(layout.bodyHeight) };
     const full = snapshot.state.interaction.overlay?.kind === 'output';
@@ -37,13 +46,14 @@ export function App(props: AppProps) {
       pageRows: full ? body.height : layout.outputRows,
       outputWidth: full ? body.width : layout.outputColumns,
       viewer: body,
+      gate: layout.gateBox,
     };
-  } else boxes.current = { pageRows: 1, outputWidth: 1, viewer: { width: 1, height: 1 } };
+  } else boxes.current = NO_BOXES;
   const { isRawModeSupported } = useStdin();
   const onKey = useCallback<Parameters<typeof useInput>[0]>(
     (input, key) => {
-      const { pageRows, viewer, outputWidth } = boxes.current;
-      controller.handleKey(input, key, pageRows, viewer, outputWidth);
+      const { pageRows, viewer, outputWidth, gate } = boxes.current;
+      controller.handleKey(input, key, pageRows, viewer, outputWidth, gate ?? undefined);
     },
     [controller],
   );

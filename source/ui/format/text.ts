@@ -123,3 +123,45 @@ export function wrapText(text: string, width: number, maxLines: number): string[
   kept[maxLines - 1] = truncate(`${kept[maxLines - 1]} …`, width);
   return kept;
 }
+
+/**
+ * Word-wrap `text` to `width` columns, all of it: no line limit, and a word wider than the line is
+ * broken across rows instead of cut (a gate's question is read whole, issue 9 of the newcomer's
+ * pass). Runs of spaces collapse like a paragraph's.
+ */
+export function wrapWhole(text: string, width: number): string[] {
+  if (width <= 0) return [];
+  const lines: string[] = [];
+  let current = '';
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const candidate = current ? `${current} ${word}` : word;
+    if (widthOf(candidate) <= width) {
+      current = candidate;
+      continue;
+    }
+    if (current) lines.push(current);
+    current = '';
+    let rest = word;
+    while (widthOf(rest) > width) {
+      const [head, tail] = splitAtWidth(rest, width);
+      lines.push(head);
+      rest = tail;
+    }
+    current = rest;
+  }
+  if (current) lines.push(current);
+  return lines;
+}
+
+/** The longest head of `text` that fits `width` columns (at least one character), and the rest. */
+function splitAtWidth(text: string, width: number): [string, string] {
+  let used = 0;
+  let head = '';
+  for (const char of text) {
+    const w = widthOf(char);
+    if (used + w > width && head) break;
+    head += char;
+    used += w;
+  }
+  return [head, text.slice(head.length)];
+}

@@ -68,3 +68,21 @@ export function tickHeadline(verdict: Verdict, code: Code, tick: number | null =
 export function tickStepLabel(tick: number, step: TickPhase | null): string {
   return step ? `tick ${tick}, step ${step}` : `tick ${tick}`;
 }
+
+/**
+ * What `y` and `n` mean at each yes/no gate, in the gate, the footer and the `?` list alike: the
+ * resume question's "no" starts a new workflow, the planner's proceed question's "no" stops there.
+ */
+export function yesNoWords(gate: GateKind): { readonly yes: string; readonly no: string } {
+  if (gate === 'resume') return { yes: 'resume', no: 'start a new workflow' };
+  if (gate === 'plan') return { yes: 'proceed to the spec', no: 'stop here' };
+  return { yes: 'approve', no: 'reject' };
+}
+
+/**
+ * Only a "no" an agent reads asks why (the spec gate's reason goes to the next spec-agent, the QA
+ * gate's to the QA agent); at the resume and the planner's proceed question `n` decides at once.
+ */
+export function asksWhy(gate: GateKind): boolean {
+  return gate === 'spec' || gate === 'qa';
+}

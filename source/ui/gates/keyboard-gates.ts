@@ -67,7 +67,13 @@ export class KeyboardGates implements GatePort {
         this.store.interact((s) => ({
           ...s,
           gate: null,
-          interaction: { ...s.interaction, draft: '', rejecting: false, overlay: withoutDocument(s) },
+          interaction: {
+            ...s.interaction,
+            draft: '',
+            rejecting: false,
+            gateTop: 0,
+            overlay: withoutDocument(s),
+          },
         }));
     }
     pending.resolve(answer);
@@ -85,7 +91,13 @@ export class KeyboardGates implements GatePort {
         lane: request.lane ?? null,
         origin: gateOrigin(s, request.lane),
       },
-      interaction: { ...s.interaction, draft: '', rejecting: false, overlay: withoutDocument(s) },
+      interaction: {
+        ...s.interaction,
+        draft: '',
+        rejecting: false,
+        gateTop: 0,
+        overlay: withoutDocument(s),
+      },
     }));
   }
 }

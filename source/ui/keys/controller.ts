@@ -3,8 +3,9 @@ import { KeyboardGates } from '../gates/keyboard-gates.js';
 import { type AgentLogEntry, type AgentLogPort, logDocument } from '../logs/agent-logs.js';
 import { outputRowsOf } from '../panels/AgentOutput.js';
 import { clampTop, documentRows, shownDocument } from '../panels/DocumentViewer.js';
+import { clampGateTop, gateViewIn } from '../panels/GatePanel.js';
 import type { UiStore } from '../store/create-store.js';
-import { scrolledTop } from '../store/scroll.js';
+import { type ScrollCommand, scrolledTop } from '../store/scroll.js';
 import type { LogListOverlay, Overlay, UiState } from '../store/ui-state.js';
 import { type KeyAction, keyAction } from './key-map.js';
 
@@ -23,9 +24,17 @@ export interface UiController {
   /**
    * `pageRows`: the output's page (PgUp/PgDn); `viewer`: the document viewer's text area, to keep
    * its scroll inside the document; `outputWidth`: the output's text columns (a long line wraps,
-   * so a page holds fewer lines).
+   * so a page holds fewer lines); `gate`: the gate panel's outer size, so a question too long for
+   * it scrolls there instead of the output.
    */
-  handleKey(input: string, key: Key, pageRows: number, viewer?: ViewerBox, outputWidth?: number): void;
+  handleKey(
+    input: string,
+    key: Key,
+    pageRows: number,
+    viewer?: ViewerBox,
+    outputWidth?: number,
+    gate?: ViewerBox,
+  ): void;
   /** The engine's work is over: `q` now leaves. */
   markOver(): void;
   /** Resolves when the human leaves (q, Esc or Ctrl-C once the work is over). */
@@ -81,6 +90,24 @@ export function createUiController(options: UiControllerOptions): UiController {
     const total = documentRows(shown.doc, box.width).length;
     const top = clampTop(scrolledTop(overlay.top, action.command, box.height, total), total, box.height);
     if (top !== overlay.top) store.setInteraction({ overlay: { ...overlay, top } });
+  }
+
+  /**
+   * The scroll keys move the gate's question when the gate cannot show it whole (a small
+   * terminal: the newcomer's pass, defect 9), the output otherwise. False when the output scrolls.
+   */
+  function scrollGate(command: ScrollCommand, box: ViewerBox | undefined): boolean {
+    const state = store.getSnapshot().state;
+    if (!box || state.interaction.over) return false;
+    const view = gateViewIn(state, box.width, box.height);
+    if (!view || view.total <= view.window) return false;
+    const top = clampGateTop(
+      scrolledTop(view.top, command, view.window, view.total),
+      view.total,
+      view.window,
+    );
+    if (top !== state.interaction.gateTop) store.setInteraction({ gateTop: top });
+    return true;
   }
 
   /** The list of runs, if it still shows (a list read slowly must not reopen a closed one). */
@@ -153,7 +180,13 @@ export function createUiController(options: UiControllerOptions): UiController {
     return outputRowsOf(snapshot.output, outputWidth, tagged);
   }
 
-  function apply(action: KeyAction, pageRows: number, viewer: ViewerBox, outputWidth: number): void {
+  function apply(
+    action: KeyAction,
+    pageRows: number,
+    viewer: ViewerBox,
+    outputWidth: number,
+    gateBox?: ViewerBox,
+  ): void {
     switch (action.type) {
       case 'interrupt':
         interrupt('interrupt');
@@ -187,7 +220,7 @@ export function createUiController(options: UiControllerOptions): UiController {
         gates.answer({ decision: 'answer', by: 'human', text: action.text });
         break;
       case 'draft':
-        store.setInteraction({ draft: action.draft });
+        store.setInteraction({ draft: action.draft, ...(action.hint ? { hint: action.hint } : {}) });
         break;
       case 'abort_ask':
         store.setInteraction({ confirmingAbort: true });
@@ -200,6 +233,7 @@ export function createUiController(options: UiControllerOptions): UiController {
         store.setInteraction({ confirmingAbort: false });
         break;
       case 'scroll':
+        if (scrollGate(action.command, gateBox)) break;
         store.scroll(action.command, pageRows, outputRowsNow(outputWidth));
         break;
       case 'logs_open':
@@ -228,12 +262,18 @@ export function createUiController(options: UiControllerOptions): UiController {
       pageRows,
       viewer = { width: 80, height: Math.max(1, pageRows) },
       outputWidth = 1000,
+      gateBox?: ViewerBox,
     ) {
       const state = store.getSnapshot().state;
       const action = keyAction(state, input, key);
       // A hint answers the key just pressed; the next key clears it.
-      if (state.interaction.hint !== null && action.type !== 'hint') store.setInteraction({ hint: null });
-      apply(action, pageRows, viewer, outputWidth);
+      if (
+        state.interaction.hint !== null &&
+        action.type !== 'hint' &&
+        !(action.type === 'draft' && action.hint)
+      )
+        store.setInteraction({ hint: null });
+      apply(action, pageRows, viewer, outputWidth, gateBox);
     },
     markOver() {
       store.setInteraction({ over: true, confirmingAbort: false, hint: null });

@@ -1,3 +1,4 @@
+import { asksWhy, yesNoWords } from '../format/wording.js';
 import { outputLanes } from '../store/reduce-lanes.js';
 import type { UiState } from '../store/ui-state.js';
 
@@ -93,8 +94,13 @@ export function contextKeys(state: UiState): KeyHelp[] {
       ...TYPING_SCROLL,
     ];
   const keys: KeyHelp[] = [];
-  if (gate?.answer === 'yes_no')
-    keys.push({ keys: ['y'], label: 'approve' }, { keys: ['n'], label: 'reject (asks why first, optional)' });
+  if (gate?.answer === 'yes_no') {
+    const words = yesNoWords(gate.gate);
+    keys.push(
+      { keys: ['y'], label: words.yes },
+      { keys: ['n'], label: asksWhy(gate.gate) ? `${words.no} (asks why first, optional)` : words.no },
+    );
+  }
   if ((gate?.documents?.length ?? 0) > 0)
     keys.push({
       keys: ['v'],

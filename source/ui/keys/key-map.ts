@@ -1,4 +1,5 @@
 import type { Key } from 'ink';
+import { asksWhy } from '../format/wording.js';
 import type { AgentLogEntry } from '../logs/agent-logs.js';
 import { outputLanes } from '../store/reduce-lanes.js';
 import type { ScrollCommand } from '../store/scroll.js';
@@ -41,7 +42,7 @@ export type KeyAction =
   | { readonly type: 'overlay'; readonly overlay: Overlay | null }
   | { readonly type: 'document_scroll'; readonly command: ScrollCommand }
   | { readonly type: 'answer'; readonly text: string }
-  | { readonly type: 'draft'; readonly draft: string }
+  | { readonly type: 'draft'; readonly draft: string; readonly hint?: string }
   | { readonly type: 'abort_ask' }
   | { readonly type: 'abort_confirm' }
   | { readonly type: 'abort_cancel' }
@@ -155,8 +156,10 @@ function runningKey(state: UiState, input: string, key: KeyInfo): KeyAction {
   const { gate } = state;
   if (key.tab) return laneKey(state);
   if (gate?.answer === 'yes_no' && input === 'y') return { type: 'gate', decision: 'approve' };
-  // A "no" is confirmed, with room for why (the agent reads it on its next attempt).
-  if (gate?.answer === 'yes_no' && input === 'n') return { type: 'reject_ask' };
+  // A "no" an agent reads is confirmed, with room for why (the agent reads it on its next
+  // attempt); at the resume and the planner's proceed question it decides at once.
+  if (gate?.answer === 'yes_no' && input === 'n')
+    return asksWhy(gate.gate) ? { type: 'reject_ask' } : { type: 'gate', decision: 'reject' };
   if (input === 'v' && (gate?.documents?.length ?? 0) > 0)
     return { type: 'overlay', overlay: { kind: 'document', index: 0, top: 0 } };
   if (watchesTheFleet(state)) {
@@ -254,8 +257,9 @@ function textGateKey(draft: string, input: string, key: KeyInfo): KeyAction {
   // Ctrl-J arrives as a bare line feed; Alt-Enter as Enter with meta.
   if (input === '\n' || (key.return && key.meta)) return withDraft(`${draft}\n`);
   if (key.return) {
+    // Line breaks the answer ends on (a paste's last one) say nothing: they are not sent.
     return draft.trim()
-      ? { type: 'answer', text: draft }
+      ? { type: 'answer', text: draft.replace(/\n+$/, '') }
       : { type: 'hint', text: 'Type an answer first (Esc declines to answer).' };
   }
   return editDraft(draft, input, key);
@@ -265,11 +269,18 @@ function editDraft(draft: string, input: string, key: KeyInfo): KeyAction {
   if (key.backspace || key.delete) return withDraft([...draft].slice(0, -1).join(''));
   if (key.ctrl && input === 'u') return withDraft('');
   if (key.ctrl || key.meta || key.tab || input === '') return NONE;
-  // A paste arrives as one chunk; its line breaks are part of the answer, not a submit.
-  return withDraft(draft + input.replace(/\r\n?/g, '\n'));
+  // A paste arrives as one chunk; its line breaks are part of the answer, not a submit. Said on
+  // screen when the paste ends on one (the newcomer's pass, defect 30: Enter seemed not to send).
+  const pasted = input.replace(/\r\n?/g, '\n');
+  const typed = withDraft(draft + pasted);
+  return [...input].length > 1 && pasted.endsWith('\n') ? { ...typed, hint: PASTED_NEWLINE } : typed;
 }
 
-function withDraft(draft: string): KeyAction {
+/** Why a paste that ended with Enter was not sent. */
+export const PASTED_NEWLINE =
+  'Pasted text keeps its line breaks, the last one too: press Enter to send (Backspace drops it).';
+
+function withDraft(draft: string): Extract<KeyAction, { type: 'draft' }> {
   return { type: 'draft', draft: draft.slice(0, MAX_DRAFT_CHARS) };
 }
 

@@ -66,6 +66,8 @@ export type ScreenLayout =
       readonly outputRows: number;
       /** Columns of output text (inside the frame): where a long line wraps. */
       readonly outputColumns: number;
+      /** The gate panel's outer size, when a gate shows: its question scrolls inside it. */
+      readonly gateBox: { readonly width: number; readonly height: number } | null;
     };
 
 export const MIN_COLUMNS = 40;
@@ -76,6 +78,8 @@ export const TWO_COLUMNS_FROM = 100;
 const TIMELINE_CAP = 14;
 /** The output's smallest frame: its borders and one line. */
 const OUTPUT_FLOOR = 3;
+/** A gate leaves the output its smallest frame only when it still gets this many rows. */
+const GATE_KEEPS_OUTPUT_FROM = 10;
 /**
  * One column this short (80×24 is the default terminal) shows every panel in its compact form:
  * one row each (the phases on a line, the task at work, the last verification, the blast radius's
@@ -96,6 +100,7 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
       stack: [{ name: 'single', width: columns, panels: [{ id: 'fleet', height: bodyHeight }] }],
       outputRows: 1,
       outputColumns: 1,
+      gateBox: null,
     };
   const twoColumns = columns >= TWO_COLUMNS_FROM;
   const leftWidth = twoColumns ? Math.min(64, Math.max(40, Math.round(columns * 0.4))) : columns;
@@ -166,6 +171,8 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
       ];
   const outputColumn = stack.find((column) => column.panels.some((panel) => panel.id === 'output'));
   const output = outputColumn?.panels.find((panel) => panel.id === 'output');
+  const gateColumn = stack.find((column) => column.panels.some((panel) => panel.id === 'gate'));
+  const gate = gateColumn?.panels.find((panel) => panel.id === 'gate');
   return {
     kind: 'panels',
     columns,
@@ -174,6 +181,7 @@ export function screenLayout(state: UiState, columns: number, rows: number): Scr
     stack,
     outputRows: Math.max(1, (output?.height ?? 3) - 2),
     outputColumns: Math.max(1, innerWidth(outputColumn?.width ?? columns)),
+    gateBox: gateColumn && gate ? { width: gateColumn.width, height: gate.height } : null,
   };
 }
 
@@ -197,12 +205,20 @@ function panelWants(
     slots.push({ id: 'result', min: Math.max(3, want), want, priority: 0 });
   }
   if (state.gate && !state.interaction.over) {
+    // The question whole is what a decision needs (the newcomer's pass, defect 9): the output
+    // keeps its smallest frame (and a usage-limit wait its own, it says when the run goes on),
+    // everything else gives way, and on a terminal too short even for that the gate takes the
+    // whole body. What still does not fit scrolls inside the gate.
     const want = full(gateWant(state.gate, state.interaction.draft, rightInner, state.interaction.rejecting));
-    const cap = Math.max(6, Math.floor(bodyHeight * 0.6));
-    // On a small screen the question (the frame's title) and its keys are what must show: down to
-    // 4 rows, so a gate never disappears behind the output.
-    const min = Math.min(want, 6, Math.max(4, bodyHeight - OUTPUT_FLOOR));
-    slots.push({ id: 'gate', min, want: Math.min(want, cap), priority: 0 });
+    const kept = bodyHeight - OUTPUT_FLOOR - (state.wait ? 3 : 0);
+    const cap = kept >= GATE_KEEPS_OUTPUT_FROM ? kept : bodyHeight;
+    const height = Math.min(want, cap);
+    slots.push({
+      id: 'gate',
+      min: Math.min(height, Math.max(4, Math.min(6, cap))),
+      want: height,
+      priority: 0,
+    });
   }
   if (state.wait) slots.push({ id: 'wait', min: 3, want: 4, priority: 2 });
   if (state.view === 'loop') {
@@ -235,9 +251,13 @@ function panelWants(
     slots.push({ id: 'lanes', min: 3, want: Math.min(12, framed(laneRows(state).length)), priority: 2 });
   // The output is what a human watches most: it keeps a third of the screen whatever else shows,
   // except what a decision or the end of the work needs (a gate, the result) on a small screen.
-  const urgent = slots.reduce((sum, slot) => sum + (slot.priority === 0 ? slot.min : 0), 0);
+  // A usage-limit wait at a gate keeps its smallest frame too (the gate left it room).
+  const urgent =
+    slots.reduce((sum, slot) => sum + (slot.priority === 0 ? slot.want : 0), 0) +
+    (state.wait && state.gate ? 3 : 0);
+  const floor = urgent >= bodyHeight ? 0 : OUTPUT_FLOOR;
   const outputMin = Math.max(
-    OUTPUT_FLOOR,
+    floor,
     Math.min(compact ? 5 : Math.max(5, Math.round(bodyHeight * 0.35)), bodyHeight - urgent),
   );
   slots.push(

@@ -3,7 +3,7 @@ import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, text, wrapRows } from '../components/row.js';
 import { sandboxWords } from '../format/sandbox.js';
 import { count, plural } from '../format/text.js';
-import type { UiState } from '../store/ui-state.js';
+import type { BlastModel, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
 /**
@@ -24,11 +24,7 @@ export function blastRows(state: UiState, width = Number.POSITIVE_INFINITY): Row
       text(' · ', { dim: true }),
       text(`${count(blast.newFiles)} new`),
     ],
-    blast.code
-      ? [text(`${GLYPH.failed} ${blast.code}`, { tone: 'error', bold: true })]
-      : blast.scope === 'branch'
-        ? [text('what the branch holds (base..HEAD)', { dim: true })]
-        : [text(`${GLYPH.done} scope ok`, { tone: 'ok' })],
+    verdictRow(blast),
   ];
   if (blast.sandbox)
     rows.push([
@@ -46,6 +42,25 @@ export function blastRows(state: UiState, width = Number.POSITIVE_INFINITY): Row
     ]);
   }
   return Number.isFinite(width) ? wrapRows(rows, width) : rows;
+}
+
+/**
+ * The judge's word on scope. A write the scope hook refused never reached the diff, so the scope
+ * is ok, but the agent tried: said beside it (the newcomer's pass, defect 27).
+ */
+function verdictRow(blast: BlastModel): Row {
+  if (blast.code) return [text(`${GLYPH.failed} ${blast.code}`, { tone: 'error', bold: true })];
+  if (blast.scope === 'branch') return [text('what the branch holds (base..HEAD)', { dim: true })];
+  const refused = blast.refusedWrites ?? 0;
+  return [
+    text(`${GLYPH.done} scope ok`, { tone: 'ok' }),
+    ...(refused > 0
+      ? [
+          text(' · ', { dim: true }),
+          text(`${plural(refused, 'write')} refused`, { tone: 'warn', bold: true }),
+        ]
+      : []),
+  ];
 }
 
 export function BlastRadius(props: {

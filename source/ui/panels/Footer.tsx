@@ -1,6 +1,7 @@
 import { Box } from 'ink';
 import { RowLine } from '../components/RowLine.js';
 import { type Row, rowWidth, type Segment, text } from '../components/row.js';
+import { yesNoWords } from '../format/wording.js';
 import { workIsOver } from '../store/selectors.js';
 import type { UiState } from '../store/ui-state.js';
 
@@ -42,7 +43,10 @@ export function footerKeys(state: UiState): Array<[key: string, label: string]> 
   }
   if (interaction.aborting) return [['^C', 'force quit'], ...lanes, help, scroll];
   const keys: Array<[string, string]> = [];
-  if (gate?.answer === 'yes_no') keys.push(['y', 'approve'], ['n', 'reject']);
+  if (gate?.answer === 'yes_no') {
+    const words = yesNoWords(gate.gate);
+    keys.push(['y', words.yes], ['n', words.no]);
+  }
   if ((gate?.documents?.length ?? 0) > 0) keys.push(['v', 'read']);
   // Issue 20: attached to a fleet run, leaving does not stop it.
   if (state.remote) return [...keys, ...lanes, ['q', 'leave (the run goes on)'], help, scroll];

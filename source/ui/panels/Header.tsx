@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import { RowLine } from '../components/RowLine.js';
 import { type Row, type Segment, text } from '../components/row.js';
-import { spendOfBudget } from '../format/money.js';
+import { spendOfBudget, usd } from '../format/money.js';
 import { truncate, widthOf } from '../format/text.js';
 import { stopwatch } from '../format/time.js';
 import { runningLanes } from '../store/reduce-lanes.js';
@@ -10,45 +10,98 @@ import type { UiState } from '../store/ui-state.js';
 
 /**
  * One line: product, project, title, branch, where the run is, elapsed, spend against the budget.
- * Where the run is, its time and its cost always show (issue 16 item 4: at 80 columns they were
- * cut off the end): on a narrow terminal the title goes first, then the branch and the project
- * are shortened.
+ * Where the run is, its time and its cost always show, at every width the app draws (issue 16
+ * item 4; the newcomer's pass, defect 9: at 60 columns the cost was cut): on a narrow terminal the
+ * title goes first, then the branch and the project are shortened, and the status itself takes a
+ * shorter form (no percentage, the tick's step in fewer words, the phase's short name, the cost
+ * without its cap) before the project is dropped.
  */
 export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row {
   if (state.view === 'fleet') return fleetHeaderRow(state);
   const h = state.header;
+  const product = text(state.view === 'workflow' ? ' ralphy ' : ' relais ', { bold: true, inverse: true });
+  const project = h.project || 'project';
+  const full = [project, h.title ? `"${h.title}"` : null, h.branch];
+  // The branch is worth a shorter status (the newcomer's pass: at 80 columns it was dropped while
+  // the status kept its longest words); without room for it, the project at least.
+  for (const keepBranch of h.branch ? [true, false] : [false]) {
+    for (const level of STATUS_LEVELS) {
+      const status = statusSegments(state, level);
+      const room = width - rowWidth([product, text(' '), ...status]);
+      // What fits, dropping the title first, then shortening the branch and the project.
+      const fitted = fitIdentity(full, room);
+      if (identityFits(fitted, project, room) && (!keepBranch || fitted[2]))
+        return [product, text(' '), ...identitySegments(fitted), ...status];
+    }
+  }
+  // Still too wide: where the run is, its time and cost matter more than the names.
+  for (const level of STATUS_LEVELS) {
+    const status = [text(' '), ...statusSegments(state, level).slice(1)];
+    if (rowWidth(status) <= width) return status;
+  }
+  return [text(' '), ...statusSegments(state, 4).slice(1)];
+}
+
+/** The project shows, at least its first 8 columns (or all of a shorter name), within `room`. */
+function identityFits(fitted: readonly (string | null)[], project: string, room: number): boolean {
+  const shown = fitted[0] ?? '';
+  return (
+    room >= 1 && shown !== '' && widthOf(shown) >= Math.min(widthOf(project), 8) && widthOf(shown) <= room
+  );
+}
+
+/** From the most to the fewest words: 0 as wide as it likes, 4 the least that still says it all. */
+const STATUS_LEVELS = [0, 1, 2, 3, 4] as const;
+type StatusLevel = (typeof STATUS_LEVELS)[number];
+
+/** Where the run is, its elapsed time, its cost (and what is going on: pausing, stopping). */
+function statusSegments(state: UiState, level: StatusLevel): Segment[] {
+  const h = state.header;
   const sep = text(' · ', { dim: true });
   const elapsed = elapsedMs(state);
   const overBudget = h.budgetUsd !== null && h.costUsd >= h.budgetUsd;
-  const product = text(state.view === 'workflow' ? ' ralphy ' : ' relais ', { bold: true, inverse: true });
-  const status: Segment[] = [
+  const short = level >= 1;
+  const label = phaseLabel(state, level === 0 ? 'full' : level === 1 ? 'short' : 'shortest');
+  const where = level >= 3 ? (label.split(' · ')[0] ?? label) : label;
+  const cost =
+    level === 0
+      ? spendOfBudget(h.costUsd, h.budgetUsd)
+      : level <= 3 && h.budgetUsd !== null && h.budgetUsd > 0
+        ? `${usd(h.costUsd)}/${usd(h.budgetUsd)}`
+        : usd(h.costUsd);
+  return [
     sep,
-    text(phaseLabel(state), { bold: true, tone: state.end?.state === 'FAILED' ? 'error' : 'accent' }),
+    text(where, { bold: true, tone: state.end?.state === 'FAILED' ? 'error' : 'accent' }),
     ...(elapsed === null ? [] : [sep, text(stopwatch(elapsed))]),
     sep,
-    text(spendOfBudget(h.costUsd, h.budgetUsd), { tone: overBudget ? 'error' : undefined }),
-    ...(h.budgetWarnings.length > 0 ? [sep, text('! budget warning', { tone: 'warn', bold: true })] : []),
-    // Issue 16 item 11: the pause key was pressed; the run stops after the running agent.
-    ...(state.interaction.pausing && !state.interaction.aborting && !workIsOver(state)
-      ? [sep, text(pausingText(state), { tone: 'warn', bold: true })]
+    text(cost, { tone: overBudget ? 'error' : undefined }),
+    ...(h.budgetWarnings.length > 0
+      ? [sep, text(short ? '! budget' : '! budget warning', { tone: 'warn', bold: true })]
       : []),
-    // Only while the work still runs: once it ended (FAILED, interrupted) it is not "aborting" any more.
-    ...(state.interaction.aborting && !workIsOver(state)
-      ? [
-          sep,
-          state.interaction.interrupting
-            ? text('STOPPING (resumable)', { tone: 'warn', bold: true })
-            : text('ABORTING', { tone: 'error', bold: true }),
-        ]
-      : []),
+    ...stoppingSegments(state, short),
   ];
-  const room = width - rowWidth([product, text(' '), ...status]);
-  // Still too wide: where the run is, its time and cost matter more than the product's name.
-  if (room < 4) return [text(' '), ...status.slice(1)];
-  const project = h.project || 'project';
-  const full = [project, h.title ? `"${h.title}"` : null, h.branch];
-  // What fits, dropping the title first, then shortening the branch and the project.
-  const fitted = fitIdentity(full, room);
+}
+
+/** What the human asked the run to do (pause, stop, abort), while it still runs. */
+function stoppingSegments(state: UiState, short: boolean): Segment[] {
+  const sep = text(' · ', { dim: true });
+  const { interaction } = state;
+  if (workIsOver(state)) return [];
+  // Issue 16 item 11: the pause key was pressed; the run stops after the running agent.
+  if (interaction.pausing && !interaction.aborting)
+    return [sep, text(short ? 'PAUSING' : pausingText(state), { tone: 'warn', bold: true })];
+  // Only while the work still runs: once it ended (FAILED, interrupted) it is not "aborting" any more.
+  if (!interaction.aborting) return [];
+  return [
+    sep,
+    interaction.interrupting
+      ? text(short ? 'STOPPING' : 'STOPPING (resumable)', { tone: 'warn', bold: true })
+      : text('ABORTING', { tone: 'error', bold: true }),
+  ];
+}
+
+function identitySegments(fitted: readonly (string | null)[]): Segment[] {
+  const sep = text(' · ', { dim: true });
   const identity: Segment[] = [];
   fitted.forEach((part, index) => {
     if (part === null) return;
@@ -57,7 +110,7 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
       index === 0 ? text(part, { bold: true }) : index === 2 ? text(part, { tone: 'accent' }) : text(part),
     );
   });
-  return [product, text(' '), ...identity, ...status];
+  return identity;
 }
 
 /** The fleet view's line (issue 20): what needs a human first (gates), then the rest. */
@@ -103,7 +156,7 @@ function fitIdentity(parts: readonly (string | null)[], room: number): (string |
     list[2] = left >= 8 ? truncate(branch, left) : null;
     if (width(list) <= room) return list;
   }
-  list = [truncate(list[0] ?? '', Math.max(4, room)), null, null];
+  list = [truncate(list[0] ?? '', room), null, null];
   return list;
 }
 

@@ -5,7 +5,7 @@ import { usd } from '../format/money.js';
 import { fitTo, flatten, padStartTo, widthOf } from '../format/text.js';
 import { duration } from '../format/time.js';
 import { gateOutcome } from '../format/wording.js';
-import { nothingRuns, workIsOver } from '../store/selectors.js';
+import { nothingRuns, SHORT_PHASE_NAMES, workIsOver } from '../store/selectors.js';
 import type { GateNote, PhaseRow, PhaseSpendModel, UiState } from '../store/ui-state.js';
 import { GLYPH } from '../theme.js';
 
@@ -66,21 +66,11 @@ export function spendLabel(spend: PhaseSpendModel | undefined): string {
   return `${cost} ${calls}`;
 }
 
-const SHORT_NAMES: Record<string, string> = {
-  PLANNING: 'plan',
-  SPECIFICATION: 'spec',
-  AWAITING_SPEC_VALIDATION: 'spec gate',
-  IMPLEMENTATION: 'build',
-  QA: 'QA',
-  AWAITING_QA_VALIDATION: 'QA gate',
-  PR: 'PR',
-};
-
 /** Each phase as `glyph name`, packed into as few rows as the width allows; the end last. */
 export function compactPhaseRows(state: UiState, width: number, height: number): Row[] {
   const items: Row[] = state.phases.map((phase) => [
     glyphOf(phase, state),
-    text(` ${SHORT_NAMES[phase.state] ?? phase.state}`, {
+    text(` ${SHORT_PHASE_NAMES[phase.state] ?? phase.state}`, {
       dim: phase.status === 'pending',
       bold: isCurrent(phase),
     }),

@@ -3,7 +3,7 @@ import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, text, wrapRows } from '../components/row.js';
 import { flatten } from '../format/text.js';
 import type { ResultModel } from '../store/ui-state.js';
-import { GLYPH } from '../theme.js';
+import { GLYPH, type Tone } from '../theme.js';
 
 /**
  * How the work ended, as the engine announced it, with what to do next. Every line wraps at
@@ -17,12 +17,17 @@ export function resultRows(result: ResultModel, width = Number.POSITIVE_INFINITY
   return Number.isFinite(width) ? wrapRows(rows, width) : rows;
 }
 
+/** Done ✓, not all done ◐ (not pushed), failed ✗, or stopped on request ‖ (resumable: neither). */
 function glyphOf(result: ResultModel): string {
-  return result.partial ? GLYPH.partial : result.ok ? GLYPH.done : GLYPH.failed;
+  if (result.partial) return GLYPH.partial;
+  if (result.ok) return GLYPH.done;
+  return result.interrupted ? GLYPH.interrupted : GLYPH.failed;
 }
 
-function toneOf(result: ResultModel): 'ok' | 'warn' | 'error' {
-  return result.partial ? 'warn' : result.ok ? 'ok' : 'error';
+function toneOf(result: ResultModel): Tone {
+  if (result.partial) return 'warn';
+  if (result.ok) return 'ok';
+  return result.interrupted ? 'warn' : 'error';
 }
 
 export function ResultPanel(props: {

@@ -87,6 +87,7 @@ export function judgeFinished(state: UiState, e: Of<'judge.finished'>): UiState 
       touchedTotal: e.touched_paths.length,
       // The branch's measure is not a run: no sandbox to name.
       sandbox: e.scope === 'branch' ? null : sandboxOf(e),
+      refusedWrites: e.refused_writes ?? 0,
     },
   };
 }

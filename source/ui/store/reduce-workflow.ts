@@ -152,6 +152,8 @@ export function gateRequested(state: UiState, e: Of<'gate.requested'>): UiState 
   const documents = state.gate?.gate === e.gate ? state.gate.documents : undefined;
   return {
     ...state,
+    // A new question starts at its first row.
+    interaction: state.gate ? state.interaction : { ...state.interaction, gateTop: 0 },
     gate: {
       gate: e.gate,
       title: flatten(e.title, 300),
@@ -189,6 +191,7 @@ function gateClosed(state: UiState, e: Of<'gate.resolved'>): UiState {
       ...state.interaction,
       draft: '',
       rejecting: false,
+      gateTop: 0,
       overlay: state.interaction.overlay?.kind === 'document' ? null : state.interaction.overlay,
     },
   };
@@ -239,10 +242,21 @@ export function runFinished(state: UiState, e: Of<'run.finished'>, atMs: number)
     phases,
     wait: null,
     header: { ...state.header, endedAtMs: atMs },
-    result: { ok: ok && !unpushed, partial: unpushed, headline, lines },
+    result: {
+      ok: ok && !unpushed,
+      partial: unpushed,
+      ...(e.status === 'interrupted' ? { interrupted: true } : {}),
+      headline: e.status === 'interrupted' ? stoppedHeadline(state, e) : headline,
+      lines,
+    },
   };
 }
 
 function prWordsOf(kind: 'pushed' | 'not_pushed'): string {
   return kind === 'pushed' ? 'branch pushed, no pull request' : 'branch ready, not pushed';
+}
+
+/** A pause or a stop says so, and that it resumes: never "failed" (the newcomer's pass, defect 16). */
+function stoppedHeadline(state: UiState, e: Of<'run.finished'>): string {
+  return `${state.interaction.pausing ? 'Paused' : 'Stopped'} at ${e.state} (resumable)`;
 }

@@ -5,18 +5,37 @@ import type { ResultModel, UiState } from './ui-state.js';
 
 /** Values several panels derive from the state; pure. */
 
-/** What the header names as "where we are". */
-export function phaseLabel(state: UiState): string {
+/**
+ * What the header names as "where we are". A narrow header asks for a shorter form: `short` says
+ * the tick's step in fewer words, `shortest` also names the phase by its short name (`spec gate`).
+ */
+export function phaseLabel(state: UiState, form: 'full' | 'short' | 'shortest' = 'full'): string {
+  const step = (tick: number) =>
+    form === 'full'
+      ? tickStepLabel(tick, state.tickPhase)
+      : `tick ${tick}${state.tickPhase ? ` ${state.tickPhase}` : ''}`;
   if (state.view === 'loop') {
-    if (state.runningTick) return tickStepLabel(state.runningTick.tick, state.tickPhase);
+    if (state.runningTick) return step(state.runningTick.tick);
     return state.result ? 'finished' : state.ticks.length > 0 ? 'between ticks' : 'starting';
   }
   const current = state.workflowState ?? 'starting';
+  const name = form === 'shortest' ? (SHORT_PHASE_NAMES[current] ?? current) : current;
   // The workflow's phase, then the tick's step in words of its own (issue 16 item 8).
   return current === 'IMPLEMENTATION' && state.runningTick
-    ? `${current} · ${tickStepLabel(state.runningTick.tick, state.tickPhase)}`
-    : current;
+    ? `${name} · ${step(state.runningTick.tick)}`
+    : name;
 }
+
+/** The phases' short names (the compact phase line, a narrow header). */
+export const SHORT_PHASE_NAMES: Readonly<Record<string, string>> = {
+  PLANNING: 'plan',
+  SPECIFICATION: 'spec',
+  AWAITING_SPEC_VALIDATION: 'spec gate',
+  IMPLEMENTATION: 'build',
+  QA: 'QA',
+  AWAITING_QA_VALIDATION: 'QA gate',
+  PR: 'PR',
+};
 
 /**
  * The work is over (the workflow reached an end state, the engine announced its end, or the front

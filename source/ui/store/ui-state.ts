@@ -120,6 +120,8 @@ export interface BlastModel {
   readonly touchedTotal: number;
   /** The sandbox the judged agent ran in; null when the engine did not say. */
   readonly sandbox?: SandboxShown | null;
+  /** Writes refused before they happened (the scope hook): none reached the diff. */
+  readonly refusedWrites?: number;
 }
 
 export type VerifyStatus = 'running' | 'passed' | 'failed' | 'timed_out';
@@ -224,6 +226,11 @@ export interface ResultModel {
   readonly ok: boolean;
   /** Ended, but not all done (the branch not pushed): ◐, not ✓ and not ✗. */
   readonly partial?: boolean;
+  /**
+   * Stopped on request (pause, Ctrl-C) and resumable: neither done nor failed, so it shows with
+   * its own glyph (the newcomer's pass, defect 16: a pause ended on ✗).
+   */
+  readonly interrupted?: boolean;
   readonly headline: string;
   readonly lines: readonly string[];
 }
@@ -285,6 +292,11 @@ export interface InteractionModel {
    * rejects, Esc goes back to the question (issue 16 item 5).
    */
   readonly rejecting: boolean;
+  /**
+   * The first row of the gate's question on screen, when a small terminal cannot show it whole:
+   * the scroll keys move it inside the gate (the newcomer's pass, defect 9). 0 for a new gate.
+   */
+  readonly gateTop: number;
   /**
    * Issue 19: the lane whose output the Output panel shows (Tab cycles through the lanes and back
    * to all of them), or null for every line of the run.
@@ -390,6 +402,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       hint: null,
       overlay: null,
       rejecting: false,
+      gateTop: 0,
       outputLane: null,
     },
     lanes: NO_LANES,

@@ -20,7 +20,16 @@ import micromatch from 'micromatch';
 export interface WriteFence {
   readonly allowed: readonly (readonly string[])[];
   readonly forbidden: readonly string[];
+  /**
+   * What each allowed set is, in the refusal's words ("the config's scope.default_allowed_globs"):
+   * a refusal names the set the path is outside of, never another one that allows it (the
+   * newcomer's pass, defect 10: "package.json is outside ... (src/**, package.json)").
+   */
+  readonly names?: readonly string[];
 }
+
+/** The allowed set's name when the fence gives none. */
+const ALLOWED_SET = "this task's allowed paths";
 
 /** How every refusal of the hook begins (the tick finds them in the agent's output by it). */
 export const REFUSED_BY_HOOK = 'Relais refused this write before it happened';
@@ -59,10 +68,13 @@ export function installScopeHook(fence: WriteFence, root: string, node = process
   };
   const rules = {
     root: realpathSync(root),
-    allowed: fence.allowed.map((set) => set.map(re)),
+    // Each set with its globs and name, shown to the model with a refusal: where it may write.
+    allowed: fence.allowed.map((set, index) => ({
+      res: set.map(re),
+      shown: set,
+      name: fence.names?.[index] ?? ALLOWED_SET,
+    })),
     forbidden: fence.forbidden.map(re),
-    // Shown to the model with each refusal, so it knows where it may write.
-    shown: fence.allowed[0] ?? [],
   };
   writeFileSync(join(dir, 'fence.json'), JSON.stringify(rules));
   writeFileSync(join(dir, 'scope-hook.mjs'), HOOK_SCRIPT);
@@ -126,7 +138,8 @@ const path = rel.split(sep).join('/');
 const matches = (re) => new RegExp(re.source, re.flags).test(path);
 if (rules.forbidden.some(matches))
   refuse(path + ' is a forbidden path for this task (git internals, relais/ and the scope\\'s forbidden globs are never written by the builder).');
-if (!rules.allowed.every((set) => set.some(matches)))
-  refuse(path + ' is outside this task\\'s allowed paths (' + rules.shown.join(', ') + '). Stay inside them, or say in your result that the task needs a wider scope.');
+const outside = rules.allowed.find((set) => !set.res.some(matches));
+if (outside)
+  refuse(path + ' is outside ' + outside.name + ' (' + outside.shown.join(', ') + '). Stay inside them, or say in your result that the task needs a wider scope.');
 process.exit(0);
 `;
