@@ -68,6 +68,9 @@ export type EngineEvent =
       max_cost_usd: number | null;
       /** What the workflow already spent (a resume goes on from there, not from $0). */
       cost_usd?: number;
+      /** The part of cost_usd held for earlier calls of unknown cost, and how many. */
+      unreported_usd?: number;
+      unreported_calls?: number;
       /** Each agent phase's spend so far and caps (config `workflow.phases`). */
       phases?: WorkflowFile['phases'];
       tasks: Array<{
@@ -118,7 +121,13 @@ export type EngineEvent =
       calls: number;
       max_cost_usd: number | null;
       max_calls: number | null;
+      /** The part of cost_usd held for calls of unknown cost (their maximum), and how many. */
+      unreported_usd?: number;
+      unreported_calls?: number;
       total_cost_usd: number;
+      /** The part of total_cost_usd held for calls of unknown cost, and how many. */
+      total_unreported_usd?: number;
+      total_unreported_calls?: number;
     }
   /** A usage or rate limit: the run waits until `until`, then resumes the same step. */
   | { type: 'workflow.waiting'; until: string; reason: string }

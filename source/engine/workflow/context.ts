@@ -194,18 +194,24 @@ export class WorkflowContext {
   /**
    * What finished agent calls reported: the workflow's total and the running phase's own spend
    * and call count, in one write (one ledger for both, so the header, the phase timeline and
-   * `ralphy status` never disagree).
+   * `ralphy status` never disagree). `unreported`: the part of `usd` that is the maximum held for
+   * calls that never reported a cost (it guards the caps, but is shown apart, never as spend).
    */
-  async addCost(usd: number, calls = 1, lane: string | null = null): Promise<void> {
+  async addCost(
+    usd: number,
+    calls = 1,
+    lane: string | null = null,
+    unreported: Unreported = NONE_UNREPORTED,
+  ): Promise<void> {
     const spent = Math.max(0, usd);
-    if (spent === 0 && calls === 0) return;
+    if (spent === 0 && calls === 0 && unreported.calls === 0) return;
     const phase = budgetPhaseOf(this.workflow.state);
     const phases = { ...this.workflow.phases };
     if (phase) {
-      const before = phases[phase] ?? { ...phaseCaps(this.setup.config, phase), cost_usd: 0, calls: 0 };
-      phases[phase] = { ...before, cost_usd: round6(before.cost_usd + spent), calls: before.calls + calls };
+      const before = phases[phase] ?? { ...phaseCaps(this.setup.config, phase), ...zeroSpend() };
+      phases[phase] = { ...before, ...addSpend(before, spent, calls, unreported) };
     }
-    await this.update({ cost_usd: round6(this.workflow.cost_usd + spent), phases });
+    await this.update({ ...addSpend(this.workflow, spent, 0, unreported), phases });
     if (phase) {
       const now = phases[phase];
       if (now)
@@ -214,6 +220,8 @@ export class WorkflowContext {
           phase,
           ...now,
           total_cost_usd: this.workflow.cost_usd,
+          total_unreported_usd: this.workflow.unreported_usd,
+          total_unreported_calls: this.workflow.unreported_calls,
         });
     }
   }
@@ -252,7 +260,7 @@ export class WorkflowContext {
     const phases = { ...this.workflow.phases };
     for (const phase of BUDGET_PHASES) {
       const caps = phaseCaps(this.setup.config, phase);
-      phases[phase] = { ...(phases[phase] ?? { cost_usd: 0, calls: 0 }), ...caps };
+      phases[phase] = { ...(phases[phase] ?? zeroSpend()), ...caps };
     }
     return phases;
   }
@@ -372,4 +380,37 @@ function sameView(a: TaskRecord, b: TaskRecord): boolean {
 /** Dollars as a human reads them: cents, or more digits for amounts under a dollar. */
 function usd(amount: number): string {
   return `$${amount >= 1 ? amount.toFixed(2) : amount.toFixed(4).replace(/0{1,2}$/, '')}`;
+}
+
+/** Calls that never reported a cost: the maximum held for them, and how many. */
+export interface Unreported {
+  readonly usd: number;
+  readonly calls: number;
+}
+
+const NONE_UNREPORTED: Unreported = { usd: 0, calls: 0 };
+
+function zeroSpend(): { cost_usd: number; calls: number; unreported_usd: number; unreported_calls: number } {
+  return { cost_usd: 0, calls: 0, unreported_usd: 0, unreported_calls: 0 };
+}
+
+interface SpendFields {
+  readonly cost_usd: number;
+  readonly unreported_usd: number;
+  readonly unreported_calls: number;
+}
+
+/** A spend record with `usd` (of which `unreported` is held, not spent) and `calls` more. */
+function addSpend<T extends SpendFields & { calls?: number }>(
+  before: T,
+  usd: number,
+  calls: number,
+  unreported: Unreported,
+): SpendFields & { calls?: number } {
+  return {
+    cost_usd: round6(before.cost_usd + usd),
+    ...(before.calls === undefined ? {} : { calls: before.calls + calls }),
+    unreported_usd: round6(Math.max(0, before.unreported_usd + unreported.usd)),
+    unreported_calls: Math.max(0, before.unreported_calls + unreported.calls),
+  };
 }

@@ -51,6 +51,8 @@ export function freshWorkflow({
     pr_url: null,
     pid: process.pid,
     cost_usd: 0,
+    unreported_usd: 0,
+    unreported_calls: 0,
     pending_answer: null,
     allowed_tools: [],
     engine,

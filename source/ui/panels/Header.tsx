@@ -25,7 +25,7 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
     text(phaseLabel(state), { bold: true, tone: state.end?.state === 'FAILED' ? 'error' : 'accent' }),
     ...(elapsed === null ? [] : [sep, text(stopwatch(elapsed))]),
     sep,
-    text(spendOfBudget(h.costUsd, h.budgetUsd), { tone: overBudget ? 'error' : undefined }),
+    text(spendOfBudget(h.costUsd, h.budgetUsd, h.held), { tone: overBudget ? 'error' : undefined }),
     ...(h.budgetWarnings.length > 0 ? [sep, text('! budget warning', { tone: 'warn', bold: true })] : []),
     // Issue 16 item 11: the pause key was pressed; the run stops after the running agent.
     ...(state.interaction.pausing && !state.interaction.aborting && !workIsOver(state)

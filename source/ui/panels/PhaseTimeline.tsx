@@ -57,11 +57,17 @@ function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
 
 /**
  * "$0.4200/$1.00 3/10 calls": what the phase's agents cost and how many calls it made, against its
- * caps (config workflow.phases) when it has them. Nothing before its first call.
+ * caps (config workflow.phases) when it has them. Nothing before its first call. Calls of unknown
+ * cost: "$0.0100 + $3.00 held (2 unknown)/$5.00 4 calls", the reported part, then the held part.
  */
 export function spendLabel(spend: PhaseSpendModel | undefined): string {
   if (!spend || (spend.calls === 0 && spend.costUsd === 0)) return '';
-  const cost = `${usd(spend.costUsd)}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
+  // Calls killed before they reported a cost are held at their maximum: said apart, not as spend.
+  const amount =
+    spend.held.calls > 0
+      ? `${usd(Math.max(0, spend.costUsd - spend.held.usd))} + ${usd(spend.held.usd)} held (${spend.held.calls} unknown)`
+      : usd(spend.costUsd);
+  const cost = `${amount}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
   const calls = `${spend.calls}${spend.maxCalls !== null ? `/${spend.maxCalls}` : ''} call${spend.calls === 1 && spend.maxCalls === null ? '' : 's'}`;
   return `${cost} ${calls}`;
 }
