@@ -8,7 +8,9 @@ import {
   realClock,
   remediationOfFailure,
   type StampedEvent,
+  spendWithHeld,
   stripControls,
+  usd,
 } from '../../engine/index.js';
 import { type CommandIo, println } from '../io.js';
 
@@ -165,7 +167,7 @@ const FORMATS: Formats = {
   'workflow.spend': (e) =>
     e.max_cost_usd === null && e.max_calls === null
       ? null
-      : `Spend: ${e.phase} $${e.cost_usd.toFixed(4)}${e.max_cost_usd !== null ? ` of $${e.max_cost_usd.toFixed(2)}` : ''}, ${e.calls}${e.max_calls !== null ? ` of ${e.max_calls}` : ''} agent call(s)`,
+      : `Spend: ${e.phase} ${spendWithHeld(e.cost_usd, { usd: e.unreported_usd ?? 0, calls: e.unreported_calls ?? 0 })}, ${e.calls}${e.max_calls !== null ? ` of ${e.max_calls}` : ''} agent call${e.calls === 1 && e.max_calls === null ? '' : 's'}${e.max_cost_usd !== null ? `, cap ${usd(e.max_cost_usd)}` : ''}`,
   'breaker.changed': (e) => (e.log.length > 0 ? e.log.join('\n') : null),
   'gate.requested': (e) =>
     [

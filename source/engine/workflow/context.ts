@@ -4,6 +4,7 @@ import { type EngineBus, laneBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { spendWithHeld } from '../protocol/money.js';
 import {
   type BreakerSnapshot,
   BUDGET_PHASES,
@@ -227,6 +228,15 @@ export class WorkflowContext {
   }
 
   /**
+   * One agent call ended outside a tick (planning, specification, QA, the cycle engine). One that
+   * never reported its cost (killed, interrupted) is counted as a call of unknown cost; these calls
+   * reserve nothing beforehand, so nothing is held for it: what it spent is not known, not $0.
+   */
+  async addCall(usd: number, reported: boolean): Promise<void> {
+    await this.addCost(usd, 1, null, reported ? NONE_UNREPORTED : { usd: 0, calls: 1 });
+  }
+
+  /**
    * The workflow-wide spend cap (`workflow.max_cost_usd`), then the running phase's own caps
    * (`workflow.phases.<phase>`): the reason to stop, or null. Checked before each agent call
    * starts; a call already running finishes and is counted.
@@ -236,7 +246,7 @@ export class WorkflowContext {
     if (cap !== null && this.workflow.cost_usd >= cap)
       return {
         reason: 'budget_exhausted',
-        detail: `the workflow spent ${usd(this.workflow.cost_usd)}, at or above workflow.max_cost_usd ${usd(cap)}`,
+        detail: `the workflow's spend, ${spendWithHeld(this.workflow.cost_usd, heldOf(this.workflow))}, is at or above workflow.max_cost_usd ${usd(cap)}`,
       };
     const phase = budgetPhaseOf(this.workflow.state);
     const spend = phase ? this.workflow.phases[phase] : undefined;
@@ -245,7 +255,7 @@ export class WorkflowContext {
     if (spend.max_cost_usd !== null && spend.cost_usd >= spend.max_cost_usd)
       return {
         reason: 'phase_budget_exhausted',
-        detail: `${phase} spent ${usd(spend.cost_usd)} in ${spend.calls} agent call(s), at or above ${key}.max_cost_usd ${usd(spend.max_cost_usd)}`,
+        detail: `${phase}'s spend, ${spendWithHeld(spend.cost_usd, heldOf(spend))} in ${spend.calls} agent call(s), is at or above ${key}.max_cost_usd ${usd(spend.max_cost_usd)}`,
       };
     if (spend.max_calls !== null && spend.calls >= spend.max_calls)
       return {
@@ -413,4 +423,9 @@ function addSpend<T extends SpendFields & { calls?: number }>(
     unreported_usd: round6(Math.max(0, before.unreported_usd + unreported.usd)),
     unreported_calls: Math.max(0, before.unreported_calls + unreported.calls),
   };
+}
+
+/** What a spend record holds for calls that never reported a cost. */
+function heldOf(spend: { unreported_usd: number; unreported_calls: number }): Unreported {
+  return { usd: spend.unreported_usd, calls: spend.unreported_calls };
 }

@@ -65,7 +65,7 @@ export function spendLabel(spend: PhaseSpendModel | undefined): string {
   // Calls killed before they reported a cost are held at their maximum: said apart, not as spend.
   const amount =
     spend.held.calls > 0
-      ? `${usd(Math.max(0, spend.costUsd - spend.held.usd))} + ${usd(spend.held.usd)} held (${spend.held.calls} unknown)`
+      ? `${usd(Math.max(0, spend.costUsd - spend.held.usd))} + ${spend.held.usd > 0 ? `${usd(spend.held.usd)} held ` : ''}(${spend.held.calls} unknown)`
       : usd(spend.costUsd);
   const cost = `${amount}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
   const calls = `${spend.calls}${spend.maxCalls !== null ? `/${spend.maxCalls}` : ''} call${spend.calls === 1 && spend.maxCalls === null ? '' : 's'}`;
