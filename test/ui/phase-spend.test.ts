@@ -100,6 +100,16 @@ describe('calls killed before they reported a cost (issue 4)', () => {
     expect(line).not.toContain('$3.01');
   });
 
+  test('at 80 columns the header says it shortly, and the cap still shows', () => {
+    const s = new Script()
+      .emit({ ...started, cost_usd: 0, phases: {}, max_cost_usd: 50 })
+      .emit(enter('IMPLEMENTATION'))
+      .emit(killed);
+    const line = plain(headerRow(s.state, 80));
+    expect(line).toContain('$0.0100 + $3.00 held (2 unknown) / $50.00 (6%)');
+    expect(line.length).toBeLessThanOrEqual(80);
+  });
+
   test('the phase row splits the reported part from the held part', () => {
     const s = new Script().emit(started).emit(enter('IMPLEMENTATION')).emit(killed);
     const spend = s.state.phases.find((r) => r.state === 'IMPLEMENTATION')?.spend;

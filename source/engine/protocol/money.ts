@@ -17,9 +17,11 @@ export interface Held {
  * A cap-guarding `total` said truthfully: "$0.0100 spent + $3.00 held for 2 calls of unknown
  * cost" when part of it is held for calls that never reported a cost, else just the amount.
  */
-export function spendWithHeld(total: number, held: Held): string {
+export function spendWithHeld(total: number, held: Held, short = false): string {
   if (held.calls <= 0) return usd(total);
   const known = Math.max(0, total - held.usd);
+  // Where a line has little room (a phase row, a narrow header): "$0.0100 + $3.00 held (2 unknown)".
+  if (short) return `${usd(known)} + ${held.usd > 0 ? `${usd(held.usd)} held ` : ''}(${held.calls} unknown)`;
   const calls = `${held.calls} call${held.calls === 1 ? '' : 's'}`;
   // A call that reserved nothing beforehand holds nothing: its cost is simply not known.
   if (held.usd <= 0) return `${usd(known)} spent + ${calls} of unknown cost`;

@@ -11,8 +11,9 @@ export function spendOfBudget(
   total: number,
   budget: number | null,
   held: Held = { usd: 0, calls: 0 },
+  short = false,
 ): string {
-  const amount = spendWithHeld(total, held);
+  const amount = spendWithHeld(total, held, short);
   if (budget === null || budget <= 0) return amount;
   return `${amount} / ${usd(budget)} (${Math.round((total / budget) * 100)}%)`;
 }

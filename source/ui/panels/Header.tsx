@@ -16,16 +16,44 @@ import type { UiState } from '../store/ui-state.js';
 export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row {
   if (state.view === 'fleet') return fleetHeaderRow(state);
   const h = state.header;
+  const product = text(state.view === 'workflow' ? ' ralphy ' : ' relais ', { bold: true, inverse: true });
+  // Calls of unknown cost are said in full when there is room, shortly on a narrow terminal.
+  const full = statusSegments(state, false);
+  const status = rowWidth(full) + 1 <= width ? full : statusSegments(state, true);
+  const room = width - rowWidth([product, text(' '), ...status]);
+  // Still too wide: where the run is, its time and cost matter more than the product's name.
+  if (room < 4) return [text(' '), ...status.slice(1)];
+  const project = h.project || 'project';
+  // What fits, dropping the title first, then shortening the branch and the project.
+  const identity = identitySegments(fitIdentity([project, h.title ? `"${h.title}"` : null, h.branch], room));
+  return [product, text(' '), ...identity, ...status];
+}
+
+function identitySegments(fitted: readonly (string | null)[]): Segment[] {
+  const sep = text(' · ', { dim: true });
+  const identity: Segment[] = [];
+  fitted.forEach((part, index) => {
+    if (part === null) return;
+    if (identity.length > 0) identity.push(sep);
+    identity.push(
+      index === 0 ? text(part, { bold: true }) : index === 2 ? text(part, { tone: 'accent' }) : text(part),
+    );
+  });
+  return identity;
+}
+
+/** Where the run is, its time, its spend against the budget, and the pause/abort marks. */
+function statusSegments(state: UiState, short: boolean): Segment[] {
+  const h = state.header;
   const sep = text(' · ', { dim: true });
   const elapsed = elapsedMs(state);
   const overBudget = h.budgetUsd !== null && h.costUsd >= h.budgetUsd;
-  const product = text(state.view === 'workflow' ? ' ralphy ' : ' relais ', { bold: true, inverse: true });
-  const status: Segment[] = [
+  return [
     sep,
     text(phaseLabel(state), { bold: true, tone: state.end?.state === 'FAILED' ? 'error' : 'accent' }),
     ...(elapsed === null ? [] : [sep, text(stopwatch(elapsed))]),
     sep,
-    text(spendOfBudget(h.costUsd, h.budgetUsd, h.held), { tone: overBudget ? 'error' : undefined }),
+    text(spendOfBudget(h.costUsd, h.budgetUsd, h.held, short), { tone: overBudget ? 'error' : undefined }),
     ...(h.budgetWarnings.length > 0 ? [sep, text('! budget warning', { tone: 'warn', bold: true })] : []),
     // Issue 16 item 11: the pause key was pressed; the run stops after the running agent.
     ...(state.interaction.pausing && !state.interaction.aborting && !workIsOver(state)
@@ -41,22 +69,6 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
         ]
       : []),
   ];
-  const room = width - rowWidth([product, text(' '), ...status]);
-  // Still too wide: where the run is, its time and cost matter more than the product's name.
-  if (room < 4) return [text(' '), ...status.slice(1)];
-  const project = h.project || 'project';
-  const full = [project, h.title ? `"${h.title}"` : null, h.branch];
-  // What fits, dropping the title first, then shortening the branch and the project.
-  const fitted = fitIdentity(full, room);
-  const identity: Segment[] = [];
-  fitted.forEach((part, index) => {
-    if (part === null) return;
-    if (identity.length > 0) identity.push(sep);
-    identity.push(
-      index === 0 ? text(part, { bold: true }) : index === 2 ? text(part, { tone: 'accent' }) : text(part),
-    );
-  });
-  return [product, text(' '), ...identity, ...status];
 }
 
 /** The fleet view's line (issue 20): what needs a human first (gates), then the rest. */

@@ -1,3 +1,4 @@
+import { spendWithHeld } from '../../engine/protocol/money.js';
 import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
@@ -63,10 +64,7 @@ function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
 export function spendLabel(spend: PhaseSpendModel | undefined): string {
   if (!spend || (spend.calls === 0 && spend.costUsd === 0)) return '';
   // Calls killed before they reported a cost are held at their maximum: said apart, not as spend.
-  const amount =
-    spend.held.calls > 0
-      ? `${usd(Math.max(0, spend.costUsd - spend.held.usd))} + ${spend.held.usd > 0 ? `${usd(spend.held.usd)} held ` : ''}(${spend.held.calls} unknown)`
-      : usd(spend.costUsd);
+  const amount = spendWithHeld(spend.costUsd, spend.held, true);
   const cost = `${amount}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
   const calls = `${spend.calls}${spend.maxCalls !== null ? `/${spend.maxCalls}` : ''} call${spend.calls === 1 && spend.maxCalls === null ? '' : 's'}`;
   return `${cost} ${calls}`;
