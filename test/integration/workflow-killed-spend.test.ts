@@ -105,7 +105,9 @@ describe('an interrupted builder call is held, not spent (issue 4)', () => {
     expect(ledger.totals.unreported_usd).toBeCloseTo(3, 6);
 
     // The interrupted tick's REPORT.md says it too.
-    expect(p.read('relais/REPORT.md')).toContain('cost $0.0600 spent + $3.00 held for 2 calls of unknown cost');
+    expect(p.read('relais/REPORT.md')).toContain(
+      'cost $0.0600 spent + $3.00 held for 2 calls of unknown cost',
+    );
 
     // `ralphy status` (the built CLI) says the same, in the same words.
     const status = p.cliSync(['status']);
