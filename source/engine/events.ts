@@ -209,6 +209,9 @@ export type EngineEvent =
       milestone: string | null;
       blast_radius_line: string;
       cost_usd: number;
+      /** The part of cost_usd held for calls killed before they reported a cost, and how many. */
+      held_usd?: number;
+      held_calls?: number;
       commit: string | null;
       control: 'continue' | 'stop' | null;
     }
@@ -218,6 +221,9 @@ export type EngineEvent =
       ticks: number;
       verdicts: Record<string, number>;
       cost_usd: number;
+      /** The part of cost_usd held for calls killed before they reported a cost, and how many. */
+      held_usd?: number;
+      held_calls?: number;
       calls: number;
       reason: string;
       exit: 'success' | 'stop' | 'blocked' | 'interrupted';

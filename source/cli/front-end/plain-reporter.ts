@@ -147,7 +147,7 @@ const FORMATS: Formats = {
     const parts = [`Tick ${e.tick}: ${e.code}`];
     if (e.task_id) parts.push(e.task_id);
     if (e.milestone) parts.push(`[${e.milestone}]`);
-    parts.push(`(${e.blast_radius_line}) $${e.cost_usd.toFixed(4)}`);
+    parts.push(`(${e.blast_radius_line}) ${costOf(e)}`);
     if (e.commit) parts.push(`committed ${e.commit.slice(0, 12)}`);
     if (e.control) parts.push(`control ${e.control}`);
     return parts.join(' ');
@@ -157,7 +157,7 @@ const FORMATS: Formats = {
       Object.entries(e.verdicts)
         .map(([code, n]) => `${n} ${code}`)
         .join(', ') || 'none';
-    return `Loop finished (${e.mode}): ${e.ticks} tick(s) [${counts}], ${e.calls} agent call(s), $${e.cost_usd.toFixed(4)}; stopped because ${e.reason}`;
+    return `Loop finished (${e.mode}): ${e.ticks} tick(s) [${counts}], ${e.calls} agent call(s), ${costOf(e)}; stopped because ${e.reason}`;
   },
   'workflow.changed': (e) =>
     e.state === 'FAILED' || e.state === 'REJECTED'
@@ -284,4 +284,10 @@ function clock(iso: string): string {
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** A tick's or a loop's cost, with the part held for calls killed before they reported one said apart. */
+function costOf(e: { cost_usd: number; held_usd?: number; held_calls?: number }): string {
+  const held = { usd: e.held_usd ?? 0, calls: e.held_calls ?? 0 };
+  return held.calls > 0 ? spendWithHeld(e.cost_usd, held) : `$${e.cost_usd.toFixed(4)}`;
 }
