@@ -69,6 +69,9 @@ export type EngineEvent =
       max_cost_usd: number | null;
       /** What the workflow already spent (a resume goes on from there, not from $0). */
       cost_usd?: number;
+      /** The part of cost_usd held for earlier calls of unknown cost, and how many. */
+      unreported_usd?: number;
+      unreported_calls?: number;
       /** Each agent phase's spend so far and caps (config `workflow.phases`). */
       phases?: WorkflowFile['phases'];
       tasks: Array<{
@@ -120,7 +123,13 @@ export type EngineEvent =
       calls: number;
       max_cost_usd: number | null;
       max_calls: number | null;
+      /** The part of cost_usd held for calls of unknown cost (their maximum), and how many. */
+      unreported_usd?: number;
+      unreported_calls?: number;
       total_cost_usd: number;
+      /** The part of total_cost_usd held for calls of unknown cost, and how many. */
+      total_unreported_usd?: number;
+      total_unreported_calls?: number;
     }
   /** A usage or rate limit: the run waits until `until`, then resumes the same step. */
   | { type: 'workflow.waiting'; until: string; reason: string }
@@ -207,6 +216,9 @@ export type EngineEvent =
       milestone: string | null;
       blast_radius_line: string;
       cost_usd: number;
+      /** The part of cost_usd held for calls killed before they reported a cost, and how many. */
+      held_usd?: number;
+      held_calls?: number;
       commit: string | null;
       control: 'continue' | 'stop' | null;
     }
@@ -216,6 +228,9 @@ export type EngineEvent =
       ticks: number;
       verdicts: Record<string, number>;
       cost_usd: number;
+      /** The part of cost_usd held for calls killed before they reported a cost, and how many. */
+      held_usd?: number;
+      held_calls?: number;
       calls: number;
       reason: string;
       exit: 'success' | 'stop' | 'blocked' | 'interrupted';

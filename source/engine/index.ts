@@ -69,6 +69,7 @@ export type { PlanMode, PlanRequest, PlanResult } from './planner/plan-entry.js'
 export const planEntry = lazy(() => import('./planner/plan-entry.js'), 'planEntry');
 export { statsLines } from './planner/stats-lines.js';
 export { type Code, remediationOf, type Verdict } from './protocol/codes.js';
+export { spendWithHeld, usd } from './protocol/money.js';
 // relais config (user-level settings, beneath every project's relais.config.json)
 export type { UserSettings } from './protocol/user-settings.js';
 export { type FailureReason, remediationOfFailure } from './protocol/workflow.js';

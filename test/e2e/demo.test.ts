@@ -110,7 +110,7 @@ describe('npm run demo', () => {
     expect(out).toMatch(
       /^ {5}gh pr create --base main --head ralphy\/slugify-titles --title 'Slugify titles' --body-file \S+\/relais\/PR_BODY\.md$/m,
     );
-    expect(out).toContain('Workflow:  "Slugify titles" COMPLETED (completed) on ralphy/slugify-titles');
+    expect(out).toContain('Workflow:  "Slugify titles" COMPLETED on ralphy/slugify-titles');
     expect(out).toContain('Tasks:     2/2');
   });
 });

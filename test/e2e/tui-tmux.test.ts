@@ -106,7 +106,7 @@ describe('the full-screen app in a real terminal (tmux)', () => {
     expect(tmux.alternateScreen()).toBe(false);
     // The summary is printed on the normal screen after the app left it, without any panel.
     expect(after).toContain('Workflow COMPLETED');
-    expect(after).toContain('Workflow:  "Slugify titles" COMPLETED (completed)');
+    expect(after).toContain('Workflow:  "Slugify titles" COMPLETED');
     expect(after).not.toContain('╭─ Phases');
     expect(tmux.cursorVisible()).toBe(true);
   }, 360_000);

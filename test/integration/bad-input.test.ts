@@ -345,6 +345,9 @@ describe('the lock', () => {
     expect(run.code).toBe(3);
     expect(run.stdout).toContain('BLOCKED_LOCK_HELD');
     expect(run.stdout).toContain(`held by running pid ${process.pid}`);
+    // `relais status` says it once ("held by running pid ..."), not "held, held by ...".
+    const status = project.cliSync(['status']);
+    expect(status.stdout).toContain(`Lock:      held by running pid ${process.pid}`);
     expect(project.exists('relais/REPORT.json')).toBe(false);
     expect(project.exists('relais/BLOCKED.json')).toBe(false);
   });

@@ -126,7 +126,10 @@ describe('relais status', () => {
     const text = project.cliSync(['status']);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('Milestone: M1');
-    expect(text.stdout).toContain('ticks 1/200');
+    // The ledger in words, against its caps (no config keys such as estimated_cost_usd).
+    expect(text.stdout).toContain('1/200 ticks, 1/260 orchestrator calls, 1/200 builder calls');
+    expect(text.stdout).toMatch(/^ {11}\$0\.\d{4}, milestone cap \$80\.00$/m);
+    expect(text.stdout).not.toContain('estimated_cost_usd');
     expect(text.stdout).toContain('Lock:      free');
     expect(text.stdout).toMatch(/Last run: +\S+ SUCCESS \(1 file, /);
     const json = JSON.parse(project.cliSync(['status', '--json']).stdout);

@@ -208,6 +208,10 @@ describe('recovery after a killed run', () => {
     await killDuringBuild(project);
     // 0.01 reported by the orchestrator, 1.5 reserved for the builder that never reported.
     expect(project.state().budgets.estimated_cost_usd).toBeCloseTo(1.51, 6);
+    // Issue 4: that 1.5 is marked as held for a call of unknown cost, and shown so, not as spend.
+    expect(project.state().budgets).toMatchObject({ unreported_usd: 1.5, unreported_calls: 1 });
+    const status = project.cliSync(['status']);
+    expect(status.stdout).toContain('$0.0100 spent + $1.50 held for 1 call of unknown cost, milestone cap');
   });
 
   it('a changed ignored file cannot be restored: the next run blocks until a human has looked', async () => {

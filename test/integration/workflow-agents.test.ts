@@ -274,7 +274,7 @@ describe('budget', () => {
     project.scenario(scenario);
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES }) });
     expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'budget_exhausted' });
-    expect(run.outcome.detail).toContain('$0.75, at or above workflow.max_cost_usd $0.50');
+    expect(run.outcome.detail).toContain('$0.7500, is at or above workflow.max_cost_usd $0.50');
     // The spec finished before the cap was known to be crossed: it is kept, not paid for twice.
     expect(run.states).toEqual(['SPECIFICATION', 'AWAITING_SPEC_VALIDATION', 'IMPLEMENTATION', 'FAILED']);
     expect(project.read('specs/TASKS.md')).toBe(TASKS_MD);

@@ -27,10 +27,10 @@ describe('per-phase budgets', () => {
 
     const first = p.cliSync(['start', '--yes'], env);
     expect(first.code, first.stdout + first.stderr).toBe(1);
-    expect(first.stdout).toContain('Spend: SPECIFICATION $0.2500 of $5.00, 1 agent call(s)');
+    expect(first.stdout).toContain('Spend: SPECIFICATION $0.2500, 1 agent call, cap $5.00');
     // One tick is two calls (orchestrator, builder): task 1 is verified, task 2 never starts.
     expect(first.stdout).toContain('Spend: IMPLEMENTATION');
-    expect(first.stdout).toContain('2 of 2 agent call(s)');
+    expect(first.stdout).toContain('2 of 2 agent calls');
     expect(first.stdout).toContain(
       'State: FAILED (reason: phase_budget_exhausted) IMPLEMENTATION made 2 agent call(s), at or above workflow.phases.implementation.max_calls 2',
     );
@@ -45,8 +45,8 @@ describe('per-phase budgets', () => {
     expect(p.calls().filter((c) => c.role === 'builder')).toHaveLength(1);
 
     const status = p.cliSync(['status'], env);
-    expect(status.stdout).toMatch(/Spend: {5}SPECIFICATION \$0\.2500 of \$5\.00, 1 agent call\(s\)/);
-    expect(status.stdout).toMatch(/Spend: {5}IMPLEMENTATION \$[0-9.]+, 2 of 2 agent call\(s\)/);
+    expect(status.stdout).toMatch(/Spend: {5}SPECIFICATION \$0\.2500, 1 agent call, cap \$5\.00/);
+    expect(status.stdout).toMatch(/Spend: {5}IMPLEMENTATION \$[0-9.]+, 2 of 2 agent calls/);
     expect(status.stdout).toContain('Reason:    phase_budget_exhausted');
     expect(status.stdout).toContain('Fix:       A phase reached its own cap');
 

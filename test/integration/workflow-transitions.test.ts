@@ -47,6 +47,12 @@ describe('seed 002 §8 transitions', () => {
       status: 'rejected',
       failure_reason: null,
     });
+    // `ralphy status` calls the end what it is: rejected, not paused, and says it once.
+    const status = project.cliSync(['status']);
+    expect(status.stdout).toContain('Workflow:  "Greeting service" REJECTED');
+    expect(status.stdout).not.toContain('(rejected)');
+    expect(status.stdout).not.toContain('Paused:');
+    expect(status.stdout).toMatch(/^Rejected: {2}\S/m);
     // workflowProject turns planning off: the PLANNING edges are taken in planner-workflow.test.ts.
     covers('IDLE-skip_planning', 'SPECIFICATION-spec_done', 'AWAITING_SPEC_VALIDATION-reject');
   });

@@ -6,7 +6,10 @@ import {
   budgetSummary,
   budgetWarnings,
   ensureMilestone,
+  knownSpendUsd,
   reservationShortfalls,
+  reserveCall,
+  settleCall,
   worstCaseTick,
 } from '../../source/engine/workspace/ledger.js';
 
@@ -38,6 +41,8 @@ describe('budget ledger (seed 000 §12)', () => {
       verify_runs: 4,
       estimated_cost_usd: 0.4 * 2 + 1.5,
       patch_attempts: 0,
+      unreported_usd: 0,
+      unreported_calls: 0,
     });
   });
 
@@ -80,6 +85,8 @@ describe('budget ledger (seed 000 §12)', () => {
       verify_runs: 0,
       estimated_cost_usd: 0,
       patch_attempts: 0,
+      unreported_usd: 0,
+      unreported_calls: 0,
     });
     expect(moved.state.milestone_id).toBe('M2');
     expect(moved.state.budgets).toMatchObject({ ticks: 1, orchestrator_calls: 1 });
@@ -97,5 +104,72 @@ describe('budget ledger (seed 000 §12)', () => {
     expect(budgetSummary(freshState(now), config)).toBe(
       'ticks 0/10, orchestrator_calls 0/20, builder_calls 0/10, verify_runs 0/30, estimated_cost_usd $0.00/$5.00',
     );
+  });
+});
+
+describe('reservations of agent calls (issue 4: a killed call is not money spent)', () => {
+  const state = () => applyDelta(freshState(now), { estimated_cost_usd: 0.02 }, now);
+
+  it('a call that reports its cost replaces its reservation with that cost', () => {
+    const reserved = applyDelta(state(), reserveCall(1.5), now);
+    expect(reserved.budgets).toMatchObject({
+      estimated_cost_usd: 1.52,
+      unreported_usd: 1.5,
+      unreported_calls: 1,
+    });
+    const settled = applyDelta(reserved, settleCall(1.5, { costUsd: 0.0019, costReported: true }), now);
+    expect(settled.budgets).toMatchObject({
+      estimated_cost_usd: 0.0219,
+      unreported_usd: 0,
+      unreported_calls: 0,
+    });
+    expect(knownSpendUsd(settled.budgets)).toBe(0.0219);
+    expect(settled.totals).toMatchObject({
+      estimated_cost_usd: 0.0219,
+      unreported_usd: 0,
+      unreported_calls: 0,
+    });
+  });
+
+  it('a killed call keeps its maximum against the cap, marked as held, not as spend', () => {
+    let s = state();
+    for (let i = 0; i < 2; i++) {
+      s = applyDelta(s, reserveCall(1.5), now);
+      s = applyDelta(s, settleCall(1.5, { costUsd: 0, costReported: false }), now);
+    }
+    // The caps still see $3.02 (the most that may have been spent)...
+    expect(s.budgets.estimated_cost_usd).toBe(3.02);
+    expect(reservationShortfalls(s, config).map((r) => r.counter)).toContain('estimated_cost_usd');
+    // ...but what was reported spent is $0.02, and two calls are of unknown cost.
+    expect(knownSpendUsd(s.budgets)).toBe(0.02);
+    expect(s.budgets).toMatchObject({ unreported_usd: 3, unreported_calls: 2 });
+  });
+
+  it('a runner killed during the call (no settle at all) leaves the reservation marked as held', () => {
+    const s = applyDelta(state(), reserveCall(1.5), now);
+    expect(knownSpendUsd(s.budgets)).toBe(0.02);
+    expect(s.budgets.unreported_calls).toBe(1);
+  });
+
+  it('a CLI that takes no maximum holds nothing, but its call still counts as unknown until it reports', () => {
+    const s = applyDelta(state(), reserveCall(0), now);
+    expect(s.budgets).toMatchObject({ estimated_cost_usd: 0.02, unreported_usd: 0, unreported_calls: 1 });
+    const done = applyDelta(s, settleCall(0, { costUsd: 0 }), now);
+    expect(done.budgets.unreported_calls).toBe(0);
+  });
+
+  it('the held part moves with the tick to a new milestone, and older files read as nothing held', () => {
+    const first = ensureMilestone(state(), 'M1', now).state;
+    const tick = reserveCall(1.5);
+    const held = applyDelta(first, tick, now);
+    const moved = ensureMilestone(held, 'M2', now, {
+      ...freshState(now).budgets,
+      ...tick,
+    } as typeof held.budgets);
+    expect(moved.state.budgets).toMatchObject({ unreported_usd: 1.5, unreported_calls: 1 });
+    expect(moved.state.archived_milestones[0]?.budgets).toMatchObject({
+      unreported_usd: 0,
+      unreported_calls: 0,
+    });
   });
 });

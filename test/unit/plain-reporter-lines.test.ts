@@ -139,6 +139,55 @@ describe('plain lines', () => {
     for (const line of resolved) expect(line).not.toMatch(/\breject(ed)?\b/);
   });
 
+  it('issue 4: a killed builder call is said as held, not spent, per tick, per loop and per phase', () => {
+    const { emit, lines } = reporter();
+    emit({
+      type: 'loop.tick',
+      tick: 1,
+      run_id: 'r1',
+      verdict: 'stop',
+      code: 'STOP_INTERRUPTED',
+      task_id: 'T1',
+      milestone: 'M1',
+      blast_radius_line: '0 files, +0/-0, 0 new',
+      cost_usd: 1.51,
+      held_usd: 1.5,
+      held_calls: 1,
+      commit: null,
+      control: null,
+    });
+    emit({
+      type: 'loop.finished',
+      mode: 'milestone',
+      ticks: 1,
+      verdicts: { STOP_INTERRUPTED: 1 },
+      cost_usd: 1.51,
+      held_usd: 1.5,
+      held_calls: 1,
+      calls: 2,
+      reason: 'interrupted during a tick',
+      exit: 'interrupted',
+    });
+    emit({
+      type: 'workflow.spend',
+      phase: 'IMPLEMENTATION',
+      cost_usd: 3.01,
+      calls: 4,
+      unreported_usd: 3,
+      unreported_calls: 2,
+      max_cost_usd: 5,
+      max_calls: null,
+      total_cost_usd: 3.01,
+    });
+    const text = lines().join('\n');
+    expect(text).toContain('(0 files, +0/-0, 0 new) $0.0100 spent + $1.50 held for 1 call of unknown cost');
+    expect(text).toContain('2 agent call(s), $0.0100 spent + $1.50 held for 1 call of unknown cost;');
+    expect(text).toContain(
+      'Spend: IMPLEMENTATION $0.0100 spent + $3.00 held for 2 calls of unknown cost, 4 agent calls, cap $5.00',
+    );
+    expect(text).not.toMatch(/\$1\.51|\$3\.01/);
+  });
+
   it('a usage-limit wait counts down every whole minute and at 10 s, on the injected clock', () => {
     const { emit, clock, lines } = reporter(new FakeClock(Date.parse('2026-11-22T10:00:00Z')));
     emit({ type: 'workflow.waiting', until: '2026-11-22T10:02:30.000Z', reason: 'usage limit' });

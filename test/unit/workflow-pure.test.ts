@@ -323,4 +323,19 @@ describe('gate decisions nobody took', () => {
     expect(gates).toBe(`- spec: approve (human, ${at})\n- qa: approve (auto, ${at})`);
     expect(body).not.toContain('nobody');
   });
+
+  it('the PR body says the spend of calls killed before they reported as held, not as spent (issue 4)', () => {
+    const render = (w: typeof workflow) =>
+      renderPrBody({
+        workflow: w,
+        objective: 'Greet people.',
+        blast: { files_touched: 0, lines_added: 0, lines_deleted: 0, new_files: 0 },
+        files: [],
+        qaSummary: [],
+      });
+    expect(render({ ...workflow, cost_usd: 0.31 })).toContain('agent spend $0.31.');
+    const held = render({ ...workflow, cost_usd: 3.31, unreported_usd: 3, unreported_calls: 2 });
+    expect(held).toContain('agent spend $0.3100 spent + $3.00 held for 2 calls of unknown cost.');
+    expect(held).not.toContain('$3.31');
+  });
 });

@@ -8,7 +8,9 @@ import {
   realClock,
   remediationOfFailure,
   type StampedEvent,
+  spendWithHeld,
   stripControls,
+  usd,
 } from '../../engine/index.js';
 import { type CommandIo, println } from '../io.js';
 
@@ -145,7 +147,7 @@ const FORMATS: Formats = {
     const parts = [`Tick ${e.tick}: ${e.code}`];
     if (e.task_id) parts.push(e.task_id);
     if (e.milestone) parts.push(`[${e.milestone}]`);
-    parts.push(`(${e.blast_radius_line}) $${e.cost_usd.toFixed(4)}`);
+    parts.push(`(${e.blast_radius_line}) ${costOf(e)}`);
     if (e.commit) parts.push(`committed ${e.commit.slice(0, 12)}`);
     if (e.control) parts.push(`control ${e.control}`);
     return parts.join(' ');
@@ -155,7 +157,7 @@ const FORMATS: Formats = {
       Object.entries(e.verdicts)
         .map(([code, n]) => `${n} ${code}`)
         .join(', ') || 'none';
-    return `Loop finished (${e.mode}): ${e.ticks} tick(s) [${counts}], ${e.calls} agent call(s), $${e.cost_usd.toFixed(4)}; stopped because ${e.reason}`;
+    return `Loop finished (${e.mode}): ${e.ticks} tick(s) [${counts}], ${e.calls} agent call(s), ${costOf(e)}; stopped because ${e.reason}`;
   },
   'workflow.changed': (e) =>
     e.state === 'FAILED' || e.state === 'REJECTED'
@@ -165,7 +167,7 @@ const FORMATS: Formats = {
   'workflow.spend': (e) =>
     e.max_cost_usd === null && e.max_calls === null
       ? null
-      : `Spend: ${e.phase} $${e.cost_usd.toFixed(4)}${e.max_cost_usd !== null ? ` of $${e.max_cost_usd.toFixed(2)}` : ''}, ${e.calls}${e.max_calls !== null ? ` of ${e.max_calls}` : ''} agent call(s)`,
+      : `Spend: ${e.phase} ${spendWithHeld(e.cost_usd, { usd: e.unreported_usd ?? 0, calls: e.unreported_calls ?? 0 })}, ${e.calls}${e.max_calls !== null ? ` of ${e.max_calls}` : ''} agent call${e.calls === 1 && e.max_calls === null ? '' : 's'}${e.max_cost_usd !== null ? `, cap ${usd(e.max_cost_usd)}` : ''}`,
   'breaker.changed': (e) => (e.log.length > 0 ? e.log.join('\n') : null),
   'gate.requested': (e) =>
     [
@@ -298,4 +300,10 @@ function scopeOk(sandbox: string | null | undefined): string {
   return sandbox === 'off'
     ? ', scope ok inside the repository (sandbox off: writes outside it are not seen)'
     : ', scope ok';
+}
+
+/** A tick's or a loop's cost, with the part held for calls killed before they reported one said apart. */
+function costOf(e: { cost_usd: number; held_usd?: number; held_calls?: number }): string {
+  const held = { usd: e.held_usd ?? 0, calls: e.held_calls ?? 0 };
+  return held.calls > 0 ? spendWithHeld(e.cost_usd, held) : `$${e.cost_usd.toFixed(4)}`;
 }

@@ -28,7 +28,8 @@ export interface PlannerCallInput {
   readonly clock: Clock;
   readonly breaker: CircuitBreaker | null;
   readonly onBreaker: (event: BreakerEvent) => void;
-  readonly onCost: (usd: number) => Promise<void>;
+  /** `reported`: false when the CLI ended (killed, interrupted) before it said what it cost. */
+  readonly onCost: (usd: number, reported: boolean) => Promise<void>;
   readonly onWaiting?: (until: Date | null) => Promise<void>;
   readonly systemPrompt: string;
   readonly userPrompt: string;
@@ -85,7 +86,7 @@ export async function callPlanner(input: PlannerCallInput): Promise<PlannerCallO
       withoutAnswerText(input.bus),
     );
     costUsd += outcome.costUsd;
-    await input.onCost(outcome.costUsd);
+    await input.onCost(outcome.costUsd, outcome.costReported);
     const done = { repairs, costUsd };
     if (input.breaker?.isOpen)
       return { kind: 'breaker_open', detail: input.breaker.snapshot().last_trigger ?? 'open', ...done };

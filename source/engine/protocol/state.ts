@@ -13,6 +13,15 @@ export const ledgerSchema = z.strictObject({
   estimated_cost_usd: z.number().min(0),
   /** Patch-mode builds (seed 000 builder.patch.max_patch_attempts_per_milestone). */
   patch_attempts: z.int().min(0).default(0),
+  /**
+   * The part of `estimated_cost_usd` that is not spend but a reservation: each agent call whose
+   * cost the CLI never reported (killed, interrupted, or still running when the runner died) is
+   * held at its --max-budget-usd so the caps stay safe. Shown apart from spend, never as money
+   * spent. Older files: none.
+   */
+  unreported_usd: z.number().min(0).default(0),
+  /** How many agent calls `unreported_usd` holds. */
+  unreported_calls: z.int().min(0).default(0),
 });
 
 export const archivedMilestoneSchema = z.strictObject({
@@ -37,6 +46,9 @@ export const workspaceStateSchema = z.strictObject({
     builder_calls: 0,
     verify_runs: 0,
     estimated_cost_usd: 0,
+    patch_attempts: 0,
+    unreported_usd: 0,
+    unreported_calls: 0,
   }),
   updated_at: z.iso.datetime(),
 });
@@ -51,6 +63,8 @@ export const emptyLedger = (): Ledger => ({
   verify_runs: 0,
   estimated_cost_usd: 0,
   patch_attempts: 0,
+  unreported_usd: 0,
+  unreported_calls: 0,
 });
 
 export function freshState(now: Date): WorkspaceState {

@@ -233,8 +233,15 @@ export type BudgetPhase = (typeof BUDGET_PHASES)[number];
 
 /** One phase's spend (summed from what each agent call reported) and the caps it runs under. */
 export const phaseSpendSchema = z.strictObject({
+  /** Cap-guarding: reported costs plus `unreported_usd`. */
   cost_usd: z.number().min(0),
   calls: z.int().min(0),
+  /**
+   * The part of `cost_usd` that is no spend but the maximum of calls that never reported a cost
+   * (killed, interrupted), held against the caps; and how many such calls. Older files: none.
+   */
+  unreported_usd: z.number().min(0).default(0),
+  unreported_calls: z.int().min(0).default(0),
   max_cost_usd: z.number().min(0).nullable(),
   max_calls: z.int().min(1).nullable(),
 });
@@ -282,7 +289,11 @@ export const workflowFileSchema = z.strictObject({
   /** Absent in files written before it existed. */
   pr_outcome: prOutcomeSchema.nullable().default(null),
   pid: z.int().nullable(),
+  /** Cap-guarding: reported costs plus `unreported_usd` (see phaseSpendSchema). */
   cost_usd: z.number().min(0),
+  /** Held for agent calls that never reported a cost: not spend. Older files: none. */
+  unreported_usd: z.number().min(0).default(0),
+  unreported_calls: z.int().min(0).default(0),
   /** Answers the human gave to an agent's question, handed to that agent's next run. */
   pending_answer: z.string().max(4000).nullable(),
   /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */

@@ -1,3 +1,4 @@
+import { spendWithHeld, usd } from '../protocol/money.js';
 import { BUDGET_PHASES, nextStepsAt, type WorkflowFile } from '../protocol/workflow.js';
 import { isProcessAlive } from '../workspace/boot-id.js';
 
@@ -17,9 +18,17 @@ export interface WorkflowView {
   /** Issue 19: each parallel lane's own breaker, "task-2-1 closed (0/3)". */
   readonly lane_breakers: string[];
   readonly elapsed_s: number;
+  /** Cap-guarding: reported costs plus `unreported_usd`. */
   readonly cost_usd: number;
+  /** The part of cost_usd held for calls that never reported a cost (not spend), and how many. */
+  readonly unreported_usd: number;
+  readonly unreported_calls: number;
+  /** Every agent call of every phase (the phases' calls summed). */
+  readonly calls: number;
+  /** A human line: "$0.0200, 10 agent calls, cap $50.00" (held calls said apart). */
+  readonly spend: string;
   readonly max_cost_usd: number | null;
-  /** Each agent phase that spent or has a cap: "SPECIFICATION $0.1200 of $1.00, 2 of 5 agent calls". */
+  /** Each agent phase that spent or has a cap: "SPECIFICATION $0.1200, 2 of 5 agent calls, cap $1.00". */
   readonly phases: string[];
   readonly reason: string | null;
   readonly detail: string | null;
@@ -67,6 +76,10 @@ export function workflowView(
     lane_breakers: Object.entries(w.lane_breakers).map(([lane, b]) => `${lane} ${breakerLine(b)}`),
     elapsed_s: Math.max(0, Math.round((end - Date.parse(w.started_at)) / 1000)),
     cost_usd: w.cost_usd,
+    unreported_usd: w.unreported_usd,
+    unreported_calls: w.unreported_calls,
+    calls: callsOf(w),
+    spend: spendLine(w),
     max_cost_usd: w.max_cost_usd,
     phases: phaseLines(w),
     reason: w.failure_reason,
@@ -87,13 +100,24 @@ function breakerLine(cb: WorkflowFile['circuit_breaker']): string {
   return `${cb.state} (${cb.attempts}/${cb.max_attempts})${cb.last_trigger ? `, last: ${cb.last_trigger}` : ''}`;
 }
 
+function callsOf(w: WorkflowFile): number {
+  return BUDGET_PHASES.reduce((sum, phase) => sum + (w.phases[phase]?.calls ?? 0), 0);
+}
+
+/** The workflow's spend as the app's header says it, with its call count and its cap. */
+function spendLine(w: WorkflowFile): string {
+  const calls = callsOf(w);
+  const amount = spendWithHeld(w.cost_usd, { usd: w.unreported_usd, calls: w.unreported_calls });
+  return `${amount}, ${calls} agent call${calls === 1 ? '' : 's'}${w.max_cost_usd !== null ? `, cap ${usd(w.max_cost_usd)}` : ''}`;
+}
+
 function phaseLines(w: WorkflowFile): string[] {
   return BUDGET_PHASES.flatMap((phase) => {
     const s = w.phases[phase];
     if (!s || (s.calls === 0 && s.max_cost_usd === null && s.max_calls === null)) return [];
-    const cost = `$${s.cost_usd.toFixed(4)}${s.max_cost_usd !== null ? ` of $${s.max_cost_usd.toFixed(2)}` : ''}`;
-    const calls = `${s.calls}${s.max_calls !== null ? ` of ${s.max_calls}` : ''} agent call(s)`;
-    return [`${phase} ${cost}, ${calls}`];
+    const amount = spendWithHeld(s.cost_usd, { usd: s.unreported_usd, calls: s.unreported_calls });
+    const calls = `${s.calls}${s.max_calls !== null ? ` of ${s.max_calls}` : ''} agent call${s.calls === 1 && s.max_calls === null ? '' : 's'}`;
+    return [`${phase} ${amount}, ${calls}${s.max_cost_usd !== null ? `, cap ${usd(s.max_cost_usd)}` : ''}`];
   });
 }
 

@@ -134,6 +134,8 @@ function announce(
       ticks: record.orchestrator.calls > 0 && !record.limitRefunded ? 1 : 0,
       calls: record.orchestrator.calls + record.builder.calls,
       costUsd: record.orchestrator.costUsd + record.builder.costUsd,
+      unreportedUsd: record.orchestrator.unreportedUsd + record.builder.unreportedUsd,
+      unreportedCalls: record.orchestrator.unreportedCalls + record.builder.unreportedCalls,
     },
   };
 }

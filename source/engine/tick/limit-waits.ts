@@ -15,7 +15,7 @@ import { runTick, type TickOptions, type TickResult } from './run-tick.js';
  */
 export async function runTickWaitingOutLimits(options: TickOptions): Promise<TickResult> {
   const clock = options.clock ?? realClock;
-  const spent = { ticks: 0, calls: 0, costUsd: 0 };
+  const spent = { ticks: 0, calls: 0, costUsd: 0, unreportedUsd: 0, unreportedCalls: 0 };
   for (let waits = 0; ; waits++) {
     let limit: UsageLimit | null = null;
     const result = await runTick({
@@ -29,6 +29,8 @@ export async function runTickWaitingOutLimits(options: TickOptions): Promise<Tic
     spent.ticks += result.spent.ticks;
     spent.calls += result.spent.calls;
     spent.costUsd += result.spent.costUsd;
+    spent.unreportedUsd += result.spent.unreportedUsd;
+    spent.unreportedCalls += result.spent.unreportedCalls;
     const found = limit as UsageLimit | null;
     const total = { ...result, spent: { ...spent } };
     if (!found || result.verdict === 'success' || result.interrupted || waits >= MAX_LIMIT_WAITS)

@@ -32,10 +32,12 @@ export interface LoopResult {
 
 export async function runLoop(options: LoopOptions): Promise<LoopResult> {
   const totals: RunTotals = { ticks: 0, calls: 0, costUsd: 0 };
+  // The part of totals.costUsd held for calls that never reported a cost (shown apart).
+  const held = { usd: 0, calls: 0 };
   const verdicts: Record<string, number> = {};
   let ticks = 0;
   const end = (exit: LoopExit, reason: string): LoopResult => {
-    announce(options.bus, options.mode, ticks, verdicts, totals, exit, reason);
+    announce(options.bus, options.mode, ticks, verdicts, { ...totals, held }, exit, reason);
     return { exit, reason, ticks, totals };
   };
   for (;;) {
@@ -63,6 +65,8 @@ export async function runLoop(options: LoopOptions): Promise<LoopResult> {
     totals.ticks += result.spent.ticks;
     totals.calls += result.spent.calls;
     totals.costUsd += result.spent.costUsd;
+    held.usd += result.spent.unreportedUsd;
+    held.calls += result.spent.unreportedCalls;
     verdicts[result.code] = (verdicts[result.code] ?? 0) + 1;
     emitTick(options.bus, ticks, result);
     if (result.interrupted) return end('interrupted', 'interrupted during a tick');
@@ -94,6 +98,8 @@ function emitTick(bus: EngineBus, tick: number, result: TickResult): void {
     milestone: result.milestone,
     blast_radius_line: report?.blast_radius_line ?? '0 files, +0/-0, 0 new',
     cost_usd: Math.round(result.spent.costUsd * 1e6) / 1e6,
+    held_usd: Math.round(result.spent.unreportedUsd * 1e6) / 1e6,
+    held_calls: result.spent.unreportedCalls,
     commit: report?.commit ?? null,
     control: result.control?.action ?? null,
   });
@@ -104,7 +110,7 @@ function announce(
   mode: LoopMode,
   ticks: number,
   verdicts: Record<string, number>,
-  totals: RunTotals,
+  totals: RunTotals & { held: { usd: number; calls: number } },
   exit: LoopExit,
   reason: string,
 ): void {
@@ -114,6 +120,8 @@ function announce(
     ticks,
     verdicts,
     cost_usd: Math.round(totals.costUsd * 1e6) / 1e6,
+    held_usd: Math.round(totals.held.usd * 1e6) / 1e6,
+    held_calls: totals.held.calls,
     calls: totals.calls,
     reason,
     exit,

@@ -2,6 +2,7 @@ import { checkTaskAgainstFence } from '../judge/config-fence.js';
 import { splitNul } from '../judge/git.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
+import { reserveCall, settleCall } from '../workspace/ledger.js';
 import { orchestrate } from './orchestrate.js';
 import { fillTemplate, orchestratorValues, readPrompt } from './prompts.js';
 import type { TickContext } from './tick-context.js';
@@ -30,18 +31,23 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     cwd: setup.facts.root,
     signal: ctx.signal,
     timeoutMs: () => ctx.remainingMs(),
-    // The call's maximum is booked before it starts and corrected to the reported cost after it:
-    // a call killed before Claude Code reported its cost still counts at its --max-budget-usd.
+    // The call's maximum is reserved before it starts and replaced by the reported cost after it:
+    // a call killed before Claude Code reported its cost stays held at its --max-budget-usd
+    // against the caps, marked as a reservation of unknown cost, not as money spent.
     onCallStart: async () => {
       record.orchestrator.calls++;
       record.orchestrator.costUsd += maxCost;
-      await ledger.add({ orchestrator_calls: 1, estimated_cost_usd: maxCost });
+      record.orchestrator.unreportedUsd += maxCost;
+      record.orchestrator.unreportedCalls++;
+      await ledger.add({ orchestrator_calls: 1, ...reserveCall(maxCost) });
     },
     acceptTask: (task) => taskPolicy(ctx, task),
     onCall: async (call) => {
       if (!call.costReported) return;
       record.orchestrator.costUsd += call.costUsd - maxCost;
-      await ledger.add({ estimated_cost_usd: call.costUsd - maxCost });
+      record.orchestrator.unreportedUsd -= maxCost;
+      record.orchestrator.unreportedCalls--;
+      await ledger.add(settleCall(maxCost, call));
     },
   });
   if (outcome.kind === 'failed') {

@@ -20,6 +20,7 @@ import {
   recoverInterruptedRun,
 } from '../session/recover.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
+import { reserveCall, settleCall } from '../workspace/ledger.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
@@ -294,11 +295,12 @@ async function recover(
 async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGuards> {
   const { setup, record, ledger, options } = ctx;
   record.builder.calls = 1;
-  // Claude Code's maximum is booked now and corrected to its reported cost after the run.
-  record.builder.costUsd = reservedBuilderCost(ctx, task);
+  // Claude Code's maximum is reserved now and replaced by its reported cost after the run.
+  const reserved = reservedBuilderCost(ctx, task);
+  record.builder = { ...record.builder, costUsd: reserved, unreportedUsd: reserved, unreportedCalls: 1 };
   await ledger.add({
     builder_calls: 1,
-    estimated_cost_usd: record.builder.costUsd,
+    ...reserveCall(reserved),
     ...(task.builder.mode === 'patch' ? { patch_attempts: 1 } : {}),
   });
   // The driver writes its answer during the build: in "cursor" mode, or as the builder's provider.
@@ -344,14 +346,21 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
   const { setup, record, ledger, options } = ctx;
   const built = await build(ctx, task);
   const reserved = reservedBuilderCost(ctx, task);
-  const cost = built.costReported === false ? reserved : built.costUsd;
-  record.builder = { calls: 1, costUsd: cost, outcome: built };
+  const unreported = built.costReported === false;
+  const cost = unreported ? reserved : built.costUsd;
+  record.builder = {
+    calls: 1,
+    costUsd: cost,
+    unreportedUsd: unreported ? reserved : 0,
+    unreportedCalls: unreported ? 1 : 0,
+    outcome: built,
+  };
 
   options.bus.emit({ type: 'phase.changed', phase: 'JUDGE' });
   // Protected files are restored from their snapshots before the ledger or git is touched again.
   record.judge = await judgeTick(setup, guards, task);
   record.notes.push(...record.judge.notes);
-  await ledger.add({ estimated_cost_usd: cost - reserved });
+  await ledger.add(settleCall(reserved, built));
   if (record.historyDir && setup.config.history.include_diff_patch) {
     const patch = join(record.historyDir, 'diff.patch');
     if (await writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch))

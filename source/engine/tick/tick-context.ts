@@ -6,7 +6,7 @@ import type { Report } from '../protocol/report.js';
 import type { BuildTask, Control } from '../protocol/task.js';
 import type { TickSetup } from '../session/preflight.js';
 import type { Clock } from '../supervise/clock.js';
-import type { RunTotals } from '../workspace/ledger.js';
+import type { RunTotals, TickSpent } from '../workspace/ledger.js';
 import type { TickLedger } from './tick-ledger.js';
 import type { TickRecord } from './tick-record.js';
 
@@ -69,7 +69,7 @@ export interface TickResult {
   /** Whether the ledger crossed the warning fraction (a loop's soft stop). */
   readonly budgetWarning: boolean;
   /** What this tick spent, for run-wide caps. */
-  readonly spent: RunTotals;
+  readonly spent: TickSpent;
   /** The builder's question for the human, when it asked one instead of answering (issue 15). */
   readonly builderQuestion: string | null;
   /** The orchestrator's question, when it asked one instead of proposing a task (issue 15). */

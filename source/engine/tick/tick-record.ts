@@ -12,7 +12,11 @@ import type { BuildOutcome } from './build.js';
 
 export interface AgentTally {
   calls: number;
+  /** Reported costs plus the reservations of calls that reported none (`unreportedUsd`). */
   costUsd: number;
+  /** The part of `costUsd` held for calls whose cost was never reported, and how many. */
+  unreportedUsd: number;
+  unreportedCalls: number;
 }
 
 export interface TickRecord {
@@ -61,8 +65,8 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     task: null,
     baseCommit: null,
     headCommit: null,
-    orchestrator: { calls: 0, costUsd: 0, error: null, question: null },
-    builder: { calls: 0, costUsd: 0, outcome: null },
+    orchestrator: { calls: 0, costUsd: 0, unreportedUsd: 0, unreportedCalls: 0, error: null, question: null },
+    builder: { calls: 0, costUsd: 0, unreportedUsd: 0, unreportedCalls: 0, outcome: null },
     judge: null,
     runs: [],
     rollback: { performed: false, clean: null, notes: [] },

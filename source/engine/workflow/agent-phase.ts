@@ -90,7 +90,7 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
             verifyDone: spec.verifyDone,
             watch: evidenceWatcher(ctx, breaker, spec.onTasks),
             onBreaker: ctx.breakerReporter(breaker),
-            onCost: (usd) => ctx.addCost(usd),
+            onCost: (usd, reported) => ctx.addCall(usd, reported),
             // Cost is known once a run ends: a finished step is kept; no new run starts past the cap.
             stopIf: () => ctx.overBudget()?.detail ?? null,
             onWaiting: (until) => ctx.waiting(until),

@@ -45,7 +45,8 @@ export interface AgentStepInput {
   readonly watch?: (pgid: number | null) => Promise<void>;
   readonly onBreaker: (event: BreakerEvent) => void;
   /** Each run's reported cost, as soon as it is known (the workflow's budget counts it). */
-  readonly onCost?: (usd: number) => Promise<void>;
+  /** `reported`: false when the CLI ended (killed, interrupted) before it said what it cost. */
+  readonly onCost?: (usd: number, reported: boolean) => Promise<void>;
   readonly onWaiting?: (until: Date | null) => Promise<void>;
   /** Checked before any further run: a reason to stop (the spend cap), or null. */
   readonly stopIf?: () => string | null;
@@ -70,7 +71,7 @@ export async function runAgentStep(input: AgentStepInput): Promise<StepOutcome> 
     const request = await input.request(note);
     const outcome = await runner.run({ ...request, attempt, signal: input.signal }, input.bus);
     costUsd += outcome.costUsd;
-    await input.onCost?.(outcome.costUsd);
+    await input.onCost?.(outcome.costUsd, outcome.costReported);
     if (input.breaker?.isOpen)
       return { kind: 'breaker_open', detail: input.breaker.snapshot().last_trigger ?? 'open', costUsd };
     if (input.signal.aborted) return { kind: 'aborted', costUsd };

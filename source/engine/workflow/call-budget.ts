@@ -44,7 +44,11 @@ export function callBudget(ctx: WorkflowContext, lane: string | null = null): Ca
     settle: async (tick) => {
       const calls = tick.spent.calls - counted.calls - refusals;
       const costUsd = tick.spent.costUsd - counted.costUsd;
-      if (calls > 0 || costUsd > 1e-9) await ctx.addCost(Math.max(0, costUsd), Math.max(0, calls), lane);
+      // A killed call reported nothing (counted at 0 above); the tick holds its maximum, marked
+      // as held, not spent, so the header and `ralphy status` can tell the two apart.
+      const unreported = { usd: tick.spent.unreportedUsd, calls: tick.spent.unreportedCalls };
+      if (calls > 0 || costUsd > 1e-9 || unreported.calls > 0)
+        await ctx.addCost(Math.max(0, costUsd), Math.max(0, calls), lane, unreported);
     },
   };
 }

@@ -4,6 +4,7 @@ import { type EngineBus, laneBus } from '../events.js';
 import type { GatePort } from '../gates.js';
 import { readRepoFacts } from '../judge/repo.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { spendWithHeld } from '../protocol/money.js';
 import {
   type BreakerSnapshot,
   BUDGET_PHASES,
@@ -194,18 +195,24 @@ export class WorkflowContext {
   /**
    * What finished agent calls reported: the workflow's total and the running phase's own spend
    * and call count, in one write (one ledger for both, so the header, the phase timeline and
-   * `ralphy status` never disagree).
+   * `ralphy status` never disagree). `unreported`: the part of `usd` that is the maximum held for
+   * calls that never reported a cost (it guards the caps, but is shown apart, never as spend).
    */
-  async addCost(usd: number, calls = 1, lane: string | null = null): Promise<void> {
+  async addCost(
+    usd: number,
+    calls = 1,
+    lane: string | null = null,
+    unreported: Unreported = NONE_UNREPORTED,
+  ): Promise<void> {
     const spent = Math.max(0, usd);
-    if (spent === 0 && calls === 0) return;
+    if (spent === 0 && calls === 0 && unreported.calls === 0) return;
     const phase = budgetPhaseOf(this.workflow.state);
     const phases = { ...this.workflow.phases };
     if (phase) {
-      const before = phases[phase] ?? { ...phaseCaps(this.setup.config, phase), cost_usd: 0, calls: 0 };
-      phases[phase] = { ...before, cost_usd: round6(before.cost_usd + spent), calls: before.calls + calls };
+      const before = phases[phase] ?? { ...phaseCaps(this.setup.config, phase), ...zeroSpend() };
+      phases[phase] = { ...before, ...addSpend(before, spent, calls, unreported) };
     }
-    await this.update({ cost_usd: round6(this.workflow.cost_usd + spent), phases });
+    await this.update({ ...addSpend(this.workflow, spent, 0, unreported), phases });
     if (phase) {
       const now = phases[phase];
       if (now)
@@ -214,8 +221,19 @@ export class WorkflowContext {
           phase,
           ...now,
           total_cost_usd: this.workflow.cost_usd,
+          total_unreported_usd: this.workflow.unreported_usd,
+          total_unreported_calls: this.workflow.unreported_calls,
         });
     }
+  }
+
+  /**
+   * One agent call ended outside a tick (planning, specification, QA, the cycle engine). One that
+   * never reported its cost (killed, interrupted) is counted as a call of unknown cost; these calls
+   * reserve nothing beforehand, so nothing is held for it: what it spent is not known, not $0.
+   */
+  async addCall(usd: number, reported: boolean): Promise<void> {
+    await this.addCost(usd, 1, null, reported ? NONE_UNREPORTED : { usd: 0, calls: 1 });
   }
 
   /**
@@ -228,7 +246,7 @@ export class WorkflowContext {
     if (cap !== null && this.workflow.cost_usd >= cap)
       return {
         reason: 'budget_exhausted',
-        detail: `the workflow spent ${usd(this.workflow.cost_usd)}, at or above workflow.max_cost_usd ${usd(cap)}`,
+        detail: `the workflow's spend, ${spendWithHeld(this.workflow.cost_usd, heldOf(this.workflow))}, is at or above workflow.max_cost_usd ${usd(cap)}`,
       };
     const phase = budgetPhaseOf(this.workflow.state);
     const spend = phase ? this.workflow.phases[phase] : undefined;
@@ -237,7 +255,7 @@ export class WorkflowContext {
     if (spend.max_cost_usd !== null && spend.cost_usd >= spend.max_cost_usd)
       return {
         reason: 'phase_budget_exhausted',
-        detail: `${phase} spent ${usd(spend.cost_usd)} in ${spend.calls} agent call(s), at or above ${key}.max_cost_usd ${usd(spend.max_cost_usd)}`,
+        detail: `${phase}'s spend, ${spendWithHeld(spend.cost_usd, heldOf(spend))} in ${spend.calls} agent call(s), is at or above ${key}.max_cost_usd ${usd(spend.max_cost_usd)}`,
       };
     if (spend.max_calls !== null && spend.calls >= spend.max_calls)
       return {
@@ -252,7 +270,7 @@ export class WorkflowContext {
     const phases = { ...this.workflow.phases };
     for (const phase of BUDGET_PHASES) {
       const caps = phaseCaps(this.setup.config, phase);
-      phases[phase] = { ...(phases[phase] ?? { cost_usd: 0, calls: 0 }), ...caps };
+      phases[phase] = { ...(phases[phase] ?? zeroSpend()), ...caps };
     }
     return phases;
   }
@@ -372,4 +390,42 @@ function sameView(a: TaskRecord, b: TaskRecord): boolean {
 /** Dollars as a human reads them: cents, or more digits for amounts under a dollar. */
 function usd(amount: number): string {
   return `$${amount >= 1 ? amount.toFixed(2) : amount.toFixed(4).replace(/0{1,2}$/, '')}`;
+}
+
+/** Calls that never reported a cost: the maximum held for them, and how many. */
+export interface Unreported {
+  readonly usd: number;
+  readonly calls: number;
+}
+
+const NONE_UNREPORTED: Unreported = { usd: 0, calls: 0 };
+
+function zeroSpend(): { cost_usd: number; calls: number; unreported_usd: number; unreported_calls: number } {
+  return { cost_usd: 0, calls: 0, unreported_usd: 0, unreported_calls: 0 };
+}
+
+interface SpendFields {
+  readonly cost_usd: number;
+  readonly unreported_usd: number;
+  readonly unreported_calls: number;
+}
+
+/** A spend record with `usd` (of which `unreported` is held, not spent) and `calls` more. */
+function addSpend<T extends SpendFields & { calls?: number }>(
+  before: T,
+  usd: number,
+  calls: number,
+  unreported: Unreported,
+): SpendFields & { calls?: number } {
+  return {
+    cost_usd: round6(before.cost_usd + usd),
+    ...(before.calls === undefined ? {} : { calls: before.calls + calls }),
+    unreported_usd: round6(Math.max(0, before.unreported_usd + unreported.usd)),
+    unreported_calls: Math.max(0, before.unreported_calls + unreported.calls),
+  };
+}
+
+/** What a spend record holds for calls that never reported a cost. */
+function heldOf(spend: { unreported_usd: number; unreported_calls: number }): Unreported {
+  return { usd: spend.unreported_usd, calls: spend.unreported_calls };
 }

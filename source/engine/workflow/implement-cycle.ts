@@ -130,7 +130,7 @@ function counted(ctx: WorkflowContext, runners: CycleRunners, over: () => boolea
     async run(request, bus) {
       if (over()) return inner.run({ ...request, signal: AbortSignal.abort() }, bus);
       const outcome = await inner.run(request, bus);
-      await ctx.addCost(outcome.costUsd, 1);
+      await ctx.addCall(outcome.costUsd, outcome.costReported);
       return outcome;
     },
   });

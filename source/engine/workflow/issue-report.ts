@@ -7,6 +7,7 @@ import { RELAY_MARKER } from '../planner/thread.js';
 import { remediationOfFailure, type WorkflowFile } from '../protocol/workflow.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import type { WorkflowContext } from './context.js';
+import { agentSpend } from './pr-body.js';
 import { describeRuns } from './project-checks.js';
 
 /**
@@ -89,7 +90,7 @@ export function issueReportBody(w: WorkflowFile): string {
       ? ['', `Next: ${remediationOfFailure(w.failure_reason)}`]
       : []),
     '',
-    `${w.engine} engine · agent spend $${w.cost_usd.toFixed(2)} · branch ${w.feature_branch ?? '(none)'}`,
+    `${w.engine} engine · agent spend ${agentSpend(w)} · branch ${w.feature_branch ?? '(none)'}`,
   ];
   return lines.join('\n');
 }

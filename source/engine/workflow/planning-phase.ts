@@ -52,7 +52,7 @@ export async function planningPhase(ctx: WorkflowContext): Promise<PhaseResult> 
           clock: ctx.options.clock,
           breaker,
           onBreaker: ctx.breakerReporter(breaker),
-          onCost: (usd) => ctx.addCost(usd),
+          onCost: (usd, reported) => ctx.addCall(usd, reported),
           onWaiting: (until) => ctx.waiting(until),
         },
       }),

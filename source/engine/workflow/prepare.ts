@@ -218,6 +218,8 @@ async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: W
         phase: phase as keyof typeof previous.phases,
         ...spend,
         total_cost_usd: previous.cost_usd,
+        total_unreported_usd: previous.unreported_usd,
+        total_unreported_calls: previous.unreported_calls,
       });
   const verified = previous.tasks.filter((t) => t.verdict === 'verified').length;
   const failed = previous.status === 'failed' || previous.status === 'rejected';

@@ -251,6 +251,8 @@ function announceStart(
     completed_phases: resumedFrom ? [...w.completed_phases] : [],
     max_cost_usd: w.max_cost_usd,
     cost_usd: w.cost_usd,
+    unreported_usd: w.unreported_usd,
+    unreported_calls: w.unreported_calls,
     phases: w.phases,
     tasks: w.tasks.map((t) => ({
       number: t.number,

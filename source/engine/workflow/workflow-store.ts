@@ -52,6 +52,8 @@ export function freshWorkflow({
     pr_outcome: null,
     pid: process.pid,
     cost_usd: 0,
+    unreported_usd: 0,
+    unreported_calls: 0,
     pending_answer: null,
     allowed_tools: [],
     engine,

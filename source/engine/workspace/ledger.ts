@@ -13,15 +13,39 @@ export function applyDelta(state: WorkspaceState, delta: LedgerDelta, now: Date)
   const budgets = { ...state.budgets };
   const totals = { ...state.totals };
   for (const key of Object.keys(delta) as (keyof Ledger)[]) {
-    budgets[key] = roundCost(key, budgets[key] + (delta[key] ?? 0));
-    totals[key] = roundCost(key, totals[key] + (delta[key] ?? 0));
+    // No counter goes below zero (a settled reservation cannot free more than was held).
+    budgets[key] = roundCost(key, Math.max(0, budgets[key] + (delta[key] ?? 0)));
+    totals[key] = roundCost(key, Math.max(0, totals[key] + (delta[key] ?? 0)));
   }
   return { ...state, budgets, totals, updated_at: now.toISOString() };
 }
 
 function roundCost(key: keyof Ledger, value: number): number {
   // Cost is a float sum; rounding to 1e-6 keeps the file stable and readable.
-  return key === 'estimated_cost_usd' ? Math.round(value * 1e6) / 1e6 : value;
+  return key === 'estimated_cost_usd' || key === 'unreported_usd' ? Math.round(value * 1e6) / 1e6 : value;
+}
+
+/**
+ * An agent call is about to start: its maximum (`maxUsd`, its --max-budget-usd; 0 for a CLI that
+ * takes none) is booked against the cap now and marked as a reservation, not spend, so a call
+ * killed before it reports (or a runner killed meanwhile) is never taken for money spent.
+ */
+export function reserveCall(maxUsd: number): LedgerDelta {
+  return { estimated_cost_usd: maxUsd, unreported_usd: maxUsd, unreported_calls: 1 };
+}
+
+/**
+ * The call ended. Its cost reported: the reservation becomes that cost. Not reported: the
+ * reservation stays, still marked as such (nothing is known to replace it with).
+ */
+export function settleCall(maxUsd: number, call: { costUsd: number; costReported?: boolean }): LedgerDelta {
+  if (call.costReported === false) return {};
+  return { estimated_cost_usd: call.costUsd - maxUsd, unreported_usd: -maxUsd, unreported_calls: -1 };
+}
+
+/** What the agent CLIs reported as spent: the cap-guarding total without the reservations. */
+export function knownSpendUsd(ledger: Ledger): number {
+  return Math.max(0, Math.round((ledger.estimated_cost_usd - ledger.unreported_usd) * 1e6) / 1e6);
 }
 
 /**
@@ -67,7 +91,7 @@ function subtract(a: Ledger, b: Ledger): Ledger {
 type Caps = RelaisConfig['budgets']['per_milestone'];
 
 /** Counters with a per-milestone cap (patch attempts have their own cap, checked per task). */
-type CappedKey = Exclude<keyof Ledger, 'patch_attempts'>;
+type CappedKey = Exclude<keyof Ledger, 'patch_attempts' | 'unreported_usd' | 'unreported_calls'>;
 
 const CAP_OF: Record<CappedKey, keyof Caps> = {
   ticks: 'max_ticks',
@@ -90,6 +114,8 @@ export function worstCaseTick(config: RelaisConfig): Ledger {
     estimated_cost_usd:
       config.orchestrator.max_budget_usd * (1 + retries) + config.builder.claude_code.max_budget_usd,
     patch_attempts: 0,
+    unreported_usd: 0,
+    unreported_calls: 0,
   };
 }
 
@@ -109,7 +135,14 @@ export function capsReached(state: WorkspaceState, config: RelaisConfig): string
 export interface RunTotals {
   ticks: number;
   calls: number;
+  /** Cap-guarding: reported costs plus the reservations of calls that never reported one. */
   costUsd: number;
+}
+
+/** What one tick spent: `costUsd` includes `unreportedUsd`, held for `unreportedCalls` calls of unknown cost. */
+export interface TickSpent extends RunTotals {
+  unreportedUsd: number;
+  unreportedCalls: number;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { spendWithHeld } from '../protocol/money.js';
 import type { Report } from '../protocol/report.js';
 import { printable } from './printable.js';
 
@@ -126,7 +127,8 @@ function budgetSection(r: Report): string {
   const lines = [
     `## Budget (milestone ${b.milestone_id ? code(b.milestone_id) : 'none'})`,
     '',
-    `ticks ${b.ticks}, orchestrator calls ${b.orchestrator_calls}, builder calls ${b.builder_calls}, verify runs ${b.verify_runs}, cost $${b.estimated_cost_usd.toFixed(4)}`,
+    // Calls killed before they reported a cost are held at their maximum: said apart, not as spend.
+    `ticks ${b.ticks}, orchestrator calls ${b.orchestrator_calls}, builder calls ${b.builder_calls}, verify runs ${b.verify_runs}, cost ${b.unreported_calls > 0 ? spendWithHeld(b.estimated_cost_usd, { usd: b.unreported_usd, calls: b.unreported_calls }) : `$${b.estimated_cost_usd.toFixed(4)}`}`,
   ];
   for (const w of b.warnings) lines.push(`- warning: ${text(w)}`);
   return lines.join('\n');

@@ -1,7 +1,7 @@
 import { Box } from 'ink';
 import { RowLine } from '../components/RowLine.js';
 import { type Row, type Segment, text } from '../components/row.js';
-import { spendOfBudget, usd } from '../format/money.js';
+import { spendOfBudget, spendWithHeld, usd } from '../format/money.js';
 import { truncate, widthOf } from '../format/text.js';
 import { stopwatch } from '../format/time.js';
 import { runningLanes } from '../store/reduce-lanes.js';
@@ -25,7 +25,8 @@ export function headerRow(state: UiState, width = Number.POSITIVE_INFINITY): Row
   // The branch is worth a shorter status (the newcomer's pass: at 80 columns it was dropped while
   // the status kept its longest words); without room for it, the project at least.
   for (const keepBranch of h.branch ? [true, false] : [false]) {
-    for (const level of STATUS_LEVELS) {
+    // The branch never costs the cap: level 4, which drops it, is tried only without the branch.
+    for (const level of keepBranch ? STATUS_LEVELS.slice(0, 4) : STATUS_LEVELS) {
       const status = statusSegments(state, level);
       const room = width - rowWidth([product, text(' '), ...status]);
       // What fits, dropping the title first, then shortening the branch and the project.
@@ -63,12 +64,13 @@ function statusSegments(state: UiState, level: StatusLevel): Segment[] {
   const short = level >= 1;
   const label = phaseLabel(state, level === 0 ? 'full' : level === 1 ? 'short' : 'shortest');
   const where = level >= 3 ? (label.split(' · ')[0] ?? label) : label;
+  // Calls of unknown cost are said at every level: in full with room, shortly on a narrow terminal.
   const cost =
     level === 0
-      ? spendOfBudget(h.costUsd, h.budgetUsd)
+      ? spendOfBudget(h.costUsd, h.budgetUsd, h.held)
       : level <= 3 && h.budgetUsd !== null && h.budgetUsd > 0
-        ? `${usd(h.costUsd)}/${usd(h.budgetUsd)}`
-        : usd(h.costUsd);
+        ? `${spendWithHeld(h.costUsd, h.held, true)}/${usd(h.budgetUsd)}`
+        : spendWithHeld(h.costUsd, h.held, true);
   return [
     sep,
     text(where, { bold: true, tone: state.end?.state === 'FAILED' ? 'error' : 'accent' }),

@@ -1,3 +1,4 @@
+import { spendWithHeld } from '../../engine/protocol/money.js';
 import { Frame, innerHeight, innerWidth } from '../components/Frame.js';
 import { Rows } from '../components/RowLine.js';
 import { clipRows, type Row, type Segment, spinner, text } from '../components/row.js';
@@ -57,11 +58,14 @@ function phaseRow(phase: PhaseRow, state: UiState, nameWidth: number): Row {
 
 /**
  * "$0.4200/$1.00 3/10 calls": what the phase's agents cost and how many calls it made, against its
- * caps (config workflow.phases) when it has them. Nothing before its first call.
+ * caps (config workflow.phases) when it has them. Nothing before its first call. Calls of unknown
+ * cost: "$0.0100 + $3.00 held (2 unknown)/$5.00 4 calls", the reported part, then the held part.
  */
 export function spendLabel(spend: PhaseSpendModel | undefined): string {
   if (!spend || (spend.calls === 0 && spend.costUsd === 0)) return '';
-  const cost = `${usd(spend.costUsd)}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
+  // Calls killed before they reported a cost are held at their maximum: said apart, not as spend.
+  const amount = spendWithHeld(spend.costUsd, spend.held, true);
+  const cost = `${amount}${spend.maxCostUsd !== null ? `/${usd(spend.maxCostUsd)}` : ''}`;
   const calls = `${spend.calls}${spend.maxCalls !== null ? `/${spend.maxCalls}` : ''} call${spend.calls === 1 && spend.maxCalls === null ? '' : 's'}`;
   return `${cost} ${calls}`;
 }

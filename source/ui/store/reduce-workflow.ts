@@ -44,6 +44,7 @@ function withRow(phases: readonly PhaseRow[], state: TimelineState): readonly Ph
 export function workflowSpend(state: UiState, e: Of<'workflow.spend'>): UiState {
   const spend: PhaseSpendModel = {
     costUsd: e.cost_usd,
+    held: { usd: e.unreported_usd ?? 0, calls: e.unreported_calls ?? 0 },
     calls: e.calls,
     maxCostUsd: e.max_cost_usd,
     maxCalls: e.max_calls,
@@ -51,7 +52,11 @@ export function workflowSpend(state: UiState, e: Of<'workflow.spend'>): UiState 
   return {
     ...state,
     // The workflow's recorded total (WORKFLOW.json cost_usd), as is: the one source of its spend.
-    header: { ...state.header, costUsd: e.total_cost_usd },
+    header: {
+      ...state.header,
+      costUsd: e.total_cost_usd,
+      held: { usd: e.total_unreported_usd ?? 0, calls: e.total_unreported_calls ?? 0 },
+    },
     phases: withRow(state.phases, e.phase).map((row) => (row.state === e.phase ? { ...row, spend } : row)),
   };
 }
@@ -63,7 +68,13 @@ function withSpendOf(phases: readonly PhaseRow[], recorded: Of<'workflow.started
     if (!s) return row;
     return {
       ...row,
-      spend: { costUsd: s.cost_usd, calls: s.calls, maxCostUsd: s.max_cost_usd, maxCalls: s.max_calls },
+      spend: {
+        costUsd: s.cost_usd,
+        held: { usd: s.unreported_usd ?? 0, calls: s.unreported_calls ?? 0 },
+        calls: s.calls,
+        maxCostUsd: s.max_cost_usd,
+        maxCalls: s.max_calls,
+      },
     };
   });
 }
@@ -84,6 +95,10 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
       budgetUsd: e.max_cost_usd ?? null,
       // A resume goes on from what the workflow already spent (WORKFLOW.json), never from $0.
       costUsd: e.cost_usd ?? state.header.costUsd,
+      held:
+        e.cost_usd === undefined
+          ? state.header.held
+          : { usd: e.unreported_usd ?? 0, calls: e.unreported_calls ?? 0 },
     },
     // A resume starts after phases finished by an earlier run: they are done, with no times. An
     // optional phase the earlier run went through (PLANNING) keeps its row.

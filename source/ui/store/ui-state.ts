@@ -55,8 +55,18 @@ export interface PhaseRow {
   readonly spend?: PhaseSpendModel;
 }
 
+/** Calls whose cost was never reported (killed, interrupted): their maximum, held against the caps. */
+export interface HeldSpend {
+  readonly usd: number;
+  readonly calls: number;
+}
+
+export const NOTHING_HELD: HeldSpend = { usd: 0, calls: 0 };
+
 export interface PhaseSpendModel {
+  /** Cap-guarding: reported costs plus `held.usd`. */
   readonly costUsd: number;
+  readonly held: HeldSpend;
   readonly calls: number;
   readonly maxCostUsd: number | null;
   readonly maxCalls: number | null;
@@ -79,7 +89,10 @@ export interface HeaderModel {
   readonly startedAtMs: number | null;
   /** When the work ended (the elapsed time stops there). */
   readonly endedAtMs: number | null;
+  /** Cap-guarding total: reported costs plus `held.usd`. */
   readonly costUsd: number;
+  /** The part of costUsd held for agent calls that never reported a cost (not spend). */
+  readonly held: HeldSpend;
   readonly budgetUsd: number | null;
   readonly budgetWarnings: readonly string[];
 }
@@ -362,6 +375,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       startedAtMs: null,
       endedAtMs: null,
       costUsd: 0,
+      held: NOTHING_HELD,
       budgetUsd: null,
       budgetWarnings: [],
     },
