@@ -106,18 +106,7 @@ export function plural(n: number, one: string, many = `${one}s`): string {
 /** Word-wrap `text` to `width` columns, at most `maxLines` lines (the last ends with … when cut). */
 export function wrapText(text: string, width: number, maxLines: number): string[] {
   if (width <= 0 || maxLines <= 0) return [];
-  const lines: string[] = [];
-  let current = '';
-  for (const word of text.split(/\s+/).filter(Boolean)) {
-    const candidate = current ? `${current} ${word}` : word;
-    if (widthOf(candidate) <= width) {
-      current = candidate;
-      continue;
-    }
-    if (current) lines.push(current);
-    current = widthOf(word) > width ? truncate(word, width) : word;
-  }
-  if (current) lines.push(current);
+  const lines = wrapWords(text, width, (word) => [truncate(word, width)]);
   if (lines.length <= maxLines) return lines;
   const kept = lines.slice(0, maxLines);
   kept[maxLines - 1] = truncate(`${kept[maxLines - 1]} …`, width);
@@ -131,6 +120,20 @@ export function wrapText(text: string, width: number, maxLines: number): string[
  */
 export function wrapWhole(text: string, width: number): string[] {
   if (width <= 0) return [];
+  return wrapWords(text, width, (word) => {
+    const rows: string[] = [];
+    let rest = word;
+    while (widthOf(rest) > width) {
+      const [head, tail] = splitAtWidth(rest, width);
+      rows.push(head);
+      rest = tail;
+    }
+    return [...rows, rest];
+  });
+}
+
+/** Words packed into lines of `width` columns; a word wider than a line becomes `tooWide(word)`'s rows. */
+function wrapWords(text: string, width: number, tooWide: (word: string) => string[]): string[] {
   const lines: string[] = [];
   let current = '';
   for (const word of text.split(/\s+/).filter(Boolean)) {
@@ -140,14 +143,9 @@ export function wrapWhole(text: string, width: number): string[] {
       continue;
     }
     if (current) lines.push(current);
-    current = '';
-    let rest = word;
-    while (widthOf(rest) > width) {
-      const [head, tail] = splitAtWidth(rest, width);
-      lines.push(head);
-      rest = tail;
-    }
-    current = rest;
+    const rows = widthOf(word) > width ? tooWide(word) : [word];
+    lines.push(...rows.slice(0, -1));
+    current = rows.at(-1) ?? '';
   }
   if (current) lines.push(current);
   return lines;
