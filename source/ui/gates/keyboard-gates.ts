@@ -63,18 +63,7 @@ export class KeyboardGates implements GatePort {
     if (index === 0) {
       const next = this.queue[0];
       if (next) this.show(next.request);
-      else
-        this.store.interact((s) => ({
-          ...s,
-          gate: null,
-          interaction: {
-            ...s.interaction,
-            draft: '',
-            rejecting: false,
-            gateTop: 0,
-            overlay: withoutDocument(s),
-          },
-        }));
+      else this.store.interact((s) => ({ ...s, gate: null, interaction: freshGateInteraction(s) }));
     }
     pending.resolve(answer);
   }
@@ -91,15 +80,14 @@ export class KeyboardGates implements GatePort {
         lane: request.lane ?? null,
         origin: gateOrigin(s, request.lane),
       },
-      interaction: {
-        ...s.interaction,
-        draft: '',
-        rejecting: false,
-        gateTop: 0,
-        overlay: withoutDocument(s),
-      },
+      interaction: freshGateInteraction(s),
     }));
   }
+}
+
+/** Nothing typed, no reason asked, the question from its top: how each gate starts and ends. */
+function freshGateInteraction(s: UiState): UiState['interaction'] {
+  return { ...s.interaction, draft: '', rejecting: false, gateTop: 0, overlay: withoutDocument(s) };
 }
 
 /** A document belongs to the gate it came with: it closes with it. */
