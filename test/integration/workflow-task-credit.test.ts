@@ -178,6 +178,36 @@ describe('a TASKS.md task is done only with a verified change of its own', () =>
   }, 180_000);
 });
 
+describe('"already done" backed by the branch', () => {
+  it("completes the task when the workflow's own commits changed its paths and the checks pass", async () => {
+    project = workflowProject();
+    const scenario = happyScenario();
+    const { builder: _none, ...rest } = task({ task_id: 'DONE' });
+    // Task 1's step also writes task 2's file; task 2's orchestrator then says it is already done.
+    scenario.orchestrator = [
+      { result_json: scoped('T1', ['src/a.ts', 'src/b.ts']) },
+      { result_json: { ...rest, control: { action: 'stop', reason: 'task 1 wrote bye already' } } },
+    ];
+    scenario.builder = [
+      {
+        actions: [
+          { write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' },
+          { write: 'src/b.ts', content: 'export const bye = (n: string) => "Bye, " + n;\n' },
+        ],
+        result_json: { ...BUILDER_OK, files_intended: ['src/a.ts', 'src/b.ts'] },
+      },
+    ];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
+    expect(run.outcome.state).toBe('COMPLETED');
+    const second = workflowFile(project).tasks[1];
+    expect(second.verdict).toBe('verified');
+    expect(second.verified).toContain('already on the branch: src/b.ts changed since');
+    // One builder call in all: the claim was checked against git, no step was paid for task 2.
+    expect(project.calls().filter((c) => c.role === 'builder')).toHaveLength(1);
+  }, 180_000);
+});
+
 describe('a task whose files the fence excludes', () => {
   it('stops before any step for it, saying which file to add to the fence (defect 3)', async () => {
     // The fence `relais init` derives leaves manifests out; here task 2's file is left out.

@@ -12,16 +12,20 @@ import { expectStopHeld, sh, snapshotRepo } from './aftermath.js';
 let project: TestProject;
 afterEach(() => project?.dispose());
 
-function attack(p: TestProject): string {
+function attack(p: TestProject, checkout = 'second-checkout'): string {
   const store = join(p.base, 'attacker-objects');
   mkdirSync(store);
-  const worktree = join(p.base, 'second-checkout');
+  const worktree = join(p.base, checkout);
+  mkdirSync(join(worktree, '..'), { recursive: true });
   return [`echo ${store} > .git/objects/info/alternates`, `git worktree add -q -b planted ${worktree}`].join(
     '; ',
   );
 }
 
-function runAttack(mode: 'sandboxed' | 'unsandboxed'): {
+function runAttack(
+  mode: 'sandboxed' | 'unsandboxed',
+  checkout = 'second-checkout',
+): {
   code: number | null;
   output: string;
   was: ReturnType<typeof snapshotRepo>;
@@ -31,7 +35,10 @@ function runAttack(mode: 'sandboxed' | 'unsandboxed'): {
   project.scenario({
     orchestrator: [{ result_json: task() }],
     builder: [
-      { actions: [{ write: 'src/a.ts', content: 'b\n' }, sh(attack(project))], result_json: BUILDER_OK },
+      {
+        actions: [{ write: 'src/a.ts', content: 'b\n' }, sh(attack(project, checkout))],
+        result_json: BUILDER_OK,
+      },
     ],
   });
   const run = project.cliSync(['run']);
@@ -71,5 +78,15 @@ describe('red team: alternates and linked worktrees', () => {
     expect(linkedWorktrees(project)).toBe(1);
     expect(existsSync(join(project.root, '.git/worktrees/second-checkout'))).toBe(false);
     expect(project.report().rollback.notes.join('\n')).toContain('removed linked worktree second-checkout');
+  });
+
+  // The runner's own lanes live in <root>/relais/worktrees/ and are left alone; a folder elsewhere
+  // that merely ends the same way is the builder's.
+  it('unsandboxed: a worktree under some other .../relais/worktrees/ is not taken for a lane', () => {
+    runAttack('unsandboxed', 'elsewhere/relais/worktrees/evil');
+    expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_FORBIDDEN');
+    expect(linkedWorktrees(project)).toBe(1);
+    expect(existsSync(join(project.root, '.git/worktrees/evil'))).toBe(false);
+    expect(project.report().rollback.notes.join('\n')).toContain('removed linked worktree evil');
   });
 });

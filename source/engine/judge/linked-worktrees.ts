@@ -1,4 +1,4 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, realpath, rm } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import type { RepoFacts } from './repo.js';
 
@@ -22,14 +22,17 @@ export async function removeNewLinkedWorktrees(
   workspaceDir: string,
 ): Promise<string[]> {
   if (facts.gitDir !== facts.commonDir) return [];
-  const lanes = `${sep}${join(workspaceDir, 'worktrees')}${sep}`;
+  // The lanes' folder itself, from the real root: a folder elsewhere that merely ends in
+  // `relais/worktrees/` (a builder's `git worktree add /tmp/x/relais/worktrees/evil`) is not it.
+  const lanes = `${join(await realpath(facts.root).catch(() => facts.root), workspaceDir, 'worktrees')}${sep}`;
   const notes: string[] = [];
   for (const name of await linkedWorktreeNames(facts)) {
     if (before.has(name)) continue;
     const admin = join(facts.commonDir, 'worktrees', name);
     // `gitdir` names the checkout's .git file: <checkout>/.git.
     const gitdir = (await readFile(join(admin, 'gitdir'), 'utf8').catch(() => '')).trim();
-    if (gitdir && `${dirname(dirname(gitdir))}${sep}`.endsWith(lanes)) continue;
+    if (gitdir && `${dirname(await realpath(dirname(gitdir)).catch(() => dirname(gitdir)))}${sep}` === lanes)
+      continue;
     await rm(admin, { recursive: true, force: true });
     notes.push(
       `removed linked worktree ${name} registered by the tick${gitdir ? ` (${dirname(gitdir)})` : ''}`,

@@ -11,6 +11,7 @@ import { runTick, type TickResult } from '../tick/run-tick.js';
 import { oneLine } from '../workspace/printable.js';
 import { type CallBudget, callBudget } from './call-budget.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
+import { earlierWorkOn } from './earlier-work.js';
 import { evidenceWatcher } from './evidence.js';
 import { interruptionOf, pauseRequested } from './interruption.js';
 import { workflowRunnerWrites } from './judged-run.js';
@@ -402,15 +403,7 @@ async function afterSuccess(
   const { task, paths } = aimed;
   const { breaker, phase } = watch;
   const report = tick.report;
-  if (tick.control?.action === 'stop')
-    return notAccepted(
-      ctx,
-      target,
-      task,
-      tick,
-      alreadyDoneClaim(task.number, paths, tick.control.reason ?? ''),
-      watch.plans,
-    );
+  if (tick.control?.action === 'stop') return afterAlreadyDone(ctx, target, aimed, tick, watch);
   if (report?.task?.task_kind === 'question') return afterQuestion(ctx, target, task, report.task, breaker);
   // Evidence, not a claim (task-credit.ts): a change of the task's own, none of its writes refused.
   const commit = report?.commit ?? null;
@@ -437,6 +430,46 @@ async function afterSuccess(
     `judged ${report?.blast_radius_line ?? ''}`,
     runs.length > 0 ? `verification: ${describeRuns(runs)}` : 'no verification configured',
   ]);
+}
+
+/**
+ * The orchestrator says the task needs no change: completed only when the branch's own commits
+ * since the workflow's base changed the task's paths and the project's checks pass on the tree
+ * (earlier-work.ts); otherwise it completes nothing, like any step that changed nothing.
+ */
+async function afterAlreadyDone(
+  ctx: WorkflowContext,
+  target: TickTarget,
+  aimed: { task: TaskRecord; paths: TaskPaths | null },
+  tick: TickResult,
+  watch: SuccessWatch,
+): Promise<AfterSuccess> {
+  const { task, paths } = aimed;
+  const reason = tick.control?.reason ?? '';
+  const earlier = await earlierWorkOn(target, ctx.workflow.base_commit, paths);
+  if (earlier.length === 0)
+    return notAccepted(ctx, target, task, tick, alreadyDoneClaim(task.number, paths, reason), watch.plans);
+  const checks = await target.checks(watch.phase.signal);
+  if (checks.aborted)
+    return { kind: 'end', result: interruptionOf(ctx, watch.breaker, watch.phase) ?? stopped(ctx) };
+  if (checks.problem)
+    return {
+      kind: 'again',
+      note: `You said task ${task.number} is already done, and the branch does change its paths, but the runner's checks fail: ${checks.problem}. Propose an execute task that makes them pass.`,
+    };
+  return completeTask(
+    ctx,
+    target,
+    watch.breaker,
+    task,
+    `already done: ${reason}`.slice(0, 500),
+    null,
+    watch.phase,
+    [
+      `already on the branch: ${earlier.slice(0, 5).join(', ')} changed since ${(ctx.workflow.base_commit ?? '').slice(0, 12)}`,
+      checks.runs.length > 0 ? `verification: ${describeRuns(checks.runs)}` : 'no verification configured',
+    ],
+  );
 }
 
 /**

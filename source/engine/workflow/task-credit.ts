@@ -81,8 +81,21 @@ export function alreadyDoneClaim(number: number, paths: TaskPaths | null, reason
 export function filesOutsideFence(paths: TaskPaths | null, configAllowed: readonly string[]): string[] {
   if (!paths) return [];
   return cleanPaths(paths.files).filter(
-    (file) => !micromatch.scan(file).isGlob && !micromatch.isMatch(file, [...configAllowed], { dot: true }),
+    (file) =>
+      looksLikePath(file) &&
+      !micromatch.scan(file).isGlob &&
+      !micromatch.isMatch(file, [...configAllowed], { dot: true }),
   );
+}
+
+/**
+ * A word of a Files line that can only be a path (a folder or an extension in it): the line is
+ * the spec-agent's prose too ("src/a.ts and src/b.ts"), and stopping a workflow on "and" would be
+ * the runner's mistake. A bare name (Makefile) is not checked here; the fence still holds at
+ * the write.
+ */
+function looksLikePath(word: string): boolean {
+  return word.includes('/') || /\.[A-Za-z0-9]+$/.test(word);
 }
 
 /** The globs a task's change must touch: Files (literal paths, read as globs too) and Scope. */
