@@ -73,6 +73,19 @@ describe('a subfolder of the repository (defect 18)', () => {
     expect(init.stdout + init.stderr).not.toContain('git init');
     expect(existsSync(join(cwd, 'relais.config.json'))).toBe(false);
   });
+
+  it('a repository that is no Relais project is never walked up to: init in its subfolder sets nothing up', () => {
+    // A home folder kept in git, and a new project in it before its own `git init`.
+    project = TestProject.create();
+    rmSync(join(project.root, 'relais.config.json'));
+    const fresh = join(project.root, 'new-project');
+    mkdirSync(fresh, { recursive: true });
+    const init = relais(['init'], { cwd: fresh, env: project.env });
+    expect(init.code).not.toBe(0);
+    expect(init.stdout + init.stderr).toContain(`inside the repository ${project.root}`);
+    expect(existsSync(join(project.root, 'relais.config.json'))).toBe(false);
+    expect(existsSync(join(fresh, 'relais.config.json'))).toBe(false);
+  });
 });
 
 describe('relais status with an invalid config (defect 19)', () => {
