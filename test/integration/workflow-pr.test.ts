@@ -107,6 +107,10 @@ describe('PR phase without a pull request', () => {
     });
     for (const event of run.events.slice(-1)) plain(event);
     expect(out).toContain('PR: branch ready, not pushed: no git remote "origin"');
+    // And `relais status`, which read the record alone: COMPLETED, and the PR line says why no PR.
+    const status = project.cliSync(['status']);
+    expect(status.stdout).toMatch(/^PR: +branch ready, not pushed: no git remote "origin"$/m);
+    expect(JSON.parse(project.cliSync(['status', '--json']).stdout).workflow.pr_outcome).toEqual(outcome);
   });
 
   it('a pull request opened is recorded as opened', async () => {

@@ -144,6 +144,8 @@ function workflowLines(v: WorkflowView): string[] {
     ...(!v.reason && v.detail ? [`${v.state === 'REJECTED' ? 'Rejected:' : 'Paused:  '}  ${v.detail}`] : []),
     ...(v.reason ? [`Fix:       ${remediationOfFailure(v.reason as FailureReason)}`] : []),
     ...(v.pr_url ? [`PR:        ${v.pr_url}`] : []),
+    // COMPLETED with nothing opened: the branch is ready, not a pull request (never read as one).
+    ...(v.pr_outcome ? [`PR:        ${v.pr_outcome.detail}`] : []),
     ...v.next.map((n) => `Next:      ${n}`),
   ];
 }

@@ -35,6 +35,8 @@ export interface WorkflowView {
   readonly waiting_until: string | null;
   readonly branch: string | null;
   readonly pr_url: string | null;
+  /** Not opened: the branch pushed without a pull request, or not pushed at all (and why). */
+  readonly pr_outcome: { readonly kind: 'pushed' | 'not_pushed'; readonly detail: string } | null;
   readonly next: string[];
   /**
    * Another live process holds the lock while this workflow's own process is gone (a second
@@ -87,6 +89,8 @@ export function workflowView(
     waiting_until: w.waiting_until,
     branch: w.feature_branch,
     pr_url: w.pr_url,
+    pr_outcome:
+      w.pr_outcome && w.pr_outcome.kind !== 'opened' ? { ...w.pr_outcome, kind: w.pr_outcome.kind } : null,
     next: takenUp
       ? [`answer it in the terminal where ${takenUp.command} runs (pid ${takenUp.pid}), or ralphy abort`]
       : w.next_steps.length > 0 && !(live && alive)
