@@ -1,5 +1,15 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -74,6 +84,27 @@ describe('relais init', () => {
     const both = project.cliSync(['init', '--reset-ledger', '--force']);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--reset-ledger touches only the ledger');
+  });
+
+  it('--reset-ledger never writes through a linked workspace, nor guesses the folder of a config that does not load', () => {
+    project = TestProject.create();
+    const outside = mkdtempSync(join(tmpdir(), 'relais-outside-'));
+    try {
+      // The workspace moved away and a link left in its place: the fresh ledger would land outside.
+      renameSync(join(project.root, 'relais'), join(outside, 'relais'));
+      symlinkSync(join(outside, 'relais'), join(project.root, 'relais'));
+      const linked = project.cliSync(['init', '--reset-ledger']);
+      expect(linked.code).not.toBe(0);
+      expect(linked.stdout + linked.stderr).toContain('symbolic link');
+      expect(existsSync(join(outside, 'relais', 'STATE.json'))).toBe(true);
+      expect(readdirSync(join(outside, 'relais')).filter((n) => n.includes('.bak'))).toEqual([]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
+    project.write('relais.config.json', '{ "version": 1, ');
+    const invalid = project.cliSync(['init', '--reset-ledger']);
+    expect(invalid.code).not.toBe(0);
+    expect(invalid.stdout + invalid.stderr).toContain('fix it first');
   });
 
   it('detects the project scripts as verification templates', () => {

@@ -10,7 +10,7 @@ import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-wr
 import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
 import { type DerivedFence, deriveFence, productNameOf } from './derive-fence.js';
 import { loadConfig } from './load-config.js';
-import { inspectLock } from './lock.js';
+import { acquireLock } from './lock.js';
 import { PACKAGE_ROOT } from './package-assets.js';
 import { CONFIG_FILE_NAME, PROMPT_FILE_NAMES, type WorkspacePaths, workspacePaths } from './paths.js';
 import { PRD_TEMPLATE_NAME, prdTemplate } from './prd-template.js';
@@ -329,29 +329,39 @@ async function ensureState(ctx: InitContext, paths: WorkspacePaths): Promise<Ini
  */
 export async function resetLedger(root: string, now: Date): Promise<{ ok: boolean; steps: InitStep[] }> {
   const loaded = await loadConfig(root);
+  const refused = (path: string, note: string) => ({
+    ok: false,
+    steps: [{ path, action: 'problem' as const, note }],
+  });
+  // A config that exists but does not load may name another workspace folder: not guessed.
+  if (!loaded.ok && loaded.problem !== 'missing')
+    return refused(
+      'relais.config.json',
+      `not reset: ${loaded.detail} (fix it first: it names the workspace folder)`,
+    );
   const paths = workspacePaths(root, loaded.ok ? loaded.config.workspace_dir : 'relais');
   const rel = `${paths.relDir}/STATE.json`;
-  const lock = await inspectLock(paths.lock);
-  if (lock.held)
-    return {
-      ok: false,
-      steps: [
-        { path: rel, action: 'problem', note: `not reset: a run holds the workspace lock (${lock.detail})` },
-      ],
-    };
-  if (!existsSync(paths.dir))
-    return {
-      ok: false,
-      steps: [{ path: paths.relDir, action: 'problem', note: 'no workspace here: run `relais init` first' }],
-    };
-  const state = await readJsonValidated(paths.state, workspaceStateSchema);
-  const stamp = stampOf(now);
-  if (state.kind === 'missing') {
-    await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(now));
-    return { ok: true, steps: [{ path: rel, action: 'created' }] };
+  const workspace = await lstat(paths.dir).catch(() => null);
+  if (workspace?.isSymbolicLink())
+    return refused(
+      paths.relDir,
+      'not reset: the workspace is a symbolic link (the runner writes inside the repository only)',
+    );
+  if (!workspace?.isDirectory()) return refused(paths.relDir, 'no workspace here: run `relais init` first');
+  // Taken, not only looked at: a run starting meanwhile waits for the fresh ledger.
+  const lock = await acquireLock(paths.lock, 'relais init --reset-ledger');
+  if (!lock.ok) return refused(rel, `not reset: a run holds the workspace lock (${lock.detail})`);
+  try {
+    const state = await readJsonValidated(paths.state, workspaceStateSchema);
+    if (state.kind === 'missing') {
+      await writeJsonAtomic(paths.state, workspaceStateSchema, freshState(now));
+      return { ok: true, steps: [{ path: rel, action: 'created' }] };
+    }
+    const step = await freshLedger(paths, now, stampOf(now), state.kind === 'ok' ? 'bak' : 'corrupt');
+    return { ok: true, steps: [step] };
+  } finally {
+    await lock.lock.release();
   }
-  const step = await freshLedger(paths, now, stamp, state.kind === 'ok' ? 'bak' : 'corrupt');
-  return { ok: true, steps: [step] };
 }
 
 async function freshLedger(
