@@ -179,32 +179,57 @@ describe('a TASKS.md task is done only with a verified change of its own', () =>
 });
 
 describe('"already done" backed by the branch', () => {
-  it("completes the task when the workflow's own commits changed its paths and the checks pass", async () => {
+  const stop = () => {
+    const { builder: _none, ...rest } = task({ task_id: 'DONE' });
+    return { result_json: { ...rest, control: { action: 'stop', reason: 'bye is on the branch already' } } };
+  };
+  const GREET = { write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' };
+  const BYE = { write: 'src/b.ts', content: 'export const bye = (n: string) => "Bye, " + n;\n' };
+
+  it('completes the task when a commit no task was credited with changed its paths, and the checks pass', async () => {
     project = workflowProject();
     const scenario = happyScenario();
-    const { builder: _none, ...rest } = task({ task_id: 'DONE' });
-    // Task 1's step also writes task 2's file; task 2's orchestrator then says it is already done.
+    // Task 1's first step writes only task 2's file: "did other work", its commit kept and
+    // credited to nobody. Its second step does task 1. Task 2's orchestrator then says "done".
     scenario.orchestrator = [
       { result_json: scoped('T1', ['src/a.ts', 'src/b.ts']) },
-      { result_json: { ...rest, control: { action: 'stop', reason: 'task 1 wrote bye already' } } },
+      { result_json: scoped('T1b', ['src/a.ts']) },
+      stop(),
     ];
     scenario.builder = [
-      {
-        actions: [
-          { write: 'src/a.ts', content: 'export const greet = (n: string) => "Hello, " + n;\n' },
-          { write: 'src/b.ts', content: 'export const bye = (n: string) => "Bye, " + n;\n' },
-        ],
-        result_json: { ...BUILDER_OK, files_intended: ['src/a.ts', 'src/b.ts'] },
-      },
+      { actions: [BYE], result_json: { ...BUILDER_OK, files_intended: ['src/b.ts'] } },
+      { actions: [GREET], result_json: BUILDER_OK },
     ];
     project.scenario(scenario);
     const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
     expect(run.outcome.state).toBe('COMPLETED');
-    const second = workflowFile(project).tasks[1];
+    const [first, second] = workflowFile(project).tasks;
+    expect(first.verdict).toBe('verified');
     expect(second.verdict).toBe('verified');
-    expect(second.verified).toContain('already on the branch: src/b.ts changed since');
-    // One builder call in all: the claim was checked against git, no step was paid for task 2.
-    expect(project.calls().filter((c) => c.role === 'builder')).toHaveLength(1);
+    expect(second.verified).toContain(
+      'already on the branch: src/b.ts changed by a commit no task was credited with',
+    );
+    // No step was paid for task 2: the claim was checked against git and the checks.
+    expect(project.calls().filter((c) => c.role === 'builder')).toHaveLength(2);
+  }, 180_000);
+
+  it('a commit credited to another task proves nothing: the claim completes nothing', async () => {
+    project = workflowProject((config) => {
+      config.workflow.max_ticks_per_task = 1;
+    });
+    const scenario = happyScenario();
+    // Task 1's one step also writes task 2's file, and is credited to task 1.
+    scenario.orchestrator = [{ result_json: scoped('T1', ['src/a.ts', 'src/b.ts']) }, stop()];
+    scenario.builder = [
+      { actions: [GREET, BYE], result_json: { ...BUILDER_OK, files_intended: ['src/a.ts', 'src/b.ts'] } },
+    ];
+    project.scenario(scenario);
+    const run = await runInProcess(project, { gates: scriptedGates({ spec: YES, qa: YES }) });
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'tick_stopped' });
+    const [first, second] = workflowFile(project).tasks;
+    expect(first.verdict).toBe('verified');
+    expect(second.verdict).toBe('rejected');
+    expect(second.verified).toMatch(/^no change \(the orchestrator said it was already done/);
   }, 180_000);
 });
 

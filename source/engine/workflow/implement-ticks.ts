@@ -433,8 +433,8 @@ async function afterSuccess(
 }
 
 /**
- * The orchestrator says the task needs no change: completed only when the branch's own commits
- * since the workflow's base changed the task's paths and the project's checks pass on the tree
+ * The orchestrator says the task needs no change: completed only when a commit on the branch that
+ * no task was credited with changed the task's paths and the project's checks pass on the tree
  * (earlier-work.ts); otherwise it completes nothing, like any step that changed nothing.
  */
 async function afterAlreadyDone(
@@ -446,7 +446,8 @@ async function afterAlreadyDone(
 ): Promise<AfterSuccess> {
   const { task, paths } = aimed;
   const reason = tick.control?.reason ?? '';
-  const earlier = await earlierWorkOn(target, ctx.workflow.base_commit, paths);
+  const credited = new Set(ctx.workflow.tasks.flatMap((t) => t.commits));
+  const earlier = await earlierWorkOn(target, ctx.workflow.base_commit, paths, credited);
   if (earlier.length === 0)
     return notAccepted(ctx, target, task, tick, alreadyDoneClaim(task.number, paths, reason), watch.plans);
   const checks = await target.checks(watch.phase.signal);
@@ -466,7 +467,7 @@ async function afterAlreadyDone(
     null,
     watch.phase,
     [
-      `already on the branch: ${earlier.slice(0, 5).join(', ')} changed since ${(ctx.workflow.base_commit ?? '').slice(0, 12)}`,
+      `already on the branch: ${earlier.slice(0, 5).join(', ')} changed by a commit no task was credited with`,
       checks.runs.length > 0 ? `verification: ${describeRuns(checks.runs)}` : 'no verification configured',
     ],
   );
