@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { AgentRequest } from '../agents/agent-run.js';
 import type { RelaisConfig } from '../protocol/config.js';
+import { realClock } from '../supervise/clock.js';
 import { inTransaction } from './fence.js';
 import { FLEET_SCHEMA as S } from './settings.js';
 
@@ -113,18 +114,6 @@ export async function takeCallSlot(
       return Math.max(50, wait_ms ?? 1000);
     });
     if (waitMs === 0) return;
-    await sleep(Math.min(waitMs, 5000), signal);
+    await realClock.sleep(Math.min(waitMs, 5000), signal);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

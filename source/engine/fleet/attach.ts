@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import type { EngineBus, StampedEvent } from '../events.js';
 import type { GatePort, GateRequest } from '../gates.js';
+import { realClock } from '../supervise/clock.js';
 import { approveFleetRun, readFleetSnapshot } from './client.js';
 import { readEvents } from './events-log.js';
 import type { GateWait } from './gate-wait.js';
@@ -72,7 +73,7 @@ async function follow(pool: Pool, options: AttachOptions): Promise<AttachOutcome
       gate.follow(row?.gate_wait && row.gate_json ? (JSON.parse(row.gate_json) as GateWait) : null);
       if (events.length === 0 && row && (await ended(pool, runId)))
         return { kind: 'ended', status: row.status, state: row.state, detail: row.detail };
-      if (events.length === 0) await sleep(options.pollMs ?? 300, options.signal);
+      if (events.length === 0) await realClock.sleep(options.pollMs ?? 300, options.signal);
     }
   } finally {
     gate.withdraw();
@@ -159,21 +160,9 @@ export async function watchFleet(options: {
     await ensureSchema(pool);
     while (!options.signal.aborted) {
       options.bus.emit({ type: 'fleet.status', snapshot: await readFleetSnapshot(pool, options.env) });
-      await sleep(options.intervalMs ?? 1000, options.signal);
+      await realClock.sleep(options.intervalMs ?? 1000, options.signal);
     }
   } finally {
     await pool.end().catch(() => undefined);
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
