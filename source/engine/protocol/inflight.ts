@@ -78,7 +78,7 @@ export type Inflight = z.infer<typeof inflightSchema>;
 export const inflightAgentSchema = z.strictObject({
   pgid: z.int().min(1),
   start_ticks: z.string().nullable(),
-  /** The runner's mark prefix (RUNNER_MARK): whatever it started and left alive carries it. */
+  /** The runner's mark prefix (runnerMark()): whatever it started and left alive carries it. */
   runner_mark: z
     .string()
     .regex(/^\d+\.[0-9a-f]{8}$/)

@@ -18,7 +18,7 @@ import { endRecordedSandbox } from '../sandbox/end-sandbox.js';
 import {
   processesMarkedByRunner,
   processStartTicks,
-  RUNNER_MARK,
+  runnerMark,
   signalEach,
   waitUntilDeadSync,
 } from '../supervise/process-tree.js';
@@ -113,7 +113,7 @@ export async function recordAgentInFlight(paths: WorkspacePaths, pgid: number): 
   await writeJsonAtomic(agentFile(paths), agentSchema, {
     pgid,
     start_ticks: processStartTicks(pgid),
-    runner_mark: RUNNER_MARK,
+    runner_mark: runnerMark(),
   });
 }
 
@@ -318,7 +318,7 @@ function endOrphanedAgent(
   agent: { pgid: number; start_ticks: string | null; runner_mark: string | null } | null,
 ): void {
   endRecordedSandbox(agent);
-  if (agent?.runner_mark && agent.runner_mark !== RUNNER_MARK) {
+  if (agent?.runner_mark && agent.runner_mark !== runnerMark()) {
     const left = processesMarkedByRunner(agent.runner_mark);
     signalEach(left, 'SIGKILL');
     waitUntilDeadSync(left, 5000);

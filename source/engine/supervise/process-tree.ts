@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /**
@@ -201,7 +200,13 @@ export const PROCESS_MARK_VAR = 'RELAIS_PROCESS_MARK';
  * crash recovery finds what a killed runner left alive (its record names this prefix) and never a
  * live runner's children that merely reuse the pid.
  */
-export const RUNNER_MARK = `${process.pid}.${randomUUID().slice(0, 8)}`;
+export function runnerMark(): string {
+  // Made on first use, with the global Web Crypto: `relais status` loads this file and starts no
+  // process, and must not pay for node:crypto at start-up (issue 17).
+  madeMark ??= `${process.pid}.${globalThis.crypto.randomUUID().slice(0, 8)}`;
+  return madeMark;
+}
+let madeMark: string | null = null;
 
 /** Running processes whose environment carries `mark` (ours to read: same user, or root). */
 export function processesMarked(mark: string): number[] {
@@ -210,13 +215,13 @@ export function processesMarked(mark: string): number[] {
 
 /**
  * Every process any child of this runner started, whatever its group or parent now (a setsid
- * daemon re-parented to init): their marks all begin with RUNNER_MARK (run-process.ts).
+ * daemon re-parented to init): their marks all begin with runnerMark() (run-process.ts).
  */
 export function processesMarkedByThisRunner(): number[] {
-  return processesMarkedByRunner(RUNNER_MARK);
+  return processesMarkedByRunner(runnerMark());
 }
 
-/** The same for a runner that is gone (crash recovery reads its RUNNER_MARK from its record). */
+/** The same for a runner that is gone (crash recovery reads its mark prefix from its record). */
 export function processesMarkedByRunner(runnerMark: string): number[] {
   return processesWithEnv(`${PROCESS_MARK_VAR}=${runnerMark}-`);
 }

@@ -10,7 +10,7 @@ import {
   groupHasMembers,
   isAlive,
   PROCESS_MARK_VAR,
-  RUNNER_MARK,
+  runnerMark,
   signalTree,
   TreeWatch,
 } from './process-tree.js';
@@ -126,7 +126,7 @@ async function supervise(
   // Every process the child starts inherits it: unsandboxed, a daemon is found at the end; in
   // both cases a crash recovery finds whatever a killed runner left alive (the sandbox's PID
   // namespace should already have ended it, but its init can miss the parent's death).
-  const mark = `${RUNNER_MARK}-${randomUUID()}`;
+  const mark = `${runnerMark()}-${randomUUID()}`;
   // Loaded on the first spawn, not at import: execa is ~140 modules, and commands that start no
   // process (`relais status`) import this file through the front door all the same (issue 17).
   const { execa } = await import('execa');
