@@ -59,6 +59,41 @@ describe('the abort key during QA', () => {
     expect(run.events.some((e) => e.type === 'gate.requested' && e.gate === 'qa')).toBe(false);
   }, 180_000);
 
+  it('confirmed while the commit is being made: the branch never moves to the QA commit', async () => {
+    project = workflowProject();
+    const scenario = happyScenario();
+    scenario.qa = [
+      {
+        actions: [{ write: 'specs/QA_REPORT.md', content: QA_MD }],
+        say: 'Writing the QA report.',
+        result: 'QA_REPORT.md written.\n\nEXIT_SIGNAL: true',
+      },
+    ];
+    project.scenario(scenario);
+    const abortKey = new AbortController();
+    // The `a` key is pressed as the QA agent's work is judged, and its `y` is confirmed only after
+    // the runner's first look: the first question after that answers "not confirmed", every later
+    // one "confirmed" — the window between the judge and the branch moving.
+    let asked = 0;
+    let pressed = false;
+    const run = await runInProcess(project, {
+      gates: scriptedGates({ spec: YES, qa: YES }),
+      abortKey,
+      abortConfirmed: () => pressed && ++asked > 1,
+      onEvent: (e) => {
+        if (e.type === 'judge.finished' && e.touched_paths.includes('specs/QA_REPORT.md')) {
+          pressed = true;
+          abortKey.abort();
+        }
+      },
+    });
+    expect(asked).toBeGreaterThan(1);
+    expect(run.outcome).toMatchObject({ state: 'FAILED', reason: 'aborted' });
+    expect(project.git('log', '--format=%s', 'main..HEAD')).not.toContain('QA report');
+    expect(project.git('status', '--porcelain')).toBe('');
+    expect(workflowFile(project).gate_decisions.map((g: any) => g.gate)).not.toContain('qa');
+  }, 180_000);
+
   it('while the QA gate waits: recorded as aborted by the key, not "nobody could answer"', async () => {
     project = workflowProject();
     project.scenario(happyScenario());

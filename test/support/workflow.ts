@@ -182,6 +182,8 @@ export async function runInProcess(
     pauseRequested?: () => boolean;
     /** The app's abort key (`a`, confirmed), wired as `ralphy start` wires it. */
     abortKey?: AbortController;
+    /** Replaces the key's confirmation check: a test can make a confirmation land between checks. */
+    abortConfirmed?: () => boolean;
     /** `ralphy start --parallel N` and `--attempts K` (issue 19). */
     parallel?: number;
     attempts?: number;
@@ -202,7 +204,7 @@ export async function runInProcess(
     ]),
     ...(options.abortKey
       ? {
-          abortRequested: () => options.abortKey?.signal.aborted ?? false,
+          abortRequested: options.abortConfirmed ?? (() => options.abortKey?.signal.aborted ?? false),
           abortedBy: () => 'the abort key (a) in the app',
         }
       : {}),

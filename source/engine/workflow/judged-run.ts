@@ -90,11 +90,12 @@ export async function judgedAgentRun(
     touched_paths: touched.slice(0, 200),
   });
   // An abort confirmed while the agent ran or was judged (the `a` key, ralphy abort): whatever it
-  // finished is set aside, never committed, and the phase ends aborted.
-  if (step.kind === 'done' && ctx.options.signal.aborted && ctx.options.abortRequested?.())
-    step = { kind: 'aborted', costUsd: step.costUsd };
-  const base = { step, touched, blast: judged.blast, blastLine: judged.blastLine };
+  // finished is set aside, never committed, and the phase ends aborted. Asked again just before
+  // the branch moves (commitVerified), so a `y` confirmed while the commit is being made still wins.
+  const abortConfirmed = () => ctx.options.signal.aborted && (ctx.options.abortRequested?.() ?? false);
+  if (step.kind === 'done' && abortConfirmed()) step = { kind: 'aborted', costUsd: step.costUsd };
   const setAside = async (violations: string[]): Promise<JudgedRun> => {
+    const base = { step, touched, blast: judged.blast, blastLine: judged.blastLine };
     try {
       const kept = await keepAside(setup.git, setup.facts, setup.paths, runId);
       const unclean = await undo(ctx, guards, [`refs/relais/recovered/${runId}`]);
@@ -111,11 +112,23 @@ export async function judgedAgentRun(
       return await setAside(judged.verdict.violations.map((v) => `${judged.verdict.code}: ${v}`));
     const checked = verifiedTree?.() ?? null;
     if (checked?.changedDuring) return await setAside([`${TREE_CHANGED}: ${checked.changedDuring}`]);
-    const committed = await commitVerified(ctx, judged.touched.index, commitMessage, checked);
+    const committed = await commitVerified(ctx, judged.touched.index, commitMessage, checked, abortConfirmed);
+    if (committed.ok === 'aborted') {
+      step = { kind: 'aborted', costUsd: step.costUsd };
+      return await setAside([]);
+    }
     if (!committed.ok) return await setAside([`${TREE_CHANGED}: ${committed.detail}`]);
     await clearInflight(setup.paths);
     await ctx.refreshFacts();
-    return { ...base, violations: [], commit: committed.commit, kept: null };
+    return {
+      step,
+      touched,
+      blast: judged.blast,
+      blastLine: judged.blastLine,
+      violations: [],
+      commit: committed.commit,
+      kept: null,
+    };
   } finally {
     await judged.touched.index.dispose();
   }
@@ -123,13 +136,21 @@ export async function judgedAgentRun(
 
 const TREE_CHANGED = 'STOP_TREE_CHANGED_DURING_VERIFY';
 
-/** Commits the judged tree, refused (before any commit exists) when it is not the verified one. */
+/** Thrown between making the commit object and moving the branch to it: the human aborted. */
+class AbortedBeforeMove extends Error {}
+
+/**
+ * Commits the judged tree, refused (before any commit exists) when it is not the verified one, and
+ * never moved onto the branch when the abort was confirmed meanwhile (the commit object made by
+ * then is left unreferenced: git's gc drops it).
+ */
 async function commitVerified(
   ctx: WorkflowContext,
   index: JudgeIndex,
   message: string,
   checked: CheckedTree | null,
-): Promise<{ ok: true; commit: string | null } | { ok: false; detail: string }> {
+  abortConfirmed: () => boolean,
+): Promise<{ ok: true; commit: string | null } | { ok: false; detail: string } | { ok: 'aborted' }> {
   const { setup } = ctx;
   try {
     const committed = await commitJudgedTree(
@@ -137,11 +158,15 @@ async function commitVerified(
       setup.facts,
       index,
       message,
-      (commit) => recordCommitInFlight(setup.paths, commit),
+      async (commit) => {
+        if (abortConfirmed()) throw new AbortedBeforeMove();
+        await recordCommitInFlight(setup.paths, commit);
+      },
       checked?.tree,
     );
     return { ok: true, commit: committed.commit };
   } catch (error) {
+    if (error instanceof AbortedBeforeMove) return { ok: 'aborted' };
     if (!(error instanceof TreeChangedError)) throw error;
     return { ok: false, detail: error.message };
   }
