@@ -84,6 +84,11 @@ export type EngineEvent =
         verdict?: TaskVerdict | null;
       }>;
     }
+  /**
+   * `ralphy start` found a stopped workflow and asks whether to resume it: the phases it finished,
+   * so the question is asked over the true picture, not a blank timeline (newcomer's defect 12).
+   */
+  | { type: 'workflow.resumable'; state: WorkflowStateName; completed_phases: WorkflowStateName[] }
   | { type: 'phase.changed'; phase: TickPhase }
   /** A Ralphy workflow state (seed 002 §8), persisted in WORKFLOW.json at the same moment. */
   | {

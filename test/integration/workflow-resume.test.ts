@@ -111,10 +111,16 @@ describe('resume after an interruption, in each phase', () => {
       expect(survivorsOf(project.scenarioPath)).toEqual([]);
     }
     const callsBefore = project.calls().length;
+    const stoppedPhases = workflowFile(project).completed_phases;
 
     const resumeGates = scriptedGates({ resume: YES, spec: YES, qa: YES });
     const second = await runInProcess(project, { gates: resumeGates });
     expect(resumeGates.asked[0]).toMatchObject({ gate: 'resume' });
+    // The question is asked over the phases the stopped workflow finished (defect 12).
+    const resumable = second.events.findIndex((e) => e.type === 'workflow.resumable');
+    expect(resumable).toBeGreaterThanOrEqual(0);
+    expect(resumable).toBeLessThan(second.events.findIndex((e) => e.type === 'gate.requested'));
+    expect(second.events[resumable]).toMatchObject({ state: c.state, completed_phases: stoppedPhases });
     expect(resumeGates.asked[0]?.lines.join('\n')).toContain(`y: resume at ${c.state}`);
     // One word for the state, the one ralphy status uses (the newcomer's pass, defect 12).
     expect(resumeGates.asked[0]?.title).toBe('Resume the interrupted workflow?');

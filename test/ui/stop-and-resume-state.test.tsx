@@ -251,6 +251,36 @@ describe('a resume', () => {
     expect(renderPanel(<Header state={s.state} width={140} />).frame()).toContain('$0.7500 / $5.00');
   });
 
+  test('the resume question shows the phases the stopped workflow finished; `n` starts from none', () => {
+    const s = new Script().emit([
+      {
+        type: 'workflow.resumable',
+        state: 'IMPLEMENTATION',
+        completed_phases: ['PLANNING', 'SPECIFICATION', 'AWAITING_SPEC_VALIDATION'],
+      },
+      {
+        type: 'gate.requested',
+        gate: 'resume',
+        title: 'Resume the interrupted workflow?',
+        lines: ['"Todo app" was interrupted in IMPLEMENTATION.'],
+        answer: 'yes_no',
+      },
+    ]);
+    const asked = renderPanel(<PhaseTimeline state={s.state} width={60} height={12} />).frame();
+    expect(lineWith(asked, 'PLANNING')).toContain('✓ PLANNING');
+    expect(lineWith(asked, 'SPECIFICATION ')).toContain('✓ SPECIFICATION');
+    expect(lineWith(asked, 'IMPLEMENTATION')).not.toContain('✓');
+    expect(asked).toContain('3/7');
+    // `n`: a new workflow for the same PRD starts; the old one's phases are not its own.
+    s.emit([
+      { type: 'gate.resolved', gate: 'resume', decision: 'reject', by: 'human', answer: null },
+      started({ resumed_from: null, completed_phases: [] }),
+    ]);
+    const fresh = renderPanel(<PhaseTimeline state={s.state} width={60} height={12} />).frame();
+    expect(fresh).not.toContain('✓');
+    expect(lineWith(fresh, 'SPECIFICATION ')).not.toContain('✓');
+  });
+
   test('the task list shows at the resume question (task.updated before the workflow starts)', () => {
     const s = new Script().emit([
       {

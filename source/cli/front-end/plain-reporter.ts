@@ -120,6 +120,8 @@ const FORMATS: Formats = {
   'fleet.status': () => null,
   'workflow.started': (e) =>
     `Workflow "${field(e.prd_title, 300)}" in ${field(e.project, 300)} (${e.engine} engine${e.feature_branch ? `, branch ${field(e.feature_branch, 200)}` : ''})${e.resumed_from ? `, resuming at ${e.resumed_from}` : ''}`,
+  // The resume question's own lines say how the workflow stopped.
+  'workflow.resumable': () => null,
   'task.proposed': (e) => `Task ${e.task_id} [${e.milestone_id}] ${e.task_kind}: ${field(e.intent, 200)}`,
   'ledger.updated': () => null,
   // "Phase:" is the workflow's (seed 002 §9); a tick's steps are "Step:", so the two never read alike.

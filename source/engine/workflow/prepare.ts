@@ -200,6 +200,11 @@ async function underLock(
  * and the spend it recorded per phase.
  */
 async function askResume(probe: WorkflowContext, previous: WorkflowFile, from: WorkflowStateName) {
+  probe.bus.emit({
+    type: 'workflow.resumable',
+    state: previous.state,
+    completed_phases: [...previous.completed_phases],
+  });
   for (const t of previous.tasks)
     probe.bus.emit({
       type: 'task.updated',

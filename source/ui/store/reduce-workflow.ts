@@ -5,6 +5,7 @@ import { gateOrigin } from './reduce-lanes.js';
 import {
   type EndState,
   type GateNote,
+  initialPhaseRows,
   type PhaseRow,
   type PhaseSpendModel,
   type PhaseStatus,
@@ -79,6 +80,27 @@ function withSpendOf(phases: readonly PhaseRow[], recorded: Of<'workflow.started
   });
 }
 
+/** Phases an earlier run finished (and pending ones before `before`) are done, with no times. */
+function withDone(
+  phases: readonly PhaseRow[],
+  completed: readonly WorkflowStateName[],
+  before: number,
+): PhaseRow[] {
+  const finished = completed.filter(isTimelineState);
+  return finished
+    .reduce(withRow, phases)
+    .map((row) =>
+      row.status === 'pending' && (finished.includes(row.state) || orderOf(row.state) < before)
+        ? { ...row, status: 'done' }
+        : row,
+    );
+}
+
+/** The resume question's picture: what the stopped workflow finished shows done (defect 12). */
+export function workflowResumable(state: UiState, e: Of<'workflow.resumable'>): UiState {
+  return { ...state, phases: withDone(state.phases, e.completed_phases, -1) };
+}
+
 export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs: number): UiState {
   const resumedAt =
     e.resumed_from && isTimelineState(e.resumed_from) ? TIMELINE_STATES.indexOf(e.resumed_from) : -1;
@@ -101,14 +123,10 @@ export function workflowStarted(state: UiState, e: Of<'workflow.started'>, atMs:
           : { usd: e.unreported_usd ?? 0, calls: e.unreported_calls ?? 0 },
     },
     // A resume starts after phases finished by an earlier run: they are done, with no times. An
-    // optional phase the earlier run went through (PLANNING) keeps its row.
+    // optional phase the earlier run went through (PLANNING) keeps its row. A fresh start (after
+    // `n` at the resume question, which showed the old workflow's phases) starts from none.
     phases: withSpendOf(
-      (e.completed_phases ?? [])
-        .filter(isTimelineState)
-        .reduce(withRow, state.phases)
-        .map((row) =>
-          orderOf(row.state) < resumedAt && row.status === 'pending' ? { ...row, status: 'done' } : row,
-        ),
+      withDone(e.resumed_from ? state.phases : initialPhaseRows(), e.completed_phases ?? [], resumedAt),
       e.phases,
     ),
     tasks: e.tasks.map((t) => ({

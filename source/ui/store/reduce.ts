@@ -28,6 +28,7 @@ import {
   runFinished,
   taskUpdated,
   workflowChanged,
+  workflowResumable,
   workflowSpend,
   workflowStarted,
 } from './reduce-workflow.js';
@@ -71,6 +72,7 @@ const REDUCERS: Reducers = {
   }),
   'fleet.status': (state, e) => ({ ...state, fleet: e.snapshot }),
   'workflow.started': workflowStarted,
+  'workflow.resumable': workflowResumable,
   'phase.changed': phaseChanged,
   'workflow.changed': workflowChanged,
   'workflow.spend': workflowSpend,

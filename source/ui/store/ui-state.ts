@@ -380,14 +380,7 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
       budgetWarnings: [],
     },
     workflowState: null,
-    // PLANNING joins the timeline when the workflow enters it (planning may be turned off).
-    phases: TIMELINE_STATES.filter((state) => state !== 'PLANNING').map((state) => ({
-      state,
-      status: 'pending',
-      startedAtMs: null,
-      endedAtMs: null,
-      gates: [],
-    })),
+    phases: initialPhaseRows(),
     earlyGates: [],
     end: null,
     tickPhase: null,
@@ -423,4 +416,15 @@ export function initialUiState(view: UiView, project: string, nowMs: number): Ui
     remote: null,
     fleet: null,
   };
+}
+
+/** The timeline before anything ran. PLANNING joins it when the workflow enters it (it may be off). */
+export function initialPhaseRows(): PhaseRow[] {
+  return TIMELINE_STATES.filter((state) => state !== 'PLANNING').map((state) => ({
+    state,
+    status: 'pending',
+    startedAtMs: null,
+    endedAtMs: null,
+    gates: [],
+  }));
 }
