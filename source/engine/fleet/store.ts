@@ -59,6 +59,12 @@ const DDL = [
   `CREATE TABLE IF NOT EXISTS ${S}.account_calls (
      account text NOT NULL, at timestamptz NOT NULL DEFAULT now())`,
   `CREATE INDEX IF NOT EXISTS account_calls_by_time ON ${S}.account_calls (account, at)`,
+  // Each finished agent call: what a phase run again after a kill replays (agent-memo.ts).
+  `CREATE TABLE IF NOT EXISTS ${S}.agent_calls (
+     run_id text NOT NULL, step_key text NOT NULL, call_key text NOT NULL, ledger_key text NOT NULL,
+     role text NOT NULL, tree_before text NOT NULL, tree_after text NOT NULL, change bytea NOT NULL,
+     outcome jsonb NOT NULL, lines jsonb NOT NULL, at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (run_id, step_key, call_key))`,
 ];
 
 /** Idempotent: every worker and client runs it; a lock keeps two first starts from racing. */
