@@ -98,10 +98,13 @@ export function callMemo(spec: CallMemoSpec) {
     /** Replays the call when it finished on an earlier attempt; else prepares its record. */
     async begin(request: AgentRequest, bus: EngineBus): Promise<Begun> {
       const key = keyOf(request);
-      const tree = await workTreeOf(request.cwd, spec.env);
-      if (tree === null) return { kind: 'live', call: null };
-      const before = await treeOf(tree);
-      const kept = await readCall(spec, key);
+      const found = await lookUp(spec, key, request).catch((error: Error) => {
+        // Not kept is not fatal: the call runs as it would without a fleet, only not durable.
+        bus.emit({ type: 'log', level: 'warn', message: `agent call not kept: ${error.message}` });
+        return null;
+      });
+      if (found === null) return { kind: 'live', call: null };
+      const { tree, before, kept } = found;
       if (kept && kept.tree_before === before) {
         await applyChange(tree, kept.change, kept.tree_after);
         replayLines(request, kept.lines);
@@ -123,6 +126,14 @@ export function callMemo(spec: CallMemoSpec) {
   };
 }
 
+/** The call's worktree, its tree now, and the kept call of that name if there is one. */
+async function lookUp(spec: CallMemoSpec, key: string, request: AgentRequest) {
+  const tree = await workTreeOf(request.cwd, spec.env);
+  if (tree === null) return null;
+  const before = await treeOf(tree);
+  return { tree, before, kept: await readCall(spec, key) };
+}
+
 function liveCall(
   spec: CallMemoSpec,
   key: string,
@@ -142,9 +153,9 @@ function liveCall(
     async finish(outcome, ledgerKey) {
       // A call cut off (the step stopped, the worker shuts down) did not finish: it runs again.
       if (outcome.process.aborted || request.signal.aborted) return null;
-      const after = await treeOf(tree);
-      const change = await changeBetween(tree, before, after);
-      if (change === null) return null;
+      const after = await treeOf(tree).catch(() => null);
+      const change = after === null ? null : await changeBetween(tree, before, after);
+      if (after === null || change === null) return null;
       return (c) =>
         c
           .query(

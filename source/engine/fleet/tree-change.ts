@@ -14,7 +14,7 @@ import { Git } from '../judge/git.js';
  */
 
 /** The runner-owned folder: what the runner writes while an agent runs is not the agent's change. */
-const RUNNER_DIR = ':(exclude)relais';
+const RUNNER_DIR = 'relais';
 
 /** Above this a change is not kept: the call is not durable and runs again after a kill. */
 export const MAX_CHANGE_BYTES = 64 * 1024 * 1024;
@@ -39,7 +39,9 @@ export async function treeOf(tree: WorkTree): Promise<string> {
     const real = await git.text(['rev-parse', '--git-path', 'index']);
     await copyFile(isAbsolute(real) ? real : join(git.root, real), index).catch(() => undefined);
     const env = { GIT_INDEX_FILE: index };
-    await git.ok(['add', '-A', '--', '.', RUNNER_DIR], { env });
+    // No pathspec on add: naming a folder git ignores (relais/ usually is) makes it fail.
+    await git.ok(['add', '-A'], { env });
+    await git.ok(['rm', '-r', '-q', '--cached', '--ignore-unmatch', '--', RUNNER_DIR], { env });
     return await git.text(['write-tree'], { env });
   } finally {
     await rm(scratch, { recursive: true, force: true });
