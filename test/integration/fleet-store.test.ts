@@ -264,8 +264,11 @@ describe('fleet workers', () => {
       const waiting = lease.ready().then(() => {
         ready = true;
       });
+      const held = saying('has waited 0.4 s for the lease: no heartbeat was written meanwhile');
       // Unbounded, this heartbeat would wait on the lock for as long as it is held; bounded, it ends.
       await failed;
+      // The side effect held back that long says so in the worker's log.
+      await held;
       expect(ready).toBe(false);
       expect(lease.fenced).toBe(false);
       await blocker.query('ROLLBACK');

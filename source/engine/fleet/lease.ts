@@ -110,7 +110,7 @@ export function holdLease(
         const slow = setTimeout(
           () =>
             log(
-              `a push, pull request or comment has waited ${Math.round(timing.deadAfterMs / 1000)} s for the lease: no heartbeat was written meanwhile`,
+              `a push, pull request or comment has waited ${Math.round(timing.deadAfterMs / 100) / 10} s for the lease: no heartbeat was written meanwhile`,
               'warn',
             ),
           timing.deadAfterMs,
