@@ -233,6 +233,55 @@ describe('fleet workers', () => {
       lease.dispose();
     }
   });
+  it('the lease pool is bounded: a heartbeat blocked on a lock fails and says so instead of holding every later one back', async () => {
+    await pool.query('TRUNCATE relais_fleet.workers');
+    const bounded = await openPool(postgres.url, 2, { statementMs: 300 });
+    const generation = await registerWorker(bounded, 'bounded', 'host', 1);
+    const lines: string[] = [];
+    const said: Array<{ needle: string; resolve: () => void }> = [];
+    const log = (line: string) => {
+      lines.push(line);
+      for (const w of said.filter((x) => line.includes(x.needle))) w.resolve();
+    };
+    const saying = (needle: string) => new Promise<void>((resolve) => said.push({ needle, resolve }));
+    // The lease's clock is ours: it is past the lease at once, so ready() waits for a heartbeat.
+    let clock = Date.now();
+    const lease = holdLease(
+      bounded,
+      'bounded',
+      generation,
+      { heartbeatMs: 50, deadAfterMs: 400 },
+      log,
+      () => clock,
+    );
+    const blocker = await pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query("SELECT 1 FROM relais_fleet.workers WHERE executor_id = 'bounded' FOR UPDATE");
+      const failed = saying('heartbeat failed: canceling statement due to statement timeout');
+      clock += 10_000;
+      let ready = false;
+      const waiting = lease.ready().then(() => {
+        ready = true;
+      });
+      const held = saying('has waited 0.4 s for the lease: no heartbeat was written meanwhile');
+      // Unbounded, this heartbeat would wait on the lock for as long as it is held; bounded, it ends.
+      await failed;
+      // The side effect held back that long says so in the worker's log.
+      await held;
+      expect(ready).toBe(false);
+      expect(lease.fenced).toBe(false);
+      await blocker.query('ROLLBACK');
+      // A later heartbeat (not the failed one, long gone) renews the lease.
+      await waiting;
+      expect(lines.some((l) => l.startsWith('heartbeat written again after'))).toBe(true);
+    } finally {
+      await blocker.query('ROLLBACK').catch(() => undefined);
+      blocker.release();
+      lease.dispose();
+      await bounded.end();
+    }
+  });
 });
 
 describe("DBOS's system tables", () => {

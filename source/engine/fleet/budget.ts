@@ -1,6 +1,7 @@
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
+import type { callMemo } from './agent-memo.js';
 import { fencedTransaction, type Owner } from './fence.js';
 import { FLEET_SCHEMA as S } from './settings.js';
 
@@ -70,13 +71,17 @@ export async function reserve(pool: Pool, call: CallReservation): Promise<Reserv
   });
 }
 
-/** The call ended: its reservation becomes what it cost (the reservation stands when it never said). */
+/**
+ * The call ended: its reservation becomes what it cost (the reservation stands when it never said).
+ * `keep` writes the call's record (agent-memo.ts) in the same transaction: settled and kept, or neither.
+ */
 export async function settle(
   pool: Pool,
   runId: string,
   key: string,
   spentUsd: number | null,
   owner: Owner = null,
+  keep: ((c: PoolClient) => Promise<void>) | null = null,
 ): Promise<void> {
   await fencedTransaction(pool, runId, owner, async (c) => {
     const held = await c.query<{ reserved_usd: string; settled: boolean }>(
@@ -94,6 +99,7 @@ export async function settle(
       `UPDATE ${S}.ledger SET spent_usd = $3, settled = true WHERE run_id = $1 AND call_key = $2`,
       [runId, key, spent],
     );
+    await keep?.(c);
   });
 }
 
@@ -141,6 +147,8 @@ export interface BudgetedCalls {
   readonly takeSlot: (account: string, signal: AbortSignal) => Promise<void>;
   /** A call the budget refused: the step stops (the run ends FAILED, budget_exhausted). */
   readonly onRefused: (detail: string) => void;
+  /** Finished calls kept and replayed (agent-memo.ts); absent: every call runs live. */
+  readonly memo?: ReturnType<typeof callMemo>;
 }
 
 /**
@@ -154,6 +162,10 @@ export function budgetedCalls(calls: BudgetedCalls) {
     wrap(inner: AgentRunner, accountOf: (request: AgentRequest) => string | null): AgentRunner {
       return {
         async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
+          // A call that finished on an earlier attempt is replayed: no slot, no reservation, no spend.
+          const begun = calls.memo ? await calls.memo.begin(request, bus) : null;
+          if (begun?.kind === 'replayed') return begun.outcome;
+          const live = begun?.call ?? null;
           count += 1;
           const key = `${calls.owner ?? 'local'}/${calls.stepKey}:${count}`;
           const account = accountOf(request);
@@ -172,9 +184,10 @@ export function budgetedCalls(calls: BudgetedCalls) {
             calls.onRefused(held.detail);
             return refusedOutcome(held.detail);
           }
-          const outcome = await inner.run(request, bus);
+          const outcome = await inner.run(live?.request ?? request, bus);
           const spent = outcome.costReported ? outcome.costUsd : null;
-          await settle(calls.pool, calls.runId, key, spent, calls.owner);
+          const keep = live ? await live.finish(outcome, key) : null;
+          await settle(calls.pool, calls.runId, key, spent, calls.owner, keep);
           return outcome;
         },
       };

@@ -106,7 +106,22 @@ export function holdLease(
       if (fenced) return Promise.reject(new LeaseLostError(executorId));
       if (now() < heldUntil) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
-        waiters.add({ resolve, reject });
+        // A side effect held back this long is said in the worker's log, with why.
+        const slow = setTimeout(
+          () =>
+            log(
+              `a push, pull request or comment has waited ${Math.round(timing.deadAfterMs / 100) / 10} s for the lease: no heartbeat was written meanwhile`,
+              'warn',
+            ),
+          timing.deadAfterMs,
+        );
+        const settled =
+          <T>(done: (value: T) => void) =>
+          (value: T) => {
+            clearTimeout(slow);
+            done(value);
+          };
+        waiters.add({ resolve: settled(resolve), reject: settled(reject) });
       });
     },
     dispose: () => clearInterval(timer),

@@ -13,6 +13,7 @@ import { runWorkflow } from '../workflow/run-workflow.js';
 import { writeFileAtomic } from '../workspace/atomic-write.js';
 import { runnerToolEnv } from '../workspace/tool-path.js';
 import { accountFor } from './accounts.js';
+import { callMemo } from './agent-memo.js';
 import { budgetedCalls, closeAbandoned } from './budget.js';
 import { type Checkpoint, checkpoint, ForeignPushError, restoreCheckout } from './checkout.js';
 import { eventSink } from './events-log.js';
@@ -150,6 +151,7 @@ async function runEngine(
       refused = detail;
       boundary.abort();
     },
+    memo: callMemo({ pool: deps.pool, runId, stepKey: `step${input.index}`, root: dir, env: deps.env }),
   });
   const roleRunner = (setup: TickSetup): AgentRunner =>
     calls.wrap(

@@ -11,9 +11,29 @@ export { inTransaction };
  * only when a fleet command runs (local runs never load it).
  */
 
-export async function openPool(url: string, max = 4): Promise<Pool> {
+/**
+ * `statementMs`: no statement may run (or wait for a lock) longer than this, on the server; and
+ * the client gives up on a connection that does not answer, or a free connection that does not
+ * come, after twice that (the pool then drops that connection). Without it, one query that never
+ * returns would hold its caller forever: for the heartbeat, every later heartbeat too.
+ */
+export interface PoolBounds {
+  readonly statementMs: number;
+}
+
+export async function openPool(url: string, max = 4, bounds: PoolBounds | null = null): Promise<Pool> {
   const pg = await import('pg');
-  const pool = new pg.default.Pool({ connectionString: url, max });
+  const pool = new pg.default.Pool({
+    connectionString: url,
+    max,
+    ...(bounds
+      ? {
+          statement_timeout: bounds.statementMs,
+          query_timeout: bounds.statementMs * 2,
+          connectionTimeoutMillis: bounds.statementMs * 2,
+        }
+      : {}),
+  });
   // An idle client that loses the server must not crash the worker: the next query reports it.
   pool.on('error', () => undefined);
   return pool;
@@ -59,6 +79,12 @@ const DDL = [
   `CREATE TABLE IF NOT EXISTS ${S}.account_calls (
      account text NOT NULL, at timestamptz NOT NULL DEFAULT now())`,
   `CREATE INDEX IF NOT EXISTS account_calls_by_time ON ${S}.account_calls (account, at)`,
+  // Each finished agent call: what a phase run again after a kill replays (agent-memo.ts).
+  `CREATE TABLE IF NOT EXISTS ${S}.agent_calls (
+     run_id text NOT NULL, step_key text NOT NULL, call_key text NOT NULL, ledger_key text NOT NULL,
+     role text NOT NULL, tree_before text NOT NULL, tree_after text NOT NULL, change bytea NOT NULL,
+     outcome jsonb NOT NULL, lines jsonb NOT NULL, at timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (run_id, step_key, call_key))`,
 ];
 
 /** Idempotent: every worker and client runs it; a lock keeps two first starts from racing. */

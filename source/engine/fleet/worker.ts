@@ -64,7 +64,10 @@ export async function runFleetWorker(options: WorkerOptions): Promise<{ exit: 's
     options.bus.emit({ type: 'log', level, message: `${new Date().toISOString().slice(11, 23)} ${message}` });
   const pool = await openPool(options.db);
   // The heartbeat and takeover checks have their own connections: never queued behind the runs'.
-  const leasePool = await openPool(options.db, 2);
+  // Bounded: a heartbeat that hangs (a lock, a connection that stopped answering) fails after half
+  // the lease and the next one runs; unbounded, it held every later heartbeat back for good, and
+  // every push and pull request waiting for the lease with it.
+  const leasePool = await openPool(options.db, 2, { statementMs: Math.max(1000, tunables.deadAfterMs / 2) });
   await ensureSchema(pool);
   const generation = await registerWorker(leasePool, executorId, hostname(), process.pid);
   // The heartbeat starts before DBOS launches: a slow launch must not look like a death.
