@@ -60,6 +60,8 @@ export interface Stage1Input {
   readonly logStem: string;
   /** The task has DET: criteria, which stage 1 alone passes: then tests must really run. */
   readonly needsTests: boolean;
+  /** Where the checks may write: the task's scope (task-scope.ts), plus `sandbox.verification_writable`. */
+  readonly writableGlobs: readonly string[];
 }
 
 /**
@@ -106,8 +108,10 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   const tests =
     testIds.length === 0 && input.needsTests
       ? templateRun({ ok: false, configProblem: true, detail: NO_TESTS, summary: 'not run' })
-      : await runTemplates(ctx, testIds, logs.tests);
-  const lint = tests.aborted ? tests : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint);
+      : await runTemplates(ctx, testIds, logs.tests, input.writableGlobs);
+  const lint = tests.aborted
+    ? tests
+    : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint, input.writableGlobs);
   const guarded = await restoreGuarded(ctx, guards);
   const integrity = await checkIntegrity(ctx, integrityGuard);
   if (integrity.damaged.length > 0) return { aborted: false, damaged: integrity.damaged };
@@ -210,7 +214,12 @@ function templateRun(run: Partial<TemplateRun> & Pick<TemplateRun, 'ok' | 'summa
  * after another, each with its timeout, the first failure ends them, an interrupt stops them),
  * their output kept in `log`.
  */
-async function runTemplates(ctx: CycleContext, ids: readonly string[], log: string): Promise<TemplateRun> {
+async function runTemplates(
+  ctx: CycleContext,
+  ids: readonly string[],
+  log: string,
+  writableGlobs: readonly string[],
+): Promise<TemplateRun> {
   if (ids.length === 0) return templateRun({ ok: true, summary: 'no command configured' });
   const plan = await planVerification({ fast: [...ids], slow: [] }, ctx.config.verification, ctx.root);
   if (!plan.ok)
@@ -227,7 +236,7 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
     bus: ctx.bus,
     signal: ctx.signal,
     env: ctx.env,
-    sandbox: verificationSandbox(ctx.sandbox),
+    sandbox: verificationSandbox(ctx.sandbox, writableGlobs),
   });
   const output = await readTail(log, 64 * 1024);
   const last = outcome.runs.at(-1);

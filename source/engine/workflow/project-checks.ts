@@ -51,7 +51,9 @@ export async function runProjectChecksIn(
     signal,
     env: ctx.options.env,
     // Fenced in the tree checked (a lane's worktree, or the main tree), not always the main one.
-    sandbox: verificationSandbox(sandboxForTree(ctx.setup.sandbox, root)),
+    // They check the whole branch, not one task: writable are the config's allowed globs (the
+    // fence of every task), plus `sandbox.verification_writable`.
+    sandbox: verificationSandbox(sandboxForTree(ctx.setup.sandbox, root), config.scope.default_allowed_globs),
   });
   const head = (await git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });
