@@ -290,7 +290,14 @@ describe('which paths each process may write', () => {
     mkdirSync(join(dir, 'outside'));
     symlinkSync(join(dir, 'outside'), join(root, 'cache-out'));
     const sandbox = bwrapSandbox(root, {
-      verificationWritable: ['node_modules/.cache/**', 'cache-out/**', '.git/**', 'relais/x'],
+      // A folder that does not exist is left out, never widened to its parent (the whole tree).
+      verificationWritable: [
+        'node_modules/.cache/**',
+        'cache-out/**',
+        '.git/**',
+        'relais/x',
+        'missing/cache/**',
+      ],
     });
     expect(verificationSandbox(sandbox, ['src/lib/**'])?.writable).toEqual([
       join(root, 'node_modules', '.cache'),

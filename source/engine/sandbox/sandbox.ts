@@ -161,8 +161,17 @@ export function verificationSandbox(
   sandbox: Sandbox,
   allowedGlobs?: readonly string[],
 ): SandboxPolicy | undefined {
-  const extra = sandbox.kind === 'bwrap' ? (sandbox.verificationWritable ?? []) : [];
-  return policyFor(sandbox, [...(allowedGlobs ?? []), ...extra], 'verification');
+  const policy = policyFor(sandbox, allowedGlobs ?? [], 'verification');
+  if (!policy || sandbox.kind !== 'bwrap') return policy;
+  // The configured folders as they are: one that does not exist yet is not widened to its
+  // parent (for `node_modules/.cache/**` that would be the whole tree), it is left out.
+  const extra = writableDirsForGlobs(
+    sandbox.root,
+    sandbox.verificationWritable ?? [],
+    sandbox.readOnly,
+    false,
+  );
+  return { ...policy, writable: outermost([...policy.writable, ...extra]) };
 }
 
 function policyFor(
