@@ -63,6 +63,34 @@ describe("red team: a verification writes only the task's paths", () => {
     expect(fsck(created).ok).toBe(true);
   });
 
+  it('a check that dies of a refused write stops the tick with a detail that names the fix (verification_writable)', () => {
+    const created = Project.create(undefined, sandboxed);
+    project = created;
+    created.commitConfig((c) => {
+      c.verification.templates.push({
+        id: 'report',
+        cmd: 'node',
+        args: ['-e', 'require("fs").writeFileSync("report.xml", "<ok/>")'],
+      });
+    });
+    created.scenario({
+      orchestrator: [{ result_json: task({ verification: { fast: ['report'], slow: [] } }) }],
+      builder: [
+        { actions: [{ write: 'src/a.ts', content: 'export const a = 2;\n' }], result_json: BUILDER_OK },
+      ],
+    });
+    const run = created.cliSync(['run']);
+    expect(run.code).toBe(1);
+    const report = created.report();
+    expect(report).toMatchObject({ code: 'STOP_VERIFY_FAILED_FAST', sandbox: 'bwrap' });
+    expect(report.detail).toMatch(
+      /^report exited 1; the sandbox refused one of its writes \(".*EROFS.*report\.xml.*"\)/,
+    );
+    expect(report.detail).toContain('add that folder to sandbox.verification_writable');
+    expect(created.exists('report.xml')).toBe(false);
+    expect(created.read('src/a.ts')).toBe('export const a = 1;\n');
+  });
+
   it('a verification_writable path that climbs out of the repository is refused with the config error; nothing starts', () => {
     const created = Project.create(undefined, sandboxed);
     project = created;

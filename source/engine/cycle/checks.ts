@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { SECRET_SHAPES } from '../judge/secrets.js';
 import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
-import { runVerifications } from '../verify/run-verifications.js';
+import { refusedWriteHint, runVerifications } from '../verify/run-verifications.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import type { CycleContext } from './context.js';
 import { diffText, dirtyPaths, headOf, numstat } from './git-ops.js';
@@ -247,7 +247,7 @@ async function runTemplates(
     return templateRun({
       ...ran,
       ok: false,
-      detail: `${last.template_id} ${last.timed_out ? 'timed out' : `exited ${last.exit_code}`}`,
+      detail: `${last.template_id} ${last.timed_out ? 'timed out' : `exited ${last.exit_code}`}${refusedWriteHint(outcome.refused)}`,
       summary: `${last.template_id} failed`,
     });
   return templateRun({

@@ -8,7 +8,7 @@ import { sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import type { BuildGuards } from '../session/judge-phase.js';
 import { recordAgentInFlight } from '../session/recover.js';
 import { planVerification } from '../verify/plan.js';
-import { runVerifications } from '../verify/run-verifications.js';
+import { refusedWriteHint, runVerifications } from '../verify/run-verifications.js';
 import { relativeToRoot, type TickContext } from './tick-context.js';
 
 /**
@@ -69,7 +69,10 @@ export async function verify(
     const failed = outcome.runs.at(-1);
     record.code = outcome.failedPhase === 'fast' ? 'STOP_VERIFY_FAILED_FAST' : 'STOP_VERIFY_FAILED_SLOW';
     record.detail = failed
-      ? `${failed.template_id} ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}`
+      ? `${failed.template_id} ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}${refusedWriteHint(outcome.refused)}`.slice(
+          0,
+          4000,
+        )
       : null;
   }
   return true;

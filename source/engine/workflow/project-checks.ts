@@ -1,7 +1,7 @@
 import type { VerificationRun } from '../protocol/report.js';
 import { sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
-import { runVerifications } from '../verify/run-verifications.js';
+import { refusedWriteHint, runVerifications } from '../verify/run-verifications.js';
 import type { WorkflowContext } from './context.js';
 
 /**
@@ -59,7 +59,7 @@ export async function runProjectChecksIn(
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });
   const failed = outcome.failedPhase ? outcome.runs.at(-1) : undefined;
   const problem = failed
-    ? `verification "${failed.template_id}" ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}`
+    ? `verification "${failed.template_id}" ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}${refusedWriteHint(outcome.refused)}`
     : null;
   return { runs: outcome.runs, problem, aborted: outcome.aborted, none: false };
 }
