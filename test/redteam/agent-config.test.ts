@@ -11,8 +11,8 @@ import { fsck, sh } from './aftermath.js';
 // Issue 14 red team, the agents' own config folders: a hostile builder plants hooks, settings,
 // commands and a Codex `notify` program in ~/.claude, ~/.codex, CLAUDE_CONFIG_DIR and CODEX_HOME,
 // for the user's next interactive `claude` or `codex` to run outside any sandbox. Each folder is a
-// private overlay in the sandbox (the user's config read-only, the login file writable, the rest
-// thrown away): after the run every file there is as it was, and nothing new appeared.
+// private overlay in the sandbox (the user's config read-only, the login file a private copy put
+// back only as a same-shaped refresh (login-files.test.ts), the rest thrown away): after the run every file there is as it was, and nothing new appeared.
 
 let project: TestProject;
 let model: ScriptedModel | undefined;
@@ -142,7 +142,7 @@ describe('red team: the agents config folders are no way out', () => {
     expect(project.status()).toBe('');
   });
 
-  it("the login file is the one entry kept writable: a CLI's refreshed token survives the sandbox", () => {
+  it("the login file is the one entry that goes back: a CLI's refreshed token survives the sandbox", () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
     plantUserConfig(project);
     const credentials = join(project.home, '.claude/.credentials.json');
@@ -151,7 +151,7 @@ describe('red team: the agents config folders are no way out', () => {
       orchestrator: [{ result_json: task() }],
       builder: [
         {
-          // In place, as Claude Code writes it (open with O_TRUNC, never a rename).
+          // In place, as Claude Code writes it (open with O_TRUNC); the private copy goes back.
           actions: [
             sh(`printf '%s' '${refreshed}' > "$HOME/.claude/.credentials.json"`),
             { write: 'src/a.ts', content: 'b\n' },

@@ -47,6 +47,9 @@ describe('red team: widening the fence through relais.config.json', () => {
   it('a verification that rewrites the committed config: the tick stops, the config is put back', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
       sandboxed(c);
+      // The user lets the checks write the whole tree ("sandbox.verification_writable": ["**"], as
+      // every check could before the writable set followed the task): the judge is under test.
+      c.sandbox.verification_writable = ['**'];
       c.verification.templates.push({ id: 'widen', cmd: 'sh', args: ['-c', WIDEN] });
     });
     const config = project.read('relais.config.json');
@@ -67,6 +70,9 @@ describe('red team: widening the fence through relais.config.json', () => {
     it(`a ${who} that rewrites a config kept out of git (ignored): stopped, and the next run has the user's fence`, () => {
       project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, (c) => {
         sandboxed(c);
+        // The user lets the checks write the whole tree ("sandbox.verification_writable": ["**"], as
+        // every check could before the writable set followed the task): the judge is under test.
+        c.sandbox.verification_writable = ['**'];
         c.verification.templates.push({ id: 'widen', cmd: 'sh', args: ['-c', WIDEN] });
       });
       // Ignored, since an untracked one blocks the run as a dirty worktree.

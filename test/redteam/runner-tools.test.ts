@@ -59,6 +59,9 @@ describe('red team: PATH entries inside the repository never reach the runner', 
   it('a verification plants git in a PATH folder named by its absolute path (direnv): never run after VERIFY', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
       sandboxed(c);
+      // The user lets the checks write the whole tree ("sandbox.verification_writable": ["**"], as
+      // every check could before the writable set followed the task): the judge is under test.
+      c.sandbox.verification_writable = ['**'];
       c.verification.templates.push({
         id: 'plant',
         cmd: 'sh',

@@ -31,8 +31,10 @@ describe('red team: the PR phase', () => {
     let mark = '';
     const p = ghOnPath((c) => {
       mark = join(c.sandbox.writable_outside[0], '..', 'planted-gh-ran');
-      // The verification may write the whole tree (caches); node_modules/ is ignored, so what it
-      // writes there survives the commit step's clean-up of untracked files.
+      // The user lets the verification write the whole tree (caches: "sandbox.verification_writable":
+      // ["**"]); node_modules/ is ignored, so what it writes there survives the commit step's
+      // clean-up of untracked files.
+      c.sandbox.verification_writable = ['**'];
       const program = `#!/bin/sh\necho "$*" >> ${mark}\nexit 1\n`;
       c.verification.templates.push({
         id: 'plant',

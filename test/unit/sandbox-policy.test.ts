@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,8 +14,15 @@ import { type AgentRequest, requestSandbox } from '../../source/engine/agents/ag
 import { configSchema } from '../../source/engine/protocol/config.js';
 import { agentConfigOverlay } from '../../source/engine/sandbox/agent-config.js';
 import { bwrapArgs, sandboxEnv } from '../../source/engine/sandbox/bwrap-args.js';
+import { copyLoginsIn, returnLogins, sameShape } from '../../source/engine/sandbox/login-files.js';
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
-import { type Sandbox, sandboxForTree, sandboxSettings } from '../../source/engine/sandbox/sandbox.js';
+import {
+  networkFor,
+  type Sandbox,
+  sandboxForTree,
+  sandboxSettings,
+  verificationSandbox,
+} from '../../source/engine/sandbox/sandbox.js';
 import { secretEnvFor } from '../../source/engine/sandbox/secret-env.js';
 import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
 
@@ -78,13 +93,13 @@ describe('the bwrap argv', () => {
       {
         at: { home: '.claude' },
         readOnly: ['/home/u/.claude/settings.json', '/home/u/.claude/hooks'],
-        writable: ['/home/u/.claude/.credentials.json'],
+        logins: ['/home/u/.claude/.credentials.json'],
         copied: [],
       },
       {
         at: { path: '/opt/codex-home' },
         readOnly: ['/opt/codex-home/config.toml'],
-        writable: [],
+        logins: [],
         copied: [],
       },
     ],
@@ -105,17 +120,15 @@ describe('the bwrap argv', () => {
     expect(at('--bind', '/r/relais/OUT.json', '/r/relais/OUT.json')).toBeGreaterThan(
       at('--ro-bind', '/r/relais', '/r/relais'),
     );
-    // Each agent config folder is a private overlay: the user's config read-only in it, the
-    // login file writable, bound after the overlay itself.
+    // Each agent config folder is a private overlay: the user's config read-only in it, bound
+    // after the overlay itself; the login file is never bound (a private copy is in the overlay).
     const overlay = at('--bind', '/tmp/s/config/0', '/tmp/s/home/.claude');
     expect(overlay).toBeGreaterThan(at('--bind', '/tmp/s', '/tmp/s'));
     expect(
       at('--ro-bind', '/home/u/.claude/settings.json', '/tmp/s/home/.claude/settings.json'),
     ).toBeGreaterThan(overlay);
     expect(at('--ro-bind', '/home/u/.claude/hooks', '/tmp/s/home/.claude/hooks')).toBeGreaterThan(overlay);
-    expect(
-      at('--bind', '/home/u/.claude/.credentials.json', '/tmp/s/home/.claude/.credentials.json'),
-    ).toBeGreaterThan(overlay);
+    expect(args).not.toContain('/home/u/.claude/.credentials.json');
     expect(at('--bind', '/tmp/s/config/1', '/opt/codex-home')).toBeGreaterThan(overlay);
     expect(at('--ro-bind', '/opt/codex-home/config.toml', '/opt/codex-home/config.toml')).toBeGreaterThan(
       at('--bind', '/tmp/s/config/1', '/opt/codex-home'),
@@ -166,11 +179,11 @@ describe("the agents' config folders", () => {
       'plugins',
       'settings.json',
     ]);
-    expect(overlay.writable).toEqual([join(home, '.credentials.json')]);
+    expect(overlay.logins).toEqual([join(home, '.credentials.json')]);
     expect(overlay.copied).toEqual([join(home, '.claude.json')]);
   });
 
-  it('codex: config.toml, AGENTS.md, skills read-only; auth.json writable; installation_id copied; databases and sessions left out', () => {
+  it('codex: config.toml, AGENTS.md, skills read-only; auth.json a private copy; installation_id copied; databases and sessions left out', () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
     const home = join(dir, 'codex');
     for (const d of ['skills', 'prompts', 'sessions', 'log', 'shell_snapshots'])
@@ -191,18 +204,18 @@ describe("the agents' config folders", () => {
       'prompts',
       'skills',
     ]);
-    expect(overlay.writable).toEqual([join(home, 'auth.json')]);
+    expect(overlay.logins).toEqual([join(home, 'auth.json')]);
     expect(overlay.copied).toEqual([join(home, 'installation_id')]);
   });
 
-  it('a login name that is a symlink or a folder is never bound writable (it is left out)', () => {
+  it('a login name that is a symlink or a folder is never copied in (it is left out)', () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
     const home = join(dir, 'codex');
     mkdirSync(home);
     writeFileSync(join(dir, 'elsewhere'), 'x');
     symlinkSync(join(dir, 'elsewhere'), join(home, 'auth.json'));
     const overlay = agentConfigOverlay('codex', home, { path: home });
-    expect(overlay.writable).toEqual([]);
+    expect(overlay.logins).toEqual([]);
     expect(overlay.readOnly).toEqual([]);
   });
 });
@@ -218,8 +231,9 @@ describe('config "sandbox"', () => {
     );
     expect(custom).toEqual({
       mode: 'bwrap',
-      network: { agents: true, verification: true },
+      network: { agents: true, verification: true, roles: {} },
       writableOutside: ['/var/cache/x'],
+      verificationWritable: [],
     });
   });
 
@@ -227,6 +241,138 @@ describe('config "sandbox"', () => {
     expect(configSchema.safeParse({ sandbox: { writable_outside: ['cache'] } }).success).toBe(false);
     expect(configSchema.safeParse({ sandbox: { writable_outside: ['/a/../etc'] } }).success).toBe(false);
     expect(configSchema.safeParse({ sandbox: 'firejail' }).success).toBe(false);
+  });
+
+  it('network per agent role: a role named on its own overrides `agents`, the others keep it', () => {
+    const { network } = sandboxSettings(
+      configSchema.parse({ sandbox: { network: { agents: true, builder: false, mapper: false } } }),
+    );
+    expect(networkFor(network, 'builder')).toBe(false);
+    expect(networkFor(network, 'mapper')).toBe(false);
+    for (const role of ['orchestrator', 'spec', 'dev', 'qa', 'planner'] as const)
+      expect(networkFor(network, role)).toBe(true);
+    expect(networkFor(network, 'verification')).toBe(false);
+    // An old config (agents only) gives every role the same.
+    const old = sandboxSettings(configSchema.parse({ sandbox: { network: { agents: false } } })).network;
+    expect(networkFor(old, 'planner')).toBe(false);
+    expect(configSchema.safeParse({ sandbox: { network: { reviewer: true } } }).success).toBe(false);
+  });
+
+  it('verification_writable takes repository paths only: no absolute path, no ".."', () => {
+    const ok = configSchema.parse({
+      sandbox: { verification_writable: ['node_modules/.cache/**', 'coverage'] },
+    });
+    expect(sandboxSettings(ok).verificationWritable).toEqual(['node_modules/.cache/**', 'coverage']);
+    for (const bad of ['/tmp/cache', '../elsewhere', 'a/../../b', ''])
+      expect(configSchema.safeParse({ sandbox: { verification_writable: [bad] } }).success, bad).toBe(false);
+  });
+});
+
+describe('which paths each process may write', () => {
+  function bwrapSandbox(root: string, extra: Partial<Extract<Sandbox, { kind: 'bwrap' }>> = {}): Sandbox {
+    return {
+      kind: 'bwrap',
+      bwrap: '/usr/bin/bwrap',
+      root,
+      readOnly: [join(root, '.git'), join(root, 'relais')],
+      writableOutside: [],
+      network: { agents: true, verification: false },
+      homeFiles: [],
+      hidden: [],
+      agentConfigs: [],
+      ...extra,
+    };
+  }
+
+  it("verification: the task's folders plus sandbox.verification_writable, never .git, the workspace or a link out", () => {
+    const root = repo();
+    mkdirSync(join(root, 'node_modules', '.cache'), { recursive: true });
+    mkdirSync(join(dir, 'outside'));
+    symlinkSync(join(dir, 'outside'), join(root, 'cache-out'));
+    const sandbox = bwrapSandbox(root, {
+      // A folder that does not exist is left out, never widened to its parent (the whole tree).
+      verificationWritable: [
+        'node_modules/.cache/**',
+        'cache-out/**',
+        '.git/**',
+        'relais/x',
+        'missing/cache/**',
+      ],
+    });
+    expect(verificationSandbox(sandbox, ['src/lib/**'])?.writable).toEqual([
+      join(root, 'node_modules', '.cache'),
+      join(root, 'src', 'lib'),
+    ]);
+    // No task paths (doctor without globs): only the configured ones; never the whole tree.
+    expect(verificationSandbox(bwrapSandbox(root))?.writable).toEqual([]);
+  });
+
+  it('an agent request that names no paths, or plans, may write nothing in the repository', () => {
+    const root = repo();
+    const sandbox = bwrapSandbox(root);
+    const request = { cwd: root, permissionMode: 'acceptEdits', role: 'planner' } as unknown as AgentRequest;
+    expect(requestSandbox(sandbox, request)?.writable).toEqual([]);
+    const plan = { ...request, permissionMode: 'plan', writableGlobs: ['src/**'] } as AgentRequest;
+    expect(requestSandbox(sandbox, plan)?.writable).toEqual([]);
+    const build = { ...request, role: 'builder', writableGlobs: ['docs/**'] } as AgentRequest;
+    expect(requestSandbox(sandbox, build)?.writable).toEqual([join(root, 'docs')]);
+  });
+
+  it('each agent role gets its own network setting; verification gets none unless configured', () => {
+    const root = repo();
+    const sandbox = bwrapSandbox(root, {
+      network: { agents: true, verification: false, roles: { builder: false } },
+    });
+    const request = (role: string) =>
+      ({ cwd: root, permissionMode: 'plan', role }) as unknown as AgentRequest;
+    expect(requestSandbox(sandbox, request('builder'))?.network).toBe(false);
+    expect(requestSandbox(sandbox, request('orchestrator'))?.network).toBe(true);
+    expect(verificationSandbox(sandbox, [])?.network).toBe(false);
+  });
+});
+
+describe('login files go back only as a same-shaped refresh', () => {
+  it('same keys and types (a refreshed token) is the same shape; a new key, a lost key, another type, not JSON are not', () => {
+    const login = { claudeAiOauth: { accessToken: 'a', refreshToken: 'r', expiresAt: 1 } };
+    expect(sameShape(login, { claudeAiOauth: { accessToken: 'b', refreshToken: 's', expiresAt: 2 } })).toBe(
+      true,
+    );
+    expect(sameShape(login, { claudeAiOauth: { accessToken: 'b', refreshToken: 's' } })).toBe(false);
+    expect(sameShape(login, { claudeAiOauth: { ...login.claudeAiOauth, apiKeyHelper: 'x' } })).toBe(false);
+    expect(sameShape(login, { ...login, hooks: {} })).toBe(false);
+    expect(sameShape(login, { claudeAiOauth: 'token' })).toBe(false);
+    expect(sameShape(login, undefined)).toBe(false);
+    expect(sameShape(login, [login])).toBe(false);
+  });
+
+  it('a refreshed copy goes back atomically; a swapped one, or one the host changed meanwhile, does not', () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'relais-sbx-')));
+    const host = join(dir, '.credentials.json');
+    const privateDir = join(dir, 'private');
+    mkdirSync(privateDir);
+    const write = (path: string, value: unknown) => writeFileSync(path, JSON.stringify(value));
+    const round = (inside: unknown, hostMeanwhile?: unknown) => {
+      write(host, { claudeAiOauth: { accessToken: 'old' } });
+      rmSync(join(privateDir, '.credentials.json'), { force: true });
+      const copies = copyLoginsIn([host], privateDir);
+      write(copies[0]?.copy as string, inside);
+      if (hostMeanwhile !== undefined) write(host, hostMeanwhile);
+      return { result: returnLogins(copies), host: JSON.parse(readFileSync(host, 'utf8')) };
+    };
+    expect(round({ claudeAiOauth: { accessToken: 'new' } })).toEqual({
+      result: ['kept'],
+      host: { claudeAiOauth: { accessToken: 'new' } },
+    });
+    expect(round({ evil: true })).toEqual({
+      result: ['refused'],
+      host: { claudeAiOauth: { accessToken: 'old' } },
+    });
+    expect(
+      round({ claudeAiOauth: { accessToken: 'new' } }, { claudeAiOauth: { accessToken: 'other run' } }),
+    ).toEqual({
+      result: ['host-changed'],
+      host: { claudeAiOauth: { accessToken: 'other run' } },
+    });
   });
 });
 

@@ -34,7 +34,7 @@ export interface AgentRequest {
   readonly cwd: string;
   /**
    * Where the agent may write, as the task's allowed globs: the sandbox makes their folders
-   * writable (issue 14). Absent: the whole repository; a planning request writes nothing in it.
+   * writable (issue 14). Absent, or a planning request: nothing in the repository.
    */
   readonly writableGlobs?: readonly string[];
   /**
@@ -88,12 +88,17 @@ export function rawOutput(request: AgentRequest, data: Buffer): void {
   request.onOutputBytes?.(data.length);
 }
 
-/** The sandbox policy of one agent run: the task's paths writable, none when it only plans. */
+/**
+ * The sandbox policy of one agent run: the paths its work may write, nothing in the repository
+ * when it only plans or names none; the network its role is given.
+ */
 export function requestSandbox(sandbox: Sandbox, request: AgentRequest): SandboxPolicy | undefined {
-  return agentSandbox(
-    sandboxForCwd(sandbox, request.cwd),
-    request.permissionMode === 'plan' ? [] : request.writableGlobs,
-  );
+  return agentSandbox(sandboxForCwd(sandbox, request.cwd), writableGlobsOf(request), [], request.role);
+}
+
+/** What an agent run may write in the repository: nothing when it plans or names nothing. */
+export function writableGlobsOf(request: AgentRequest): readonly string[] {
+  return request.permissionMode === 'plan' ? [] : (request.writableGlobs ?? []);
 }
 
 /**

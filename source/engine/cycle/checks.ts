@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { SECRET_SHAPES } from '../judge/secrets.js';
 import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
-import { runVerifications } from '../verify/run-verifications.js';
+import { refusedWriteHint, runVerifications } from '../verify/run-verifications.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import type { CycleContext } from './context.js';
 import { diffText, dirtyPaths, headOf, numstat } from './git-ops.js';
@@ -60,6 +60,8 @@ export interface Stage1Input {
   readonly logStem: string;
   /** The task has DET: criteria, which stage 1 alone passes: then tests must really run. */
   readonly needsTests: boolean;
+  /** Where the checks may write: the task's scope (task-scope.ts), plus `sandbox.verification_writable`. */
+  readonly writableGlobs: readonly string[];
 }
 
 /**
@@ -106,8 +108,10 @@ export async function runStage1(ctx: CycleContext, input: Stage1Input): Promise<
   const tests =
     testIds.length === 0 && input.needsTests
       ? templateRun({ ok: false, configProblem: true, detail: NO_TESTS, summary: 'not run' })
-      : await runTemplates(ctx, testIds, logs.tests);
-  const lint = tests.aborted ? tests : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint);
+      : await runTemplates(ctx, testIds, logs.tests, input.writableGlobs);
+  const lint = tests.aborted
+    ? tests
+    : await runTemplates(ctx, ctx.policy.verify.lint, logs.lint, input.writableGlobs);
   const guarded = await restoreGuarded(ctx, guards);
   const integrity = await checkIntegrity(ctx, integrityGuard);
   if (integrity.damaged.length > 0) return { aborted: false, damaged: integrity.damaged };
@@ -210,7 +214,12 @@ function templateRun(run: Partial<TemplateRun> & Pick<TemplateRun, 'ok' | 'summa
  * after another, each with its timeout, the first failure ends them, an interrupt stops them),
  * their output kept in `log`.
  */
-async function runTemplates(ctx: CycleContext, ids: readonly string[], log: string): Promise<TemplateRun> {
+async function runTemplates(
+  ctx: CycleContext,
+  ids: readonly string[],
+  log: string,
+  writableGlobs: readonly string[],
+): Promise<TemplateRun> {
   if (ids.length === 0) return templateRun({ ok: true, summary: 'no command configured' });
   const plan = await planVerification({ fast: [...ids], slow: [] }, ctx.config.verification, ctx.root);
   if (!plan.ok)
@@ -227,7 +236,7 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
     bus: ctx.bus,
     signal: ctx.signal,
     env: ctx.env,
-    sandbox: verificationSandbox(ctx.sandbox),
+    sandbox: verificationSandbox(ctx.sandbox, writableGlobs),
   });
   const output = await readTail(log, 64 * 1024);
   const last = outcome.runs.at(-1);
@@ -238,7 +247,7 @@ async function runTemplates(ctx: CycleContext, ids: readonly string[], log: stri
     return templateRun({
       ...ran,
       ok: false,
-      detail: `${last.template_id} ${last.timed_out ? 'timed out' : `exited ${last.exit_code}`}`,
+      detail: `${last.template_id} ${last.timed_out ? 'timed out' : `exited ${last.exit_code}`}${refusedWriteHint(outcome.refused)}`,
       summary: `${last.template_id} failed`,
     });
   return templateRun({

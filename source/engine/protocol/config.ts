@@ -372,8 +372,34 @@ export const configSchema = z
               agents: z.boolean().default(true),
               /** Verification commands run with no network at all unless this is true. */
               verification: z.boolean().default(false),
+              // One agent role on its own, overriding `agents` for it (absent: `agents` applies).
+              // The cycle's roles run as these: its planner as orchestrator, implementer as
+              // builder, verifier as qa.
+              orchestrator: z.boolean().optional(),
+              builder: z.boolean().optional(),
+              spec: z.boolean().optional(),
+              dev: z.boolean().optional(),
+              qa: z.boolean().optional(),
+              planner: z.boolean().optional(),
+              mapper: z.boolean().optional(),
             })
             .prefault({}),
+          /**
+           * Repository paths (globs, reduced to their folders like a task's) every verification
+           * may write besides the task's own: a tool's cache (`node_modules/.cache/**`,
+           * `coverage/**`). Never `.git/` or the workspace; a path that resolves out of the
+           * repository through a symlink is dropped.
+           */
+          verification_writable: z
+            .array(
+              z
+                .string()
+                .min(1)
+                .max(300)
+                .regex(/^(?!\/)(?!.*(?:^|\/)\.\.(?:\/|$))[^\0]*$/, 'a repository-relative path without ".."'),
+            )
+            .max(32)
+            .default([]),
           writable_outside: z
             .array(
               z

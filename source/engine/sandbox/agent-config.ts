@@ -11,8 +11,9 @@ import { join } from 'node:path';
  * it, into which the user's entries are bound one by one.
  * - Read-only: everything that says what the CLI does (settings, hooks, commands, agents, skills,
  *   plugins, instructions, `config.toml`...) and anything this table does not know.
- * - Writable: the login file the CLI refreshes in place (`.credentials.json`, `auth.json`, both
- *   rewritten with open+truncate, never a rename); losing a refreshed token would log the user out.
+ * - A private copy, put back only when it is a refreshed login of the same shape (login-files.ts):
+ *   the login file the CLI refreshes (`.credentials.json`, `auth.json`); losing a refreshed token
+ *   would log the user out, and a writable original could be swapped by a builder.
  * - Copied in: state the CLI reads and rewrites at every start (`.claude.json`, Codex's
  *   `installation_id`); the copy's changes are thrown away.
  * - Left out: the CLI's runtime state (sessions, logs, caches, databases, transcripts): the CLI
@@ -30,8 +31,8 @@ export interface AgentConfigOverlay {
   readonly at: { readonly home: string } | { readonly path: string };
   /** The user's entries bound read-only (absolute host paths). */
   readonly readOnly: readonly string[];
-  /** The user's login file, bound writable (absolute host paths). */
-  readonly writable: readonly string[];
+  /** The user's login files (absolute host paths): copied in, refreshes put back (login-files.ts). */
+  readonly logins: readonly string[];
   /** Entries copied into the overlay; what the CLI writes to the copy is thrown away. */
   readonly copied: readonly string[];
 }
@@ -116,20 +117,20 @@ export function agentConfigOverlay(
 ): AgentConfigOverlay {
   const layout = LAYOUTS[cli];
   const readOnly: string[] = [];
-  const writable: string[] = [];
+  const logins: string[] = [];
   const copied: string[] = [];
   for (const name of entriesOf(hostDir)) {
     const path = join(hostDir, name);
     if (layout.login.includes(name)) {
-      // Only a regular file is bound writable: a folder or a symlink there could hold anything.
-      if (isPlainFile(path)) writable.push(path);
+      // Only a regular file is copied in: a folder or a symlink there could hold anything.
+      if (isPlainFile(path)) logins.push(path);
     } else if (layout.copied.includes(name)) {
       if (isPlainFile(path)) copied.push(path);
     } else if (!layout.state.includes(name) && !layout.statePattern?.test(name)) {
       readOnly.push(path);
     }
   }
-  return { at, readOnly, writable, copied };
+  return { at, readOnly, logins, copied };
 }
 
 function entriesOf(dir: string): string[] {

@@ -16,7 +16,7 @@ import type { SandboxPolicy } from './policy.js';
  * - The user's credential stores (credential-stores.ts) are covered right after the read-only
  *   root: an empty read-only tmpfs over a folder, /dev/null over a file.
  * - An agent CLI's config folder is its private overlay (scratch/config/<n>, made by makeScratch)
- *   with the user's entries bound into it one by one (agent-config.ts).
+ *   with the user's entries bound into it one by one (agent-config.ts), its login a private copy.
  */
 export function bwrapArgs(policy: SandboxPolicy, scratch: string, cwd: string): string[] {
   const home = join(scratch, 'home');
@@ -47,7 +47,7 @@ function overlayArgs(overlay: AgentConfigOverlay, privateDir: string, home: stri
   const target = 'home' in overlay.at ? join(home, overlay.at.home) : overlay.at.path;
   const args = ['--bind', privateDir, target];
   for (const path of overlay.readOnly) args.push('--ro-bind', path, join(target, basename(path)));
-  for (const path of overlay.writable) args.push('--bind', path, join(target, basename(path)));
+  // The login files are not bound: their private copies are in the overlay already (scratch.ts).
   return args;
 }
 

@@ -1,6 +1,7 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { findRunnerTool } from '../agents/find-executable.js';
+import type { AgentRole } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
 import { runProcess } from '../supervise/run-process.js';
 import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './agent-config.js';
@@ -21,7 +22,9 @@ export type Sandbox =
       readonly root: string;
       readonly readOnly: readonly string[];
       readonly writableOutside: readonly string[];
-      readonly network: { readonly agents: boolean; readonly verification: boolean };
+      /** Repository globs every verification may also write (`sandbox.verification_writable`). */
+      readonly verificationWritable?: readonly string[];
+      readonly network: NetworkSettings;
       readonly homeFiles: readonly string[];
       /** The user's credential stores under the real HOME, hidden from every sandboxed process. */
       readonly hidden: readonly HiddenPath[];
@@ -41,18 +44,46 @@ export interface AgentConfigDir {
   readonly at: AgentConfigOverlay['at'];
 }
 
+/**
+ * Who gets the host network: `agents` is every agent role's default, a role named on its own
+ * (`builder: false`, say) overrides it for that role only; verification has its own switch.
+ */
+export interface NetworkSettings {
+  readonly agents: boolean;
+  readonly verification: boolean;
+  readonly roles?: Partial<Record<AgentRole, boolean>>;
+}
+
 export interface SandboxSettings {
   readonly mode: 'bwrap' | 'off';
-  readonly network: { readonly agents: boolean; readonly verification: boolean };
+  readonly network: NetworkSettings;
   readonly writableOutside: readonly string[];
+  readonly verificationWritable: readonly string[];
 }
 
 /** `"sandbox": "off"` is shorthand for `{ "mode": "off" }`. */
 export function sandboxSettings(config: RelaisConfig): SandboxSettings {
   const raw = config.sandbox;
   if (typeof raw === 'string')
-    return { mode: raw, network: { agents: true, verification: false }, writableOutside: [] };
-  return { mode: raw.mode, network: raw.network, writableOutside: raw.writable_outside };
+    return {
+      mode: raw,
+      network: { agents: true, verification: false },
+      writableOutside: [],
+      verificationWritable: [],
+    };
+  const { agents, verification, ...roles } = raw.network;
+  return {
+    mode: raw.mode,
+    network: { agents, verification, roles },
+    writableOutside: raw.writable_outside,
+    verificationWritable: raw.verification_writable,
+  };
+}
+
+/** Whether a process of `role` gets the host network. */
+export function networkFor(network: NetworkSettings, role: AgentRole | 'verification'): boolean {
+  if (role === 'verification') return network.verification;
+  return network.roles?.[role] ?? network.agents;
 }
 
 /** The fix printed wherever no sandbox can be had (doctor, BLOCKED.json). */
@@ -97,6 +128,7 @@ export async function resolveSandbox(
     root: realRoot,
     readOnly,
     writableOutside,
+    verificationWritable: settings.verificationWritable,
     network: settings.network,
     homeFiles,
     hidden: home
@@ -107,37 +139,52 @@ export async function resolveSandbox(
 }
 
 /**
- * The policy for an agent: writable where the task may write (the whole repository when no task
- * scope applies), `.git/` and the workspace read-only, the host network unless configured off.
+ * The policy for an agent of `role`: writable where its work may write (the task's allowed globs,
+ * reduced to folders), nothing in the repository when none are given (planning, mapping: fail
+ * closed), `.git/` and the workspace read-only, the host network unless configured off.
  */
 export function agentSandbox(
   sandbox: Sandbox,
   allowedGlobs?: readonly string[],
   writableFiles: readonly string[] = [],
+  role: AgentRole = 'builder',
 ): SandboxPolicy | undefined {
-  return policyFor(sandbox, allowedGlobs, 'agents', writableFiles);
+  return policyFor(sandbox, allowedGlobs ?? [], role, writableFiles);
 }
 
-/** The policy for a verification command: the same writable paths, no network by default. */
+/**
+ * The policy for a verification command: the task's allowed globs plus the configured
+ * `sandbox.verification_writable` (a tool's cache folder in the repository), no network by
+ * default. Without globs, only the configured ones.
+ */
 export function verificationSandbox(
   sandbox: Sandbox,
   allowedGlobs?: readonly string[],
 ): SandboxPolicy | undefined {
-  return policyFor(sandbox, allowedGlobs, 'verification');
+  const policy = policyFor(sandbox, allowedGlobs ?? [], 'verification');
+  if (!policy || sandbox.kind !== 'bwrap') return policy;
+  // The configured folders as they are: one that does not exist yet is not widened to its
+  // parent (for `node_modules/.cache/**` that would be the whole tree), it is left out.
+  const extra = writableDirsForGlobs(
+    sandbox.root,
+    sandbox.verificationWritable ?? [],
+    sandbox.readOnly,
+    false,
+  );
+  return { ...policy, writable: outermost([...policy.writable, ...extra]) };
 }
 
 function policyFor(
   sandbox: Sandbox,
-  allowedGlobs: readonly string[] | undefined,
-  role: 'agents' | 'verification',
+  allowedGlobs: readonly string[],
+  role: AgentRole | 'verification',
   writableFiles: readonly string[] = [],
 ): SandboxPolicy | undefined {
   if (sandbox.kind === 'off') return undefined;
   // A run never gets here without a sandbox (preflight refuses it); fail closed if one does.
   if (sandbox.kind === 'unavailable') throw new Error(`no sandbox available: ${sandbox.reason}`);
-  const inRepo = allowedGlobs
-    ? writableDirsForGlobs(sandbox.root, allowedGlobs, sandbox.readOnly)
-    : [sandbox.root];
+  const inRepo = writableDirsForGlobs(sandbox.root, allowedGlobs, sandbox.readOnly);
+  const isAgent = role !== 'verification';
   return {
     kind: 'bwrap',
     bwrap: sandbox.bwrap,
@@ -146,12 +193,11 @@ function policyFor(
     readOnly: sandbox.readOnly,
     writableFiles,
     // Listed now, at each process start: the overlay binds what the folder holds at this moment.
-    agentConfigs:
-      role === 'agents' ? sandbox.agentConfigs.map((d) => agentConfigOverlay(d.cli, d.dir, d.at)) : [],
-    homeFiles: role === 'agents' ? sandbox.homeFiles : [],
+    agentConfigs: isAgent ? sandbox.agentConfigs.map((d) => agentConfigOverlay(d.cli, d.dir, d.at)) : [],
+    homeFiles: isAgent ? sandbox.homeFiles : [],
     hidden: sandbox.hidden,
-    network: sandbox.network[role],
-    dropEnv: secretEnvFor(role),
+    network: networkFor(sandbox.network, role),
+    dropEnv: secretEnvFor(isAgent ? 'agents' : 'verification'),
   };
 }
 

@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { configScratch } from './bwrap-args.js';
+import { copyLoginsIn, type LoginCopy, returnLogins } from './login-files.js';
 import type { SandboxPolicy } from './policy.js';
 
 /**
@@ -9,19 +10,27 @@ import type { SandboxPolicy } from './policy.js';
  * process has ended (its mount namespace is gone by then, so no bind is still inside it).
  * HOME files the agent needs (a login in ~/.claude.json) are copied in, never bound: a file bind
  * mount cannot be replaced by the rename a CLI saves it with. Each agent config overlay gets its
- * private folder here (bwrap-args.ts binds it over the config folder).
+ * private folder here (bwrap-args.ts binds it over the config folder), with a private copy of the
+ * CLI's login file that goes back to the host only as a same-shaped refresh (login-files.ts).
  */
-export function makeScratch(policy: SandboxPolicy): string {
-  const scratch = mkdtempSync(join(tmpdir(), 'relais-sandbox-'));
-  mkdirSync(join(scratch, 'home'));
-  mkdirSync(join(scratch, 'tmp'));
-  copyInto(policy.homeFiles, join(scratch, 'home'));
+export interface Scratch {
+  readonly dir: string;
+  readonly logins: readonly LoginCopy[];
+}
+
+export function makeScratch(policy: SandboxPolicy): Scratch {
+  const dir = mkdtempSync(join(tmpdir(), 'relais-sandbox-'));
+  mkdirSync(join(dir, 'home'));
+  mkdirSync(join(dir, 'tmp'));
+  copyInto(policy.homeFiles, join(dir, 'home'));
+  const logins: LoginCopy[] = [];
   policy.agentConfigs.forEach((overlay, index) => {
-    const dir = configScratch(scratch, index);
-    mkdirSync(dir, { recursive: true });
-    copyInto(overlay.copied, dir);
+    const config = configScratch(dir, index);
+    mkdirSync(config, { recursive: true });
+    copyInto(overlay.copied, config);
+    logins.push(...copyLoginsIn(overlay.logins, config));
   });
-  return scratch;
+  return { dir, logins };
 }
 
 function copyInto(files: readonly string[], dir: string): void {
@@ -34,6 +43,8 @@ function copyInto(files: readonly string[], dir: string): void {
   }
 }
 
-export function removeScratch(scratch: string): void {
-  rmSync(scratch, { recursive: true, force: true });
+/** After the process: refreshed logins go back (when they pass), then everything is deleted. */
+export function removeScratch(scratch: Scratch): void {
+  returnLogins(scratch.logins);
+  rmSync(scratch.dir, { recursive: true, force: true });
 }

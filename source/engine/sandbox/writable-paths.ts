@@ -15,11 +15,15 @@ export function writableDirsForGlobs(
   root: string,
   globs: readonly string[],
   excluded: readonly string[],
+  /** False: a prefix that is not an existing folder gives nothing (never its parent). */
+  widen = true,
 ): string[] {
   const realRoot = realpathSync(root);
   const dirs: string[] = [];
   for (const glob of globs) {
-    const dir = existingDirFor(realRoot, staticPrefix(glob));
+    const prefix = staticPrefix(glob);
+    if (!widen && !isDir(prefix ? join(realRoot, prefix) : realRoot)) continue;
+    const dir = existingDirFor(realRoot, prefix);
     if (dir === null) continue;
     if (excluded.some((ex) => dir === ex || isInside(ex, dir))) continue;
     dirs.push(dir);

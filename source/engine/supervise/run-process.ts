@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
-import { makeScratch, removeScratch } from '../sandbox/scratch.js';
+import { makeScratch, removeScratch, type Scratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
 import { liveGroups } from './live-groups.js';
 import {
@@ -87,10 +87,10 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   });
   if (spec.signal?.aborted)
     return base({ exitCode: null, signal: null, spawnError: null, timedOut: false, aborted: true });
-  let scratch: string | null = null;
+  let scratch: Scratch | null = null;
   try {
     scratch = spec.sandbox ? makeScratch(spec.sandbox) : null;
-    return await supervise(spec, scratch, { stdoutTail, stderrTail }, base);
+    return await supervise(spec, scratch?.dir ?? null, { stdoutTail, stderrTail }, base);
   } catch (error) {
     // Never rejects: whatever went wrong before the child existed is a value.
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;

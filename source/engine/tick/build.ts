@@ -278,7 +278,7 @@ async function buildWithDriver(ctx: TickContext, task: BuildTask): Promise<Build
     signal: ctx.signal,
     remainingMs: ctx.remainingMs(),
     onSpawn: (pgid) => recordAgent(ctx, pgid),
-    sandbox: agentSandbox(setup.sandbox, task.scope.allowed_globs, [outputFile]),
+    sandbox: agentSandbox(setup.sandbox, task.scope.allowed_globs, [outputFile], 'builder'),
   });
   await settleAgentRecord(ctx);
   if (run.timedOut) {

@@ -4,11 +4,11 @@ import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.j
 import { worktreeStatus } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import type { Task } from '../protocol/task.js';
-import { verificationSandbox } from '../sandbox/sandbox.js';
+import { sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import type { BuildGuards } from '../session/judge-phase.js';
 import { recordAgentInFlight } from '../session/recover.js';
 import { planVerification } from '../verify/plan.js';
-import { runVerifications } from '../verify/run-verifications.js';
+import { refusedWriteHint, runVerifications } from '../verify/run-verifications.js';
 import { relativeToRoot, type TickContext } from './tick-context.js';
 
 /**
@@ -51,11 +51,12 @@ export async function verify(
     bus: ctx.options.bus,
     signal: ctx.signal,
     env: ctx.options.env,
-    // The project's own checks write caches and build output (node_modules/.cache, .eslintcache,
-    // coverage/): the whole tree is writable to them, `.git/` and the workspace still read-only,
-    // no network. What they change is judged afterwards: the verdict is bound to the verified
-    // tree (STOP_TREE_CHANGED_DURING_VERIFY), and a verify-only task's writes stop it.
-    sandbox: verificationSandbox(setup.sandbox),
+    // Writable: the task's own paths (as its builder's) and the folders the user lets every
+    // check write (`sandbox.verification_writable`: a tool's cache); `.git/`, the workspace and
+    // the rest of the tree read-only, no network. What they change inside that is judged
+    // afterwards: the verdict is bound to the verified tree (STOP_TREE_CHANGED_DURING_VERIFY),
+    // and a verify-only task's writes stop it.
+    sandbox: verificationSandbox(sandboxForTree(setup.sandbox, setup.facts.root), task.scope.allowed_globs),
     // Issue 14: a verification orphaned by a SIGKILLed runner is ended by the next run's recovery.
     onSpawn: (pid) => recordAgentInFlight(setup.paths, pid),
   });
@@ -68,7 +69,10 @@ export async function verify(
     const failed = outcome.runs.at(-1);
     record.code = outcome.failedPhase === 'fast' ? 'STOP_VERIFY_FAILED_FAST' : 'STOP_VERIFY_FAILED_SLOW';
     record.detail = failed
-      ? `${failed.template_id} ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}`
+      ? `${failed.template_id} ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}${refusedWriteHint(outcome.refused)}`.slice(
+          0,
+          4000,
+        )
       : null;
   }
   return true;

@@ -2,6 +2,7 @@ import { appendFile } from 'node:fs/promises';
 import type { EngineBus } from '../events.js';
 import type { VerificationRun } from '../protocol/report.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
+import { sandboxRefusalIn } from '../sandbox/refusal.js';
 import { TailBuffer } from '../supervise/line-splitter.js';
 import { describeEnd, runProcess } from '../supervise/run-process.js';
 import type { PlannedRun } from './plan.js';
@@ -16,6 +17,17 @@ export interface VerificationOutcome {
   readonly runs: VerificationRun[];
   readonly failedPhase: 'fast' | 'slow' | null;
   readonly aborted: boolean;
+  /**
+   * When the failed command's own output shows a write the sandbox refused (a cache outside its
+   * task's paths, say): that line, so the failure says what to change. Null otherwise.
+   */
+  readonly refused?: string | null;
+}
+
+/** The hint a failure refused by the sandbox carries: where a check may be let write. */
+export function refusedWriteHint(refused: string | null | undefined): string {
+  if (!refused) return '';
+  return `; the sandbox refused one of its writes ("${refused}"): a check writes only its task's paths, so if it must write there (a cache), add that folder to sandbox.verification_writable in relais.config.json`;
 }
 
 export async function runVerifications(
@@ -77,7 +89,13 @@ export async function runVerifications(
     if (options.logPath) await appendFile(options.logPath, logEntry(plan, result, log));
     options.bus.emit({ type: 'verify.finished', ...run, summary: describeEnd(result) });
     if (result.aborted) return { runs, failedPhase: null, aborted: true };
-    if (result.exitCode !== 0 || result.timedOut) return { runs, failedPhase: plan.phase, aborted: false };
+    if (result.exitCode !== 0 || result.timedOut)
+      return {
+        runs,
+        failedPhase: plan.phase,
+        aborted: false,
+        refused: options.sandbox ? sandboxRefusalIn(log.text()) : null,
+      };
   }
   return { runs, failedPhase: null, aborted: false };
 }

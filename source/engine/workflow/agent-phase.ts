@@ -28,6 +28,11 @@ export interface AgentPhase {
   readonly runTimeoutMs: number;
   readonly maxTurns: number;
   readonly scope: PhaseScope;
+  /**
+   * Where the sandbox lets the agent write (issue 14), read at each run: the work's own paths.
+   * Absent: the phase's scope (`scope.allowed`).
+   */
+  readonly writable?: () => Promise<readonly string[]>;
   readonly commitMessage: string;
   readonly prompt: (note: string | null) => Promise<string>;
   readonly verifyDone: (text: string) => Promise<string | null>;
@@ -83,6 +88,7 @@ export async function runAgentPhase(ctx: WorkflowContext, spec: AgentPhase): Pro
             retries: ctx.setup.config.workflow.agent_retries,
             request: async (retryNote) => ({
               ...request(ctx, spec, await spec.prompt(joinNotes(note, retryNote))),
+              writableGlobs: spec.writable ? await spec.writable() : spec.scope.allowed,
               onSpawn: (pgid) => {
                 agentRecord = recordAgentInFlight(ctx.setup.paths, pgid).catch(() => undefined);
               },

@@ -4,6 +4,7 @@ import { type CheckedTree, checksOnHeldTree } from './checked-tree.js';
 import type { PhaseResult, WorkflowContext } from './context.js';
 import { fill, readProjectFile, readTasksFile, SPEC_FILE, TASKS_FILE } from './phase-helpers.js';
 import { describeRuns, runProjectChecks } from './project-checks.js';
+import { singleWritableGlobs } from './single-writable.js';
 import { recordTasks } from './spec-phase.js';
 
 /**
@@ -31,6 +32,8 @@ export async function implementSingle(ctx: WorkflowContext): Promise<PhaseResult
       maxFiles: workflow.single_max_files_touched,
       maxLines: workflow.single_max_lines_changed,
     },
+    // The sandbox's fence: the scopes of the tasks it works on, not the whole config fence.
+    writable: () => singleWritableGlobs(ctx),
     commitMessage: `ralphy: implementation of "${ctx.prd.title}" (dev-agent)`,
     prompt: async (note) =>
       fill(template, {

@@ -1,7 +1,7 @@
 import type { VerificationRun } from '../protocol/report.js';
 import { sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';
-import { runVerifications } from '../verify/run-verifications.js';
+import { refusedWriteHint, runVerifications } from '../verify/run-verifications.js';
 import type { WorkflowContext } from './context.js';
 
 /**
@@ -51,13 +51,15 @@ export async function runProjectChecksIn(
     signal,
     env: ctx.options.env,
     // Fenced in the tree checked (a lane's worktree, or the main tree), not always the main one.
-    sandbox: verificationSandbox(sandboxForTree(ctx.setup.sandbox, root)),
+    // They check the whole branch, not one task: writable are the config's allowed globs (the
+    // fence of every task), plus `sandbox.verification_writable`.
+    sandbox: verificationSandbox(sandboxForTree(ctx.setup.sandbox, root), config.scope.default_allowed_globs),
   });
   const head = (await git.run(['rev-parse', 'HEAD'])).stdout.toString('utf8').trim();
   await ctx.update({ verification: { commit: head, runs: outcome.runs.slice(0, 50) } });
   const failed = outcome.failedPhase ? outcome.runs.at(-1) : undefined;
   const problem = failed
-    ? `verification "${failed.template_id}" ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}`
+    ? `verification "${failed.template_id}" ${failed.timed_out ? 'timed out' : `exited ${failed.exit_code}`}${refusedWriteHint(outcome.refused)}`
     : null;
   return { runs: outcome.runs, problem, aborted: outcome.aborted, none: false };
 }

@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { prdHandoff } from '../planner/prd-session.js';
 import type { TaskRecord } from '../protocol/workflow.js';
 import { testCommandOf } from '../supervise/breaker-settings.js';
@@ -36,6 +38,12 @@ export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
       allowLockfileChanges: false,
       maxFiles: 20,
       maxLines: 10_000,
+    },
+    // The sandbox widens a missing folder to its parent (here the whole tree): specs/ is made
+    // first, empty (git does not see it), so only it is writable.
+    writable: async () => {
+      await mkdir(join(ctx.setup.facts.root, 'specs')).catch(() => undefined);
+      return ['specs/**'];
     },
     commitMessage: `ralphy: specification and tasks for "${ctx.prd.title}"`,
     prompt: async (note) =>

@@ -84,7 +84,8 @@ export async function checkVerification(
   // In the same sandbox as a tick's verification (the doctor's own sandbox check reports when
   // there is none; then the checks run as the user would run them by hand).
   const sandbox = await resolveSandbox(config, root, env);
-  const policy = sandbox.kind === 'bwrap' ? verificationSandbox(sandbox) : undefined;
+  const policy =
+    sandbox.kind === 'bwrap' ? verificationSandbox(sandbox, config.scope.default_allowed_globs) : undefined;
   for (const t of templates) {
     const timeout = t.timeout_seconds ?? config.verification.timeout_fast_seconds;
     const result = await runProcess({

@@ -3,7 +3,13 @@ import { resolve } from 'node:path';
 import type { EngineBus } from '../../events.js';
 import { agentSandbox, type Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd } from '../../supervise/run-process.js';
-import { type AgentOutcome, type AgentRequest, type AgentRunner, sandboxForCwd } from '../agent-run.js';
+import {
+  type AgentOutcome,
+  type AgentRequest,
+  type AgentRunner,
+  sandboxForCwd,
+  writableGlobsOf,
+} from '../agent-run.js';
 import { resolveCommand } from '../claude-code/run-claude.js';
 import { type Driver, runDriver } from './run-driver.js';
 
@@ -49,8 +55,9 @@ export function driverRunner(settings: DriverRunnerSettings): AgentRunner {
         model: request.model,
         sandbox: agentSandbox(
           sandboxForCwd(settings.sandbox, request.cwd),
-          request.permissionMode === 'plan' ? [] : request.writableGlobs,
+          writableGlobsOf(request),
           [outputFile],
+          request.role,
         ),
       });
       const { process } = run;

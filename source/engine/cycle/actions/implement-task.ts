@@ -11,6 +11,7 @@ import { describeGuarded, type GuardReport, restoreGuarded, takeCycleGuards } fr
 import { checkIntegrity, describeUndone, type IntegrityReport, takeIntegrityGuard } from '../integrity.js';
 import { implementPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
+import { cycleTaskGlobs } from '../task-scope.js';
 import { readRepoFile } from '../track-docs.js';
 import { failResult, okResult, pauseResult } from './common.js';
 import { afterAttempt } from './progress.js';
@@ -55,6 +56,8 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
     {
       ...agentRequest(ctx, 'implementer', prompt, state.task.retry_count + 1),
       writeFence: implementerFence(ctx, state),
+      // The OS sandbox's writable folders: the same scope, so Codex's writes are fenced too.
+      writableGlobs: cycleTaskGlobs(ctx.config, state.task.files),
     },
     ctx.bus,
   );
@@ -108,9 +111,7 @@ export async function implementTask(ctx: CycleContext, state: CycleState): Promi
 export function implementerFence(ctx: CycleContext, state: CycleState): WriteFence {
   const workspace = ctx.config.workspace_dir;
   return {
-    allowed: [
-      [...ctx.config.scope.default_allowed_globs, ...(state.task.files ?? []).map((f) => literal(f.path))],
-    ],
+    allowed: [cycleTaskGlobs(ctx.config, state.task.files)],
     forbidden: [
       ...ctx.config.scope.default_forbidden_globs,
       ...ctx.policy.verify.blocked_globs,
@@ -121,11 +122,6 @@ export function implementerFence(ctx: CycleContext, state: CycleState): WriteFen
       CONFIG_FILE_NAME,
     ],
   };
-}
-
-/** A planned path as a glob that matches exactly it (`src/[id].ts` is a file name, not a class). */
-function literal(path: string): string {
-  return path.replace(/[*?[\]{}()!+@\\]/g, '\\$&');
 }
 
 /** Existing objects damaged: nothing of this repository can be judged, a human must look. */

@@ -8,6 +8,7 @@ import { diffStat, diffText } from '../git-ops.js';
 import { notify } from '../notifications.js';
 import { verifierPrompt } from '../prompts.js';
 import type { CycleState } from '../state.js';
+import { cycleTaskGlobs } from '../task-scope.js';
 import { readPlan } from '../track-docs.js';
 import { type Combined, type CriterionVerdict, combineVerdict, type Stage1 } from '../verdict.js';
 import { failResult, okResult, pauseResult } from './common.js';
@@ -30,7 +31,13 @@ export async function verifyTask(ctx: CycleContext, state: CycleState): Promise<
   const base = state.task.base_commit as string;
   const stem = join(ctx.paths.verifyDir, `${taskId}-${state.loop.iteration + 1}`);
   const needsTests = task.acceptance.some((a) => a.kind === 'DET');
-  const run = await runStage1(ctx, { base, estimatedDiff: task.estimatedDiff, logStem: stem, needsTests });
+  const run = await runStage1(ctx, {
+    base,
+    estimatedDiff: task.estimatedDiff,
+    logStem: stem,
+    needsTests,
+    writableGlobs: cycleTaskGlobs(ctx.config, task.files),
+  });
   if (run.aborted) return interrupted(state);
   if (run.damaged)
     return pauseResult(
