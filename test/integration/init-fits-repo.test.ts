@@ -57,6 +57,11 @@ describe('relais init fits the repository', () => {
     expect(config.scope.default_allowed_globs).toEqual(['index.js', 'readme.md', 'test.js']);
     expect(config.product_name).toBe('flat-thing');
     expect(config.verification.templates.map((t: { id: string }) => t.id)).toEqual(['test']);
+    // The checks run sandboxed, writing their task's paths plus the usual cache folders.
+    expect(config.sandbox).toEqual({
+      mode: 'bwrap',
+      verification_writable: ['node_modules/.cache/**', 'node_modules/.vite/**'],
+    });
     expect(readFileSync(join(root, 'relais/PRD.template.md'), 'utf8')).toMatch(
       /^# flat-thing\n\n## Objective/,
     );
@@ -88,6 +93,18 @@ describe('relais init fits the repository', () => {
     const config = JSON.parse(readFileSync(join(root, 'relais.config.json'), 'utf8'));
     expect(config.scope.default_allowed_globs).toEqual(['README.md', 'index.d.ts', 'lib/**', 'test/**']);
     expect(config.product_name).toBe('@scope/lib');
+  });
+
+  it("a Rust crate: cargo's target/ is a cache its checks may write; a repository of nothing known keeps the bare default", () => {
+    const root = repo({ 'Cargo.toml': '[package]\nname = "crab"\n', 'src/main.rs': 'fn main() {}\n' });
+    expect(relais(root, 'init').status).toBe(0);
+    const config = JSON.parse(readFileSync(join(root, 'relais.config.json'), 'utf8'));
+    expect(config.sandbox).toEqual({ mode: 'bwrap', verification_writable: ['target/**'] });
+    expect(relais(root, 'doctor').stdout).not.toContain('invalid');
+    rmSync(base, { recursive: true, force: true });
+    const plain = repo({ 'notes/a.md': '# a\n' });
+    expect(relais(plain, 'init').status).toBe(0);
+    expect(JSON.parse(readFileSync(join(plain, 'relais.config.json'), 'utf8')).sandbox).toBe('bwrap');
   });
 });
 

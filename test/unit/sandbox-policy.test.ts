@@ -1,4 +1,5 @@
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -24,7 +25,11 @@ import {
   verificationSandbox,
 } from '../../source/engine/sandbox/sandbox.js';
 import { secretEnvFor } from '../../source/engine/sandbox/secret-env.js';
-import { staticPrefix, writableDirsForGlobs } from '../../source/engine/sandbox/writable-paths.js';
+import {
+  makeMissingCacheFolders,
+  staticPrefix,
+  writableDirsForGlobs,
+} from '../../source/engine/sandbox/writable-paths.js';
 
 // The sandbox's pure half: which folders a task's globs make writable, and the bwrap argv.
 
@@ -78,6 +83,33 @@ describe('writable folders for a task', () => {
     mkdirSync(join(dir, 'outside'));
     symlinkSync(join(dir, 'outside'), join(root, 'escape'));
     expect(writableDirsForGlobs(root, ['escape/**', '../outside/**'], [])).toEqual([]);
+  });
+});
+
+describe("verification's cache folders (sandbox.verification_writable)", () => {
+  it('makes a missing one whose parent exists (cargo target/ before its first build); never its parents', () => {
+    const root = repo();
+    makeMissingCacheFolders(root, ['target/**', 'node_modules/.cache/**', 'src/lib/.cache/**'], []);
+    expect(existsSync(join(root, 'target'))).toBe(true);
+    expect(existsSync(join(root, 'src/lib/.cache'))).toBe(true);
+    // node_modules/ is not there: neither it nor .cache inside it is made.
+    expect(existsSync(join(root, 'node_modules'))).toBe(false);
+    expect(writableDirsForGlobs(root, ['target/**'], [], false)).toEqual([join(root, 'target')]);
+  });
+
+  it('never through a symlink, out of the repository, or inside the read-only paths', () => {
+    const root = repo();
+    mkdirSync(join(dir, 'outside'));
+    symlinkSync(join(dir, 'outside'), join(root, 'link'));
+    makeMissingCacheFolders(
+      root,
+      ['link/.cache/**', '../elsewhere/**', '.git/cache/**', 'relais/cache/**', '**'],
+      [join(root, '.git'), join(root, 'relais')],
+    );
+    expect(existsSync(join(dir, 'outside/.cache'))).toBe(false);
+    expect(existsSync(join(dir, 'elsewhere'))).toBe(false);
+    expect(existsSync(join(root, '.git/cache'))).toBe(false);
+    expect(existsSync(join(root, 'relais/cache'))).toBe(false);
   });
 });
 

@@ -8,7 +8,7 @@ import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './ag
 import { credentialStores, type HiddenPath } from './credential-stores.js';
 import type { SandboxPolicy } from './policy.js';
 import { secretEnvFor } from './secret-env.js';
-import { isInside, outermost, writableDirsForGlobs } from './writable-paths.js';
+import { isInside, makeMissingCacheFolders, outermost, writableDirsForGlobs } from './writable-paths.js';
 
 /**
  * The run's sandbox, resolved once per run from the config (`sandbox`): bwrap found and proven to
@@ -163,8 +163,9 @@ export function verificationSandbox(
 ): SandboxPolicy | undefined {
   const policy = policyFor(sandbox, allowedGlobs ?? [], 'verification');
   if (!policy || sandbox.kind !== 'bwrap') return policy;
-  // The configured folders as they are: one that does not exist yet is not widened to its
-  // parent (for `node_modules/.cache/**` that would be the whole tree), it is left out.
+  // The configured folders as they are: one that does not exist yet is made when its parent
+  // exists, never widened to that parent (for `node_modules/.cache/**` the whole tree).
+  makeMissingCacheFolders(sandbox.root, sandbox.verificationWritable ?? [], sandbox.readOnly);
   const extra = writableDirsForGlobs(
     sandbox.root,
     sandbox.verificationWritable ?? [],

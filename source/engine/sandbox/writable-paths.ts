@@ -1,4 +1,4 @@
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 
 /**
@@ -76,4 +76,42 @@ export function isInside(parent: string, child: string): boolean {
 export function outermost(dirs: readonly string[]): string[] {
   const unique = [...new Set(dirs)].sort();
   return unique.filter((dir) => !unique.some((other) => other !== dir && isInside(other, dir)));
+}
+
+/**
+ * Makes the configured cache folders (`sandbox.verification_writable`) that do not exist yet, so a
+ * tool's first run can write there (cargo's `target/` before the first build): only the last
+ * folder of a glob's static prefix, only when its parent is a real folder (not a symlink) inside
+ * the repository and outside the read-only paths. An empty folder is invisible to git, and
+ * what a check writes in it is judged like any other change.
+ */
+export function makeMissingCacheFolders(
+  root: string,
+  globs: readonly string[],
+  readOnly: readonly string[],
+): void {
+  const realRoot = realpathSync(root);
+  for (const glob of globs) {
+    const prefix = staticPrefix(glob);
+    if (!prefix || prefix.split('/').includes('..')) continue;
+    const path = join(realRoot, prefix);
+    const parent = dirname(path);
+    if (existsSync(path) || !isRealDir(parent)) continue;
+    if (parent !== realRoot && !isInside(realRoot, realpathSync(parent))) continue;
+    if (readOnly.some((ro) => path === ro || isInside(ro, path))) continue;
+    try {
+      mkdirSync(path);
+    } catch {
+      // Made meanwhile, or not makeable: the folder is then left out, as before.
+    }
+  }
+}
+
+function isRealDir(path: string): boolean {
+  try {
+    const stat = lstatSync(path);
+    return stat.isDirectory() && !stat.isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

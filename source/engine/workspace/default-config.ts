@@ -46,3 +46,18 @@ export function renderConfig(config: Record<string, unknown>): string {
 export function renderPackageDefaultConfig(): string {
   return renderConfig(defaultConfig('./schemas/config.schema.json', detectTemplates(PACKAGE_ROOT)));
 }
+
+/**
+ * Where a project's own checks keep their caches, by what the repository holds: a check in the
+ * sandbox writes only its task's paths plus these (`sandbox.verification_writable`), so `relais
+ * init` names the usual ones rather than let the first `cargo test` or `vitest` fail on EROFS.
+ */
+export function detectCacheFolders(root: string): string[] {
+  const has = (file: string) => existsSync(join(root, file));
+  const folders: string[] = [];
+  if (has('package.json')) folders.push('node_modules/.cache/**', 'node_modules/.vite/**');
+  if (has('Cargo.toml')) folders.push('target/**');
+  if (['pyproject.toml', 'setup.py', 'setup.cfg', 'requirements.txt'].some(has))
+    folders.push('.pytest_cache/**', '.mypy_cache/**', '.ruff_cache/**');
+  return folders;
+}

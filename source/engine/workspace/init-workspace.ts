@@ -7,7 +7,7 @@ import { fenceGlobProblem } from '../protocol/config.js';
 import { PROJECT_SCHEMA_FILE_NAMES, renderJsonSchemaFile } from '../protocol/json-schemas.js';
 import { freshState, workspaceStateSchema } from '../protocol/state.js';
 import { readJsonValidated, writeFileAtomic, writeJsonAtomic } from './atomic-write.js';
-import { defaultConfig, detectTemplates, renderConfig } from './default-config.js';
+import { defaultConfig, detectCacheFolders, detectTemplates, renderConfig } from './default-config.js';
 import { type DerivedFence, deriveFence, productNameOf } from './derive-fence.js';
 import { loadConfig } from './load-config.js';
 import { acquireLock } from './lock.js';
@@ -130,6 +130,9 @@ async function ensureConfig(
     config.product_name = productNameOf(ctx.root);
     if (fence.globs.length > 0)
       config.scope = { ...(config.scope as object), default_allowed_globs: fence.globs };
+    const caches = detectCacheFolders(ctx.root);
+    // The default is the bare "bwrap"; its object form carries the cache folders.
+    if (caches.length > 0) config.sandbox = { mode: 'bwrap', verification_writable: caches };
     return { text: renderConfig(config), fenceSteps: [fence.step] };
   };
   if (!loaded.ok && loaded.problem === 'missing') {
