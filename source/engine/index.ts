@@ -8,7 +8,7 @@
  * the tick, the loop, the workflow, the cycle and the planner (over 300 modules) to read a few
  * JSON files. Types are re-exported as before (they cost nothing at run time).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 // Zod compiles a fast path (new Function) for each object schema on its first parse: worth it
 // for a schema parsed thousands of times, a loss for a CLI process that parses each file once or

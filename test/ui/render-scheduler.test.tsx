@@ -7,10 +7,11 @@ vi.hoisted(() => {
 import type { GateRequest } from '../../source/engine/gates.js';
 import { enter, renderApp, Script, settle } from './helpers.js';
 
-// Issue 16 item 10: what the app redraws when nothing happens. At a gate the only thing that moves
-// is the header's stopwatch: one redraw a second, never more (no spinner turns at a gate), and
-// once the work is over, none at all. The front end's clock calls `store.tick()` once a second;
-// here the test is that clock (ManualTimers), and Ink's frames are counted.
+// Issue 16 item 10, issue 17: what the app redraws when nothing happens. While an agent runs, its
+// stopwatches move: one redraw a second, never more. At a gate with nothing at work (no agent, no
+// lane) and once the work is over, nothing keeps time: no redraw at all. The front end's clock
+// calls `store.tick()` once a second; here the test is that clock (ManualTimers), and Ink's frames
+// are counted.
 
 const request: GateRequest = {
   gate: 'spec',
@@ -27,7 +28,7 @@ function second(s: Script): void {
 }
 
 describe('the render scheduler', () => {
-  test('an idle gate: one frame a second, only the clock changes in it', async () => {
+  test('an idle gate: no frame while the human reads; a key redraws at once, with the time of now', async () => {
     const s = new Script().emit([
       { type: 'run.started', run_id: 'r', command: 'start', project: 'demo' },
       enter('SPECIFICATION'),
@@ -41,6 +42,37 @@ describe('the render scheduler', () => {
     await settle();
     const notified: number[] = [];
     s.store.subscribe(() => notified.push(s.timers.nowMs));
+    const frame = app.frame();
+    const before = app.writes();
+    for (let n = 1; n <= 5; n++) second(s);
+    await settle();
+    expect(notified).toHaveLength(0);
+    expect(app.writes() - before).toBe(0);
+    expect(app.frame()).toBe(frame);
+    // The stopwatch on screen is the gate's opening; the next redraw (a scroll key here) shows now.
+    const shown = frame.match(/AWAITING_SPEC_VALIDATION · (\d\d:\d\d)/)?.[1];
+    expect(shown).toBeDefined();
+    s.store.setInteraction({ hint: 'scrolled' });
+    await app.waitFor((f) => f !== frame, 'the frame after a key');
+    const after = app.frame().match(/AWAITING_SPEC_VALIDATION · (\d\d:\d\d)/)?.[1];
+    expect(after).toBeDefined();
+    expect(after).not.toBe(shown);
+    expect(app.frame()).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⠿]/);
+    app.unmount();
+  });
+
+  test('an agent at work: one frame a second, only its clocks change in it', async () => {
+    const s = new Script().emit([
+      { type: 'run.started', run_id: 'r', command: 'start', project: 'demo' },
+      enter('IMPLEMENTATION'),
+      { type: 'agent.started', role: 'builder', attempt: 1, command: 'claude', model: 'sonnet' },
+    ]);
+    s.store.flush();
+    const app = renderApp(s.store, { columns: 80, rows: 24 });
+    await app.waitFor('IMPLEMENTATION');
+    await settle();
+    const notified: number[] = [];
+    s.store.subscribe(() => notified.push(s.timers.nowMs));
     const frames: string[] = [app.frame()];
     const before = app.writes();
     for (let n = 1; n <= 5; n++) {
@@ -51,16 +83,16 @@ describe('the render scheduler', () => {
     await settle();
     expect(notified).toHaveLength(5);
     expect(app.writes() - before).toBe(5);
-    // From one frame to the next, the lines that change are the clock's: the header's stopwatch
-    // (and the seconds a waiting phase or the breaker counts), never a spinner.
+    // From one frame to the next, the lines that change are the clocks' (the header's stopwatch,
+    // the running phase's and the agent's time), nothing else.
     for (let i = 1; i < frames.length; i++) {
       const a = (frames[i - 1] ?? '').split('\n');
       const b = (frames[i] ?? '').split('\n');
       const changed = b.filter((line, index) => line !== a[index]);
       expect(changed.length).toBeGreaterThanOrEqual(1);
       expect(changed.length).toBeLessThanOrEqual(3);
-      expect(changed[0]).toMatch(/AWAITING_SPEC_VALIDATION · \d\d:\d\d/);
-      expect(frames[i]).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏⠿]/);
+      expect(changed[0]).toMatch(/ralphy +demo · IMPLEMENTATION .*· \d\d:\d\d/);
+      for (const line of changed) expect(line).toMatch(/\d\d:\d\d|\d+(\.\d)?s\b/);
     }
     app.unmount();
   });

@@ -68,6 +68,16 @@ describe('object guard', () => {
     expect(await damagedObjects(git, snapshot)).toEqual([]);
   });
 
+  // HEAD's tree comes with the repository facts (issue 17: the commit no longer asks for the base
+  // tree): it must be the tree git names for that commit, in either object format.
+  it.each(['sha1', 'sha256'])('reads HEAD and its tree in one rev-parse (%s)', async (format) => {
+    const { root, git, sh } = repo(format);
+    const facts = await factsOf(git, root);
+    expect(facts.head).toBe(sh('rev-parse', 'HEAD'));
+    expect(facts.headTree).toEqual({ commit: facts.head, tree: sh('rev-parse', 'HEAD^{tree}') });
+    expect(facts.headTree?.tree).not.toBe(sh('rev-parse', 'HEAD~1^{tree}'));
+  });
+
   // The format comes from HEAD's id (issue 17: one git process less per guard): it must be the one
   // git reports, or every re-hash of a changed loose object would be compared with the wrong hash.
   it.each(['sha1', 'sha256'])('reads the object format (%s) from HEAD as git reports it', async (format) => {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import micromatch from 'micromatch';
-import { z } from 'zod';
+import * as z from 'zod';
 import { SECRET_SHAPES } from '../judge/secrets.js';
 import { verificationSandbox } from '../sandbox/sandbox.js';
 import { planVerification } from '../verify/plan.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MODES } from '../protocol/cycle-policy.js';
 import { type JsonRead, readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import type { CyclePaths } from './paths.js';

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';
 import { resolvesUnderRoot } from '../workspace/safe-path.js';
 import { readUntrustedFile } from '../workspace/safe-read.js';

@@ -38,7 +38,9 @@ export async function commitJudgedTree(
   const notes: string[] = [];
   const [tree, baseTree] = await Promise.all([
     git.text(['write-tree'], { env: index.env }),
-    git.text(['rev-parse', `${facts.head}^{tree}`]),
+    facts.headTree?.commit === facts.head
+      ? facts.headTree.tree
+      : git.text(['rev-parse', `${facts.head}^{tree}`]),
   ]);
   if (expectedTree !== undefined && tree !== expectedTree)
     throw new TreeChangedError(

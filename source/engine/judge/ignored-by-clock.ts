@@ -40,7 +40,7 @@ export function walkByClock(
   maxFiles: number,
 ): ClockWalk {
   const walker = new ClockWalker(names, clock.sinceMs, sinceMs, maxFiles);
-  const complete = walker.folder(join(root, folder), folder);
+  const complete = walker.folder(join(root, folder).replace(/\/$/, ''), folder);
   return { ...walker.out, deleted: walker.deleted(), recent: walker.recent, complete };
 }
 
@@ -74,7 +74,8 @@ class ClockWalker {
     const moved = self.ctimeMs >= this.clockMs;
     this.folders.set(rel, moved);
     for (const entry of entries) {
-      const childAbs = join(abs, entry.name);
+      // Not path.join (it normalizes every path): `abs` is already normal, a readdir name has no slash.
+      const childAbs = `${abs}/${entry.name}`;
       const childRel = `${rel}${entry.name}`;
       const going = entry.isDirectory()
         ? this.folder(childAbs, `${childRel}/`)

@@ -307,7 +307,7 @@ function listNames(
 
 /** Calls `visit` for every non-folder entry; false from it stops the walk (returns incomplete). */
 function walkTree(dir: string, prefix: string, visit: (abs: string, rel: string) => boolean): boolean {
-  const pending: Array<[string, string]> = [[dir, prefix]];
+  const pending: Array<[string, string]> = [[dir.replace(/\/$/, ''), prefix]];
   while (pending.length > 0) {
     const [abs, rel] = pending.pop() as [string, string];
     let entries: Dirent[];
@@ -317,7 +317,9 @@ function walkTree(dir: string, prefix: string, visit: (abs: string, rel: string)
       continue;
     }
     for (const entry of entries) {
-      const childAbs = join(abs, entry.name);
+      // Not path.join (it normalizes every path, a large part of this walk's time): `abs` is
+      // already normal, and a name from readdir holds no slash.
+      const childAbs = `${abs}/${entry.name}`;
       const childRel = `${rel}${entry.name}`;
       if (entry.isDirectory()) pending.push([childAbs, `${childRel}/`]);
       else if (!visit(childAbs, childRel)) return false;

@@ -10,6 +10,12 @@ export interface RepoFacts {
   readonly head: string;
   /** `refs/heads/main`, or null when HEAD is detached. */
   readonly branchRef: string | null;
+  /**
+   * The tree of commit `commit`, read in the same rev-parse as `head` (issue 17: one git process
+   * less per tick). Used only while `commit` is still `head`: a commit's id names its content, so
+   * its tree cannot have changed; facts carried on with another head fall back to asking git.
+   */
+  readonly headTree?: { readonly commit: string; readonly tree: string };
 }
 
 export type RepoRead = { ok: true; facts: RepoFacts } | { ok: false; detail: string };
@@ -23,13 +29,28 @@ export async function readRepoFacts(git: Git, expectedRoot: string): Promise<Rep
     '--absolute-git-dir',
     '--git-common-dir',
     'HEAD^{commit}',
+    'HEAD^{tree}',
     '--symbolic-full-name',
     'HEAD',
   ]);
   const lines = all.stdout.toString('utf8').trim().split('\n');
-  if (all.code === 0 && lines.length === 5 && /^[0-9a-f]{40,64}$/.test(lines[3] ?? '')) {
-    const [top = '', gitDir = '', common = '', head = '', symbolic = ''] = lines;
-    return factsFrom(expectedRoot, top, gitDir, common, head, symbolic === 'HEAD' ? null : symbolic);
+  const objectId = /^[0-9a-f]{40,64}$/;
+  if (
+    all.code === 0 &&
+    lines.length === 6 &&
+    objectId.test(lines[3] ?? '') &&
+    objectId.test(lines[4] ?? '')
+  ) {
+    const [top = '', gitDir = '', common = '', head = '', tree = '', symbolic = ''] = lines;
+    const read = await factsFrom(
+      expectedRoot,
+      top,
+      gitDir,
+      common,
+      head,
+      symbolic === 'HEAD' ? null : symbolic,
+    );
+    return read.ok ? { ok: true, facts: { ...read.facts, headTree: { commit: head, tree } } } : read;
   }
   const where = await git.run(['rev-parse', '--show-toplevel', '--absolute-git-dir', '--git-common-dir']);
   if (where.code !== 0)

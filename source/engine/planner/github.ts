@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { describeZodError } from '../protocol/model-json.js';
 import { describeEnd, type ProcessResult, runProcess } from '../supervise/run-process.js';
 import { runnerToolEnv } from '../workspace/tool-path.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The Relay planner's files under relais/planner/ (seed 004 "Gap Lifecycle (v2)", "Learnings

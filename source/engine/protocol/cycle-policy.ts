@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * Seed 003 POLICY.yaml as the `cycle` section of relais.config.json, and the per-role agents of
@@ -21,7 +22,7 @@ export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 export const NOTIFY_ACTIONS = ['silent', 'notify', 'ask', 'pause', 'warn', 'summary'] as const;
 export type NotifyAction = (typeof NOTIFY_ACTIONS)[number];
 
-const notifyAction = z.enum(NOTIFY_ACTIONS);
+const notifyAction = lazySchema(() => z.enum(NOTIFY_ACTIONS));
 
 function modeTable(row: Record<NotifyEvent, NotifyAction>) {
   return z
@@ -45,76 +46,78 @@ export type CycleMode = (typeof MODES)[number];
 
 const templateIds = z.array(z.string().regex(/^[A-Za-z0-9_.-]+$/)).max(16);
 
-const cyclePolicyShape = z.strictObject({
-  mode: z.enum(MODES).default('hybrid'),
-  modes: z
-    .strictObject({
-      yolo: modeTable({
-        track_complete: 'silent',
-        new_track: 'silent',
-        task_complete: 'silent',
-        ...ALWAYS,
-      }),
-      hybrid: modeTable({ track_complete: 'notify', new_track: 'ask', task_complete: 'silent', ...ALWAYS }),
-      interactive: modeTable({
-        track_complete: 'notify',
-        new_track: 'ask',
-        task_complete: 'ask',
-        ...ALWAYS,
-      }),
-    })
-    .prefault({}),
-  escalation: z
-    .strictObject({
-      stuck_threshold: z.int().min(1).max(100).default(3),
-      max_retries: z.int().min(1).max(20).default(3),
-      max_hours: z
-        .number()
-        .positive()
-        .max(24 * 365)
-        .default(24),
-      budget_warn_fraction: z.number().gt(0).lt(1).default(0.75),
-    })
-    .prefault({}),
-  /** Where the seed docs and track documents live (seed: `.deadf/seed`, `.deadf/tracks`). */
-  docs_dir: z
-    .string()
-    .regex(/^(?![\\/])(?!.*\.\.)[A-Za-z0-9_./-]+$/, 'docs_dir is a relative folder without ".."')
-    .default('specs'),
-  /** Cap of task.files_to_load, in estimated tokens (4 characters each). */
-  files_to_load_tokens: z.int().min(100).max(100_000).default(3000),
-  verify: z
-    .strictObject({
-      /**
-       * Verification template ids (relais.config.json `verification.templates`) for check 1 and 2.
-       * Empty tests: every parameter-free template not listed in `lint` runs as the tests; with
-       * none at all, a task with a DET: criterion pauses (a DET: criterion never passes untested).
-       */
-      tests: templateIds.default([]),
-      lint: templateIds.default([]),
-      /** Check 3: the diff may be at most this many times ESTIMATED_DIFF. */
-      diff_factor: z.number().min(1).max(100).default(3),
-      /** Check 4: paths no change may touch. */
-      blocked_globs: z
-        .array(z.string().min(1).max(200))
-        .max(64)
-        .default(['**/.env*', '**/*.pem', '**/*.key', '**/.ssh/**', '.git/**', '**/.git/**']),
-      /** Reads the test count for the no-progress rule from the test output: the last match wins. */
-      test_count_regex: z.string().max(200).default('(\\d+) passed'),
-      max_parallel_verifiers: z.int().min(1).max(16).default(7),
-    })
-    .prefault({}),
-  timeouts: z
-    .strictObject({
-      planner_seconds: z.int().min(1).max(86400).default(600),
-      implementer_seconds: z.int().min(1).max(86400).default(1800),
-      verifier_seconds: z.int().min(1).max(86400).default(600),
-    })
-    .prefault({}),
-  /** `relais cycle --loop` stops after this many cycles, or this many CYCLE_FAIL in a row. */
-  max_cycles_per_loop: z.int().min(1).max(10_000).default(200),
-  max_consecutive_failures: z.int().min(1).max(100).default(3),
-});
+const cyclePolicyShape = lazySchema(() =>
+  z.strictObject({
+    mode: z.enum(MODES).default('hybrid'),
+    modes: z
+      .strictObject({
+        yolo: modeTable({
+          track_complete: 'silent',
+          new_track: 'silent',
+          task_complete: 'silent',
+          ...ALWAYS,
+        }),
+        hybrid: modeTable({ track_complete: 'notify', new_track: 'ask', task_complete: 'silent', ...ALWAYS }),
+        interactive: modeTable({
+          track_complete: 'notify',
+          new_track: 'ask',
+          task_complete: 'ask',
+          ...ALWAYS,
+        }),
+      })
+      .prefault({}),
+    escalation: z
+      .strictObject({
+        stuck_threshold: z.int().min(1).max(100).default(3),
+        max_retries: z.int().min(1).max(20).default(3),
+        max_hours: z
+          .number()
+          .positive()
+          .max(24 * 365)
+          .default(24),
+        budget_warn_fraction: z.number().gt(0).lt(1).default(0.75),
+      })
+      .prefault({}),
+    /** Where the seed docs and track documents live (seed: `.deadf/seed`, `.deadf/tracks`). */
+    docs_dir: z
+      .string()
+      .regex(/^(?![\\/])(?!.*\.\.)[A-Za-z0-9_./-]+$/, 'docs_dir is a relative folder without ".."')
+      .default('specs'),
+    /** Cap of task.files_to_load, in estimated tokens (4 characters each). */
+    files_to_load_tokens: z.int().min(100).max(100_000).default(3000),
+    verify: z
+      .strictObject({
+        /**
+         * Verification template ids (relais.config.json `verification.templates`) for check 1 and 2.
+         * Empty tests: every parameter-free template not listed in `lint` runs as the tests; with
+         * none at all, a task with a DET: criterion pauses (a DET: criterion never passes untested).
+         */
+        tests: templateIds.default([]),
+        lint: templateIds.default([]),
+        /** Check 3: the diff may be at most this many times ESTIMATED_DIFF. */
+        diff_factor: z.number().min(1).max(100).default(3),
+        /** Check 4: paths no change may touch. */
+        blocked_globs: z
+          .array(z.string().min(1).max(200))
+          .max(64)
+          .default(['**/.env*', '**/*.pem', '**/*.key', '**/.ssh/**', '.git/**', '**/.git/**']),
+        /** Reads the test count for the no-progress rule from the test output: the last match wins. */
+        test_count_regex: z.string().max(200).default('(\\d+) passed'),
+        max_parallel_verifiers: z.int().min(1).max(16).default(7),
+      })
+      .prefault({}),
+    timeouts: z
+      .strictObject({
+        planner_seconds: z.int().min(1).max(86400).default(600),
+        implementer_seconds: z.int().min(1).max(86400).default(1800),
+        verifier_seconds: z.int().min(1).max(86400).default(600),
+      })
+      .prefault({}),
+    /** `relais cycle --loop` stops after this many cycles, or this many CYCLE_FAIL in a row. */
+    max_cycles_per_loop: z.int().min(1).max(10_000).default(200),
+    max_consecutive_failures: z.int().min(1).max(100).default(3),
+  }),
+);
 
 export const cyclePolicySchema = cyclePolicyShape.prefault({});
 
@@ -123,10 +126,12 @@ export type CyclePolicy = z.infer<typeof cyclePolicySchema>;
 export const PROVIDERS = ['claude', 'codex'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
-export const cycleAgentSchema = z.strictObject({
-  provider: z.enum(PROVIDERS),
-  model: z.string().min(1).max(120),
-});
+export const cycleAgentSchema = lazySchema(() =>
+  z.strictObject({
+    provider: z.enum(PROVIDERS),
+    model: z.string().min(1).max(120),
+  }),
+);
 export type CycleAgent = z.infer<typeof cycleAgentSchema>;
 
 /** Seed 003 "Model Dispatch Reference": GPT plans, GPT-Codex implements, Claude verifies. */

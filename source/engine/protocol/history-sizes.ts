@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * relais/history/sizes.json: the bytes of each run folder, measured once when the rotation first

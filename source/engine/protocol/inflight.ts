@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * relais/INFLIGHT.json: written right before BUILD, removed once the tick has committed or rolled
@@ -8,81 +9,89 @@ import { z } from 'zod';
  * agent's process group, and fingerprints (never contents) of the ignored files.
  */
 
-const snapshotEntry = z.strictObject({
-  path: z.string().min(1),
-  kind: z.enum(['absent', 'file', 'dir', 'symlink']),
-  mode: z.int().min(0),
-  content_base64: z.string().nullable(),
-  target: z.string().nullable(),
-});
+const snapshotEntry = lazySchema(() =>
+  z.strictObject({
+    path: z.string().min(1),
+    kind: z.enum(['absent', 'file', 'dir', 'symlink']),
+    mode: z.int().min(0),
+    content_base64: z.string().nullable(),
+    target: z.string().nullable(),
+  }),
+);
 
-const fingerprint = z.strictObject({
-  path: z.string().min(1),
-  size: z.number().min(0),
-  mtime_ms: z.number(),
-  ino: z.number(),
-  dir: z.boolean(),
-});
+const fingerprint = lazySchema(() =>
+  z.strictObject({
+    path: z.string().min(1),
+    size: z.number().min(0),
+    mtime_ms: z.number(),
+    ino: z.number(),
+    dir: z.boolean(),
+  }),
+);
 
-export const inflightSchema = z.strictObject({
-  run_id: z.string().min(1),
-  base_commit: z.string().min(7).max(64),
-  branch_ref: z.string().nullable(),
-  started_at: z.iso.datetime(),
-  /** device:inode of the git folders: a replaced .git is never touched by the recovery. */
-  git_dir_identities: z.record(z.string(), z.string().nullable()),
-  /** The snapshot roots exactly as taken: which were single files and which were walked folders. */
-  git_roots: z.array(z.strictObject({ path: z.string().min(1), recursive: z.boolean() })),
-  git_files: z.array(snapshotEntry),
-  /**
-   * Git config files outside the repository (~/.gitconfig may hold credentials) are kept in a
-   * private file in the user's state folder instead of the project; this is its path.
-   */
-  outside_config_file: z.string().nullable(),
-  /** Set just before the branch moves to the judged commit: only that exact commit may be kept. */
-  committed: z.string().min(7).max(64).nullable(),
-  /**
-   * Where the tick last left the branch, once its builder had ended: HEAD as the judge saw it,
-   * then base_commit again after a rollback reset it, or the judged commit. Commits on top of it
-   * were made after the runner stopped (the user's) and are never moved. Null while the builder
-   * may still run: then nobody can tell its commits from the user's, and recovery asks.
-   */
-  tick_head: z.string().min(7).max(64).nullable().default(null),
-  flagged: z.record(z.string(), z.enum(['assume-unchanged', 'skip-worktree'])),
-  replace_refs: z.array(z.string()),
-  ignored: z.array(fingerprint),
-  ignored_inside: z.array(fingerprint),
-  ignored_unwatched: z.array(z.string()),
-  /**
-   * Issue 17: files inside ignored folders on the repository's filesystem, names only; they are
-   * judged by ctime against `ignored_clock` (the filesystem's clock when the snapshot began).
-   */
-  ignored_names: z.array(z.string()).default([]),
-  /**
-   * The same names in one string, NUL-separated (a NUL is the one byte no path holds), as runs
-   * write them now: a 30k-file node_modules/ made an array that every update of this file parsed,
-   * checked and printed again, one element at a time. Read with `ignored_names`.
-   */
-  ignored_names_nul: z.string().default(''),
-  ignored_clock: z
-    .strictObject({ since_ms: z.number().nonnegative(), dev: z.number().int().nonnegative() })
-    .nullable()
-    .default(null),
-  /** Left by a recovery that could not restore everything: a human must look first. */
-  unresolved: z.array(z.string()),
-});
+export const inflightSchema = lazySchema(() =>
+  z.strictObject({
+    run_id: z.string().min(1),
+    base_commit: z.string().min(7).max(64),
+    branch_ref: z.string().nullable(),
+    started_at: z.iso.datetime(),
+    /** device:inode of the git folders: a replaced .git is never touched by the recovery. */
+    git_dir_identities: z.record(z.string(), z.string().nullable()),
+    /** The snapshot roots exactly as taken: which were single files and which were walked folders. */
+    git_roots: z.array(z.strictObject({ path: z.string().min(1), recursive: z.boolean() })),
+    git_files: z.array(snapshotEntry),
+    /**
+     * Git config files outside the repository (~/.gitconfig may hold credentials) are kept in a
+     * private file in the user's state folder instead of the project; this is its path.
+     */
+    outside_config_file: z.string().nullable(),
+    /** Set just before the branch moves to the judged commit: only that exact commit may be kept. */
+    committed: z.string().min(7).max(64).nullable(),
+    /**
+     * Where the tick last left the branch, once its builder had ended: HEAD as the judge saw it,
+     * then base_commit again after a rollback reset it, or the judged commit. Commits on top of it
+     * were made after the runner stopped (the user's) and are never moved. Null while the builder
+     * may still run: then nobody can tell its commits from the user's, and recovery asks.
+     */
+    tick_head: z.string().min(7).max(64).nullable().default(null),
+    flagged: z.record(z.string(), z.enum(['assume-unchanged', 'skip-worktree'])),
+    replace_refs: z.array(z.string()),
+    ignored: z.array(fingerprint),
+    ignored_inside: z.array(fingerprint),
+    ignored_unwatched: z.array(z.string()),
+    /**
+     * Issue 17: files inside ignored folders on the repository's filesystem, names only; they are
+     * judged by ctime against `ignored_clock` (the filesystem's clock when the snapshot began).
+     */
+    ignored_names: z.array(z.string()).default([]),
+    /**
+     * The same names in one string, NUL-separated (a NUL is the one byte no path holds), as runs
+     * write them now: a 30k-file node_modules/ made an array that every update of this file parsed,
+     * checked and printed again, one element at a time. Read with `ignored_names`.
+     */
+    ignored_names_nul: z.string().default(''),
+    ignored_clock: z
+      .strictObject({ since_ms: z.number().nonnegative(), dev: z.number().int().nonnegative() })
+      .nullable()
+      .default(null),
+    /** Left by a recovery that could not restore everything: a human must look first. */
+    unresolved: z.array(z.string()),
+  }),
+);
 
 export type Inflight = z.infer<typeof inflightSchema>;
 
 /** relais/INFLIGHT.agent.json: the agent's process group, so a builder orphaned by a crash can be ended. */
-export const inflightAgentSchema = z.strictObject({
-  pgid: z.int().min(1),
-  start_ticks: z.string().nullable(),
-  /** The runner's mark prefix (runnerMark()): whatever it started and left alive carries it. */
-  runner_mark: z
-    .string()
-    .regex(/^\d+\.[0-9a-f]{8}$/)
-    .nullable()
-    .default(null),
-});
+export const inflightAgentSchema = lazySchema(() =>
+  z.strictObject({
+    pgid: z.int().min(1),
+    start_ticks: z.string().nullable(),
+    /** The runner's mark prefix (runnerMark()): whatever it started and left alive carries it. */
+    runner_mark: z
+      .string()
+      .regex(/^\d+\.[0-9a-f]{8}$/)
+      .nullable()
+      .default(null),
+  }),
+);
 export type InflightEntry = z.infer<typeof snapshotEntry>;

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { blockedFileSchema } from './blocked.js';
 import { builderResultSchema } from './builder-result.js';
 import { configSchema } from './config.js';

@@ -1,5 +1,6 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AGENT_PROVIDERS } from './config.js';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * User-level settings (`relais config`), kept in the OS config folder: what belongs to the person
@@ -9,26 +10,30 @@ import { AGENT_PROVIDERS } from './config.js';
 
 const ROLES = ['orchestrator', 'builder', 'spec', 'dev', 'qa', 'planner', 'mapper'] as const;
 
-const roleDefault = z.strictObject({
-  provider: z.enum(AGENT_PROVIDERS).optional(),
-  model: z.string().min(1).max(120).optional(),
-  fallback_model: z.string().min(1).max(120).nullable().optional(),
-});
+const roleDefault = lazySchema(() =>
+  z.strictObject({
+    provider: z.enum(AGENT_PROVIDERS).optional(),
+    model: z.string().min(1).max(120).optional(),
+    fallback_model: z.string().min(1).max(120).nullable().optional(),
+  }),
+);
 
-export const userSettingsSchema = z.strictObject({
-  /** The JSON Schema the file follows (schemas/user_settings.schema.json); `relais config set` writes it. */
-  $schema: z.string().optional(),
-  /** The default provider and model of each role, for projects that do not name their own. */
-  agents: z.partialRecord(z.enum(ROLES), roleDefault).optional(),
-  notifications: z
-    .strictObject({
-      /** A terminal bell (on stderr) when a gate asks and when the work of a command ends. */
-      enabled: z.boolean().optional(),
-    })
-    .optional(),
-  /** The app's colours: `auto` follows the terminal (none with NO_COLOR), `none` never colours. */
-  theme: z.enum(['auto', 'none']).optional(),
-});
+export const userSettingsSchema = lazySchema(() =>
+  z.strictObject({
+    /** The JSON Schema the file follows (schemas/user_settings.schema.json); `relais config set` writes it. */
+    $schema: z.string().optional(),
+    /** The default provider and model of each role, for projects that do not name their own. */
+    agents: z.partialRecord(z.enum(ROLES), roleDefault).optional(),
+    notifications: z
+      .strictObject({
+        /** A terminal bell (on stderr) when a gate asks and when the work of a command ends. */
+        enabled: z.boolean().optional(),
+      })
+      .optional(),
+    /** The app's colours: `auto` follows the terminal (none with NO_COLOR), `none` never colours. */
+    theme: z.enum(['auto', 'none']).optional(),
+  }),
+);
 
 export type UserSettings = z.infer<typeof userSettingsSchema>;
 

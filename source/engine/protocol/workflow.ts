@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 import { blastRadiusSchema, verificationRunSchema } from './report.js';
 
 /**
@@ -115,14 +116,16 @@ export function isSafeBranchName(name: string): boolean {
   return name.length <= 200 && !control && SAFE_BRANCH.test(name);
 }
 
-const branchName = z.string().refine(isSafeBranchName, 'not a safe git branch name');
+const branchName = lazySchema(() => z.string().refine(isSafeBranchName, 'not a safe git branch name'));
 
-export const breakerSnapshotSchema = z.strictObject({
-  state: z.enum(['closed', 'half_open', 'open', 'paused']),
-  attempts: z.int().min(0),
-  max_attempts: z.int().min(1),
-  last_trigger: z.string().nullable(),
-});
+export const breakerSnapshotSchema = lazySchema(() =>
+  z.strictObject({
+    state: z.enum(['closed', 'half_open', 'open', 'paused']),
+    attempts: z.int().min(0),
+    max_attempts: z.int().min(1),
+    last_trigger: z.string().nullable(),
+  }),
+);
 
 /**
  * One gate and what became of it. `unanswered`: nobody could answer (no terminal, no --yes), so
@@ -134,30 +137,34 @@ export const breakerSnapshotSchema = z.strictObject({
  * request, `pushed` the branch without opening one (no gh, gh refused), or `not_pushed` (no remote,
  * the push refused): the branch is ready here only. `detail` says why, for the panels.
  */
-export const prOutcomeSchema = z.strictObject({
-  kind: z.enum(['opened', 'pushed', 'not_pushed']),
-  detail: z.string().max(500),
-});
+export const prOutcomeSchema = lazySchema(() =>
+  z.strictObject({
+    kind: z.enum(['opened', 'pushed', 'not_pushed']),
+    detail: z.string().max(500),
+  }),
+);
 export type PrOutcome = z.infer<typeof prOutcomeSchema>;
 
-export const gateDecisionSchema = z.strictObject({
-  gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
-  /** `aborted`: an abort ended the wait (its `reason` says by what); it decided nothing either. */
-  decision: z.enum(['approve', 'reject', 'answer', 'unanswered', 'aborted']),
-  at: z.iso.datetime(),
-  by: z.enum(['human', 'auto', 'nobody']),
-  /** Why a human rejected (optional; issue 16 item 5): handed to the agent's next attempt. */
-  reason: z.string().max(2000).optional(),
-  /**
-   * Set on a decision carried over from an earlier workflow (a rejected spec's reason, handed to
-   * the new spec agent): that workflow's branch. It is not this workflow's decision.
-   */
-  earlier_branch: z.string().max(300).optional(),
-});
+export const gateDecisionSchema = lazySchema(() =>
+  z.strictObject({
+    gate: z.enum(['spec', 'qa', 'input', 'resume', 'plan']),
+    /** `aborted`: an abort ended the wait (its `reason` says by what); it decided nothing either. */
+    decision: z.enum(['approve', 'reject', 'answer', 'unanswered', 'aborted']),
+    at: z.iso.datetime(),
+    by: z.enum(['human', 'auto', 'nobody']),
+    /** Why a human rejected (optional; issue 16 item 5): handed to the agent's next attempt. */
+    reason: z.string().max(2000).optional(),
+    /**
+     * Set on a decision carried over from an earlier workflow (a rejected spec's reason, handed to
+     * the new spec agent): that workflow's branch. It is not this workflow's decision.
+     */
+    earlier_branch: z.string().max(300).optional(),
+  }),
+);
 
 /** A parallel lane's name (issue 19): `task-<task number>-<attempt>`, its worktree's and branch's. */
 export const LANE_NAME = /^task-\d{1,6}-\d{1,4}$/;
-const laneName = z.string().regex(LANE_NAME);
+const laneName = lazySchema(() => z.string().regex(LANE_NAME));
 
 /** The most lanes whose breaker WORKFLOW.json keeps (the running ones and the latest ended). */
 export const KEPT_LANE_BREAKERS = 32;
@@ -166,164 +173,176 @@ export const KEPT_LANE_BREAKERS = 32;
  * Best of N (issue 19): how the runner chose among the attempts at one task, by its own verdict
  * only (verified first, then the smallest diff within the task's scope), and why.
  */
-export const attemptRecordSchema = z.strictObject({
-  lane: laneName,
-  /** The runner's verdict on this attempt: its tick was judged in scope and verified. */
-  verified: z.boolean(),
-  /** Lines added plus deleted on the attempt's branch, from the integration branch (null: not verified). */
-  lines_changed: z.int().min(0).nullable(),
-  files_changed: z.int().min(0).nullable(),
-  /** Why it was not verified, or what it changed. */
-  detail: z.string().max(500),
-});
+export const attemptRecordSchema = lazySchema(() =>
+  z.strictObject({
+    lane: laneName,
+    /** The runner's verdict on this attempt: its tick was judged in scope and verified. */
+    verified: z.boolean(),
+    /** Lines added plus deleted on the attempt's branch, from the integration branch (null: not verified). */
+    lines_changed: z.int().min(0).nullable(),
+    files_changed: z.int().min(0).nullable(),
+    /** Why it was not verified, or what it changed. */
+    detail: z.string().max(500),
+  }),
+);
 
-export const selectionSchema = z.strictObject({
-  attempts: z.int().min(2).max(8),
-  /** The attempt that went to the merge queue; null when none was verified. */
-  winner: laneName.nullable(),
-  reason: z.string().max(1000),
-  candidates: z.array(attemptRecordSchema).max(8),
-});
+export const selectionSchema = lazySchema(() =>
+  z.strictObject({
+    attempts: z.int().min(2).max(8),
+    /** The attempt that went to the merge queue; null when none was verified. */
+    winner: laneName.nullable(),
+    reason: z.string().max(1000),
+    candidates: z.array(attemptRecordSchema).max(8),
+  }),
+);
 
 /**
  * One task of specs/TASKS.md as the runner saw it: what the agent claimed and what the runner
  * verified are kept apart, so "the agent said done" is never read as "done".
  */
-export const TASK_VERDICT = z.enum(['verified', 'rejected']);
+export const TASK_VERDICT = lazySchema(() => z.enum(['verified', 'rejected']));
 export type TaskVerdict = z.infer<typeof TASK_VERDICT>;
 
 /**
  * A plan that failed for a task of the `ticks` engine (issue 15), kept so a resumed workflow still
  * refuses it: the signature session/plan-fingerprint.ts compares, and what the report says of it.
  */
-export const failedPlanSchema = z.strictObject({
-  fingerprint: z.string().max(64),
-  code: z.string().max(80),
-  intent: z.string().max(300),
-  kind: z.string().max(40),
-  scope: z.array(z.string().max(202)).max(128),
-  verification: z.array(z.string().max(80)).max(32),
-  words: z.array(z.string().max(200)).max(400),
-});
+export const failedPlanSchema = lazySchema(() =>
+  z.strictObject({
+    fingerprint: z.string().max(64),
+    code: z.string().max(80),
+    intent: z.string().max(300),
+    kind: z.string().max(40),
+    scope: z.array(z.string().max(202)).max(128),
+    verification: z.array(z.string().max(80)).max(32),
+    words: z.array(z.string().max(200)).max(400),
+  }),
+);
 export type FailedPlan = z.infer<typeof failedPlanSchema>;
 
-export const taskRecordSchema = z.strictObject({
-  number: z.int().min(0),
-  title: z.string().max(300),
-  status: z.enum(['pending', 'in_progress', 'completed']),
-  claimed: z.string().max(500).nullable(),
-  verified: z.string().max(500).nullable(),
-  /**
-   * The runner's verdict on the task, and the only source of "done" a front end may show:
-   * `verified` once a judged, verified change completed it, `rejected` while its last attempt was
-   * stopped or blocked (`verified` then says why). Files written before it existed load as null.
-   */
-  verdict: TASK_VERDICT.nullable().default(null),
-  commits: z.array(z.string().min(7).max(64)).max(100),
-  ticks: z.int().min(0),
-  /** Best of N: the attempts and the runner's choice among them; null when the task ran once. */
-  selection: selectionSchema.nullable().default(null),
-  /** Plans that already failed for this task (ticks engine); files written before it load as none. */
-  failed_plans: z.array(failedPlanSchema).max(20).default([]),
-});
+export const taskRecordSchema = lazySchema(() =>
+  z.strictObject({
+    number: z.int().min(0),
+    title: z.string().max(300),
+    status: z.enum(['pending', 'in_progress', 'completed']),
+    claimed: z.string().max(500).nullable(),
+    verified: z.string().max(500).nullable(),
+    /**
+     * The runner's verdict on the task, and the only source of "done" a front end may show:
+     * `verified` once a judged, verified change completed it, `rejected` while its last attempt was
+     * stopped or blocked (`verified` then says why). Files written before it existed load as null.
+     */
+    verdict: TASK_VERDICT.nullable().default(null),
+    commits: z.array(z.string().min(7).max(64)).max(100),
+    ticks: z.int().min(0),
+    /** Best of N: the attempts and the runner's choice among them; null when the task ran once. */
+    selection: selectionSchema.nullable().default(null),
+    /** Plans that already failed for this task (ticks engine); files written before it load as none. */
+    failed_plans: z.array(failedPlanSchema).max(20).default([]),
+  }),
+);
 
 /** The agent phases with their own spend and call caps (config `workflow.phases`). */
 export const BUDGET_PHASES = ['PLANNING', 'SPECIFICATION', 'IMPLEMENTATION', 'QA'] as const;
 export type BudgetPhase = (typeof BUDGET_PHASES)[number];
 
 /** One phase's spend (summed from what each agent call reported) and the caps it runs under. */
-export const phaseSpendSchema = z.strictObject({
-  /** Cap-guarding: reported costs plus `unreported_usd`. */
-  cost_usd: z.number().min(0),
-  calls: z.int().min(0),
-  /**
-   * The part of `cost_usd` that is no spend but the maximum of calls that never reported a cost
-   * (killed, interrupted), held against the caps; and how many such calls. Older files: none.
-   */
-  unreported_usd: z.number().min(0).default(0),
-  unreported_calls: z.int().min(0).default(0),
-  max_cost_usd: z.number().min(0).nullable(),
-  max_calls: z.int().min(1).nullable(),
-});
+export const phaseSpendSchema = lazySchema(() =>
+  z.strictObject({
+    /** Cap-guarding: reported costs plus `unreported_usd`. */
+    cost_usd: z.number().min(0),
+    calls: z.int().min(0),
+    /**
+     * The part of `cost_usd` that is no spend but the maximum of calls that never reported a cost
+     * (killed, interrupted), held against the caps; and how many such calls. Older files: none.
+     */
+    unreported_usd: z.number().min(0).default(0),
+    unreported_calls: z.int().min(0).default(0),
+    max_cost_usd: z.number().min(0).nullable(),
+    max_calls: z.int().min(1).nullable(),
+  }),
+);
 export type PhaseSpend = z.infer<typeof phaseSpendSchema>;
 
-export const workflowFileSchema = z.strictObject({
-  schema_version: z.literal(1),
-  /** The §8 state; `status` says whether the process in it is still alive. */
-  state: z.enum(WORKFLOW_STATES),
-  phase: z.string(),
-  status: z.enum(['running', 'waiting', 'completed', 'failed', 'rejected', 'interrupted']),
-  started_at: z.iso.datetime(),
-  updated_at: z.iso.datetime(),
-  tasks_completed: z.int().min(0),
-  tasks_total: z.int().min(0),
-  current_task: z.string().nullable(),
-  circuit_breaker: breakerSnapshotSchema,
-  /**
-   * Issue 19: each parallel lane's own circuit breaker, by lane name (`circuit_breaker` is the
-   * breaker of the running phase with one lane). Older files: none.
-   */
-  lane_breakers: z
-    .record(laneName, breakerSnapshotSchema)
-    .refine((r) => Object.keys(r).length <= KEPT_LANE_BREAKERS, `at most ${KEPT_LANE_BREAKERS} lanes`)
-    .default({}),
-  failure_reason: z.enum(FAILURE_REASONS).nullable(),
-  failure_detail: z.string().max(2000).nullable(),
-  /** Phases finished for good: a resume starts after the last of them. */
-  completed_phases: z.array(
-    z.enum([
-      'PLANNING',
-      'SPECIFICATION',
-      'AWAITING_SPEC_VALIDATION',
-      'IMPLEMENTATION',
-      'QA',
-      'AWAITING_QA_VALIDATION',
-      'PR',
-    ]),
-  ),
-  gate_decisions: z.array(gateDecisionSchema).max(100),
-  prd_title: z.string(),
-  base_branch: branchName.nullable(),
-  feature_branch: branchName.nullable(),
-  pr_url: z.string().nullable(),
-  /** Absent in files written before it existed. */
-  pr_outcome: prOutcomeSchema.nullable().default(null),
-  pid: z.int().nullable(),
-  /** Cap-guarding: reported costs plus `unreported_usd` (see phaseSpendSchema). */
-  cost_usd: z.number().min(0),
-  /** Held for agent calls that never reported a cost: not spend. Older files: none. */
-  unreported_usd: z.number().min(0).default(0),
-  unreported_calls: z.int().min(0).default(0),
-  /** Answers the human gave to an agent's question, handed to that agent's next run. */
-  pending_answer: z.string().max(4000).nullable(),
-  /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */
-  allowed_tools: z.array(z.string().max(300)).max(50),
-  engine: z.enum(['ticks', 'single', 'cycle']),
-  /** `ralphy start --issue`: the GitHub issue that is this workflow's PRD, reported back on at the end. */
-  issue: z.int().min(1).nullable().default(null),
-  /** The commit the workflow started from (on the base branch): the PR's diff is measured from it. */
-  base_commit: z.string().min(7).max(64).nullable(),
-  tasks: z.array(taskRecordSchema).max(500),
-  /** The last verification runs the runner itself made, with the commit they ran on. */
-  verification: z
-    .strictObject({ commit: z.string().min(7).max(64), runs: z.array(verificationRunSchema).max(50) })
-    .nullable(),
-  blast_radius: blastRadiusSchema.nullable(),
-  /** A usage-limit wait in progress: the run resumes the same step at this time. */
-  waiting_until: z.iso.datetime().nullable(),
-  max_cost_usd: z.number().min(0).nullable(),
-  /**
-   * Per agent phase: what its agent calls cost (counted where cost_usd is, so the two never
-   * disagree) and its caps as the config said when the run started or resumed. Older files: empty.
-   */
-  phases: z.partialRecord(z.enum(BUDGET_PHASES), phaseSpendSchema).default({}),
-  /**
-   * What the human should run next (the PR could not be opened from here, say). The project's
-   * folder is written as PROJECT_ROOT_TOKEN and filled in when shown, so a moved or copied
-   * project never points at where it used to be.
-   */
-  next_steps: z.array(z.string().max(500)).max(10),
-});
+export const workflowFileSchema = lazySchema(() =>
+  z.strictObject({
+    schema_version: z.literal(1),
+    /** The §8 state; `status` says whether the process in it is still alive. */
+    state: z.enum(WORKFLOW_STATES),
+    phase: z.string(),
+    status: z.enum(['running', 'waiting', 'completed', 'failed', 'rejected', 'interrupted']),
+    started_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    tasks_completed: z.int().min(0),
+    tasks_total: z.int().min(0),
+    current_task: z.string().nullable(),
+    circuit_breaker: breakerSnapshotSchema,
+    /**
+     * Issue 19: each parallel lane's own circuit breaker, by lane name (`circuit_breaker` is the
+     * breaker of the running phase with one lane). Older files: none.
+     */
+    lane_breakers: z
+      .record(laneName, breakerSnapshotSchema)
+      .refine((r) => Object.keys(r).length <= KEPT_LANE_BREAKERS, `at most ${KEPT_LANE_BREAKERS} lanes`)
+      .default({}),
+    failure_reason: z.enum(FAILURE_REASONS).nullable(),
+    failure_detail: z.string().max(2000).nullable(),
+    /** Phases finished for good: a resume starts after the last of them. */
+    completed_phases: z.array(
+      z.enum([
+        'PLANNING',
+        'SPECIFICATION',
+        'AWAITING_SPEC_VALIDATION',
+        'IMPLEMENTATION',
+        'QA',
+        'AWAITING_QA_VALIDATION',
+        'PR',
+      ]),
+    ),
+    gate_decisions: z.array(gateDecisionSchema).max(100),
+    prd_title: z.string(),
+    base_branch: branchName.nullable(),
+    feature_branch: branchName.nullable(),
+    pr_url: z.string().nullable(),
+    /** Absent in files written before it existed. */
+    pr_outcome: prOutcomeSchema.nullable().default(null),
+    pid: z.int().nullable(),
+    /** Cap-guarding: reported costs plus `unreported_usd` (see phaseSpendSchema). */
+    cost_usd: z.number().min(0),
+    /** Held for agent calls that never reported a cost: not spend. Older files: none. */
+    unreported_usd: z.number().min(0).default(0),
+    unreported_calls: z.int().min(0).default(0),
+    /** Answers the human gave to an agent's question, handed to that agent's next run. */
+    pending_answer: z.string().max(4000).nullable(),
+    /** Tool calls the human allowed at a "needs input" gate (a denied permission), for later runs. */
+    allowed_tools: z.array(z.string().max(300)).max(50),
+    engine: z.enum(['ticks', 'single', 'cycle']),
+    /** `ralphy start --issue`: the GitHub issue that is this workflow's PRD, reported back on at the end. */
+    issue: z.int().min(1).nullable().default(null),
+    /** The commit the workflow started from (on the base branch): the PR's diff is measured from it. */
+    base_commit: z.string().min(7).max(64).nullable(),
+    tasks: z.array(taskRecordSchema).max(500),
+    /** The last verification runs the runner itself made, with the commit they ran on. */
+    verification: z
+      .strictObject({ commit: z.string().min(7).max(64), runs: z.array(verificationRunSchema).max(50) })
+      .nullable(),
+    blast_radius: blastRadiusSchema.nullable(),
+    /** A usage-limit wait in progress: the run resumes the same step at this time. */
+    waiting_until: z.iso.datetime().nullable(),
+    max_cost_usd: z.number().min(0).nullable(),
+    /**
+     * Per agent phase: what its agent calls cost (counted where cost_usd is, so the two never
+     * disagree) and its caps as the config said when the run started or resumed. Older files: empty.
+     */
+    phases: z.partialRecord(z.enum(BUDGET_PHASES), phaseSpendSchema).default({}),
+    /**
+     * What the human should run next (the PR could not be opened from here, say). The project's
+     * folder is written as PROJECT_ROOT_TOKEN and filled in when shown, so a moved or copied
+     * project never points at where it used to be.
+     */
+    next_steps: z.array(z.string().max(500)).max(10),
+  }),
+);
 
 /** Stands for the project's folder in a stored next step (`ralphy start {project}`). */
 export const PROJECT_ROOT_TOKEN = '{project}';

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { z } from 'zod';
+import * as z from 'zod';
 import { lockFileSchema } from '../protocol/lock.js';
 import type { Clock } from '../supervise/clock.js';
 import { readJsonValidated, writeJsonAtomic } from '../workspace/atomic-write.js';

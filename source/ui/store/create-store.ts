@@ -3,7 +3,7 @@ import { LineBuffer } from './line-buffer.js';
 import { type OutputLine, outputLinesOf } from './output-lines.js';
 import { reduceUi } from './reduce.js';
 import { type LineRows, type ScrollCommand, type ScrollPosition, scrollAnchor } from './scroll.js';
-import { workIsOver } from './selectors.js';
+import { clockStands } from './selectors.js';
 import { type InteractionModel, initialUiState, type UiState, type UiView } from './ui-state.js';
 
 /**
@@ -167,11 +167,11 @@ export function createUiStore(options: UiStoreOptions = {}): UiStore {
       anchor = null;
       interact((s) => ({ ...s, interaction: { ...s.interaction, outputLane: lane } }));
     },
-    // Issue 16 item 10: once the work is over nothing on screen keeps time (the elapsed time is
-    // frozen), so the clock redraws nothing; before that, one redraw a second at most (the
-    // header's stopwatch), batched with any events of the same 100 ms.
+    // Issue 16 item 10, issue 17: once the work is over, or while a gate waits with nothing at
+    // work, nothing on screen keeps time, so the clock redraws nothing; otherwise one redraw a
+    // second at most (the stopwatches), batched with any events of the same 100 ms.
     tick() {
-      if (!workIsOver(state)) schedule();
+      if (!clockStands(state)) schedule();
     },
     getSnapshot: () => snapshot,
     subscribe(listener) {

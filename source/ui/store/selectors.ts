@@ -53,6 +53,19 @@ export function nothingRuns(state: UiState): boolean {
   return workIsOver(state) || state.gate !== null;
 }
 
+/**
+ * Nothing on screen keeps time, so the clock redraws nothing (issue 17: idle writes nothing). The
+ * work is over (every time is frozen), or a human gate waits and no parallel lane is still at
+ * work: then no agent or command runs, and a stopwatch ticking there would redraw the terminal
+ * every second to count the human's reading time. The times shown stay those of the last redraw
+ * (the gate's opening) and move on at the next key or event.
+ */
+export function clockStands(state: UiState): boolean {
+  return (
+    workIsOver(state) || (state.gate !== null && state.lanes.rows.every((lane) => lane.endedAtMs !== null))
+  );
+}
+
 /** Run time so far (frozen once the work ended). */
 export function elapsedMs(state: UiState): number | null {
   const { startedAtMs, endedAtMs } = state.header;

@@ -1,6 +1,6 @@
 import { lstat, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentRequest, AgentRunner } from '../../agents/agent-run.js';
 import type { EngineBus } from '../../events.js';
 import type { Git } from '../../judge/git.js';
