@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { survivorsOf } from '../support/host-pid.js';
-import { REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
+import { REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // Seed 001 PR4 (patch builder) and PR5 (external "cursor" driver), through the real `relais run`.
 
@@ -45,7 +45,7 @@ describe('patch builder (PR4)', () => {
   });
 
   it('in the sandbox: git apply runs inside bubblewrap, writable only in the task folders, and the patch lands', () => {
-    project = TestProject.create(files, sandboxed);
+    project = TestProject.create(files);
     project.scenario({
       orchestrator: [
         {

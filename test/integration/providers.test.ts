@@ -6,7 +6,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { BUILDER_OK, REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
 // (`agents.<role>.provider`). Here the builder of a real `relais run` tick is the REAL codex
@@ -47,7 +47,6 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
     mkdirSync(codexHome);
     writeFileSync(join(codexHome, 'config.toml'), "# the user's own\n");
     created.commitConfig((c) => {
-      sandboxed(c);
       c.agents.builder = { provider: 'codex', model: 'gpt-5.2-codex', fallback_model: null };
       c.codex_cli = {
         command: CODEX,
