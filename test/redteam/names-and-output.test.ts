@@ -55,6 +55,37 @@ describe('red team: path names made to fool the judge', () => {
   }
 });
 
+describe('red team: the same names in the sandbox', () => {
+  for (const [name, path, refused] of [
+    // A new folder: node's recursive mkdir answers ENOENT, not EROFS, on the read-only root.
+    ['a newline that spells an allowed path after it', 'evil\nsrc/a.ts', "mkdir '"],
+    ['a division slash (U+2215) that reads as src/', 'src\u2215b.ts', 'EROFS'],
+  ] as const) {
+    it(`an out-of-scope file named with ${name} never exists: the tick says the sandbox refused it`, () => {
+      project = TestProject.create({ 'src/a.ts': 'a\n' });
+      const was = snapshotRepo(project);
+      project.scenario({
+        orchestrator: [{ result_json: task({ scope: newFiles }) }],
+        builder: [
+          {
+            actions: [
+              { write: 'src/a.ts', content: 'b\n' },
+              { write: path, content: 'planted\n' },
+            ],
+            result_json: BUILDER_OK,
+          },
+        ],
+      });
+      const run = project.cliSync(['run']);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expectStopHeld(project, was, 'STOP_SANDBOX_WRITE_REFUSED');
+      expect(project.report().detail).toContain(refused);
+      expect(readdirSync(project.root).sort()).toEqual(['.git', 'relais', 'relais.config.json', 'src']);
+      expect(readdirSync(join(project.root, 'src'))).toEqual(['a.ts']);
+    });
+  }
+});
+
 // Every C0 control but the newline, DEL, and the C1 controls (0x9b is a one-byte CSI).
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
