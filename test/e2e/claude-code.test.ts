@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relaisScript, roleOf } from '../../source/demo/relais-script.js';
 import { type ScriptedModel, startScriptedModel } from '../../source/demo/scripted-model-server.js';
-import { sandboxed, TestProject, task } from '../support/project.js';
+import { TestProject, task, unsandboxed } from '../support/project.js';
 import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 
 // End to end through the REAL Claude Code binary (@anthropic-ai/claude-code); only the model
@@ -18,7 +18,6 @@ afterEach(async () => {
 // Sandboxed, as a user's run is: the real binary inside bubblewrap.
 function setup(files: Record<string, string>): TestProject {
   return TestProject.create(files, (config) => {
-    sandboxed(config);
     config.claude_code_cli.command = CLAUDE;
     config.verification.templates.push({
       id: 'greeting',
@@ -154,7 +153,7 @@ describe('e2e: relais run with the real claude binary', () => {
       { 'src/greet.js': 'module.exports = () => "Hello, world";\n', 'package.json': '{ "name": "demo" }\n' },
       (config) => {
         config.claude_code_cli.command = CLAUDE;
-        config.sandbox = 'off';
+        unsandboxed('the out-of-scope Bash write must reach the disk: the judge rolls it back')(config);
       },
     );
     model = await startScriptedModel(

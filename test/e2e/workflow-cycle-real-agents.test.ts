@@ -13,7 +13,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { REPO_ROOT, sandboxed, type TestProject } from '../support/project.js';
+import { REPO_ROOT, type TestProject } from '../support/project.js';
 import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 import { QA_MD, TASKS_MD, workflowFile, workflowProject } from '../support/workflow.js';
 
@@ -105,7 +105,7 @@ describe('e2e: ralphy start --engine cycle with the real claude and codex binari
   it('spec (claude) → cycle per task (codex implements, claude verifies) → QA (claude) → PR, every verdict the runner’s', async () => {
     codexModel = await startScriptedResponses(codexScript);
     // In the sandbox, the product's default: claude's and codex's every process and the checks.
-    const p = workflowProject(sandboxed);
+    const p = workflowProject();
     project = p;
     claudeModel = await startScriptedModel(claudeScript(p.root));
     const home = join(p.base, 'codex-home');

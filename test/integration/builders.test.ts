@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { survivorsOf } from '../support/host-pid.js';
-import { REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
+import { REPO_ROOT, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Seed 001 PR4 (patch builder) and PR5 (external "cursor" driver), through the real `relais run`.
 
@@ -45,7 +45,7 @@ describe('patch builder (PR4)', () => {
   });
 
   it('in the sandbox: git apply runs inside bubblewrap, writable only in the task folders, and the patch lands', () => {
-    project = TestProject.create(files, sandboxed);
+    project = TestProject.create(files);
     project.scenario({
       orchestrator: [
         {
@@ -213,8 +213,9 @@ describe('patch builder (PR4)', () => {
 
 const DRIVER = join(REPO_ROOT, 'test/support/fake-driver.mjs');
 
-function withDriver(timeout = 30): TestProject {
+function withDriver(timeout = 30, configure: (config: any) => void = () => undefined): TestProject {
   return TestProject.create(files, (c) => {
+    configure(c);
     c.builder.cursor = {
       command: DRIVER,
       args: ['{{TASK_FILE}}', '{{OUTPUT_FILE}}'],
@@ -251,8 +252,20 @@ describe('external builder driver (PR5, "cursor")', () => {
     });
   });
 
-  it('an out-of-scope driver edit is stopped and rolled back', () => {
+  it('an out-of-scope driver edit is refused by the sandbox before it reaches the disk', () => {
     project = withDriver();
+    project.scenario({ orchestrator: [{ result_json: cursorTask() }] });
+    project.cliSync(['run'], drive(project, { writes: { 'README.md': 'pwned\n' }, result: RESULT }));
+    expect(project.report()).toMatchObject({
+      code: 'STOP_SANDBOX_WRITE_REFUSED',
+      detail: expect.stringContaining('README.md'),
+    });
+    expect(project.read('README.md')).toBe('readme\n');
+    expect(project.status()).toBe('');
+  });
+
+  it('unsandboxed, an out-of-scope driver edit reaches the disk and the judge stops and rolls it back', () => {
+    project = withDriver(30, unsandboxed('the out-of-scope write must land for the judge to be under test'));
     project.scenario({ orchestrator: [{ result_json: cursorTask() }] });
     project.cliSync(['run'], drive(project, { writes: { 'README.md': 'pwned\n' }, result: RESULT }));
     expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
@@ -275,8 +288,24 @@ describe('external builder driver (PR5, "cursor")', () => {
     expect(survivorsOf(project.scenarioPath)).toEqual([]);
   });
 
-  it('a FIFO left as the output file never blocks the runner', () => {
+  it('a driver cannot swap its output file for a FIFO in the sandbox: the file stays regular and unwritten', () => {
     project = withDriver();
+    project.scenario({ orchestrator: [{ result_json: cursorTask() }] });
+    const env = drive(project, { writes: { 'src/a.ts': 'x\n' }, fifo_output: true });
+    const run = project.cliSync(['run'], env);
+    expect(run.code).toBe(1);
+    expect(project.report()).toMatchObject({
+      code: 'STOP_BUILDER_OUTPUT_INVALID',
+      detail: expect.stringContaining('the driver wrote no relais/BUILDER_RESULT.json'),
+    });
+    expect(project.read('src/a.ts')).toBe('export const a = 1;\n');
+  });
+
+  it('unsandboxed, a FIFO left as the output file never blocks the runner', () => {
+    project = withDriver(
+      30,
+      unsandboxed("the sandbox keeps the output a regular file: the runner's own check is under test"),
+    );
     project.scenario({ orchestrator: [{ result_json: cursorTask() }] });
     const env = drive(project, { writes: { 'src/a.ts': 'x\n' }, fifo_output: true });
     const run = project.cliSync(['run'], env);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, TestProject } from '../support/project.js';
+import { CLI, TestProject, unsandboxed } from '../support/project.js';
 
 // A newcomer's first hour with the built CLI: a missing folder, a subfolder, a typo in a flag,
 // a fence outside the repository, a doctor that must fail what `start` refuses, `relais config`.
@@ -217,7 +217,10 @@ describe('relais loop refused before a tick (defect 31)', () => {
 
 describe('a symlink in the fence that leaves the repository, sandbox off (defect 14)', () => {
   it('doctor warns that writes through it are neither refused nor seen; with the sandbox on it says nothing', () => {
-    project = TestProject.create();
+    project = TestProject.create(
+      undefined,
+      unsandboxed('the doctor\'s warning for "sandbox": "off" is under test'),
+    );
     const outside = tempDir();
     mkdirSync(join(project.root, 'src'), { recursive: true });
     symlinkSync(outside, join(project.root, 'src/outlink'));

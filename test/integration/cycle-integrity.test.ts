@@ -18,8 +18,9 @@ import {
 // and around stage 1's checks, existing objects stay intact (else the cycle waits for a human),
 // refs the run made or moved are put back, files git cannot judge are removed, and the verdict
 // is about the committed tree (a tracked file rewritten while the tests ran fails them). The
-// agents are scripted in-process and write directly: the judge is the fence under test; stage 1's
-// checks run with the sandbox off unless a test says otherwise.
+// agents are scripted in-process and write directly: the judge is the fence under test. Stage 1's
+// checks run in the sandbox, as a user's do, except the tests that write into .git/ (a tag, a
+// damaged object), which the sandbox refuses: those run with it off to prove the judge.
 
 let repo: CycleRepo;
 afterEach(() => repo?.dispose());
@@ -28,7 +29,6 @@ const GOOD = "module.exports = (name) => 'Hello, ' + name;\n// greeted\n";
 
 async function atImplement() {
   repo = await CycleRepo.create();
-  repo.config = { ...repo.config, sandbox: 'off' };
   const agents = scripted({ planner: [track(), spec(), plan([{ id: 'T1' }])] });
   await repo.cycles(agents.runners, (o) => o.action === 'generate_task', 6);
 }
@@ -146,7 +146,7 @@ describe('around the implementer', () => {
 });
 
 describe('around stage 1 (the checks run on the committed tree)', () => {
-  async function atVerify(testFile: string, sandbox: 'off' | 'bwrap' = 'off') {
+  async function atVerify(testFile: string, sandbox: 'off' | 'bwrap' = 'bwrap') {
     await atImplement();
     repo.config = { ...repo.config, sandbox };
     await repo.cycle(
@@ -169,7 +169,10 @@ describe('around stage 1 (the checks run on the committed tree)', () => {
   });
 
   it('a tag a test made is put back and fails the paths check', async () => {
-    const { out } = await atVerify("require('child_process').execFileSync('git', ['tag', 'planted']);\n");
+    const { out } = await atVerify(
+      "require('child_process').execFileSync('git', ['tag', 'planted']);\n",
+      'off',
+    );
     expect(out).toMatchObject({ code: 'CYCLE_VERIFY_FAILED' });
     expect(out.details).toContain('paths: the test or lint run changed refs refs/tags/planted (put back)');
     expect(refs()).not.toContain('refs/tags/planted');
@@ -178,7 +181,6 @@ describe('around stage 1 (the checks run on the committed tree)', () => {
   it('in the sandbox the same tag cannot even be made (.git is read-only): the test run fails', async () => {
     const { out } = await atVerify(
       "require('child_process').execFileSync('git', ['tag', 'planted'], { stdio: 'ignore' });\n",
-      'bwrap',
     );
     expect(out).toMatchObject({ code: 'CYCLE_VERIFY_FAILED' });
     expect(out.details).toContain('tests: test exited 1');
@@ -189,6 +191,7 @@ describe('around stage 1 (the checks run on the committed tree)', () => {
   it('a test that damages an existing object pauses the cycle for a human', async () => {
     const { out } = await atVerify(
       "const fs = require('fs'); const { execFileSync } = require('child_process'); const blob = execFileSync('git', ['rev-parse', 'HEAD:specs/VISION.md']).toString().trim(); const f = '.git/objects/' + blob.slice(0, 2) + '/' + blob.slice(2); fs.chmodSync(f, 0o644); fs.writeFileSync(f, 'garbage');\n",
+      'off',
     );
     expect(out).toMatchObject({ code: 'CYCLE_GIT_OBJECT_CORRUPTED', phase: 'needs_human' });
   });

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killProcessesOf } from '../support/host-pid.js';
-import { builderWrites, TestProject, task } from '../support/project.js';
+import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Issue 21: the first hour on a real project. Real repositories, the real CLI, the fake claude.
 
@@ -25,7 +25,8 @@ function lintProject(sandboxOff = false): TestProject {
     { 'src/a.ts': 'export const a = 1;\n', 'lint.mjs': LINT, '.gitignore': 'node_modules/\n' },
     (config) => {
       config.verification.templates.push({ id: 'lint', cmd: 'node', args: ['lint.mjs'] });
-      if (sandboxOff) config.sandbox = 'off';
+      if (sandboxOff)
+        unsandboxed('the builder writes where the sandbox would refuse it: the judge is under test')(config);
     },
   );
   // The cache exists before the tick (the user ran the linter once): the tick's run changes it.
@@ -187,9 +188,10 @@ describe('rollback truth (issue 14)', () => {
   it(
     'garbage in .git/refs/heads/main: the rollback repairs the ref and says so; the next tick runs',
     () => {
-      // The builder writes into .git/, which the sandbox refuses: this proves the judge.
       project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
-        config.sandbox = 'off';
+        unsandboxed('the builder writes into .git/, which the sandbox refuses: the judge is under test')(
+          config,
+        );
       });
       const base = project.head();
       project.scenario({

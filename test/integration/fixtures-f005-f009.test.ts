@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builderWrites, sandboxed, TestProject, task } from '../support/project.js';
+import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 let project: TestProject;
 afterEach(() => project?.dispose());
@@ -18,7 +18,9 @@ const files = {
  * the write never reaches the disk and the tick says so (STOP_SANDBOX_WRITE_REFUSED).
  */
 const judgeOnly = (config: any) => {
-  config.sandbox = 'off';
+  unsandboxed('the F005/F006 builders write where the sandbox refuses: the judge is the fence under test')(
+    config,
+  );
 };
 
 describe('seed 000 fixtures F005-F009', () => {
@@ -41,7 +43,7 @@ describe('seed 000 fixtures F005-F009', () => {
   });
 
   it('F005 sandboxed: the write to package.json is refused before it reaches the disk, and the tick says so', () => {
-    project = TestProject.create(files, sandboxed);
+    project = TestProject.create(files);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [builderWrites({ 'src/a.ts': 'in scope\n', 'package.json': '{ "name": "evil" }\n' })],
@@ -101,7 +103,7 @@ describe('seed 000 fixtures F005-F009', () => {
   });
 
   it('F006 sandboxed: relais/ is read-only to the builder, so STATE.json never changes', () => {
-    project = TestProject.create(files, sandboxed);
+    project = TestProject.create(files);
     const state = project.read('relais/STATE.json');
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -158,7 +160,6 @@ describe('seed 000 fixtures F005-F009', () => {
 
   it('F006 sandboxed: .git/ stays read-only even when the task may write the whole tree', () => {
     project = TestProject.create(files, (config) => {
-      sandboxed(config);
       config.scope.default_allowed_globs = ['**'];
     });
     const marker = join(project.base, 'pwned');
@@ -223,7 +224,7 @@ describe('seed 000 fixtures F005-F009', () => {
   });
 
   it('F006 sandboxed: a global git config outside the repository cannot be written at all', () => {
-    project = TestProject.create(files, sandboxed);
+    project = TestProject.create(files);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [

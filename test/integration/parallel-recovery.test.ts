@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { liveProcessesOf, survivorsOf } from '../support/host-pid.js';
 import { contentOf, FILES, laneBuilder, lanesProject, lanesScenario, MARKERS } from '../support/lanes.js';
-import { sandboxed, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
 
 // Issue 19: kill -9 with three lanes running loses nothing, and the next start recovers: the
 // orphaned worktrees are detected, their interrupted ticks recovered (agents ended, work kept),
@@ -26,7 +26,7 @@ function filesUnder(dir: string): string[] {
 it('kill -9 with 3 lanes running loses nothing and the next start recovers', async () => {
   // In the sandbox (the product's default): each lane's builder runs in bubblewrap fenced in its
   // own worktree, and dies with the runner's kill -9.
-  project = lanesProject(sandboxed);
+  project = lanesProject();
   const scenario = lanesScenario([{}, {}, {}], 2) as any;
   // First attempt of every builder: writes its file, says so, then hangs until killed.
   MARKERS.slice(0, 3).forEach((marker, i) => {

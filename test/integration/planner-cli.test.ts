@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { answer, ask, close, comment, plannerProject, ready } from '../support/planner.js';
-import { sandboxed, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
 import { specStep } from '../support/workflow.js';
 
 // `relais plan` on PRD.md as a user runs it (the built CLI, the planner as the scripted fake
@@ -18,7 +18,7 @@ const ASSUMED = 'Assumption: the first name.\nRationale: "by name, politely" rea
 describe('relais plan (PRD.md)', () => {
   it('--yes plans under stated assumptions; ralphy start then hands the same planning to the spec-agent (in the sandbox)', () => {
     // The product's default: the planner's and the spec-agent's processes run in bubblewrap.
-    const p = plannerProject(sandboxed);
+    const p = plannerProject();
     project = p;
     p.scenario({
       planner: [

@@ -6,7 +6,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { BUILDER_OK, REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // docs/ARCHITECTURE.md: any role can use any provider, in any engine, from config alone
 // (`agents.<role>.provider`). Here the builder of a real `relais run` tick is the REAL codex
@@ -47,7 +47,6 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
     mkdirSync(codexHome);
     writeFileSync(join(codexHome, 'config.toml'), "# the user's own\n");
     created.commitConfig((c) => {
-      sandboxed(c);
       c.agents.builder = { provider: 'codex', model: 'gpt-5.2-codex', fallback_model: null };
       c.codex_cli = {
         command: CODEX,
@@ -90,7 +89,9 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
       };
     });
     project.scenario({ orchestrator: [{ result_json: task() }] });
-    const plan = join(project.base, 'driver.json');
+    // In the harness folder: the driver writes what it saw next to its plan, and that folder is
+    // the one the sandbox leaves writable outside the repository.
+    const plan = join(project.harness, 'driver.json');
     writeFileSync(
       plan,
       JSON.stringify({
@@ -118,18 +119,22 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
     expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
   });
 
-  it('an out-of-scope edit by the external builder is stopped and rolled back like any other', () => {
+  it("an out-of-scope edit by the external builder is refused by the sandbox like any other builder's", () => {
     project = TestProject.create(undefined, (c) => {
       c.agents.builder = { provider: 'external', model: 'my-driver', fallback_model: null };
       c.builder.cursor = { command: DRIVER, args: ['{{TASK_FILE}}', '{{OUTPUT_FILE}}'] };
     });
     project.scenario({ orchestrator: [{ result_json: task() }] });
-    const plan = join(project.base, 'driver.json');
+    const plan = join(project.harness, 'driver.json');
     writeFileSync(plan, JSON.stringify({ writes: { 'README.md': 'pwned\n' }, result: BUILDER_OK }));
     const head = project.head();
     const run = project.cliSync(['run'], { RELAIS_FAKE_DRIVER: plan });
     expect(run.code).toBe(1);
-    expect(project.report().code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    // The judge's own stop for a driver's landed out-of-scope write: builders.test.ts, unsandboxed.
+    expect(project.report()).toMatchObject({
+      code: 'STOP_SANDBOX_WRITE_REFUSED',
+      detail: expect.stringContaining('README.md'),
+    });
     expect(project.exists('README.md')).toBe(false);
     expect(project.head()).toBe(head);
     expect(project.status()).toBe('');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { delimiter, dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { liveHostPidOf, survivorsOf } from '../support/host-pid.js';
-import { sandboxed, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
 import { ghCalls, happyScenario, workflowFile, workflowProject } from '../support/workflow.js';
 
 // `ralphy start | status | abort` as a user runs them: the built CLI as a child process, agents as
@@ -213,7 +213,7 @@ describe('ralphy start (CLI)', () => {
   });
 
   it('after kill -9, status says interrupted and start --yes recovers the tree and resumes', async () => {
-    const p = cliProject(sandboxed);
+    const p = cliProject();
     project = p;
     const scenario = happyScenario();
     scenario.spec = [

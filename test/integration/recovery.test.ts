@@ -6,7 +6,7 @@ import { EngineBus } from '../../source/engine/events.js';
 import { waitUntilDeadSync } from '../../source/engine/supervise/process-tree.js';
 import { runLoop } from '../../source/engine/tick/loop.js';
 import { liveHostPidOf, liveProcessesOf, survivorsOf } from '../support/host-pid.js';
-import { builderWrites, isAlive, sandboxed, TestProject, task } from '../support/project.js';
+import { builderWrites, isAlive, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Recovery after a run was killed mid-tick (seed 001 PR2: "the next run still recovers cleanly"):
 // lossless, and never on the word of anything the builder could have written.
@@ -36,7 +36,7 @@ async function killDuringBuild(
 
 /** These builders attack from outside the task's scope: the judge is the fence under test. */
 const judgeOnly = (config: any) => {
-  config.sandbox = 'off';
+  unsandboxed('the builders attack from outside the task scope: the judge is the fence under test')(config);
 };
 
 describe('recovery after a killed run', () => {
@@ -112,7 +112,7 @@ describe('recovery after a killed run', () => {
   });
 
   it('sandboxed, the builder dies with the killed runner (--die-with-parent) and the next run recovers', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [{ say: 'busy', hang: true, background_sleeper: true }, write(4)],
@@ -137,7 +137,6 @@ describe('recovery after a killed run', () => {
   // host-side lookup (test/integration/first-hour.test.ts covers that case by its argv).
   it('a verification orphaned by a SIGKILL of the runner dies with it (sandbox): nothing of the run is left alive', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
-      sandboxed(config);
       config.verification.templates.push({
         id: 'hang',
         cmd: 'node',
@@ -168,7 +167,7 @@ describe('recovery after a killed run', () => {
   });
 
   it('whatever the killed runner started and left alive is ended by its mark, and only its mark (a sandbox init that missed its parent death)', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [{ say: 'busy', hang: true }, write(5)],

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fsck, refsOf } from '../redteam/aftermath.js';
-import { REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
+import { REPO_ROOT, TestProject, task } from '../support/project.js';
 
 // Issue 14's daemon escapes, as a hostile builder would try them, through the real `relais run`
 // with the default sandbox (bubblewrap). The scripted external driver does the attack.
@@ -18,7 +18,6 @@ const cursorTask = (verification = { fast: ['ok'], slow: [] }) =>
 
 function withDriver(configure?: (config: any) => void): TestProject {
   return TestProject.create({ 'src/a.ts': 'export const a = 1;\n', 'README.md': 'readme\n' }, (c) => {
-    sandboxed(c);
     c.builder.cursor = {
       command: DRIVER,
       args: ['{{TASK_FILE}}', '{{OUTPUT_FILE}}'],

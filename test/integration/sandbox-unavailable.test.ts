@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pathWithBrokenBwrap, pathWithoutBwrap } from '../support/no-sandbox.js';
 import { answer, close, plannerProject, ready } from '../support/planner.js';
-import { sandboxed, TestProject, task } from '../support/project.js';
+import { TestProject, task } from '../support/project.js';
 import { specStep, workflowProject } from '../support/workflow.js';
 
 // Issue 14, where no sandbox can be had: every engine refuses to start (BLOCKED, with the fix)
@@ -41,7 +41,7 @@ const OFF_WARNING = 'sandbox is "off" in relais.config.json: agents and verifica
 
 describe('no bwrap: every engine refuses to start', () => {
   it('relais run and relais loop: BLOCKED_SANDBOX_UNAVAILABLE with the fix, no agent started', () => {
-    project = TestProject.create(undefined, sandboxed);
+    project = TestProject.create(undefined);
     project.scenario({ orchestrator: [{ result_json: task() }] });
     const env = { PATH: pathWithoutBwrap(project.base) };
     for (const command of ['run', 'loop']) {
@@ -61,7 +61,7 @@ describe('no bwrap: every engine refuses to start', () => {
   });
 
   it('ralphy start: refused with the fix, no workflow begun, no agent started', () => {
-    const p = workflowProject(sandboxed);
+    const p = workflowProject();
     project = p;
     p.scenario({ spec: [specStep()] });
     const start = p.cliSync(['start', '--yes'], { PATH: pathWithoutBwrap(p.base), IS_SANDBOX: '1' });
@@ -73,7 +73,7 @@ describe('no bwrap: every engine refuses to start', () => {
   });
 
   it('relais plan: refused with the fix, the planner never called', () => {
-    const p = plannerProject(sandboxed);
+    const p = plannerProject();
     project = p;
     p.scenario({ planner: [answer(ready('x', []))] });
     const plan = p.cliSync(['plan', '--yes'], { PATH: pathWithoutBwrap(p.base) });
@@ -84,7 +84,7 @@ describe('no bwrap: every engine refuses to start', () => {
   });
 
   it('relais cycle and relais cycle init: a BLOCKED code with the fix (not CYCLE_INTERNAL), nothing run', () => {
-    project = TestProject.create(undefined, sandboxed);
+    project = TestProject.create(undefined);
     const env = { PATH: pathWithoutBwrap(project.base) };
     const cycle = project.cliSync(['cycle'], env);
     expect(cycle.code, cycle.stdout + cycle.stderr).toBe(3);
@@ -102,7 +102,7 @@ describe('no bwrap: every engine refuses to start', () => {
   });
 
   it('relais doctor fails its sandbox check with the fix: bwrap missing, or present but unable to sandbox', () => {
-    project = TestProject.create(undefined, sandboxed);
+    project = TestProject.create(undefined);
     const missing = project.cliSync(['doctor'], { PATH: pathWithoutBwrap(project.base) });
     expect(missing.code).not.toBe(0);
     expect(missing.stdout).toMatch(

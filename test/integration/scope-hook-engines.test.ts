@@ -1,6 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claudeRunner } from '../../source/engine/agents/claude-code/run-claude.js';
+import { resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { CycleRepo, plan, scripted, spec, track } from '../support/cycle-project.js';
 import { FAKE_CLAUDE, type TestProject } from '../support/project.js';
 import {
@@ -16,7 +18,8 @@ import {
 // the workflow's agents (the `single` dev-agent here) and the cycle's implementer. The fake Claude
 // Code runs the hooks of its `--settings` before each Write, as the real CLI does (exit 2 refuses
 // and the model is told), so a refused file never reaches the disk and the judge has nothing to
-// stop. Unsandboxed: the hook, not the OS sandbox, is the fence under test.
+// stop. In the OS sandbox, as a user runs: the refused paths are ones the sandbox's folders
+// would let through (the whole repository for these agents), so the hook is what refuses them.
 
 let project: (TestProject & { ghLog: string; remote: string }) | null = null;
 let repo: CycleRepo | null = null;
@@ -83,10 +86,22 @@ describe('the workflow single dev-agent', () => {
 describe('the cycle implementer (Claude Code)', () => {
   it('a Write outside the config globs, or to a path stage 1 blocks, is refused; its planned files go through', async () => {
     repo = await CycleRepo.create();
-    repo.config = { ...repo.config, sandbox: 'off' };
+    // The fake's scenario and tool log live outside the repository, in the one folder the
+    // sandbox leaves writable for it there.
+    const harness = join(repo.base, 'harness');
+    mkdirSync(harness);
+    repo.config = {
+      ...repo.config,
+      sandbox: {
+        mode: 'bwrap',
+        network: { agents: true, verification: false },
+        verification_writable: [],
+        writable_outside: [harness],
+      },
+    };
     const agents = scripted({ planner: [track(), spec(), plan([{ id: 'T1' }])] });
     await repo.cycles(agents.runners, (o) => o.action === 'generate_task', 6);
-    const scenarioPath = `${repo.base}/scenario.json`;
+    const scenarioPath = join(harness, 'scenario.json');
     writeFileSync(
       scenarioPath,
       JSON.stringify({
@@ -105,11 +120,13 @@ describe('the cycle implementer (Claude Code)', () => {
         ],
       }),
     );
+    const sandbox = await resolveSandbox(repo.config, repo.root, process.env);
+    expect(sandbox.kind).toBe('bwrap');
     const implementer = claudeRunner({
       command: FAKE_CLAUDE,
       extraEnv: {},
       env: { ...process.env, RELAIS_FAKE_SCENARIO: scenarioPath },
-      sandbox: { kind: 'off' },
+      sandbox,
     });
     const out = await repo.cycle({ ...scripted({}).runners, implementer });
     expect(out).toMatchObject({ action: 'implement_task', reply: 'CYCLE_OK' });

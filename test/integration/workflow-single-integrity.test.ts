@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fsck, refsOf, sh } from '../redteam/aftermath.js';
-import type { TestProject } from '../support/project.js';
+import { type TestProject, unsandboxed } from '../support/project.js';
 import {
   happyScenario,
   runInProcess,
@@ -14,8 +14,9 @@ import {
 
 // Issue 14's git integrity in the workflow's `single` engine (one dev-agent run, then its judge
 // and commit), as in a tick: the verdict is bound to the tree the checks ran on, existing objects
-// must be intact, refs and files git cannot see are put back on a stop. The sandbox is off: the
-// judge is the fence under test (the agent writes in .git, which the sandbox keeps read-only).
+// must be intact, refs and files git cannot see are put back on a stop. The checks' cases run in
+// the sandbox; the dev-agents that write in .git (objects, refs), which the sandbox keeps
+// read-only, run without it: there the judge is the fence under test.
 
 let project: (TestProject & { ghLog: string; remote: string }) | null = null;
 afterEach(() => {
@@ -29,8 +30,12 @@ const BYE = { write: 'src/b.ts', content: 'export const bye = (n: string) => "By
 const DONE = 'Both tasks are implemented and tested.\nEXIT_SIGNAL: true';
 const IMPLEMENTATION = 'ralphy: implementation of "Greeting service" (dev-agent)';
 
-function singleWith(checkScript: string | null) {
+function singleWith(checkScript: string | null, writesGitDir = false) {
   return workflowProject((config) => {
+    if (writesGitDir)
+      unsandboxed(
+        'the dev-agent writes into .git/ (objects, refs), which the sandbox refuses: the judge is under test',
+      )(config);
     config.workflow.implementation_engine = 'single';
     if (checkScript)
       config.verification.templates.push({ id: 'check', cmd: 'node', args: ['-e', checkScript] });
@@ -101,7 +106,7 @@ describe('single engine: the verdict is about the committed tree', () => {
 
 describe('single engine: git integrity', () => {
   it('an existing object corrupted by the dev-agent: FAILED (integrity_violation), nothing committed', async () => {
-    const p = singleWith(null);
+    const p = singleWith(null, true);
     project = p;
     // A blob the dev-agent does not touch: the rollback itself does not need to read it.
     const blob = p.git('rev-parse', 'HEAD:PRD.md').trim();
@@ -118,7 +123,7 @@ describe('single engine: git integrity', () => {
   });
 
   it('when the rollback itself fails (the blob it must restore is corrupt), the run says so and keeps the in-flight record', async () => {
-    const p = singleWith(null);
+    const p = singleWith(null, true);
     project = p;
     const blob = p.git('rev-parse', 'HEAD:src/a.ts').trim();
     devDoes(p, [
@@ -132,7 +137,7 @@ describe('single engine: git integrity', () => {
   });
 
   it('branches, tags and a FIFO left by a dev-agent that also went out of scope are all undone', async () => {
-    const p = singleWith(null);
+    const p = singleWith(null, true);
     project = p;
     p.git('branch', 'keep');
     p.git('tag', 'v1');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { relaisScript, roleOf } from '../../source/demo/relais-script.js';
 import { type ScriptedModel, startScriptedModel } from '../../source/demo/scripted-model-server.js';
-import { BUILDER_OK, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task } from '../support/project.js';
 import { CLAUDE, claudeEnv } from '../support/real-claude.js';
 import { fsck, sh } from './aftermath.js';
 
@@ -71,7 +71,6 @@ describe('red team: the agents config folders are no way out', () => {
   it('a builder writing hooks, settings, commands and config.toml in every agent config folder changes nothing on the host', () => {
     let dirs = { claudeDir: '', codexHome: '' };
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
-      sandboxed(c);
       c.codex_cli.extra_env = { CODEX_HOME: join(c.sandbox.writable_outside[0], '..', 'codex-home') };
     });
     dirs = plantUserConfig(project);
@@ -143,7 +142,7 @@ describe('red team: the agents config folders are no way out', () => {
   });
 
   it("the login file is the one entry that goes back: a CLI's refreshed token survives the sandbox", () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
     plantUserConfig(project);
     const credentials = join(project.home, '.claude/.credentials.json');
     const refreshed = '{ "claudeAiOauth": { "accessToken": "refreshed" } }\n';
@@ -167,7 +166,6 @@ describe('red team: the agents config folders are no way out', () => {
 
   it('the real claude, with a used ~/.claude: a Bash write to its settings is refused, the tick still commits its in-scope edit', async () => {
     project = TestProject.create({ 'src/greet.js': 'module.exports = () => "Hello, world";\n' }, (c) => {
-      sandboxed(c);
       c.claude_code_cli.command = CLAUDE;
     });
     plantUserConfig(project);

@@ -5,7 +5,7 @@ import {
   type ScriptedResponses,
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
-import { BUILDER_OK, REPO_ROOT, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, REPO_ROOT, TestProject, task } from '../support/project.js';
 import { fsck } from './aftermath.js';
 
 // Issue 14, scope before the write for Codex: inside Relais's sandbox Codex runs
@@ -39,7 +39,6 @@ describe('red team: Codex meets the scope before the write', () => {
     project = created;
     const url = server.url;
     created.commitConfig((c) => {
-      sandboxed(c);
       c.agents.builder = { provider: 'codex', model: 'gpt-5.2-codex', fallback_model: null };
       c.codex_cli = {
         command: CODEX,

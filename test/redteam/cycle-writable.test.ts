@@ -21,7 +21,7 @@ import {
   taskFields,
   track,
 } from '../support/cycle-project.js';
-import { FAKE_CLAUDE, REPO_ROOT, sandboxed, TestProject } from '../support/project.js';
+import { FAKE_CLAUDE, REPO_ROOT, TestProject } from '../support/project.js';
 import { sh } from './aftermath.js';
 
 // Issue 14, the cycle's implementer in the OS sandbox: its writable folders are its task's scope
@@ -49,7 +49,7 @@ afterEach(async () => {
   outside = '';
 });
 
-/** A cycle repository at its implement_task step, sandboxed, with a folder outside it for logs. */
+/** A cycle repository at its implement_task step, with a folder outside it for logs. */
 async function atImplement(): Promise<CycleRepo> {
   const created = await CycleRepo.create();
   repo = created;
@@ -175,7 +175,6 @@ describe('red team: relais cycle (the built CLI) in the sandbox', () => {
 
   it("the implementer's shell writes to lint.js and OPS.md get EROFS; the cycle commits its planned file", () => {
     const created = TestProject.create({ ...BASE_FILES, ...SEED }, (c) => {
-      sandboxed(c);
       c.verification.templates = [
         { id: 'test', cmd: 'node', args: ['tests/run.js'] },
         { id: 'lint', cmd: 'node', args: ['lint.js'] },

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task } from '../support/project.js';
 import { expectStopHeld, sh, snapshotRepo } from './aftermath.js';
 
 // The red team, hostile builder and hostile verification against the fence itself: the config
@@ -30,7 +30,7 @@ fs.writeFileSync("relais.config.json", JSON.stringify(c, null, 2) + "\\n");
 
 describe('red team: widening the fence through relais.config.json', () => {
   it('a builder whose task may write the root rewrites the config: refused, the config is put back', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     const config = project.read('relais.config.json');
     const was = snapshotRepo(project);
     project.scenario({
@@ -46,7 +46,6 @@ describe('red team: widening the fence through relais.config.json', () => {
 
   it('a verification that rewrites the committed config: the tick stops, the config is put back', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
-      sandboxed(c);
       // The user lets the checks write the whole tree ("sandbox.verification_writable": ["**"], as
       // every check could before the writable set followed the task): the judge is under test.
       c.sandbox.verification_writable = ['**'];
@@ -69,7 +68,6 @@ describe('red team: widening the fence through relais.config.json', () => {
   for (const who of ['verification', 'builder'] as const) {
     it(`a ${who} that rewrites a config kept out of git (ignored): stopped, and the next run has the user's fence`, () => {
       project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, (c) => {
-        sandboxed(c);
         // The user lets the checks write the whole tree ("sandbox.verification_writable": ["**"], as
         // every check could before the writable set followed the task): the judge is under test.
         c.sandbox.verification_writable = ['**'];

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { builderWrites, sandboxed, TestProject, task } from '../support/project.js';
+import { builderWrites, TestProject, task } from '../support/project.js';
 import { expectStopHeld, snapshotRepo } from './aftermath.js';
 
 // The red team, hostile builder against the judge's measures: git decides what it can count by the
@@ -25,7 +25,7 @@ describe('red team: .gitattributes written by the builder', () => {
     ['binary', '*.ts binary\n'],
   ] as const) {
     it(`a src/.gitattributes marking its files ${name} does not hide a 200-line rewrite from max_lines_changed`, () => {
-      project = TestProject.create({ 'src/a.ts': 'export const a = 1;\n' }, sandboxed);
+      project = TestProject.create({ 'src/a.ts': 'export const a = 1;\n' });
       const was = snapshotRepo(project);
       project.scenario({
         orchestrator: [{ result_json: task({ scope: newFilesInSrc, diff_limits: limits }) }],
@@ -40,10 +40,10 @@ describe('red team: .gitattributes written by the builder', () => {
   }
 
   it("the user's own committed attributes still count a text file marked binary as binary (no change for them)", () => {
-    project = TestProject.create(
-      { 'src/a.ts': 'export const a = 1;\n', 'src/.gitattributes': 'generated.ts -diff\n' },
-      sandboxed,
-    );
+    project = TestProject.create({
+      'src/a.ts': 'export const a = 1;\n',
+      'src/.gitattributes': 'generated.ts -diff\n',
+    });
     project.scenario({
       orchestrator: [{ result_json: task({ scope: newFilesInSrc, diff_limits: limits }) }],
       builder: [builderWrites({ 'src/generated.ts': big })],

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task, unsandboxed } from '../support/project.js';
 import { expectStopHeld, sh, snapshotRepo } from './aftermath.js';
 
 // The red team, hostile builder writing git's own bookkeeping: an alternates file (git then reads
@@ -30,7 +30,14 @@ function runAttack(
   output: string;
   was: ReturnType<typeof snapshotRepo>;
 } {
-  project = TestProject.create({ 'src/a.ts': 'a\n' }, mode === 'sandboxed' ? sandboxed : undefined);
+  project = TestProject.create(
+    { 'src/a.ts': 'a\n' },
+    mode === 'unsandboxed'
+      ? unsandboxed(
+          'the builder writes .git/ (alternates, a linked worktree): the judge is the fence under test',
+        )
+      : undefined,
+  );
   const was = snapshotRepo(project);
   project.scenario({
     orchestrator: [{ result_json: task() }],

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, builderWrites, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 import { expectStopHeld, fsck, refsOf, sh, snapshotRepo } from './aftermath.js';
 
 // Issue 14 red team, git integrity: a hostile builder (the scripted fake Claude Code) attacks the
@@ -14,7 +14,9 @@ afterEach(() => project?.dispose());
  * the judge is the fence under test here.
  */
 const judgeOnly = (config: any) => {
-  config.sandbox = 'off';
+  unsandboxed(
+    'the builders write into .git/, which the sandbox keeps read-only: the judge is the fence under test',
+  )(config);
 };
 
 describe('red team: .git/objects', () => {

@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builderWrites, sandboxed, TestProject, task } from '../support/project.js';
+import { builderWrites, TestProject, task } from '../support/project.js';
 import { ghCalls, happyScenario, TASKS_MD, workflowProject } from '../support/workflow.js';
 import { expectStopHeld, snapshotRepo } from './aftermath.js';
 
@@ -25,7 +25,7 @@ afterEach(() => {
 
 describe('red team: a workspace folder that is a symlink', () => {
   it('a committed relais -> ../elsewhere: relais run refuses, and nothing is written outside the repository', () => {
-    const p = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    const p = TestProject.create({ 'src/a.ts': 'a\n' });
     project = p;
     const elsewhere = join(p.base, 'elsewhere');
     mkdirSync(elsewhere);
@@ -55,7 +55,7 @@ describe('red team: the workflow documents, linked out of the repository', () =>
     ['specs/ is a link to a folder outside', 'folder'],
   ] as const) {
     it(`${name}: a QA agent that writes nothing gets none of it into the gate, the output or the pull request`, async () => {
-      const p = workflowProject(sandboxed);
+      const p = workflowProject();
       project = p;
       const outside = join(p.base, 'outside');
       mkdirSync(outside);
@@ -96,7 +96,7 @@ describe('red team: the workflow documents, linked out of the repository', () =>
 
 describe("red team: the repository's own .git", () => {
   it('core.worktree pointing at another folder: the run refuses and that folder is untouched', () => {
-    const p = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    const p = TestProject.create({ 'src/a.ts': 'a\n' });
     project = p;
     const victim = join(p.base, 'victim');
     mkdirSync(join(victim, 'src'), { recursive: true });
@@ -113,7 +113,7 @@ describe("red team: the repository's own .git", () => {
   });
 
   it('every hook the repository ships (reference-transaction, post-index-change, pre-commit...) never runs, on SUCCESS or on STOP', () => {
-    const p = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, sandboxed);
+    const p = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     project = p;
     const ran = join(p.base, 'hooks-ran');
     const hooks = [

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task } from '../support/project.js';
 import { sh } from './aftermath.js';
 
 // Issue 14, the agents' login files (~/.claude/.credentials.json, Codex's auth.json). A builder
@@ -21,7 +21,7 @@ const CLAUDE_LOGIN = `${JSON.stringify({
 const CODEX_LOGIN = `${JSON.stringify({ OPENAI_API_KEY: null, tokens: { access_token: 'a', refresh_token: 'r' } })}\n`;
 
 function withLogins(): { claude: string; codex: string } {
-  const created = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+  const created = TestProject.create({ 'src/a.ts': 'a\n' });
   project = created;
   const claude = join(created.home, '.claude/.credentials.json');
   const codex = join(created.home, '.codex/auth.json');

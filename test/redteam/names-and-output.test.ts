@@ -1,14 +1,15 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task, unsandboxed } from '../support/project.js';
 import { expectStopHeld, snapshotRepo } from './aftermath.js';
 
 // The red team, hostile builder against what the runner reads and prints: path names built to
 // fool a line-based reader or a human (a newline that spells an allowed path, a slash lookalike),
 // and model output carrying terminal escape sequences (OSC 52 writes the user's clipboard, others
-// retitle the window, clear the screen or rewrite the verdict line). Unsandboxed: the sandbox
-// would refuse the root writes before the judge ever saw them; here the judge is the fence.
+// retitle the window, clear the screen or rewrite the verdict line). The names are unsandboxed:
+// the sandbox would refuse the root writes before the judge ever saw them; there the judge is the
+// fence. The output cases run in the sandbox.
 
 let project: TestProject;
 afterEach(() => project?.dispose());
@@ -28,7 +29,10 @@ describe('red team: path names made to fool the judge', () => {
     ['a leading "..", a trailing space and a carriage return', '..src\r b.ts'],
   ] as const) {
     it(`an out-of-scope file named with ${name}: refused and removed`, () => {
-      project = TestProject.create({ 'src/a.ts': 'a\n' });
+      project = TestProject.create(
+        { 'src/a.ts': 'a\n' },
+        unsandboxed('the odd name must land at the root for the judge to read it: the judge is under test'),
+      );
       const was = snapshotRepo(project);
       project.scenario({
         orchestrator: [{ result_json: task({ scope: newFiles }) }],
@@ -45,6 +49,37 @@ describe('red team: path names made to fool the judge', () => {
       const run = project.cliSync(['run']);
       expect(run.code, run.stdout + run.stderr).toBe(1);
       expectStopHeld(project, was, 'STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+      expect(readdirSync(project.root).sort()).toEqual(['.git', 'relais', 'relais.config.json', 'src']);
+      expect(readdirSync(join(project.root, 'src'))).toEqual(['a.ts']);
+    });
+  }
+});
+
+describe('red team: the same names in the sandbox', () => {
+  for (const [name, path, refused] of [
+    // A new folder: node's recursive mkdir answers ENOENT, not EROFS, on the read-only root.
+    ['a newline that spells an allowed path after it', 'evil\nsrc/a.ts', "mkdir '"],
+    ['a division slash (U+2215) that reads as src/', 'src\u2215b.ts', 'EROFS'],
+  ] as const) {
+    it(`an out-of-scope file named with ${name} never exists: the tick says the sandbox refused it`, () => {
+      project = TestProject.create({ 'src/a.ts': 'a\n' });
+      const was = snapshotRepo(project);
+      project.scenario({
+        orchestrator: [{ result_json: task({ scope: newFiles }) }],
+        builder: [
+          {
+            actions: [
+              { write: 'src/a.ts', content: 'b\n' },
+              { write: path, content: 'planted\n' },
+            ],
+            result_json: BUILDER_OK,
+          },
+        ],
+      });
+      const run = project.cliSync(['run']);
+      expect(run.code, run.stdout + run.stderr).toBe(1);
+      expectStopHeld(project, was, 'STOP_SANDBOX_WRITE_REFUSED');
+      expect(project.report().detail).toContain(refused);
       expect(readdirSync(project.root).sort()).toEqual(['.git', 'relais', 'relais.config.json', 'src']);
       expect(readdirSync(join(project.root, 'src'))).toEqual(['a.ts']);
     });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task } from '../support/project.js';
 import { expectStopHeld, sh, snapshotRepo } from './aftermath.js';
 
 // The red team, hostile environment: a PATH that names folders of the repository. Many JS
@@ -33,7 +33,7 @@ const rootScope = {
 
 describe('red team: PATH entries inside the repository never reach the runner', () => {
   it('a builder plants node_modules/.bin/git (relative PATH entry): the judge never runs it', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     const mark = join(project.base, 'planted-git-ran');
     const was = snapshotRepo(project);
     project.scenario({
@@ -58,7 +58,6 @@ describe('red team: PATH entries inside the repository never reach the runner', 
 
   it('a verification plants git in a PATH folder named by its absolute path (direnv): never run after VERIFY', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
-      sandboxed(c);
       // The user lets the checks write the whole tree ("sandbox.verification_writable": ["**"], as
       // every check could before the writable set followed the task): the judge is under test.
       c.sandbox.verification_writable = ['**'];
@@ -85,7 +84,7 @@ describe('red team: PATH entries inside the repository never reach the runner', 
   });
 
   it('a bwrap planted in a PATH folder of the repository is never taken for the sandbox by the next run', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
     const mark = join(project.base, 'planted-bwrap-ran');
     // What a verification (the whole tree is writable to it) or a root-scoped builder of an
     // earlier tick left in an ignored folder; ignored files outside a tick's touched set stay.

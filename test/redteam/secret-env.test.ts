@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { sandboxed, TestProject, task } from '../support/project.js';
+import { TestProject, task } from '../support/project.js';
 
 // The red team, hostile builder and hostile verification after secrets in the runner's
 // environment. A verification is the project's own code, which a builder can edit: it has no
@@ -29,7 +29,6 @@ describe('red team: secrets in the environment', () => {
   it('a verification that prints the environment shows no model key, cloud key or publish token', () => {
     const all = [...names(PUBLISH), ...names(MODEL_AND_CLOUD)];
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
-      sandboxed(c);
       c.verification.templates.push({
         id: 'env',
         cmd: 'node',
@@ -56,7 +55,7 @@ describe('red team: secrets in the environment', () => {
   });
 
   it('a builder reading publish tokens from its environment finds none, and keeps the model key it needs', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
     const want = [...names(PUBLISH), 'ANTHROPIC_API_KEY'];
     project.scenario({
       orchestrator: [{ result_json: task() }],

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject, task } from '../support/project.js';
 
 // The red team, hostile builder and hostile verification after the user's credentials. Inside the
 // sandbox HOME is a private folder, but the real one is on the read-only filesystem by its
@@ -24,7 +24,6 @@ const ENV_TOKENS = { GH_TOKEN: 'SECRET-env-gh-token', GITHUB_TOKEN: 'SECRET-env-
 
 function withSecrets(configure?: (config: any) => void): TestProject {
   const p = TestProject.create({ 'src/a.ts': 'a\n' }, (c) => {
-    sandboxed(c);
     configure?.(c);
   });
   for (const [path, content] of Object.entries(SECRETS)) {

@@ -1,7 +1,7 @@
 import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, builderWrites, sandboxed, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 import { expectStopHeld, fsck, sh, snapshotRepo } from './aftermath.js';
 
 // Issue 14 red team, the tree: files git cannot judge by content (hard links, FIFOs, sockets)
@@ -19,7 +19,7 @@ const newFiles = {
 
 describe('red team: files git cannot see', () => {
   it('sandboxed: a hard link out of the writable folders cannot even be made (EXDEV)', () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n' }, sandboxed);
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
     const outside = join(project.base, 'outside.txt');
     writeFileSync(outside, 'a\n');
     project.scenario({
@@ -38,7 +38,9 @@ describe('red team: files git cannot see', () => {
 
   it('unsandboxed (the judge as the fence): a hard link from in-scope paths to files outside the repository is refused, and the next tick cannot write through it', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
-      config.sandbox = 'off';
+      unsandboxed('a hard link out of the repository cannot be made in the sandbox: the judge is under test')(
+        config,
+      );
     });
     // Same content as src/a.ts: git sees no change at all, only the link count tells.
     const outside = join(project.base, 'outside.txt');

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sandboxed, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
 import { ghCalls, happyScenario, qaStep, workflowProject } from '../support/workflow.js';
 
 // The red team against what `ralphy start` shows and sends: the PR phase's own tools, and the
@@ -16,7 +16,6 @@ afterEach(() => {
 /** A workflow project whose gh is found on PATH (as a user has it), sandboxed. */
 function ghOnPath(configure?: (config: any) => void) {
   const p = workflowProject((c) => {
-    sandboxed(c);
     configure?.(c);
   });
   const gh = p.json('relais.config.json').pr.gh_command as string;

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BUILDER_OK, TestProject as Project, sandboxed, type TestProject, task } from '../support/project.js';
+import { BUILDER_OK, TestProject as Project, type TestProject, task } from '../support/project.js';
 import { happyScenario, PRD, workflowFile, workflowProject } from '../support/workflow.js';
 import { fsck, sh } from './aftermath.js';
 
@@ -30,7 +30,6 @@ describe("red team: a verification writes only the task's paths", () => {
     const created = Project.create(
       { 'src/a.ts': 'export const a = 1;\n', 'README.md': 'readme\n', '.gitignore': '.cache/\n' },
       (c) => {
-        sandboxed(c);
         c.sandbox.verification_writable = ['.cache/**'];
       },
     );
@@ -64,7 +63,7 @@ describe("red team: a verification writes only the task's paths", () => {
   });
 
   it('a check that dies of a refused write stops the tick with a detail that names the fix (verification_writable)', () => {
-    const created = Project.create(undefined, sandboxed);
+    const created = Project.create(undefined);
     project = created;
     created.commitConfig((c) => {
       c.verification.templates.push({
@@ -92,7 +91,7 @@ describe("red team: a verification writes only the task's paths", () => {
   });
 
   it('a verification_writable path that climbs out of the repository is refused with the config error; nothing starts', () => {
-    const created = Project.create(undefined, sandboxed);
+    const created = Project.create(undefined);
     project = created;
     created.commitConfig((c) => {
       c.sandbox.verification_writable = ['../elsewhere/**'];
@@ -125,7 +124,6 @@ describe('red team: the single engine dev-agent writes only its tasks scopes', (
 
   it('ralphy start: a shell write the config fence allows but no task scope covers (README.md, tests/) gets EROFS; the workflow completes', async () => {
     const p = workflowProject((config) => {
-      sandboxed(config);
       config.workflow.implementation_engine = 'single';
     });
     project = p;
@@ -176,7 +174,6 @@ describe('red team: the single engine dev-agent writes only its tasks scopes', (
 describe('red team: network per agent role', () => {
   it('relais run with sandbox.network.builder "none" (false): the builder sees only lo, the orchestrator keeps the host network', () => {
     const created = Project.create(undefined, (c) => {
-      sandboxed(c);
       c.sandbox.network = { agents: true, builder: false };
     });
     project = created;

@@ -99,11 +99,12 @@ export class TestProject {
           params: { file: { kind: 'path' } },
         },
       ];
-      // The harness's projects run the judge without the OS sandbox unless a test opts in with
-      // `sandboxed` (below): most of the suite proves the judge, the second fence, with fakes that
-      // do what a sandbox would refuse. The sandbox's own tests opt in (sandbox-*, the F005/F006
-      // twins, the red team's, recovery's); the product's default stays "bwrap".
-      config.sandbox = { mode: 'off', writable_outside: [project.harness] };
+      // The product's default: every agent and verification runs inside the OS sandbox
+      // (bubblewrap). The fake agents keep their scenario, call log and pid files in the harness
+      // folder, which is outside the repository and made writable for them here. A test that
+      // proves the judge (the second fence) with a fake doing what the sandbox refuses opts out
+      // with `unsandboxed(reason)` (below).
+      config.sandbox = { mode: 'bwrap', writable_outside: [project.harness] };
       configure?.(config);
     });
     project.git('add', 'relais.config.json');
@@ -287,7 +288,16 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** Opts a harness project into the OS sandbox (bubblewrap), as a user's default config has it. */
-export function sandboxed(config: any): void {
-  config.sandbox.mode = 'bwrap';
+/**
+ * Opts a harness project out of the OS sandbox: only for a test that proves the judge (the second
+ * fence) with a fake that does exactly what the sandbox would refuse (writing `.git/`, `relais/`,
+ * outside the repository or the task's folders...), or one about `"sandbox": "off"` itself. The
+ * reason is required and written where it is used, so every opt-out says why it is one.
+ */
+export function unsandboxed(reason: string): (config: any) => void {
+  if (reason.trim().length < 12)
+    throw new Error(`unsandboxed(reason): say why this test cannot run sandboxed ("${reason}")`);
+  return (config) => {
+    config.sandbox = 'off';
+  };
 }

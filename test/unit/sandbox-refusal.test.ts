@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sandboxRefusalIn } from '../../source/engine/sandbox/refusal.js';
+import { mkdirRefusalIn, sandboxRefusalIn } from '../../source/engine/sandbox/refusal.js';
 
 describe('sandboxRefusalIn: a write the sandbox refused, as each runtime words it', () => {
   it.each([
@@ -22,5 +22,28 @@ describe('sandboxRefusalIn: a write the sandbox refused, as each runtime words i
   it('keeps one bounded line', () => {
     const line = sandboxRefusalIn(`EROFS ${'x'.repeat(5000)}\nnext`);
     expect(line?.length).toBe(300);
+  });
+});
+
+describe("mkdirRefusalIn: node's recursive mkdir says ENOENT on a read-only mount", () => {
+  const writable = ['/r/src', '/h/harness'];
+  const enoent = (dir: string) =>
+    `Error: ENOENT: no such file or directory, mkdir '${dir}'\n    at mkdirSync`;
+
+  it('is a refusal for a folder outside every writable one, its control characters escaped', () => {
+    expect(mkdirRefusalIn(enoent('/r/deploy'), writable)).toBe(
+      "ENOENT: no such file or directory, mkdir '/r/deploy'",
+    );
+    expect(mkdirRefusalIn(enoent('/r/evil\nsrc'), writable)).toBe(
+      "ENOENT: no such file or directory, mkdir '/r/evil\\nsrc'",
+    );
+  });
+
+  it('is null inside a writable folder, for a relative folder, and for other errors', () => {
+    expect(mkdirRefusalIn(enoent('/r/src/new/deep'), writable)).toBeNull();
+    expect(mkdirRefusalIn(enoent('/h/harness'), writable)).toBeNull();
+    expect(mkdirRefusalIn(enoent('deploy'), writable)).toBeNull();
+    expect(mkdirRefusalIn("Error: ENOENT: no such file or directory, open '/r/x'", writable)).toBeNull();
+    expect(mkdirRefusalIn(null, writable)).toBeNull();
   });
 });

@@ -1,3 +1,6 @@
+import { isAbsolute } from 'node:path';
+import { isInside } from './writable-paths.js';
+
 /**
  * Whether a failed process's own error output says the sandbox refused one of its writes: the
  * read-only view of the filesystem answers EROFS, and a hard link or rename out of a writable
@@ -15,4 +18,30 @@ export function sandboxRefusalIn(text: string | null | undefined): string | null
   if (!text) return null;
   const line = text.split('\n').find((l) => REFUSED.test(l));
   return line === undefined ? null : line.trim().slice(0, MAX_LINE);
+}
+
+/**
+ * Node's recursive mkdir (`fs.mkdir(dir, { recursive: true })`, how node tools make a new file's
+ * folder) answers ENOENT, not EROFS, on a read-only mount (Node 20), so a builder that died making
+ * a folder the sandbox does not let it write was reported interrupted. Such a line is a refusal
+ * when its folder (absolute, as the runner cannot place a relative one) is outside every folder
+ * the sandbox bound writable. Control characters in the name are escaped.
+ */
+const MKDIR_ENOENT = /ENOENT: no such file or directory, mkdir '([^']*)'/;
+
+export function mkdirRefusalIn(text: string | null | undefined, writable: readonly string[]): string | null {
+  const match = text ? MKDIR_ENOENT.exec(text) : null;
+  const dir = match?.[1];
+  if (!match || dir === undefined || !isAbsolute(dir)) return null;
+  if (writable.some((folder) => dir === folder || isInside(folder, dir))) return null;
+  return escapeControls(match[0]).slice(0, MAX_LINE);
+}
+
+function escapeControls(text: string): string {
+  return [...text]
+    .map((c) => {
+      const code = c.codePointAt(0) ?? 0;
+      return code < 0x20 || (code >= 0x7f && code <= 0x9f) ? JSON.stringify(c).slice(1, -1) : c;
+    })
+    .join('');
 }

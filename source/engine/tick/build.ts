@@ -9,7 +9,7 @@ import { type BuilderResult, builderResultSchema } from '../protocol/builder-res
 import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
-import { sandboxRefusalIn } from '../sandbox/refusal.js';
+import { mkdirRefusalIn, sandboxRefusalIn } from '../sandbox/refusal.js';
 import { agentSandbox, sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
 import { effectiveScopeFor } from '../session/judge-phase.js';
 import { recordAgentInFlight } from '../session/recover.js';
@@ -96,7 +96,7 @@ async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<Build
     return {
       costUsd: outcome.costUsd,
       costReported: outcome.costReported,
-      failure: failedRun(ctx, outcome.failure ?? 'no result', outcome.process, outcome.errorText),
+      failure: failedRun(ctx, task, outcome.failure ?? 'no result', outcome.process, outcome.errorText),
       result: null,
       invalidReason: null,
     };
@@ -117,6 +117,20 @@ export function builderTools(configured: string, task: BuildTask): string[] {
   return task.scope.allow_new_files && !tools.includes('Write') ? [...tools, 'Write'] : tools;
 }
 
+/** The line of the builder's error output that shows a write the sandbox refused, or null. */
+function refusalIn(ctx: TickContext, task: BuildTask, texts: ReadonlyArray<string | null>): string | null {
+  for (const text of texts) {
+    const refused = sandboxRefusalIn(text);
+    if (refused) return refused;
+  }
+  const writable = agentSandbox(ctx.setup.sandbox, task.scope.allowed_globs)?.writable ?? [];
+  for (const text of texts) {
+    const refused = mkdirRefusalIn(text, writable);
+    if (refused) return refused;
+  }
+  return null;
+}
+
 /**
  * A builder run that ended without a result (A3 row 1). When it ran in the sandbox, ended on its
  * own (no signal, timeout or abort from us) and its error output shows a refused write, it was
@@ -125,6 +139,7 @@ export function builderTools(configured: string, task: BuildTask): string[] {
  */
 function failedRun(
   ctx: TickContext,
+  task: BuildTask,
   detail: string,
   process: ProcessResult,
   errorText: string | null,
@@ -132,7 +147,7 @@ function failedRun(
   const endedOnItsOwn = !process.aborted && !process.timedOut && process.spawnError === null;
   const refused =
     ctx.setup.sandbox.kind === 'bwrap' && endedOnItsOwn
-      ? (sandboxRefusalIn(process.stderrTail) ?? sandboxRefusalIn(errorText))
+      ? refusalIn(ctx, task, [process.stderrTail, errorText])
       : null;
   if (refused)
     return {
@@ -298,7 +313,7 @@ async function buildWithDriver(ctx: TickContext, task: BuildTask): Promise<Build
       : `exited with ${run.process.exitCode ?? run.process.signal}`;
     return {
       costUsd: 0,
-      failure: failedRun(ctx, `builder driver ${how}`, run.process, null),
+      failure: failedRun(ctx, task, `builder driver ${how}`, run.process, null),
       result: null,
       invalidReason: null,
     };
