@@ -25,6 +25,9 @@ function lintProject(sandboxOff = false): TestProject {
     { 'src/a.ts': 'export const a = 1;\n', 'lint.mjs': LINT, '.gitignore': 'node_modules/\n' },
     (config) => {
       config.verification.templates.push({ id: 'lint', cmd: 'node', args: ['lint.mjs'] });
+      // A check writes only its task's paths plus these: the cache folder `relais init` names
+      // for a package (default-config.ts), as this project's user would have it.
+      config.sandbox.verification_writable = ['node_modules/.cache/**'];
       if (sandboxOff)
         unsandboxed('the builder writes where the sandbox would refuse it: the judge is under test')(config);
     },
