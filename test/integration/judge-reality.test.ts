@@ -195,7 +195,8 @@ describe('judge: the touched set from git reality', () => {
       config.verification.templates.push({
         id: 'messy',
         cmd: 'node',
-        args: ['-e', 'require("fs").writeFileSync("coverage.txt", "x")'],
+        // Inside the task's folder: a check writes only its task's paths (the sandbox refuses the rest).
+        args: ['-e', 'require("fs").writeFileSync("src/coverage.txt", "x")'],
       });
     });
     project.scenario({
@@ -205,7 +206,8 @@ describe('judge: the touched set from git reality', () => {
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(0);
     expect(project.git('show', 'HEAD:src/a.ts')).toBe('judged\n');
-    expect(project.exists('coverage.txt')).toBe(false);
+    expect(project.exists('src/coverage.txt')).toBe(false);
+    expect(project.git('ls-tree', '-r', '--name-only', 'HEAD')).not.toContain('coverage.txt');
     expect(project.report().rollback.notes.join()).toContain('verification side effects');
   });
 
