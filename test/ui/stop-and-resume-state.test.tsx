@@ -271,14 +271,34 @@ describe('a resume', () => {
     expect(lineWith(asked, 'SPECIFICATION ')).toContain('✓ SPECIFICATION');
     expect(lineWith(asked, 'IMPLEMENTATION')).not.toContain('✓');
     expect(asked).toContain('3/7');
-    // `n`: a new workflow for the same PRD starts; the old one's phases are not its own.
-    s.emit([
-      { type: 'gate.resolved', gate: 'resume', decision: 'reject', by: 'human', answer: null },
-      started({ resumed_from: null, completed_phases: [] }),
-    ]);
+    // `n`: a new workflow for the same PRD starts; the old one's phases are not its own, even
+    // before (or without) its start.
+    s.emit({ type: 'gate.resolved', gate: 'resume', decision: 'reject', by: 'human', answer: null });
+    expect(renderPanel(<PhaseTimeline state={s.state} width={60} height={12} />).frame()).not.toContain('✓');
+    s.emit(started({ resumed_from: null, completed_phases: [] }));
     const fresh = renderPanel(<PhaseTimeline state={s.state} width={60} height={12} />).frame();
     expect(fresh).not.toContain('✓');
     expect(lineWith(fresh, 'SPECIFICATION ')).not.toContain('✓');
+  });
+
+  test('`y` at the resume question: its note goes to the phase it resumes, not to a finished one', () => {
+    const s = new Script().emit([
+      {
+        type: 'workflow.resumable',
+        state: 'IMPLEMENTATION',
+        completed_phases: ['SPECIFICATION', 'AWAITING_SPEC_VALIDATION'],
+      },
+      { type: 'gate.resolved', gate: 'resume', decision: 'approve', by: 'human', answer: null },
+      started({
+        resumed_from: 'IMPLEMENTATION',
+        completed_phases: ['SPECIFICATION', 'AWAITING_SPEC_VALIDATION'],
+      }),
+      enter('IMPLEMENTATION'),
+    ]);
+    const gatesOf = (state: string) =>
+      s.state.phases.find((p) => p.state === state)?.gates.map((g) => g.gate);
+    expect(gatesOf('AWAITING_SPEC_VALIDATION')).toEqual([]);
+    expect(gatesOf('IMPLEMENTATION')).toEqual(['resume']);
   });
 
   test('the task list shows at the resume question (task.updated before the workflow starts)', () => {

@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyChange, changeBetween, treeOf, workTreeOf } from '../../source/engine/fleet/tree-change.js';
+import {
+  applyChange,
+  ChangeNotApplied,
+  changeBetween,
+  treeOf,
+  workTreeOf,
+} from '../../source/engine/fleet/tree-change.js';
 
 // Issue 20: what an agent call did to the worktree, kept as a binary diff between two trees and
 // applied again on a re-created checkout (agent-memo.ts). Real git repositories in temp dirs.
@@ -80,7 +86,7 @@ describe('an agent call’s change to the worktree', () => {
     // The clone is not where the call started: its kept.txt differs.
     writeFileSync(join(clone, 'kept.txt'), 'something else\n');
     const start = await treeOf(there);
-    await expect(applyChange(there, change, after)).rejects.toThrow(/git apply/);
+    await expect(applyChange(there, change, after)).rejects.toThrow(ChangeNotApplied);
     expect(await treeOf(there)).toBe(start);
     expect(existsSync(join(clone, 'other.txt'))).toBe(false);
   });

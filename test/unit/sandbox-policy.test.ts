@@ -78,6 +78,12 @@ describe('writable folders for a task', () => {
     expect(writableDirsForGlobs(root, ['README.md', 'src/**'], [])).toEqual([root]);
   });
 
+  it('a negated glob makes nothing writable (it takes paths away)', () => {
+    const root = repo();
+    expect(writableDirsForGlobs(root, ['!src/secret/**'], [])).toEqual([]);
+    expect(writableDirsForGlobs(root, ['docs/**', '!docs/x.md'], [])).toEqual([join(root, 'docs')]);
+  });
+
   it('never follows a symlinked folder out of the repository, nor ".."', () => {
     const root = repo();
     mkdirSync(join(dir, 'outside'));

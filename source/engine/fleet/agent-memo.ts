@@ -4,7 +4,14 @@ import { z } from 'zod';
 import type { AgentOutcome, AgentRequest } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import { FLEET_SCHEMA as S } from './settings.js';
-import { applyChange, changeBetween, treeOf, type WorkTree, workTreeOf } from './tree-change.js';
+import {
+  applyChange,
+  ChangeNotApplied,
+  changeBetween,
+  treeOf,
+  type WorkTree,
+  workTreeOf,
+} from './tree-change.js';
 
 /**
  * Every finished agent call of a fleet run is durable (issue 20: "each agent run is a DBOS
@@ -88,7 +95,18 @@ export function callMemo(spec: CallMemoSpec) {
   const seen = new Map<string, number>();
   const keyOf = (request: AgentRequest): string => {
     const prompt = `${request.systemPrompt}\n\n${request.userPrompt}`.replaceAll(spec.root, '<checkout>');
-    const sha = createHash('sha256').update(prompt).digest('hex').slice(0, 32);
+    // What the call was asked to be, besides its prompt: another model or other permissions is
+    // another call, never answered by this one's checkpoint.
+    const settings = JSON.stringify([
+      request.model,
+      request.fallbackModel,
+      request.permissionMode,
+      request.maxTurns,
+      request.tools,
+      request.allowedTools ?? null,
+      request.writableGlobs ?? null,
+    ]);
+    const sha = createHash('sha256').update(prompt).update('\0').update(settings).digest('hex').slice(0, 32);
     const base = `${request.role}:${sha}`;
     const n = (seen.get(base) ?? 0) + 1;
     seen.set(base, n);
@@ -106,7 +124,21 @@ export function callMemo(spec: CallMemoSpec) {
       if (found === null) return { kind: 'live', call: null };
       const { tree, before, kept } = found;
       if (kept && kept.tree_before === before) {
-        await applyChange(tree, kept.change, kept.tree_after);
+        const applied = await applyChange(tree, kept.change, kept.tree_after).then(
+          () => true,
+          (error: Error) => {
+            // `git apply` applies all or nothing: a change that did not apply left the tree as
+            // it was, so the call runs live. Any other failure is the runner's and stops here.
+            if (!(error instanceof ChangeNotApplied)) throw error;
+            bus.emit({
+              type: 'log',
+              level: 'warn',
+              message: `${request.role}-agent: ${error.message}; running it again`,
+            });
+            return false;
+          },
+        );
+        if (!applied) return { kind: 'live', call: liveCall(spec, key, request, tree, before) };
         replayLines(request, kept.lines);
         bus.emit({
           type: 'log',

@@ -62,9 +62,14 @@ export async function changeBetween(tree: WorkTree, before: string, after: strin
  * Applies a recorded change to the worktree and checks it lands on the recorded tree. `git apply`
  * applies all of a patch or none of it, so a change that does not apply leaves the tree as it was.
  */
+export class ChangeNotApplied extends Error {}
+
 export async function applyChange(tree: WorkTree, change: Buffer, expected: string): Promise<void> {
-  if (change.length > 0)
-    await tree.git.ok(['apply', '--binary', '--whitespace=nowarn', '-'], { stdin: change });
+  if (change.length > 0) {
+    const applied = await tree.git.run(['apply', '--binary', '--whitespace=nowarn', '-'], { stdin: change });
+    if (applied.code !== 0)
+      throw new ChangeNotApplied(`the kept change does not apply: ${applied.stderr.split('\n')[0] ?? ''}`);
+  }
   const now = await treeOf(tree);
   if (now !== expected)
     throw new Error(

@@ -21,6 +21,8 @@ export function writableDirsForGlobs(
   const realRoot = realpathSync(root);
   const dirs: string[] = [];
   for (const glob of globs) {
+    // A negated glob takes paths away in micromatch; it never makes anything writable.
+    if (glob.startsWith('!')) continue;
     const prefix = staticPrefix(glob);
     if (!widen && !isDir(prefix ? join(realRoot, prefix) : realRoot)) continue;
     const dir = existingDirFor(realRoot, prefix);

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { lstat, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { prdHandoff } from '../planner/prd-session.js';
 import type { TaskRecord } from '../protocol/workflow.js';
@@ -42,8 +42,11 @@ export async function specPhase(ctx: WorkflowContext): Promise<PhaseResult> {
     // The sandbox widens a missing folder to its parent (here the whole tree): specs/ is made
     // first, empty (git does not see it), so only it is writable.
     writable: async () => {
-      await mkdir(join(ctx.setup.facts.root, 'specs')).catch(() => undefined);
-      return ['specs/**'];
+      const specs = join(ctx.setup.facts.root, 'specs');
+      await mkdir(specs).catch(() => undefined);
+      // A `specs` that is a file or a symlink would widen to the whole tree: nothing then.
+      const real = await lstat(specs).catch(() => null);
+      return real?.isDirectory() ? ['specs/**'] : [];
     },
     commitMessage: `ralphy: specification and tasks for "${ctx.prd.title}"`,
     prompt: async (note) =>

@@ -206,6 +206,13 @@ function sameGate(shown: NonNullable<UiState['gate']>, gate: GateKind, lane: str
 
 export function gateResolved(state: UiState, e: Of<'gate.resolved'>): UiState {
   const note: GateNote = { gate: e.gate, decision: e.decision, by: e.by, answer: flattenOrNull(e.answer) };
+  // The resume question is about the stopped workflow, not one of its phases (it shows them done,
+  // workflow.resumable): its note waits for the first phase entered. Its `n` starts a new
+  // workflow, whose timeline starts from none even if that start is refused.
+  if (e.gate === 'resume') {
+    const phases = e.decision === 'reject' ? initialPhaseRows() : state.phases;
+    return gateClosed({ ...state, phases, earlyGates: [...state.earlyGates, note] }, e);
+  }
   let index = state.phases.findIndex(isCurrent);
   if (index < 0) index = state.phases.findLastIndex((row) => row.status !== 'pending');
   // No phase began yet (the resume question): the note waits for the first phase entered.
