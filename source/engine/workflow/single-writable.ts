@@ -3,7 +3,8 @@ import { readTasksFile, TASKS_FILE } from './phase-helpers.js';
 
 /**
  * Where the sandbox lets the `single` engine's dev-agent write (issue 14): the union of the
- * scopes of the tasks it is working on (every task of TASKS.md not completed yet), and TASKS.md,
+ * scopes of the tasks it is working on (every task of TASKS.md not completed yet; all of them when
+ * the runner sends it back with every task marked completed), and TASKS.md,
  * whose statuses it updates. A task that declares no `Scope` has no narrower fence than the
  * config's `scope.default_allowed_globs`, so it brings those. Read at each run: a task completed
  * meanwhile no longer widens the next one. The judge still holds the whole change to the phase's
@@ -16,6 +17,9 @@ export async function singleWritableGlobs(ctx: WorkflowContext): Promise<string[
   // TASKS.md unreadable: the dev-agent is told so by the runner and may only repair it.
   if (!parsed.ok) return [TASKS_FILE];
   const open = parsed.tasks.filter((task) => task.status !== 'completed');
-  const globs = open.flatMap((task) => task.scope ?? fence);
+  // Every task marked completed, yet the agent runs again: the runner sent it back (a check
+  // fails), so the work of any task may need fixing.
+  const working = open.length > 0 ? open : parsed.tasks;
+  const globs = working.flatMap((task) => task.scope ?? fence);
   return [...new Set([...globs, TASKS_FILE])];
 }
