@@ -130,6 +130,42 @@ describe('bubblewrap sandbox around a process', () => {
     expect(existsSync(join(root, 'src', 'late.ts'))).toBe(false);
   });
 
+  it("a process left with the call's mark (an init that missed bwrap's death) is ended before the call returns", async () => {
+    const { root, sandbox } = await repo();
+    const go = join(root, 'src', 'go');
+    let leftover: ReturnType<typeof spawn> | null = null;
+    const r = await runProcess({
+      ...node(
+        root,
+        `const wait = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(go)})) clearInterval(wait); }, 10);`,
+      ),
+      sandbox: agentSandbox(sandbox, ['src/**']),
+      onSpawn: (pid) => {
+        // bwrap killed before its namespace's init armed --die-with-parent leaves that init and
+        // all it runs alive, re-parented to the host's init, carrying the call's mark. The same
+        // state, made on purpose: a host process with this call's mark.
+        const mark = readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((entry) => entry.startsWith('RELAIS_PROCESS_MARK='));
+        expect(mark).toBeDefined();
+        leftover = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], {
+          env: { ...process.env, RELAIS_PROCESS_MARK: mark?.split('=')[1] ?? '' },
+          stdio: 'ignore',
+        });
+        leftover.once('spawn', () => writeFileSync(go, ''));
+      },
+    });
+    expect(r.exitCode).toBe(0);
+    const child = leftover as ReturnType<typeof spawn> | null;
+    expect(child?.pid).toBeDefined();
+    // Already dead when runProcess returned: its exit is the SIGKILL the call's end sent.
+    const ended = await new Promise<NodeJS.Signals | null>((resolve) => {
+      if (child?.exitCode !== null || child?.signalCode !== null) resolve(child?.signalCode ?? null);
+      else child?.once('exit', (_code, signal) => resolve(signal));
+    });
+    expect(ended).toBe('SIGKILL');
+  });
+
   it('verification has no network by default; agents keep the host network', async () => {
     const { root, sandbox } = await repo();
     const interfaces = `console.log(Object.keys(require('os').networkInterfaces()).sort().join(','))`;

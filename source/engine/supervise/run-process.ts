@@ -10,7 +10,9 @@ import {
   groupHasMembers,
   isAlive,
   PROCESS_MARK_VAR,
+  processesMarked,
   runnerMark,
+  signalEach,
   signalTree,
   TreeWatch,
 } from './process-tree.js';
@@ -210,6 +212,7 @@ async function supervise(
   watch?.sweep();
   if (watch && watch.survivors().length > 0) void terminateTree();
   await (killing ?? Promise.resolve());
+  if (policy) await endSandboxLeftovers(mark);
   watch?.stop();
   if (pid !== undefined) liveGroups.delete(pid);
 
@@ -221,6 +224,20 @@ async function supervise(
       policy !== undefined && BWRAP_EXEC_FAILED.test(tails.stderrTail.text()),
     ),
   );
+}
+
+/**
+ * bwrap's PID namespace ends with its init, and the init dies with bwrap (`--die-with-parent`)...
+ * unless bwrap was killed before its init had armed that, right after the start (a cancel at
+ * once; seen in the suite: the init and its agent lived on, re-parented to the host's init). Every
+ * process of the sandbox carries this call's mark, the init too (a fork of bwrap): SIGKILL them,
+ * which ends the namespace, and wait until they are gone. One /proc scan per sandboxed process.
+ */
+async function endSandboxLeftovers(mark: string): Promise<void> {
+  const left = processesMarked(mark);
+  if (left.length === 0) return;
+  signalEach(left, 'SIGKILL');
+  for (let i = 0; i < 200 && left.some(isAlive); i++) await delay(10);
 }
 
 type Ending = Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'timedOut' | 'aborted'>;
