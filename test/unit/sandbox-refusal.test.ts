@@ -46,4 +46,12 @@ describe("mkdirRefusalIn: node's recursive mkdir says ENOENT on a read-only moun
     expect(mkdirRefusalIn("Error: ENOENT: no such file or directory, open '/r/x'", writable)).toBeNull();
     expect(mkdirRefusalIn(null, writable)).toBeNull();
   });
+
+  it('sandboxRefusalIn counts it only when told the writable folders (builders and checks alike)', () => {
+    expect(sandboxRefusalIn(enoent('/r/deploy'))).toBeNull();
+    expect(sandboxRefusalIn(enoent('/r/deploy'), writable)).toBe(
+      "ENOENT: no such file or directory, mkdir '/r/deploy'",
+    );
+    expect(sandboxRefusalIn(enoent('/r/src/x'), writable)).toBeNull();
+  });
 });

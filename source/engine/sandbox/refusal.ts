@@ -13,11 +13,18 @@ const REFUSED = /\bEROFS\b|read-only file system|\bEXDEV\b|invalid cross-device 
 
 const MAX_LINE = 300;
 
-/** The first line of `text` that shows a write the sandbox refused, or null. */
-export function sandboxRefusalIn(text: string | null | undefined): string | null {
+/**
+ * The first line of `text` that shows a write the sandbox refused, or null. With the folders the
+ * sandbox bound writable, a recursive mkdir's ENOENT outside them counts too (below).
+ */
+export function sandboxRefusalIn(
+  text: string | null | undefined,
+  writable: readonly string[] | null = null,
+): string | null {
   if (!text) return null;
   const line = text.split('\n').find((l) => REFUSED.test(l));
-  return line === undefined ? null : line.trim().slice(0, MAX_LINE);
+  if (line !== undefined) return line.trim().slice(0, MAX_LINE);
+  return writable ? mkdirRefusalIn(text, writable) : null;
 }
 
 /**

@@ -175,6 +175,15 @@ export function verificationSandbox(
   return { ...policy, writable: outermost([...policy.writable, ...extra]) };
 }
 
+/** The folders a process fenced to `allowedGlobs` may write: theirs, and `writable_outside`. */
+export function writableFolders(
+  sandbox: Extract<Sandbox, { kind: 'bwrap' }>,
+  allowedGlobs: readonly string[],
+): string[] {
+  const inRepo = writableDirsForGlobs(sandbox.root, allowedGlobs, sandbox.readOnly);
+  return outermost([...inRepo, ...sandbox.writableOutside]);
+}
+
 function policyFor(
   sandbox: Sandbox,
   allowedGlobs: readonly string[],
@@ -184,13 +193,12 @@ function policyFor(
   if (sandbox.kind === 'off') return undefined;
   // A run never gets here without a sandbox (preflight refuses it); fail closed if one does.
   if (sandbox.kind === 'unavailable') throw new Error(`no sandbox available: ${sandbox.reason}`);
-  const inRepo = writableDirsForGlobs(sandbox.root, allowedGlobs, sandbox.readOnly);
   const isAgent = role !== 'verification';
   return {
     kind: 'bwrap',
     bwrap: sandbox.bwrap,
     root: sandbox.root,
-    writable: outermost([...inRepo, ...sandbox.writableOutside]),
+    writable: writableFolders(sandbox, allowedGlobs),
     readOnly: sandbox.readOnly,
     writableFiles,
     // Listed now, at each process start: the overlay binds what the folder holds at this moment.

@@ -9,8 +9,8 @@ import { type BuilderResult, builderResultSchema } from '../protocol/builder-res
 import type { Code } from '../protocol/codes.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import type { BuildTask } from '../protocol/task.js';
-import { mkdirRefusalIn, sandboxRefusalIn } from '../sandbox/refusal.js';
-import { agentSandbox, sandboxForTree, verificationSandbox } from '../sandbox/sandbox.js';
+import { sandboxRefusalIn } from '../sandbox/refusal.js';
+import { agentSandbox, sandboxForTree, verificationSandbox, writableFolders } from '../sandbox/sandbox.js';
 import { effectiveScopeFor } from '../session/judge-phase.js';
 import { recordAgentInFlight } from '../session/recover.js';
 import type { ProcessResult } from '../supervise/run-process.js';
@@ -117,20 +117,6 @@ export function builderTools(configured: string, task: BuildTask): string[] {
   return task.scope.allow_new_files && !tools.includes('Write') ? [...tools, 'Write'] : tools;
 }
 
-/** The line of the builder's error output that shows a write the sandbox refused, or null. */
-function refusalIn(ctx: TickContext, task: BuildTask, texts: ReadonlyArray<string | null>): string | null {
-  for (const text of texts) {
-    const refused = sandboxRefusalIn(text);
-    if (refused) return refused;
-  }
-  const writable = agentSandbox(ctx.setup.sandbox, task.scope.allowed_globs)?.writable ?? [];
-  for (const text of texts) {
-    const refused = mkdirRefusalIn(text, writable);
-    if (refused) return refused;
-  }
-  return null;
-}
-
 /**
  * A builder run that ended without a result (A3 row 1). When it ran in the sandbox, ended on its
  * own (no signal, timeout or abort from us) and its error output shows a refused write, it was
@@ -145,9 +131,11 @@ function failedRun(
   errorText: string | null,
 ): { code: Code; detail: string } {
   const endedOnItsOwn = !process.aborted && !process.timedOut && process.spawnError === null;
+  const { sandbox } = ctx.setup;
+  const writable = sandbox.kind === 'bwrap' ? writableFolders(sandbox, task.scope.allowed_globs) : null;
   const refused =
-    ctx.setup.sandbox.kind === 'bwrap' && endedOnItsOwn
-      ? refusalIn(ctx, task, [process.stderrTail, errorText])
+    writable && endedOnItsOwn
+      ? (sandboxRefusalIn(process.stderrTail, writable) ?? sandboxRefusalIn(errorText, writable))
       : null;
   if (refused)
     return {

@@ -94,7 +94,7 @@ export async function runVerifications(
         runs,
         failedPhase: plan.phase,
         aborted: false,
-        refused: options.sandbox ? sandboxRefusalIn(log.text()) : null,
+        refused: options.sandbox ? sandboxRefusalIn(log.text(), options.sandbox.writable) : null,
       };
   }
   return { runs, failedPhase: null, aborted: false };
