@@ -1,10 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { claudeRunner } from '../../source/engine/agents/claude-code/run-claude.js';
-import { resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { CycleRepo, plan, scripted, spec, track } from '../support/cycle-project.js';
-import { FAKE_CLAUDE, type TestProject } from '../support/project.js';
+import type { TestProject } from '../support/project.js';
+import { sandboxedFakeClaude } from '../support/sandboxed-fake-claude.js';
 import {
   happyScenario,
   runInProcess,
@@ -120,14 +119,7 @@ describe('the cycle implementer (Claude Code)', () => {
         ],
       }),
     );
-    const sandbox = await resolveSandbox(repo.config, repo.root, process.env);
-    expect(sandbox.kind).toBe('bwrap');
-    const implementer = claudeRunner({
-      command: FAKE_CLAUDE,
-      extraEnv: {},
-      env: { ...process.env, RELAIS_FAKE_SCENARIO: scenarioPath },
-      sandbox,
-    });
+    const implementer = await sandboxedFakeClaude(repo.config, repo.root, scenarioPath);
     const out = await repo.cycle({ ...scripted({}).runners, implementer });
     expect(out).toMatchObject({ action: 'implement_task', reply: 'CYCLE_OK' });
     const calls = toolCalls(scenarioPath);

@@ -29,20 +29,26 @@ const phaseText = (events: Parameters<typeof reduceUi>[1][], root: string) =>
     .map((row) => row.map((seg) => ('text' in seg ? seg.text : '')).join(''))
     .join('\n');
 
+/** A workflow whose QA agent writes its report and finishes (its commit is what an abort must stop). */
+function qaWritesItsReport(): TestProject & { ghLog: string; remote: string } {
+  const made = workflowProject();
+  const scenario = happyScenario();
+  scenario.qa = [
+    {
+      actions: [{ write: 'specs/QA_REPORT.md', content: QA_MD }],
+      say: 'Writing the QA report.',
+      result: 'QA_REPORT.md written.\n\nEXIT_SIGNAL: true',
+    },
+  ];
+  made.scenario(scenario);
+  return made;
+}
+
 describe('the abort key during QA', () => {
   it('while the QA agent runs: its report is not committed, and the workflow ends aborted by the key', async () => {
-    project = workflowProject();
-    const scenario = happyScenario();
     // The QA agent writes its report and finishes; the abort comes as the runner judges it, before
     // the commit (the race a real agent loses when `y` lands as it ends).
-    scenario.qa = [
-      {
-        actions: [{ write: 'specs/QA_REPORT.md', content: QA_MD }],
-        say: 'Writing the QA report.',
-        result: 'QA_REPORT.md written.\n\nEXIT_SIGNAL: true',
-      },
-    ];
-    project.scenario(scenario);
+    project = qaWritesItsReport();
     const abortKey = new AbortController();
     const run = await runInProcess(project, {
       gates: scriptedGates({ spec: YES, qa: YES }),
@@ -60,16 +66,7 @@ describe('the abort key during QA', () => {
   }, 180_000);
 
   it('confirmed while the commit is being made: the branch never moves to the QA commit', async () => {
-    project = workflowProject();
-    const scenario = happyScenario();
-    scenario.qa = [
-      {
-        actions: [{ write: 'specs/QA_REPORT.md', content: QA_MD }],
-        say: 'Writing the QA report.',
-        result: 'QA_REPORT.md written.\n\nEXIT_SIGNAL: true',
-      },
-    ];
-    project.scenario(scenario);
+    project = qaWritesItsReport();
     const abortKey = new AbortController();
     // The `a` key is pressed as the QA agent's work is judged, and its `y` is confirmed only after
     // the runner's first look: the first question after that answers "not confirmed", every later

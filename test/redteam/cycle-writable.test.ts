@@ -8,7 +8,6 @@ import {
   startScriptedResponses,
 } from '../../source/demo/scripted-responses-server.js';
 import type { AgentRunner } from '../../source/engine/agents/agent-run.js';
-import { claudeRunner } from '../../source/engine/agents/claude-code/run-claude.js';
 import { codexRunner } from '../../source/engine/agents/codex/run-codex.js';
 import { resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import {
@@ -21,7 +20,8 @@ import {
   taskFields,
   track,
 } from '../support/cycle-project.js';
-import { FAKE_CLAUDE, REPO_ROOT, TestProject } from '../support/project.js';
+import { REPO_ROOT, TestProject } from '../support/project.js';
+import { sandboxedFakeClaude } from '../support/sandboxed-fake-claude.js';
 import { sh } from './aftermath.js';
 
 // Issue 14, the cycle's implementer in the OS sandbox: its writable folders are its task's scope
@@ -106,14 +106,7 @@ describe('red team: the cycle implementer writes only its task scope', () => {
         ],
       }),
     );
-    const sandbox = await resolveSandbox(created.config, created.root, process.env);
-    expect(sandbox.kind).toBe('bwrap');
-    const implementer = claudeRunner({
-      command: FAKE_CLAUDE,
-      extraEnv: {},
-      env: { ...process.env, RELAIS_FAKE_SCENARIO: scenarioPath },
-      sandbox,
-    });
+    const implementer = await sandboxedFakeClaude(created.config, created.root, scenarioPath);
     const out = await implementWith(created, implementer);
     expect(out).toMatchObject({ action: 'implement_task', reply: 'CYCLE_OK' });
     expect(readFileSync(log, 'utf8').split('\n').filter(Boolean)).toEqual(['lint refused', 'ops refused']);
