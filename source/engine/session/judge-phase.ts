@@ -129,7 +129,10 @@ export async function judgeChanges(
     guards.indexBefore,
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
-  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, walked);
+  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, {
+    walked,
+    sandboxed: setup.sandbox.kind === 'bwrap',
+  });
   const verdict = judgeScope({
     files: touched.files,
     taskKind,

@@ -63,7 +63,10 @@ export async function checkIntegrityAfterVerify(
         detail: `after verification the tree on disk was ${short(after)}, not the judged and verified tree ${short(before.judged)}`,
       };
   }
-  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs);
+  // The tick's checks run in the sandbox whenever it is on (verify-phase.ts).
+  const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, {
+    sandboxed: ctx.setup.sandbox.kind === 'bwrap',
+  });
   if (unsafe.length > 0)
     return {
       code: 'STOP_SCOPE_VIOLATION_FORBIDDEN',
