@@ -78,10 +78,8 @@ function parseEntries(
   const flagged = new Map<string, IndexFlagName>();
   let at = 12;
   for (let i = 0; i < count; i++) {
-    const entry = parseEntry(bytes, version, at, hashBytes);
-    if (!entry) return null;
-    if (entry.flag) flagged.set(entry.name, entry.flag);
-    at = entry.next;
+    at = parseEntry(bytes, version, at, hashBytes, flagged);
+    if (at < 0) return null;
   }
   // What follows the entries is extensions (a 4-letter signature each) and the trailing checksum.
   const rest = bytes.length - at;
@@ -90,33 +88,38 @@ function parseEntries(
   return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4)) ? flagged : null;
 }
 
-/** One index entry at `start`: its name, its flag if any, and where the next entry begins; null when malformed. */
+/**
+ * One index entry at `start`: where the next entry begins, or -1 when malformed. A flagged entry
+ * goes into `flagged` by name; other names are never decoded (100k entries per judgement).
+ */
 function parseEntry(
   bytes: Buffer,
   version: number,
   start: number,
   hashBytes: number,
-): { name: string; flag: IndexFlagName | null; next: number } | null {
+  flagged: Map<string, IndexFlagName>,
+): number {
   const flagsAt = start + ENTRY_STAT_BYTES + hashBytes;
-  if (flagsAt + 2 > bytes.length) return null;
-  if (bytes.readUInt32BE(start + 24) === DIRECTORY_MODE) return null;
+  if (flagsAt + 2 > bytes.length) return -1;
+  if (bytes.readUInt32BE(start + 24) === DIRECTORY_MODE) return -1;
   const flags = bytes.readUInt16BE(flagsAt);
   let nameAt = flagsAt + 2;
   let extended = 0;
   if (flags & EXTENDED) {
-    if (version < 3) return null;
+    if (version < 3) return -1;
     extended = bytes.readUInt16BE(nameAt);
     nameAt += 2;
   }
   const nul = bytes.indexOf(0, nameAt);
-  if (nul < 0) return null;
+  if (nul < 0) return -1;
   const nameLength = nul - nameAt;
-  if ((flags & NAME_MASK) !== Math.min(nameLength, NAME_MASK)) return null;
+  if ((flags & NAME_MASK) !== Math.min(nameLength, NAME_MASK)) return -1;
   // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
   const next = start + ((nameAt - start + nameLength + 8) & ~7);
-  if (next > bytes.length) return null;
-  for (let p = nul; p < next; p++) if (bytes[p] !== 0) return null;
+  if (next > bytes.length) return -1;
+  for (let p = nul; p < next; p++) if (bytes[p] !== 0) return -1;
   const flag: IndexFlagName | null =
     flags & ASSUME_VALID ? 'assume-unchanged' : extended & SKIP_WORKTREE ? 'skip-worktree' : null;
-  return { name: bytes.toString('utf8', nameAt, nul), flag, next };
+  if (flag !== null) flagged.set(bytes.toString('utf8', nameAt, nul), flag);
+  return next;
 }
