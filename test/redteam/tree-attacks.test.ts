@@ -36,6 +36,32 @@ describe('red team: files git cannot see', () => {
     expect(project.status()).toBe('');
   });
 
+  it("sandboxed: a hard link inside the writable folder is refused by its new name, though the old name's folder did not change", () => {
+    // Issue 17: inside the sandbox the judge reads files only in folders whose ctime moved. The
+    // old name's folder (src/old) did not; the new name's (src/new, made by the builder) did.
+    project = TestProject.create({ 'src/old/a.ts': 'a\n', 'src/b.ts': 'b\n' });
+    const was = snapshotRepo(project);
+    project.scenario({
+      orchestrator: [{ result_json: task({ scope: newFiles }) }],
+      builder: [
+        {
+          actions: [
+            { write: 'src/b.ts', content: 'c\n' },
+            sh('mkdir src/new && ln src/old/a.ts src/new/a.ts'),
+          ],
+          result_json: BUILDER_OK,
+        },
+      ],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(1);
+    expect(project.report().sandbox).toBe('bwrap');
+    expectStopHeld(project, was, 'STOP_SCOPE_VIOLATION_FORBIDDEN');
+    expect(project.report().scope.violations.join('\n')).toContain('hard link: src/new/a.ts');
+    expect(project.exists('src/new/a.ts')).toBe(false);
+    expect(lstatSync(join(project.root, 'src/old/a.ts')).nlink).toBe(1);
+  });
+
   it('unsandboxed (the judge as the fence): a hard link from in-scope paths to files outside the repository is refused, and the next tick cannot write through it', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
       unsandboxed('a hard link out of the repository cannot be made in the sandbox: the judge is under test')(

@@ -114,11 +114,19 @@ describe('the unsafe-files walk inside the sandbox', () => {
     expect(names(await walk(false))).toEqual(['hard link src/a/one.ts']);
   });
 
-  it('still lstats special files in an unchanged folder', async () => {
+  it('leaves a FIFO that was there before the tick alone when only its mode changed', async () => {
     spawnSync('mkfifo', [join(root, 'src/a/old-pipe')]);
     since = (readFsClock(dir) as { sinceMs: number }).sinceMs;
     chmodSync(join(root, 'src/a/old-pipe'), 0o600);
-    expect(names(await walk(true))).toEqual(['FIFO src/a/old-pipe']);
+    // No new name in src/a: not made by the tick. The full walk reads the FIFO's own ctime.
+    expect(await walk(true)).toEqual([]);
     expect(names(await walk(false))).toEqual(['FIFO src/a/old-pipe']);
+  });
+
+  it('reads below an unchanged folder that has subfolders', async () => {
+    // src/b did not change (its subfolder deep/ did): the walk must still go down to deep/.
+    spawnSync('mkfifo', [join(root, 'src/b/deep/pipe')]);
+    expect(lstatSync(join(root, 'src/b')).ctimeMs).toBeLessThan(since);
+    expect(names(await walk(true))).toEqual(['FIFO src/b/deep/pipe']);
   });
 });

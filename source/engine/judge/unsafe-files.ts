@@ -1,4 +1,4 @@
-import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { type LinkFacts, linkFactsOf, type StatMemo } from './stat-or-null.js';
@@ -28,7 +28,7 @@ export interface UnsafeWalkOptions {
   readonly walked?: StatMemo;
   /**
    * Every process that could write the tree since `sinceMs` ran inside the OS sandbox (bwrap).
-   * Then only folders whose own ctime moved are read file by file (`walkChangedFolders`).
+   * Then only folders whose own ctime moved are read file by file (`walkSandboxedTree`).
    */
   readonly sandboxed?: boolean;
 }
@@ -52,7 +52,7 @@ export async function findUnsafeFiles(
     if (kind !== null) found.push({ path: rel(root, path), kind, links: facts.nlink });
   };
   if (options.sandboxed) {
-    walkChangedFolders(
+    walkSandboxedTree(
       root,
       { skip: new Set([join(root, '.git'), workspaceDir]), since, walked: options.walked },
       visit,
@@ -88,18 +88,23 @@ interface ChangedWalk {
   readonly skip: ReadonlySet<string>;
   readonly since: number;
   readonly walked: StatMemo | undefined;
+  /**
+   * The root's device when its folders count their subfolders in their link count (a folder's
+   * nlink is 2 plus its subfolders: ext4, xfs, tmpfs; not btrfs, whose folders say 1), checked on
+   * the root's own listing; null when they do not, and every folder is then listed.
+   */
+  readonly leafDev: number | null;
 }
 
 /**
- * The walk when every writer ran in the sandbox (issue 17: the judge's cost follows the change).
- * Every folder is still read (readdir, no per-file lstat), but regular files are lstat'ed only in
- * folders whose own ctime is not older than `since`. Why that cannot miss an unsafe file the tick
- * made:
+ * The walk when every writer ran in the sandbox (issue 17: the judge's cost follows the change,
+ * not the repository). Only folders whose own ctime is not older than `since` are read file by
+ * file; an unchanged folder is listed only to find its subfolders, and not at all when its link
+ * count says it has none. Why that cannot miss an unsafe file the tick made:
  * - A new FIFO, socket, device node or hard link is a new name: mknod, link, symlink, rename and
  *   create all set the parent folder's ctime to now, and nothing sets it back (changing the clock
- *   takes root), so the folder holding the new name is read in full. FIFOs, sockets and devices
- *   are also lstat'ed wherever readdir finds them (rare, and it keeps the old rule exactly: one
- *   whose own ctime moved is refused even in an unchanged folder).
+ *   takes root). So a folder whose ctime is older holds no name the tick made; a FIFO in it was
+ *   the user's before the tick (the full walk would still refuse one whose mode changed).
  * - An existing file that gains a link does not change its folder: only the new name's folder
  *   changes. Inside the sandbox both names are on one mount: each writable folder is its own bind
  *   mount, link(2) across mounts fails with EXDEV, and `.git/`, the workspace and the rest of the
@@ -107,29 +112,62 @@ interface ChangedWalk {
  *   is found there (same inode, so the same link count and ctime). Nested `.git` folders (a
  *   submodule's, a clone the builder made) are writable when their folder is, so this walk reads
  *   them too (the full walk skips them, and catches such a link by the file's other name).
+ * - Nothing writes while it walks: the sandboxed processes are gone (bwrap's PID namespace ends
+ *   with its init, and the runner sweeps whatever still carries the call's mark).
  * Without the sandbox an outside name is possible (`ln src/a.ts ~/x`), so the full walk runs.
  */
-function walkChangedFolders(
+function walkSandboxedTree(
+  root: string,
+  walk: Omit<ChangedWalk, 'leafDev'>,
+  visit: (path: string, facts: LinkFacts) => void,
+): void {
+  const own = lstatSync(root, { throwIfNoEntry: false });
+  const entries = listOrNull(root);
+  if (entries === null) return;
+  const subfolders = entries.filter((entry) => entry.isDirectory()).length;
+  const leafDev = own !== undefined && own.nlink === 2 + subfolders ? own.dev : null;
+  visitEntries(root, entries, changedSince(own, walk.since), { ...walk, leafDev }, visit);
+}
+
+function walkChangedFolder(
   dir: string,
   walk: ChangedWalk,
   visit: (path: string, facts: LinkFacts) => void,
 ): void {
   if (visitWalked(dir, walk.walked, visit)) return;
-  let entries: Dirent[];
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  // After the listing: a name created since the folder was stat'ed would otherwise be listed
-  // under an old ctime. A folder that cannot be stat'ed counts as changed.
   const own = lstatSync(dir, { throwIfNoEntry: false });
-  const changed = own === undefined || Math.floor(own.ctimeMs) >= walk.since;
+  const changed = changedSince(own, walk.since);
+  // Unchanged and no subfolder: nothing new here and nothing below.
+  if (!changed && own !== undefined && own.dev === walk.leafDev && own.nlink === 2) return;
+  const entries = listOrNull(dir);
+  if (entries !== null) visitEntries(dir, entries, changed, walk, visit);
+}
+
+function visitEntries(
+  dir: string,
+  entries: readonly Dirent[],
+  changed: boolean,
+  walk: ChangedWalk,
+  visit: (path: string, facts: LinkFacts) => void,
+): void {
   for (const entry of entries) {
     const path = `${dir}${sep}${entry.name}`;
     if (entry.isDirectory()) {
-      if (!walk.skip.has(path)) walkChangedFolders(path, walk, visit);
-    } else if (specialKind(entry) !== null || (changed && entry.isFile())) visitLstat(path, visit);
+      if (!walk.skip.has(path)) walkChangedFolder(path, walk, visit);
+    } else if (changed && (entry.isFile() || specialKind(entry) !== null)) visitLstat(path, visit);
+  }
+}
+
+/** A folder that cannot be stat'ed counts as changed. */
+function changedSince(own: Stats | undefined, since: number): boolean {
+  return own === undefined || Math.floor(own.ctimeMs) >= since;
+}
+
+function listOrNull(dir: string): Dirent[] | null {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return null;
   }
 }
 
