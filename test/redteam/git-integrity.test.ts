@@ -50,6 +50,31 @@ describe('red team: .git/objects', () => {
     expect(check.ok).toBe(false);
     expect(check.output).toContain(blob);
   });
+
+  it('sandboxed: the same write cannot reach the object (why the judge keeps no object snapshot there)', () => {
+    // Issue 17: with .git read-only to every process of the tick, the judge skips its walk of
+    // .git/objects; this is the premise, through the real `relais run`.
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
+    const blob = project.git('rev-parse', 'HEAD:README.md').trim();
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [
+            { write: 'src/a.ts', content: 'b\n' },
+            sh(`f=.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}; chmod u+w $f; printf garbage > $f`),
+          ],
+          result_json: BUILDER_OK,
+        },
+      ],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(0);
+    expect(project.report()).toMatchObject({ sandbox: 'bwrap', code: 'SUCCESS' });
+    expect(project.git('cat-file', '-p', blob)).toBe('readme\n');
+    expect(fsck(project).ok).toBe(true);
+    expect(project.git('show', 'HEAD:src/a.ts')).toBe('b\n');
+  });
 });
 
 describe('red team: refs', () => {

@@ -322,7 +322,7 @@ function isFile(path: string): boolean {
   }
 }
 
-function safeReal(path: string): string | null {
+export function safeReal(path: string): string | null {
   try {
     return realpathSync(path);
   } catch {

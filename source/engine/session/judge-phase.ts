@@ -28,6 +28,7 @@ import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/t
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
 import type { BlastRadius } from '../protocol/report.js';
 import type { Task, TaskKind } from '../protocol/task.js';
+import { gitFoldersReadOnly } from '../sandbox/git-read-only.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { isInsideDir, symlinkTarget } from '../workspace/safe-path.js';
 import type { TickSetup } from './preflight.js';
@@ -44,8 +45,13 @@ export interface BuildGuards {
   readonly sideBefore: GitSideState;
   /** `.git/index` right before BUILD (null when it cannot be used alone, e.g. a split index). */
   readonly indexBefore: IndexCopy | null;
-  /** Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused. */
-  readonly objectsBefore: ObjectSnapshot;
+  /**
+   * Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused.
+   * No object snapshot (null) when the sandbox keeps the git folders read-only to every process
+   * of the tick (gitFoldersReadOnly): no object can change, and the snapshot's cost grows with
+   * history's loose objects (issue 17).
+   */
+  readonly objectsBefore: ObjectSnapshot | null;
   readonly refsBefore: RefsSnapshot;
   /** Files whose inode changed after this instant were made by the tick (unsafe-files.ts). */
   readonly startedAtMs: number;
@@ -72,7 +78,9 @@ export async function takeBuildGuards(
     sideBefore: await readGitSideStateOf(setup.git, indexBefore),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
     indexBefore,
-    objectsBefore: await snapshotObjects(setup.git, setup.facts),
+    objectsBefore: gitFoldersReadOnly(setup.sandbox, [setup.facts.gitDir, setup.facts.commonDir])
+      ? null
+      : await snapshotObjects(setup.git, setup.facts),
     refsBefore: await snapshotRefs(setup.facts),
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,
@@ -108,7 +116,7 @@ export async function judgeChanges(
     (p) => `could not restore ${p} (no copy kept)`,
   );
   // Before git reads any object: a damaged one would make it fail or lie.
-  const damaged = await damagedObjects(git, guards.objectsBefore);
+  const damaged = guards.objectsBefore ? await damagedObjects(git, guards.objectsBefore) : [];
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
   const headMoved = await headMovement(git, facts);
   // One walk of each ignored folder serves both checks below (both read the tree as it is now).
