@@ -163,6 +163,35 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
     expect(project.git('for-each-ref', 'refs/replace/')).toBe('');
   });
 
+  it('sandboxed: index flags and replace refs cannot be set at all (why the judge does not read them again there)', () => {
+    // Issue 17: with .git read-only to every process of the tick, the judge keeps the side state
+    // it read before BUILD. This is the premise, through the real `relais run`.
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [
+            sh(
+              'git update-index --skip-worktree README.md; git update-index --assume-unchanged src/a.ts; true',
+            ),
+            sh(
+              'git replace $(git rev-parse HEAD:README.md) $(echo cheat | git hash-object -w --stdin); true',
+            ),
+            { write: 'src/a.ts', content: 'b\n' },
+          ],
+          result_json: BUILDER_OK,
+        },
+      ],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(0);
+    expect(project.report()).toMatchObject({ sandbox: 'bwrap', code: 'SUCCESS' });
+    expect(project.git('ls-files', '-v', 'README.md', 'src/a.ts').trim()).toBe('H README.md\nH src/a.ts');
+    expect(project.git('for-each-ref', 'refs/replace/')).toBe('');
+    expect(project.git('show', 'HEAD:src/a.ts')).toBe('b\n');
+  });
+
   it('an edit inside an ignored folder that already existed (node_modules) is seen', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' }, judgeOnly);
     project.write('node_modules/runner/index.js', 'module.exports = realTests;\n');

@@ -46,10 +46,13 @@ export interface BuildGuards {
   /** `.git/index` right before BUILD (null when it cannot be used alone, e.g. a split index). */
   readonly indexBefore: IndexCopy | null;
   /**
+   * The sandbox keeps the git folders read-only to every process of the tick (gitFoldersReadOnly):
+   * no object, index flag or replace ref can change, so neither is read again (issue 17).
+   */
+  readonly gitReadOnly: boolean;
+  /**
    * Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused.
-   * No object snapshot (null) when the sandbox keeps the git folders read-only to every process
-   * of the tick (gitFoldersReadOnly): no object can change, and the snapshot's cost grows with
-   * history's loose objects (issue 17).
+   * No object snapshot (null) when `gitReadOnly`: its cost grows with history's loose objects.
    */
   readonly objectsBefore: ObjectSnapshot | null;
   readonly refsBefore: RefsSnapshot;
@@ -73,14 +76,14 @@ export async function takeBuildGuards(
   const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
   const gitGuard = await guardGitControlFiles(setup.facts, origins, env);
   const indexBefore = await keepIndexCopy(setup.facts.gitDir);
+  const gitReadOnly = gitFoldersReadOnly(setup.sandbox, [setup.facts.gitDir, setup.facts.commonDir]);
   const early = {
     gitGuard,
     sideBefore: await readGitSideStateOf(setup.git, indexBefore),
     ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
     indexBefore,
-    objectsBefore: gitFoldersReadOnly(setup.sandbox, [setup.facts.gitDir, setup.facts.commonDir])
-      ? null
-      : await snapshotObjects(setup.git, setup.facts),
+    gitReadOnly,
+    objectsBefore: gitReadOnly ? null : await snapshotObjects(setup.git, setup.facts),
     refsBefore: await snapshotRefs(setup.facts),
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,
@@ -125,7 +128,9 @@ export async function judgeChanges(
     walked,
     sinceMs: guards.startedAtMs,
   });
-  const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
+  const side = guards.gitReadOnly
+    ? guards.sideBefore
+    : await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   const hidden = sideStateChange(guards.sideBefore, side);
   const touched = await computeTouchedSet(
     git,

@@ -90,7 +90,9 @@ export async function checkAfterVerify(
   const gitControl = await checkAndRestore(guards.gitGuard, setup.facts, setup.paths);
   const hidden = sideStateChange(
     guards.sideBefore,
-    await readGitSideStateAgain(setup.git, setup.facts.gitDir, guards.sideBefore, guards.indexBefore),
+    guards.gitReadOnly
+      ? guards.sideBefore
+      : await readGitSideStateAgain(setup.git, setup.facts.gitDir, guards.sideBefore, guards.indexBefore),
   );
   const list = (paths: string[]) => paths.slice(0, 5).join(', ');
   if (workspace.changes.length > 0) {
