@@ -4,13 +4,13 @@ import type { Git } from '../judge/git.js';
 import type { RepoFacts } from '../judge/repo.js';
 import type { EffectiveScope } from '../judge/scope-rules.js';
 import type { RelaisConfig } from '../protocol/config.js';
-import { generateJsonSchema } from '../protocol/json-schemas.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import type { Task } from '../protocol/task.js';
 import { budgetSummary, budgetWarnings } from '../workspace/ledger.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
 import { capText } from '../workspace/render-report-md.js';
 import { readUntrustedFile } from '../workspace/safe-read.js';
+import { promptSchemaText } from './prompt-schemas.js';
 
 /**
  * Prompt placeholders (seed 000 §4, seed 001 "prompt placeholder tightening"): no generated repo
@@ -82,7 +82,7 @@ export async function orchestratorValues(input: {
     FACTS_MD: await readCapped(paths.facts, PLACEHOLDER_CAPS.FACTS_MD, '(none)'),
     LAST_REPORT_MD: await readCapped(paths.reportMd, PLACEHOLDER_CAPS.LAST_REPORT_MD, '(no previous report)'),
     BLOCKED_JSON_OR_EMPTY: await readCapped(paths.blocked, PLACEHOLDER_CAPS.BLOCKED_JSON_OR_EMPTY, '(none)'),
-    TASK_SCHEMA: JSON.stringify(generateJsonSchema('task.schema.json')),
+    TASK_SCHEMA: promptSchemaText('task.schema.json'),
   };
 }
 
@@ -123,7 +123,7 @@ function describeScopeDefaults(config: RelaisConfig): string {
 export function builderValues(task: Task, scope: EffectiveScope): Record<string, string> {
   return {
     TASK_JSON: JSON.stringify(task, null, 2),
-    BUILDER_RESULT_SCHEMA: JSON.stringify(generateJsonSchema('builder_result.schema.json')),
+    BUILDER_RESULT_SCHEMA: promptSchemaText('builder_result.schema.json'),
     ALLOWED_GLOBS: JSON.stringify(task.scope.allowed_globs),
     FORBIDDEN_GLOBS: JSON.stringify(scope.forbidden),
     ALLOW_NEW_FILES: String(scope.allowNewFiles),
