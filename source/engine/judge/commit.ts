@@ -36,11 +36,13 @@ export async function commitJudgedTree(
   onlyChanged?: readonly string[],
 ): Promise<CommitResult> {
   const notes: string[] = [];
-  const [tree, baseTree] = await Promise.all([
+  // Independent reads side by side (issue 17: wall time); the identity is needed unless the tree is unchanged.
+  const [tree, baseTree, identity] = await Promise.all([
     git.text(['write-tree'], { env: index.env }),
     facts.headTree?.commit === facts.head
       ? facts.headTree.tree
       : git.text(['rev-parse', `${facts.head}^{tree}`]),
+    identityEnv(git),
   ]);
   if (expectedTree !== undefined && tree !== expectedTree)
     throw new TreeChangedError(
@@ -50,7 +52,7 @@ export async function commitJudgedTree(
   if (tree !== baseTree) {
     commit = await git.text(['commit-tree', tree, '-p', facts.head, '-F', '-'], {
       stdin: message,
-      env: await identityEnv(git),
+      env: identity,
     });
     await beforeMove(commit);
     await git.ok([
