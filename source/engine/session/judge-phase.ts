@@ -73,18 +73,29 @@ export async function takeBuildGuards(
   /** The run's own history folder, watched with the workspace (earlier runs are not). */
   historyRun: string | null = null,
 ): Promise<BuildGuards> {
-  const origins = await configOriginFiles(setup.git, env.HOME ?? homedir());
-  const gitGuard = await guardGitControlFiles(setup.facts, origins, env);
-  const indexBefore = await keepIndexCopy(setup.facts.gitDir);
-  const gitReadOnly = gitFoldersReadOnly(setup.sandbox, [setup.facts.gitDir, setup.facts.commonDir]);
+  const { git, facts } = setup;
+  const gitReadOnly = gitFoldersReadOnly(setup.sandbox, [facts.gitDir, facts.commonDir]);
+  // Independent reads of the tree as it is before BUILD (nothing runs meanwhile), side by side.
+  const [gitGuard, index, ignoredBefore, objectsBefore, refsBefore] = await Promise.all([
+    configOriginFiles(git, env.HOME ?? homedir()).then((origins) =>
+      guardGitControlFiles(facts, origins, env),
+    ),
+    keepIndexCopy(facts.gitDir).then(async (kept) => ({
+      indexBefore: kept,
+      sideBefore: await readGitSideStateOf(git, kept),
+    })),
+    snapshotIgnored(git, setup.paths.relDir),
+    gitReadOnly ? null : snapshotObjects(git, facts),
+    snapshotRefs(facts),
+  ]);
   const early = {
     gitGuard,
-    sideBefore: await readGitSideStateOf(setup.git, indexBefore),
-    ignoredBefore: await snapshotIgnored(setup.git, setup.paths.relDir),
-    indexBefore,
+    sideBefore: index.sideBefore,
+    ignoredBefore,
+    indexBefore: index.indexBefore,
     gitReadOnly,
-    objectsBefore: gitReadOnly ? null : await snapshotObjects(setup.git, setup.facts),
-    refsBefore: await snapshotRefs(setup.facts),
+    objectsBefore,
+    refsBefore,
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,
   };
