@@ -8,6 +8,9 @@
 // runner's). What Relais adds is everything else: start-up, preflight, the sandbox around each
 // agent, the judge, the commit, the reports. Ticks and bare calls alternate, so both see the same
 // load; wall-clock medians (the agents wait on the model) with CPU beside them.
+//
+// BENCH_BEFORE=<absolute path to another build's dist/cli/main.js> runs that build's tick too, in
+// the same rounds, so before/after comes from one run under one load.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
+const BEFORE = process.env.BENCH_BEFORE || null;
 const CLAUDE = join(ROOT, 'node_modules/.bin/claude');
 const { startScriptedModel } = await import('../dist/demo/scripted-model-server.js');
 const { relaisScript } = await import('../dist/demo/relais-script.js');
@@ -156,10 +160,10 @@ exec "${CLAUDE}" "$@" < "${dir}/call-$n.stdin"
   return script;
 }
 
-async function tick(repo) {
+async function tick(repo, cli = CLI) {
   const model = await modelFor(repo);
   try {
-    const run = await timed(repo, [process.execPath, CLI, 'run', '--json'], {
+    const run = await timed(repo, [process.execPath, cli, 'run', '--json'], {
       env: { ...baseEnv, ANTHROPIC_BASE_URL: model.url },
     });
     const events = run.stdout
@@ -220,9 +224,12 @@ try {
   await tick(repo); // warm-up
   const ticks = [];
   const bares = [];
+  const befores = [];
+  if (BEFORE) await tick(repo, BEFORE); // warm-up
   for (let i = 0; i < RUNS; i++) {
     bares.push(await bare(repo, calls));
     ticks.push(await tick(repo));
+    if (BEFORE) befores.push(await tick(repo, BEFORE));
   }
   const t = {
     wall: median(ticks.map((x) => x.wallMs)),
@@ -246,6 +253,14 @@ try {
   // Not a ratio: a sandboxed agent's CPU is not the tick's to count. bwrap's inner process is
   // re-parented to init and reaped there, so its time never reaches the runner's rusage.
   console.log(`  runner CPU (agents in the sandbox not counted)   cpu ${ms(t.cpu)}`);
+  if (BEFORE) {
+    const bw = median(befores.map((x) => x.wallMs));
+    const bc = median(befores.map((x) => x.cpuMs));
+    console.log(`  before: relais run (BENCH_BEFORE)                wall ${ms(bw)}   cpu ${ms(bc)}`);
+    console.log(
+      `  before: tick / bare calls ${(bw / b.wall).toFixed(2)}x wall; after / before ${(t.wall / bw).toFixed(2)}x wall, ${(t.cpu / bc).toFixed(2)}x runner cpu`,
+    );
+  }
 } finally {
   rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }
