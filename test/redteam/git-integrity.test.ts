@@ -19,23 +19,28 @@ const judgeOnly = (config: any) => {
   )(config);
 };
 
+/** A builder that edits its file and overwrites the blob `blob` in .git/objects. */
+function corruptsBlob(p: TestProject, blob: string): void {
+  p.scenario({
+    orchestrator: [{ result_json: task() }],
+    builder: [
+      {
+        actions: [
+          { write: 'src/a.ts', content: 'b\n' },
+          sh(`f=.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}; chmod u+w $f; printf garbage > $f`),
+        ],
+        result_json: BUILDER_OK,
+      },
+    ],
+  });
+}
+
 describe('red team: .git/objects', () => {
   it('corrupting an existing blob is STOP_GIT_OBJECT_CORRUPTED and nothing is committed', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' }, judgeOnly);
     const blob = project.git('rev-parse', 'HEAD:README.md').trim();
     const was = snapshotRepo(project);
-    project.scenario({
-      orchestrator: [{ result_json: task() }],
-      builder: [
-        {
-          actions: [
-            { write: 'src/a.ts', content: 'b\n' },
-            sh(`f=.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}; chmod u+w $f; printf garbage > $f`),
-          ],
-          result_json: BUILDER_OK,
-        },
-      ],
-    });
+    corruptsBlob(project, blob);
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(1);
     const report = project.report();
@@ -56,18 +61,7 @@ describe('red team: .git/objects', () => {
     // .git/objects; this is the premise, through the real `relais run`.
     project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     const blob = project.git('rev-parse', 'HEAD:README.md').trim();
-    project.scenario({
-      orchestrator: [{ result_json: task() }],
-      builder: [
-        {
-          actions: [
-            { write: 'src/a.ts', content: 'b\n' },
-            sh(`f=.git/objects/${blob.slice(0, 2)}/${blob.slice(2)}; chmod u+w $f; printf garbage > $f`),
-          ],
-          result_json: BUILDER_OK,
-        },
-      ],
-    });
+    corruptsBlob(project, blob);
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(0);
     expect(project.report()).toMatchObject({ sandbox: 'bwrap', code: 'SUCCESS' });
