@@ -82,3 +82,11 @@ if (
   !(modeAt < firstRequire)
 )
   throw new Error('bundle: ui/react-mode.ts no longer runs before React loads (see scripts/bundle-cli.mjs)');
+
+// Zod is imported as a namespace (`import * as z from 'zod'`) so esbuild keeps only what Relais
+// calls; one `import { z } from 'zod'` keeps all of it (the JSON Schema importer among it, about
+// 180 KB more that every command compiles). The importer is never called, so its presence says so.
+if (holding('node_modules/zod/v4/classic/from-json-schema.js').length > 0)
+  throw new Error(
+    "bundle: all of zod was kept; import it as `import * as z from 'zod'` (see scripts/bundle-cli.mjs)",
+  );
