@@ -10,7 +10,7 @@
 // BENCH_BEFORE=<path to another build's dist/cli/main.js> runs that build's tick too, alternated
 // with this one's on the same repositories (before/after ratios under the same load). Each size
 // also counts the git processes of one tick (a `git` on PATH that notes each start): a
-// deterministic measure beside the times.
+// deterministic measure beside the times. BENCH_ONLY=startup runs the start-up section alone.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +29,8 @@ const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
 const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+/** BENCH_ONLY=startup: only the last section (`relais status` against `node -e 0`), no ticks. */
+const STARTUP_ONLY = process.env.BENCH_ONLY === 'startup';
 const env = {
   ...process.env,
   GIT_AUTHOR_NAME: 'Bench',
@@ -206,10 +208,47 @@ function ratio(label, a, b, goal) {
   );
 }
 
+/** The 1k-file tick with history, and with ignored files, each against the same tick without. */
+function compareHistoryAndIgnored(history) {
+  const plain = makeRepo(base, SMALL, { name: 'plain' });
+  const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
+  for (const repo of [plain, history, ignored]) timeTick(repo);
+  const sets = { plain: [], history: [], ignored: [], beforePlain: [], beforeHistory: [], beforeIgnored: [] };
+  for (let i = 0; i < RUNS; i++) {
+    sets.plain.push(timeTick(plain));
+    sets.history.push(timeTick(history));
+    sets.ignored.push(timeTick(ignored));
+    if (!BEFORE) continue;
+    sets.beforePlain.push(timeTick(plain, BEFORE));
+    sets.beforeHistory.push(timeTick(history, BEFORE));
+    sets.beforeIgnored.push(timeTick(ignored, BEFORE));
+  }
+  const p = report(`tick, ${SMALL} files`, sets.plain);
+  const h = report(`same with ${HISTORY_RUNS} history runs`, sets.history);
+  const g = report(`same with ${IGNORED_FILES} ignored node_modules files`, sets.ignored);
+  console.log(`\n${SMALL} files: what history and ignored files add`);
+  line(p);
+  line(h);
+  line(g);
+  ratio('history / plain', h, p, 1.1);
+  ratio('ignored node_modules / plain', g, p, 1.2);
+  if (BEFORE) {
+    const bp = report('before: plain', sets.beforePlain);
+    const bh = report('before: history', sets.beforeHistory);
+    const bg = report('before: ignored', sets.beforeIgnored);
+    line(bp);
+    line(bh);
+    line(bg);
+    console.log(
+      `  before: history / plain ${(bh.cpu / bp.cpu).toFixed(2)}x, ignored / plain ${(bg.cpu / bp.cpu).toFixed(2)}x (cpu)`,
+    );
+  }
+}
+
 const base = mkdtempSync(join(tmpdir(), 'relais-bench-'));
 try {
   console.log(`relais tick overhead (${RUNS} runs each, medians; node ${process.version})`);
-  for (const size of SIZES) {
+  for (const size of STARTUP_ONLY ? [] : SIZES) {
     const repo = makeRepo(base, size);
     timeTick(repo); // warm the page cache and git's index stat data once
     const ticks = [];
@@ -243,41 +282,8 @@ try {
     rmSync(repo, { recursive: true, force: true, maxRetries: 5 }); // a background git gc may still write
   }
 
-  const plain = makeRepo(base, SMALL, { name: 'plain' });
   const history = makeRepo(base, SMALL, { name: 'history', history: HISTORY_RUNS });
-  const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
-  for (const repo of [plain, history, ignored]) timeTick(repo);
-  const sets = { plain: [], history: [], ignored: [], beforePlain: [], beforeHistory: [], beforeIgnored: [] };
-  for (let i = 0; i < RUNS; i++) {
-    sets.plain.push(timeTick(plain));
-    sets.history.push(timeTick(history));
-    sets.ignored.push(timeTick(ignored));
-    if (!BEFORE) continue;
-    sets.beforePlain.push(timeTick(plain, BEFORE));
-    sets.beforeHistory.push(timeTick(history, BEFORE));
-    sets.beforeIgnored.push(timeTick(ignored, BEFORE));
-  }
-  const p = report(`tick, ${SMALL} files`, sets.plain);
-  const h = report(`same with ${HISTORY_RUNS} history runs`, sets.history);
-  const g = report(`same with ${IGNORED_FILES} ignored node_modules files`, sets.ignored);
-  console.log(`\n${SMALL} files: what history and ignored files add`);
-  line(p);
-  line(h);
-  line(g);
-  ratio('history / plain', h, p, 1.1);
-  ratio('ignored node_modules / plain', g, p, 1.2);
-  if (BEFORE) {
-    const bp = report('before: plain', sets.beforePlain);
-    const bh = report('before: history', sets.beforeHistory);
-    const bg = report('before: ignored', sets.beforeIgnored);
-    line(bp);
-    line(bh);
-    line(bg);
-    console.log(
-      `  before: history / plain ${(bh.cpu / bp.cpu).toFixed(2)}x, ignored / plain ${(bg.cpu / bp.cpu).toFixed(2)}x (cpu)`,
-    );
-  }
-
+  if (!STARTUP_ONLY) compareHistoryAndIgnored(history);
   const statuses = [];
   const zeros = [];
   const beforeStatuses = [];

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { inkBoundedCaches } from './ink-bounded-caches.mjs';
+import { bundleStatusCommand, statusCommandApart } from './status-bundle.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'dist/cli');
@@ -32,15 +33,10 @@ const englishOnly = {
 };
 
 rmSync(join(OUT, 'chunks'), { recursive: true, force: true });
-const { metafile } = await build({
-  metafile: true,
+/** What the split build and the one-file status command (scripts/status-bundle.mjs) share. */
+const options = {
   absWorkingDir: ROOT,
-  // app.js: the Ink app as the CLI loads it, for bench/tui-streaming.mjs to measure what users run.
-  entryPoints: { main: 'source/cli/main.ts', app: 'source/ui/index.ts' },
-  outdir: OUT,
-  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
@@ -55,7 +51,18 @@ const { metafile } = await build({
   },
   plugins: [englishOnly, inkBoundedCaches],
   logLevel: 'warning',
+};
+const { metafile } = await build({
+  ...options,
+  metafile: true,
+  // app.js: the Ink app as the CLI loads it, for bench/tui-streaming.mjs to measure what users run.
+  entryPoints: { main: 'source/cli/main.ts', app: 'source/ui/index.ts' },
+  outdir: OUT,
+  chunkNames: 'chunks/[name]-[hash]',
+  splitting: true,
+  plugins: [...options.plugins, statusCommandApart],
 });
+await bundleStatusCommand({ root: ROOT, outDir: OUT, splitMetafile: metafile, options });
 
 // The app sets NODE_ENV before React loads (ui/react-mode.ts): React picks its build once, when
 // first required, and its development build keeps a measure per render forever. In a bundle that
@@ -75,3 +82,11 @@ if (
   !(modeAt < firstRequire)
 )
   throw new Error('bundle: ui/react-mode.ts no longer runs before React loads (see scripts/bundle-cli.mjs)');
+
+// Zod is imported as a namespace (`import * as z from 'zod'`) so esbuild keeps only what Relais
+// calls; one `import { z } from 'zod'` keeps all of it (the JSON Schema importer among it, about
+// 180 KB more that every command compiles). The importer is never called, so its presence says so.
+if (holding('node_modules/zod/v4/classic/from-json-schema.js').length > 0)
+  throw new Error(
+    "bundle: all of zod was kept; import it as `import * as z from 'zod'` (see scripts/bundle-cli.mjs)",
+  );

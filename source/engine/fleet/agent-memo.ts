@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AgentOutcome, AgentRequest } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import { FLEET_SCHEMA as S } from './settings.js';

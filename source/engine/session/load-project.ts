@@ -31,6 +31,12 @@ export interface TickSetup {
   readonly sandbox: Sandbox;
 }
 
+/**
+ * The config loader, for readers such as `relais status` that take it from session/ (the layer
+ * rule) without the barrel `session/index.ts`, which pulls in the agents' runners and recovery.
+ */
+export { loadConfig };
+
 /** A setup without its sandbox: what reading a project needs (`relais status`), no bwrap probe. */
 export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
 

@@ -2,7 +2,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Git } from '../judge/git.js';
 import { readRepoFacts } from '../judge/repo.js';
-import { loadConfig } from '../session/index.js';
+import { loadConfig } from '../session/load-project.js';
 import { type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 
 /**

@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI, TestProject } from '../support/project.js';
+
+// Issue 17: `relais status` within 2x `node -e 0`. Node 20 pays for every ES module file it
+// loads, so the build gives status one file of its own (scripts/status-bundle.mjs). These tests run
+// the built CLI and read which files Node really loaded (NODE_DEBUG=esm names each module it
+// translates), so a change that splits status again, or pulls the agents' runners back into it,
+// fails here rather than only in the benchmark.
+
+const CLI_DIR = dirname(CLI);
+const STATUS_FILE = join(CLI_DIR, 'status-command.js');
+
+/** The dist files Node loaded for `args`, relative to dist/cli/. */
+function loadedFiles(project: TestProject, args: string[]): string[] {
+  const run = project.cliSync(args, { NODE_DEBUG: 'esm' });
+  expect(run.code, run.stderr).toBe(0);
+  const urls = [...run.stderr.matchAll(/Translating StandardModule (file:\S+)/g)].map((m) => m[1] ?? '');
+  // Without any, Node's debug output changed and this test would prove nothing.
+  expect(urls.length).toBeGreaterThan(0);
+  return urls.map((url) => fileURLToPath(url).slice(CLI_DIR.length + 1)).sort();
+}
+
+/** The chunks main.js imports statically (it loads them before any command). */
+function chunksOfMain(): string[] {
+  const text = readFileSync(CLI, 'utf8');
+  // `import {...} from "./chunks/x.js"` or `import "./chunks/x.js"`; the commands' `import(...)` are not.
+  return [...text.matchAll(/(?:from|import) "\.\/(chunks\/[^"]+)";/g)].map((m) => m[1] ?? '');
+}
+
+let project: TestProject;
+afterEach(() => project?.dispose());
+
+describe('relais status loads one file of its own', () => {
+  it('reads main.js, the chunks main.js imports and status-command.js, nothing else', () => {
+    project = TestProject.create();
+    expect(loadedFiles(project, ['status'])).toEqual(
+      ['main.js', 'status-command.js', ...chunksOfMain()].sort(),
+    );
+    // --preflight runs the sandbox probe and the start conditions from the same file; the probe's
+    // spawn loads execa (the process port imports it on its first spawn), from its own chunk.
+    const preflight = loadedFiles(project, ['status', '--preflight']);
+    expect(preflight.filter((file) => !/^chunks\/execa-\w+\.js$/.test(file))).toEqual(
+      ['main.js', 'status-command.js', ...chunksOfMain()].sort(),
+    );
+  });
+
+  it("holds none of the agents' runners, the tick, the workflow's phases or micromatch", () => {
+    const sources = [
+      ...readFileSync(STATUS_FILE, 'utf8').matchAll(/^\/\/ ((?:source|node_modules)\/\S+)$/gm),
+    ].map((m) => m[1] ?? '');
+    expect(sources).toContain('source/engine/status/project-status.ts');
+    const unwanted = sources.filter((s) =>
+      /^source\/engine\/(agents\/(claude-code|codex|external)|tick\/|workflow\/(?!workflow-store))|^node_modules\/micromatch\//.test(
+        s,
+      ),
+    );
+    expect(unwanted).toEqual([]);
+  });
+});
