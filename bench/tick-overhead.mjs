@@ -24,7 +24,7 @@ const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
-/** Repository size for the history, ignored-files and status comparisons. */
+/** Repository size for the history, ignored-files and status comparisons; 0 skips them. */
 const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
 const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
@@ -243,6 +243,14 @@ try {
     rmSync(repo, { recursive: true, force: true, maxRetries: 5 }); // a background git gc may still write
   }
 
+  // BENCH_SMALL=0: the 20k/100k ticks only (the 1k-file comparisons and status are skipped).
+  if (SMALL > 0) smallRepositories(base);
+} finally {
+  rmSync(base, { recursive: true, force: true, maxRetries: 5 });
+}
+
+/** On small repositories: the tick with history and with ignored files, and `relais status`. */
+function smallRepositories(base) {
   const plain = makeRepo(base, SMALL, { name: 'plain' });
   const history = makeRepo(base, SMALL, { name: 'history', history: HISTORY_RUNS });
   const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
@@ -297,6 +305,4 @@ try {
     line(bs);
     console.log(`  before: relais status / node -e 0 ${(bs.cpu / zero.cpu).toFixed(2)}x cpu`);
   }
-} finally {
-  rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

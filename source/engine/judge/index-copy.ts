@@ -58,36 +58,57 @@ const DIRECTORY_MODE = 0o040000;
  * folder entries, bytes that do not parse exactly) returns null and the caller asks git.
  */
 export function indexFlags(bytes: Buffer): Map<string, IndexFlagName> | null {
-  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'DIRC') return null;
-  const version = bytes.readUInt32BE(4);
-  if (version !== 2 && version !== 3) return null;
-  const count = bytes.readUInt32BE(8);
-  for (const hashBytes of [20, 32]) {
-    const flags = parseEntries(bytes, version, count, hashBytes);
-    if (flags) return flags;
-  }
-  return null;
+  const flagged = new Map<string, IndexFlagName>();
+  const parsed = eachEntry(bytes, (name, flag) => {
+    if (flag) flagged.set(name, flag);
+  });
+  return parsed ? flagged : null;
 }
 
-function parseEntries(
-  bytes: Buffer,
-  version: number,
-  count: number,
-  hashBytes: number,
-): Map<string, IndexFlagName> | null {
-  const flagged = new Map<string, IndexFlagName>();
+/**
+ * Every path the index holds, in index order, as `git ls-files -z` prints them (issue 17: one git
+ * process less per tick for the task's fence check). Same formats as indexFlags; null otherwise,
+ * and the caller asks git.
+ */
+export function indexPaths(bytes: Buffer): string[] | null {
+  const paths: string[] = [];
+  return eachEntry(bytes, (name) => paths.push(name)) ? paths : null;
+}
+
+/** Calls `visit` for each entry; false when the bytes are not an index this parser reads exactly. */
+function eachEntry(bytes: Buffer, visit: (name: string, flag: IndexFlagName | null) => void): boolean {
+  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'DIRC') return false;
+  const version = bytes.readUInt32BE(4);
+  if (version !== 2 && version !== 3) return false;
+  const count = bytes.readUInt32BE(8);
+  for (const hashBytes of [20, 32]) {
+    const entries = parseEntries(bytes, version, count, hashBytes);
+    if (!entries) continue;
+    for (const entry of entries) visit(entry.name, entry.flag);
+    return true;
+  }
+  return false;
+}
+
+interface IndexEntry {
+  readonly name: string;
+  readonly flag: IndexFlagName | null;
+}
+
+function parseEntries(bytes: Buffer, version: number, count: number, hashBytes: number): IndexEntry[] | null {
+  const entries: IndexEntry[] = [];
   let at = 12;
   for (let i = 0; i < count; i++) {
     const entry = parseEntry(bytes, version, at, hashBytes);
     if (!entry) return null;
-    if (entry.flag) flagged.set(entry.name, entry.flag);
+    entries.push(entry);
     at = entry.next;
   }
   // What follows the entries is extensions (a 4-letter signature each) and the trailing checksum.
   const rest = bytes.length - at;
-  if (rest === hashBytes) return flagged;
+  if (rest === hashBytes) return entries;
   if (rest < hashBytes + 8) return null;
-  return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4)) ? flagged : null;
+  return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4)) ? entries : null;
 }
 
 /** One index entry at `start`: its name, its flag if any, and where the next entry begins; null when malformed. */
