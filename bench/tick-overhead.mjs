@@ -133,7 +133,8 @@ function timed(cwd, script, args, extraEnv = {}) {
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   const lines = r.stderr.trim().split('\n');
   const children = (lines.at(-1) ?? '').match(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/);
-  if (r.status !== 0 || !children) throw new Error(`bench step failed: ${script} ${r.stderr.slice(-2000)}`);
+  if (r.status !== 0 || !children)
+    throw new Error(`bench step failed: ${script} ${r.stderr.slice(-2000)} ${r.stdout.slice(-2000)}`);
   const cpuMs =
     (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
   return { wallMs, cpuMs, stdout: r.stdout };
