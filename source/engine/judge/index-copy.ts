@@ -58,66 +58,77 @@ const DIRECTORY_MODE = 0o040000;
  * folder entries, bytes that do not parse exactly) returns null and the caller asks git.
  */
 export function indexFlags(bytes: Buffer): Map<string, IndexFlagName> | null {
-  const flagged = new Map<string, IndexFlagName>();
-  const parsed = eachEntry(bytes, (name, flag) => {
-    if (flag) flagged.set(name, flag);
+  return firstParse(bytes, () => {
+    const flagged = new Map<string, IndexFlagName>();
+    const visit: EntryVisit = (nameAt, nameEnd, flag) => {
+      if (flag) flagged.set(bytes.toString('utf8', nameAt, nameEnd), flag);
+    };
+    return { visit, result: flagged };
   });
-  return parsed ? flagged : null;
 }
 
 /**
  * Every path the index holds, in index order, as `git ls-files -z` prints them (issue 17: one git
  * process less per tick for the task's fence check). Same formats as indexFlags; null otherwise,
- * and the caller asks git.
+ * and the caller asks git. Names are cut from one latin1 decoding of the whole file (one string,
+ * cheap slices of it); a name with a byte above 0x7f is decoded again as UTF-8.
  */
 export function indexPaths(bytes: Buffer): string[] | null {
-  const paths: string[] = [];
-  return eachEntry(bytes, (name) => paths.push(name)) ? paths : null;
+  const text = bytes.toString('latin1');
+  return firstParse(bytes, () => {
+    const paths: string[] = [];
+    const visit: EntryVisit = (nameAt, nameEnd) => {
+      const name = text.slice(nameAt, nameEnd);
+      paths.push(/[\u0080-\u00ff]/.test(name) ? bytes.toString('utf8', nameAt, nameEnd) : name);
+    };
+    return { visit, result: paths };
+  });
 }
 
-/** Calls `visit` for each entry; false when the bytes are not an index this parser reads exactly. */
-function eachEntry(bytes: Buffer, visit: (name: string, flag: IndexFlagName | null) => void): boolean {
-  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'DIRC') return false;
+/** Called for each entry with where its name lies in the bytes and its flag. */
+type EntryVisit = (nameAt: number, nameEnd: number, flag: IndexFlagName | null) => void;
+
+/** The result of the first object-name size (SHA-1, then SHA-256) the bytes parse exactly with. */
+function firstParse<T>(bytes: Buffer, start: () => { visit: EntryVisit; result: T }): T | null {
+  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'DIRC') return null;
   const version = bytes.readUInt32BE(4);
-  if (version !== 2 && version !== 3) return false;
+  if (version !== 2 && version !== 3) return null;
   const count = bytes.readUInt32BE(8);
   for (const hashBytes of [20, 32]) {
-    const entries = parseEntries(bytes, version, count, hashBytes);
-    if (!entries) continue;
-    for (const entry of entries) visit(entry.name, entry.flag);
-    return true;
+    const { visit, result } = start();
+    if (parseEntries(bytes, version, count, hashBytes, visit)) return result;
   }
-  return false;
+  return null;
 }
 
-interface IndexEntry {
-  readonly name: string;
-  readonly flag: IndexFlagName | null;
-}
-
-function parseEntries(bytes: Buffer, version: number, count: number, hashBytes: number): IndexEntry[] | null {
-  const entries: IndexEntry[] = [];
+function parseEntries(
+  bytes: Buffer,
+  version: number,
+  count: number,
+  hashBytes: number,
+  visit: EntryVisit,
+): boolean {
   let at = 12;
   for (let i = 0; i < count; i++) {
     const entry = parseEntry(bytes, version, at, hashBytes);
-    if (!entry) return null;
-    entries.push(entry);
+    if (!entry) return false;
+    visit(entry.nameAt, entry.nameEnd, entry.flag);
     at = entry.next;
   }
   // What follows the entries is extensions (a 4-letter signature each) and the trailing checksum.
   const rest = bytes.length - at;
-  if (rest === hashBytes) return entries;
-  if (rest < hashBytes + 8) return null;
-  return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4)) ? entries : null;
+  if (rest === hashBytes) return true;
+  if (rest < hashBytes + 8) return false;
+  return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4));
 }
 
-/** One index entry at `start`: its name, its flag if any, and where the next entry begins; null when malformed. */
+/** One index entry at `start`: where its name lies, its flag if any, and where the next entry begins; null when malformed. */
 function parseEntry(
   bytes: Buffer,
   version: number,
   start: number,
   hashBytes: number,
-): { name: string; flag: IndexFlagName | null; next: number } | null {
+): { nameAt: number; nameEnd: number; flag: IndexFlagName | null; next: number } | null {
   const flagsAt = start + ENTRY_STAT_BYTES + hashBytes;
   if (flagsAt + 2 > bytes.length) return null;
   if (bytes.readUInt32BE(start + 24) === DIRECTORY_MODE) return null;
@@ -139,5 +150,5 @@ function parseEntry(
   for (let p = nul; p < next; p++) if (bytes[p] !== 0) return null;
   const flag: IndexFlagName | null =
     flags & ASSUME_VALID ? 'assume-unchanged' : extended & SKIP_WORKTREE ? 'skip-worktree' : null;
-  return { name: bytes.toString('utf8', nameAt, nul), flag, next };
+  return { nameAt, nameEnd: nul, flag, next };
 }
