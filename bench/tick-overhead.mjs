@@ -24,7 +24,7 @@ const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
-/** Repository size for the history, ignored-files and status comparisons. */
+/** Repository size for the history, ignored-files and status comparisons; 0 skips them. */
 const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
 const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
@@ -135,7 +135,8 @@ function timed(cwd, script, args, extraEnv = {}) {
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   const lines = r.stderr.trim().split('\n');
   const children = (lines.at(-1) ?? '').match(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/);
-  if (r.status !== 0 || !children) throw new Error(`bench step failed: ${script} ${r.stderr.slice(-2000)}`);
+  if (r.status !== 0 || !children)
+    throw new Error(`bench step failed: ${script} ${r.stderr.slice(-2000)} ${r.stdout.slice(-2000)}`);
   const cpuMs =
     (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000;
   return { wallMs, cpuMs, stdout: r.stdout };
@@ -282,6 +283,14 @@ try {
     rmSync(repo, { recursive: true, force: true, maxRetries: 5 }); // a background git gc may still write
   }
 
+  // BENCH_SMALL=0: the 20k/100k ticks only (the 1k-file comparisons and status are skipped).
+  if (SMALL > 0) smallRepositories(base);
+} finally {
+  rmSync(base, { recursive: true, force: true, maxRetries: 5 });
+}
+
+/** On small repositories: the tick with history and with ignored files, and `relais status`. */
+function smallRepositories(base) {
   const history = makeRepo(base, SMALL, { name: 'history', history: HISTORY_RUNS });
   if (!STARTUP_ONLY) compareHistoryAndIgnored(history);
   const statuses = [];
@@ -303,6 +312,4 @@ try {
     line(bs);
     console.log(`  before: relais status / node -e 0 ${(bs.cpu / zero.cpu).toFixed(2)}x cpu`);
   }
-} finally {
-  rmSync(base, { recursive: true, force: true, maxRetries: 5 });
 }

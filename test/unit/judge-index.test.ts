@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { indexFlags } from '../../source/engine/judge/index-copy.js';
-import { parseStatusV2 } from '../../source/engine/judge/touched-set.js';
+import { indexFlags, indexPaths } from '../../source/engine/judge/index-copy.js';
+import { parseStatusV2, splitStatusV2 } from '../../source/engine/judge/touched-set.js';
 
 // The judge reads index flags from the index bytes and candidates from `status --porcelain=v2`:
 // both checked here against what real git says.
@@ -85,6 +85,31 @@ describe('index flags from the index bytes', () => {
   });
 });
 
+describe('tracked paths from the index bytes', () => {
+  const lsFiles = () => git('ls-files', '-z').toString().split('\0').filter(Boolean);
+
+  it('are the paths ls-files -z prints, odd names, flags and intent-to-add entries included', () => {
+    repo({ 'a.txt': 'a', 'b/c.txt': 'c', 'é space.txt': 'e', 'nl\nname.txt': 'n', 'z/y/x.txt': 'x' });
+    const long = `${'d'.repeat(300)}/${'n'.repeat(4000)}.txt`;
+    const blob = git('rev-parse', 'HEAD:a.txt').toString().trim();
+    git('update-index', '--add', '--cacheinfo', `100644,${blob},${long}`);
+    git('update-index', '--skip-worktree', 'b/c.txt');
+    writeFileSync(join(dir, 'later.txt'), 'l');
+    git('add', '--intent-to-add', 'later.txt');
+    expect(indexPaths(index())).toEqual(lsFiles());
+  });
+
+  it('in a SHA-256 repository too, and null (git is asked) for version 4', () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-index-'));
+    git('init', '-q', '--object-format=sha256', '-b', 'main');
+    writeFileSync(join(dir, 'a.txt'), 'a');
+    git('add', '-A');
+    expect(indexPaths(index())).toEqual(lsFiles());
+    git('update-index', '--index-version', '4');
+    expect(indexPaths(index())).toBeNull();
+  });
+});
+
 describe('status --porcelain=v2 records', () => {
   it('give every changed, deleted, unmerged-free and untracked path, odd names whole', () => {
     repo({ 'a.txt': 'a', 'b c.txt': 'b', 'gone.txt': 'g' });
@@ -96,6 +121,7 @@ describe('status --porcelain=v2 records', () => {
     writeFileSync(join(dir, 'ignored.txt'), 'i');
     const out = git('status', '--porcelain=v2', '-z', '--untracked-files=all', '--no-renames', '--ignored');
     expect(parseStatusV2(out).sort()).toEqual(['.gitignore', 'a.txt', 'b c.txt', 'gone.txt', 'new file.txt']);
+    expect(splitStatusV2(out).ignored).toEqual(['ignored.txt']);
   });
 
   it('refuses a record it does not know rather than skipping it', () => {

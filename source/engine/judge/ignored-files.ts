@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { type FsClock, readFsClock } from './fs-clock.js';
 import { type Git, splitNul } from './git.js';
 import { walkByClock } from './ignored-by-clock.js';
+import { ignoredNow, isFolder, type StatusListing } from './ignored-listing.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
 import { type LinkFacts, linkFactsOf, type StatMemo } from './stat-or-null.js';
 
@@ -68,7 +69,12 @@ const MAX_NEW_DIR_FILES = 10_000;
  */
 async function listIgnored(git: Git, workspaceRel: string): Promise<string[]> {
   const out = await git.ok(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']);
-  const listed = splitNul(out).filter((p) => p !== `${workspaceRel}/` && p !== workspaceRel);
+  return outermost(splitNul(out), workspaceRel);
+}
+
+/** The listing without the workspace, and without paths inside a listed folder. */
+function outermost(paths: readonly string[], workspaceRel: string): string[] {
+  const listed = paths.filter((p) => p !== `${workspaceRel}/` && p !== workspaceRel);
   const folders = listed.filter((p) => p.endsWith('/'));
   return listed.filter((p) => !folders.some((f) => f !== p && p.startsWith(f)));
 }
@@ -118,18 +124,34 @@ export async function diffIgnored(
    * `sinceMs`, for the unsafe-files walk that follows (which then skips those folders).
    */
   memo?: { readonly walked: StatMemo; readonly sinceMs: number },
+  /**
+   * The ignored paths of the judge's own `git status --ignored=matching` pass (ignored-listing.ts),
+   * used instead of a listing of its own when it has the snapshot's form; null or absent: git is
+   * asked (`ls-files`), as before.
+   */
+  fromStatus?: StatusListing | null,
 ): Promise<IgnoredChange[]> {
-  const now = await listIgnored(git, workspaceRel);
+  const matched = fromStatus
+    ? ignoredNow(outermost(fromStatus.ignored, workspaceRel), fromStatus.changed, before.entries.keys())
+    : null;
+  const usable = matched !== null;
+  const now = matched ?? (await listIgnored(git, workspaceRel));
   const changes: IgnoredChange[] = [];
   const byFolder = namesByFolder(before);
+  const walk = (path: string) => changesInside(git.root, path, before, byFolder.get(path), memo);
   for (const path of now) {
     const was = before.entries.get(path);
-    if (was?.isDir) changes.push(...(await changesInside(git.root, path, before, byFolder.get(path), memo)));
+    if (was?.isDir) changes.push(...(await walk(path)));
     else changes.push(...(await changesAt(git.root, path, was)));
   }
   const nowSet = new Set(now);
   for (const [path, was] of before.entries) {
     if (nowSet.has(path)) continue;
+    if (usable && was.isDir && (await isFolder(join(git.root, path)))) {
+      // Holds no file git shows (ignored-listing.ts): walked as ls-files would have had it.
+      changes.push(...(await walk(path)));
+      continue;
+    }
     // Gone from the ignored list: deleted, or no longer ignored (then git status sees it).
     const stillThere = await lstat(join(git.root, path)).catch(() => null);
     if (!stillThere && !was.isDir) {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { type Git, splitNul } from './git.js';
 import type { IgnoredChange } from './ignored-files.js';
+import type { StatusListing } from './ignored-listing.js';
 import { type IndexCopy, writeIndexCopy } from './index-copy.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
 import type { ProtectedChange } from './protected-files.js';
@@ -50,10 +51,16 @@ export interface TouchedSet {
   readonly index: JudgeIndex;
 }
 
+/**
+ * Judges the ignored files, given the ignored paths of the judge's status pass when it ran one
+ * (null otherwise): `diffIgnored` with that listing (ignored-listing.ts).
+ */
+export type JudgeIgnored = (fromStatus: StatusListing | null) => Promise<IgnoredChange[]>;
+
 export async function computeTouchedSet(
   git: Git,
   base: string,
-  ignored: readonly IgnoredChange[],
+  ignoredChanges: readonly IgnoredChange[] | JudgeIgnored,
   protectedChanges: readonly ProtectedChange[],
   /** Paths git diff cannot be trusted for (index flags): staged from the worktree regardless. */
   flaggedPaths: readonly string[] = [],
@@ -62,7 +69,9 @@ export async function computeTouchedSet(
 ): Promise<TouchedSet> {
   const index = await createJudgeIndex(git, base, indexBefore);
   try {
-    const visible = indexBefore ? await statusCandidates(git, index) : await gitVisibleCandidates(git, base);
+    const status = indexBefore ? await statusCandidates(git, index) : null;
+    const visible = status ? status.changed : await gitVisibleCandidates(git, base);
+    const ignored = typeof ignoredChanges === 'function' ? await ignoredChanges(status) : ignoredChanges;
     const candidates = [...new Set([...visible, ...(await stageable(git, base, flaggedPaths))])].sort();
     if (candidates.length > 0) {
       await git.ok(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], {
@@ -132,7 +141,7 @@ async function createJudgeIndex(git: Git, base: string, before: IndexCopy | null
  * this index still differs from base in (a start that was not clean) is staged as it is and shows
  * in `diff --cached base` all the same.
  */
-async function statusCandidates(git: Git, index: JudgeIndex): Promise<string[]> {
+async function statusCandidates(git: Git, index: JudgeIndex): Promise<StatusPaths> {
   const out = await git.ok(
     [
       // The untracked cache trusts folder mtimes, which a builder can set back: not used here.
@@ -142,17 +151,29 @@ async function statusCandidates(git: Git, index: JudgeIndex): Promise<string[]> 
       '--porcelain=v2',
       '-z',
       '--untracked-files=all',
+      // The ignored listing rides on this pass (one walk of the worktree less): ignored-listing.ts.
+      '--ignored=matching',
       '--no-renames',
       '--ignore-submodules=dirty',
     ],
     { env: index.env },
   );
-  return parseStatusV2(out);
+  return splitStatusV2(out);
 }
 
 /** Paths of `status --porcelain=v2 -z` records (renames off, so one path per record). */
 export function parseStatusV2(out: Buffer): string[] {
+  return splitStatusV2(out).changed;
+}
+
+export interface StatusPaths extends StatusListing {
+  readonly changed: string[];
+  readonly ignored: string[];
+}
+
+export function splitStatusV2(out: Buffer): StatusPaths {
   const paths: string[] = [];
+  const ignored: string[] = [];
   for (const record of splitNul(out)) {
     const kind = record[0];
     // Field counts before the path: ordinary 8, unmerged 10, untracked and ignored 1.
@@ -160,9 +181,9 @@ export function parseStatusV2(out: Buffer): string[] {
     if (fields < 0) throw new Error(`unexpected git status record: ${record.slice(0, 80)}`);
     let at = 0;
     for (let i = 0; i < fields; i++) at = record.indexOf(' ', at) + 1;
-    if (kind !== '!') paths.push(record.slice(at));
+    (kind === '!' ? ignored : paths).push(record.slice(at));
   }
-  return paths;
+  return { changed: paths, ignored };
 }
 
 /** Paths that differ from base in the worktree (committed or not) plus untracked files. */

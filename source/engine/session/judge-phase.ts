@@ -12,6 +12,7 @@ import {
   ignoredBlindSpots,
   snapshotIgnored,
 } from '../judge/ignored-files.js';
+import type { StatusListing } from '../judge/ignored-listing.js';
 import { type IndexCopy, keepIndexCopy } from '../judge/index-copy.js';
 import { damagedObjects, type ObjectSnapshot, snapshotObjects } from '../judge/object-guard.js';
 import {
@@ -135,10 +136,9 @@ export async function judgeChanges(
   const headMoved = await headMovement(git, facts);
   // One walk of each ignored folder serves both checks below (both read the tree as it is now).
   const walked: StatMemo = new Map();
-  const ignored = await diffIgnored(git, paths.relDir, guards.ignoredBefore, {
-    walked,
-    sinceMs: guards.startedAtMs,
-  });
+  // Given the ignored paths of the judge's status pass, when it runs one (ignored-listing.ts).
+  const ignored = (fromStatus: StatusListing | null) =>
+    diffIgnored(git, paths.relDir, guards.ignoredBefore, { walked, sinceMs: guards.startedAtMs }, fromStatus);
   const side = guards.gitReadOnly
     ? guards.sideBefore
     : await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);

@@ -1,5 +1,6 @@
 import { checkTaskAgainstFence } from '../judge/config-fence.js';
-import { splitNul } from '../judge/git.js';
+import { type Git, splitNul } from '../judge/git.js';
+import { indexPaths, keepIndexCopy } from '../judge/index-copy.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
@@ -97,7 +98,7 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   const fence = checkTaskAgainstFence(
     outcome.task.scope.allowed_globs,
     setup.config.scope.default_allowed_globs,
-    splitNul(await setup.git.ok(['ls-files', '-z'])),
+    await trackedPaths(setup.git, setup.facts.gitDir),
   );
   if (fence.excluded.length === outcome.task.scope.allowed_globs.length) {
     // Issue 21 item 4: nothing the task may touch is inside the fence. Refused before the builder
@@ -111,6 +112,18 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
       `task globs ${fence.excluded.join(', ')} lie outside scope.default_allowed_globs; effective fence: ${fence.effective}`,
     );
   return outcome.task;
+}
+
+/**
+ * The tracked paths, read from `.git/index` itself (what `git ls-files -z` prints, without its
+ * process: issue 17); a split index, index version 4, a sparse index or bytes that do not parse
+ * exactly ask git, as before. Only the fence warning above reads them: the judge decides scope
+ * from git after BUILD whatever this says.
+ */
+async function trackedPaths(git: Git, gitDir: string): Promise<string[]> {
+  const index = await keepIndexCopy(gitDir);
+  const paths = index ? indexPaths(index.bytes) : null;
+  return paths ?? splitNul(await git.ok(['ls-files', '-z']));
 }
 
 /** What the schema cannot know: which builder modes this project enables, and their budgets. */
