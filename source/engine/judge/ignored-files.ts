@@ -45,6 +45,12 @@ export interface IgnoredSnapshot {
   readonly unwatched: readonly string[];
   /** The filesystem clock at the snapshot; null when every folder keeps full fingerprints. */
   readonly clock: FsClock | null;
+  /**
+   * What the tick's processes can write, when the sandbox fences them (issue 17): repository
+   * paths, folders ending in `/`. Ignored paths outside them are neither snapshot nor judged
+   * (`narrowToWritable`); null: the whole tree.
+   */
+  readonly within: readonly string[] | null;
 }
 
 export interface IgnoredChange {
@@ -79,14 +85,38 @@ function outermost(paths: readonly string[], workspaceRel: string): string[] {
   return listed.filter((p) => !folders.some((f) => f !== p && p.startsWith(f)));
 }
 
-export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<IgnoredSnapshot> {
+/**
+ * An ignored listing cut down to what a fenced tick can change. Inside the sandbox only the
+ * writable folders can be written (every other path is a read-only mount), and creating, changing
+ * or deleting a path takes writing it or its folder. So an ignored path inside a writable folder
+ * stays as it is; an ignored folder that holds writable folders (`node_modules/` holding the
+ * checks' `node_modules/.cache/`) is replaced by those folders, which are ignored too (everything
+ * below a wholly ignored folder is); any other ignored path cannot change and is left out. The
+ * 30k files of a `node_modules/` the task cannot write are then neither listed nor stat'ed.
+ */
+export function narrowToWritable(paths: readonly string[], within: readonly string[] | null): string[] {
+  if (within === null) return [...paths];
+  const kept = new Set<string>();
+  for (const path of paths) {
+    if (within.some((w) => path.startsWith(w))) kept.add(path);
+    else if (path.endsWith('/')) for (const w of within) if (w.startsWith(path)) kept.add(w);
+  }
+  return [...kept];
+}
+
+export async function snapshotIgnored(
+  git: Git,
+  workspaceRel: string,
+  /** See `IgnoredSnapshot.within`. */
+  within: readonly string[] | null = null,
+): Promise<IgnoredSnapshot> {
   const entries = new Map<string, Fingerprint & { isDir: boolean }>();
   const inside = new Map<string, InsideEntry>();
   const unwatched: string[] = [];
   let kept = 0;
   // Read before the listing and the walk: a change made while they run is judged as the builder's.
   const clock = readFsClock(join(git.root, workspaceRel));
-  for (const path of await listIgnored(git, workspaceRel)) {
+  for (const path of narrowToWritable(await listIgnored(git, workspaceRel), within)) {
     const full = join(git.root, path);
     const stat = await lstat(full).catch(() => null);
     if (!stat) continue;
@@ -105,7 +135,7 @@ export async function snapshotIgnored(git: Git, workspaceRel: string): Promise<I
     if (files.complete) for (const [rel, fp] of files.found) inside.set(rel, fp);
     else unwatched.push(path);
   }
-  return { entries, inside, unwatched, clock };
+  return { entries, inside, unwatched, clock, within };
 }
 
 /** Report lines for what the snapshot could not watch. */
@@ -131,11 +161,16 @@ export async function diffIgnored(
    */
   fromStatus?: StatusListing | null,
 ): Promise<IgnoredChange[]> {
+  const { within } = before;
   const matched = fromStatus
-    ? ignoredNow(outermost(fromStatus.ignored, workspaceRel), fromStatus.changed, before.entries.keys())
+    ? ignoredNow(
+        narrowToWritable(outermost(fromStatus.ignored, workspaceRel), within),
+        fromStatus.changed,
+        before.entries.keys(),
+      )
     : null;
   const usable = matched !== null;
-  const now = matched ?? (await listIgnored(git, workspaceRel));
+  const now = matched ?? narrowToWritable(await listIgnored(git, workspaceRel), within);
   const changes: IgnoredChange[] = [];
   const byFolder = namesByFolder(before);
   const walk = (path: string) => changesInside(git.root, path, before, byFolder.get(path), memo);
@@ -405,6 +440,7 @@ export function serializeIgnored(snapshot: IgnoredSnapshot): SerializedIgnored {
     names,
     unwatched: [...snapshot.unwatched],
     clock: clock ? { since_ms: clock.sinceMs, dev: clock.dev } : null,
+    within: snapshot.within === null ? null : [...snapshot.within],
   };
 }
 
@@ -420,6 +456,8 @@ export function replayIgnored(saved: SerializedIgnored): IgnoredSnapshot {
     inside,
     unwatched: [...saved.unwatched],
     clock,
+    // Absent in an INFLIGHT.json written before it was kept: that snapshot covered the whole tree.
+    within: saved.within ?? null,
   };
 }
 
@@ -430,6 +468,7 @@ export interface SerializedIgnored {
   readonly names: readonly string[];
   readonly unwatched: readonly string[];
   readonly clock: { readonly since_ms: number; readonly dev: number } | null;
+  readonly within?: readonly string[] | null;
 }
 
 export interface SerializedFingerprint {

@@ -74,6 +74,11 @@ export const inflightSchema = lazySchema(() =>
       .strictObject({ since_ms: z.number().nonnegative(), dev: z.number().int().nonnegative() })
       .nullable()
       .default(null),
+    /**
+     * Issue 17: the paths the tick's sandboxed processes could write; the ignored snapshot covers
+     * only what lies in them (null: the whole tree, as before it was kept).
+     */
+    ignored_within: z.array(z.string()).nullable().default(null),
     /** Left by a recovery that could not restore everything: a human must look first. */
     unresolved: z.array(z.string()),
   }),

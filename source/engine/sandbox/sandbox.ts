@@ -8,7 +8,13 @@ import { type AgentCli, type AgentConfigOverlay, agentConfigOverlay } from './ag
 import { credentialStores, type HiddenPath } from './credential-stores.js';
 import type { SandboxPolicy } from './policy.js';
 import { secretEnvFor } from './secret-env.js';
-import { isInside, makeMissingCacheFolders, outermost, writableDirsForGlobs } from './writable-paths.js';
+import {
+  isInside,
+  makeMissingCacheFolders,
+  outermost,
+  staticPrefix,
+  writableDirsForGlobs,
+} from './writable-paths.js';
 
 /**
  * The run's sandbox, resolved once per run from the config (`sandbox`): bwrap found and proven to
@@ -225,6 +231,34 @@ export function sandboxForTree(sandbox: Sandbox, treeRoot: string): Sandbox {
     .map((path) => join(real, relative(sandbox.root, path)))
     .filter((path) => existsSync(path));
   return { ...sandbox, root: real, readOnly };
+}
+
+/**
+ * Everything a tick's sandboxed processes can write in the tree `treeRoot`, as repository paths
+ * (folders end in `/`): the task's folders (bound writable for its builder and its checks), the
+ * checks' `verification_writable` folders (their static prefix, which the checks' sandbox makes
+ * when it is missing) and single writable files (a driver's result file). Null without the
+ * sandbox, or when the root itself is writable: then any path can change.
+ */
+export function writableInTree(
+  sandbox: Sandbox,
+  treeRoot: string,
+  allowedGlobs: readonly string[],
+  files: readonly string[] = [],
+): string[] | null {
+  const tree = sandboxForTree(sandbox, treeRoot);
+  if (tree.kind !== 'bwrap') return null;
+  const folders = writableDirsForGlobs(tree.root, allowedGlobs, tree.readOnly);
+  const caches = (tree.verificationWritable ?? []).map((glob) => {
+    const path = join(tree.root, staticPrefix(glob));
+    return safeReal(path) ?? path;
+  });
+  const paths = [...folders, ...caches].map((dir) => relative(tree.root, dir));
+  if (paths.some((rel) => rel === '' || rel.startsWith('..'))) return null;
+  const inTree = files
+    .map((file) => relative(tree.root, file))
+    .filter((rel) => rel !== '' && !rel.startsWith('..'));
+  return [...new Set([...paths.map((rel) => `${rel}/`), ...inTree])].sort();
 }
 
 /** Names the sandbox a run's processes use, for reports and events. */

@@ -73,6 +73,8 @@ export async function takeBuildGuards(
   workspaceSkip: readonly string[] = [],
   /** The run's own history folder, watched with the workspace (earlier runs are not). */
   historyRun: string | null = null,
+  /** What the sandbox lets the run's processes write (`writableInTree`); null: anything. */
+  writable: readonly string[] | null = null,
 ): Promise<BuildGuards> {
   const { git, facts } = setup;
   const gitReadOnly = gitFoldersReadOnly(setup.sandbox, [facts.gitDir, facts.commonDir]);
@@ -85,7 +87,7 @@ export async function takeBuildGuards(
       indexBefore: kept,
       sideBefore: await readGitSideStateOf(git, kept),
     })),
-    snapshotIgnored(git, setup.paths.relDir),
+    snapshotIgnored(git, setup.paths.relDir, writable),
     gitReadOnly ? null : snapshotObjects(git, facts),
     snapshotRefs(facts),
   ]);

@@ -76,6 +76,7 @@ export async function markInflight(start: InflightStart): Promise<void> {
     ignored_names: [],
     ignored_names_nul: ignored.names.join('\0'),
     ignored_clock: ignored.clock,
+    ignored_within: ignored.within ? [...ignored.within] : null,
     unresolved: [],
   };
   await writeJsonAtomic(start.paths.inflight, inflightSchema, inflight);
@@ -275,6 +276,7 @@ async function settleIgnored(
     ],
     unwatched: inflight.ignored_unwatched,
     clock: inflight.ignored_clock,
+    within: inflight.ignored_within,
   });
   const changes = await diffIgnored(git, paths.relDir, before);
   const created = changes.filter((c) => c.change === 'created').map((c) => c.path);

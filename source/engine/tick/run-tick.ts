@@ -9,6 +9,7 @@ import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
 import { warnIfSandboxOff } from '../sandbox/off-warning.js';
+import { writableInTree } from '../sandbox/sandbox.js';
 import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from '../session/judge-phase.js';
 import { type Block, checkStartConditions } from '../session/preflight.js';
@@ -189,7 +190,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       // processes having ended with BUILD (its process group, and the sandbox when on).
       let armed: VerifyGuards | null = null;
       const ran = await verify(ctx, task, async () => {
-        armed = await takeVerifyGuards(ctx);
+        armed = await takeVerifyGuards(ctx, task);
       });
       const taken = armed as VerifyGuards | null;
       verifiedTree = taken?.tree ?? null;
@@ -235,7 +236,7 @@ interface VerifyGuards {
 }
 
 /** Right before the first verification command: what the after-VERIFY checks compare with. */
-async function takeVerifyGuards(ctx: TickContext): Promise<VerifyGuards> {
+async function takeVerifyGuards(ctx: TickContext, task: BuildTask): Promise<VerifyGuards> {
   const { setup, record } = ctx;
   // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
   const workspace = await guardWorkspace(setup.paths, [
@@ -244,7 +245,12 @@ async function takeVerifyGuards(ctx: TickContext): Promise<VerifyGuards> {
     agentFile(setup.paths),
   ]);
   ctx.verifyIgnored = {
-    before: await snapshotIgnored(setup.git, setup.paths.relDir),
+    // Only what the checks can write (their sandbox), as for the builder's snapshot.
+    before: await snapshotIgnored(
+      setup.git,
+      setup.paths.relDir,
+      writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs),
+    ),
     builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
   };
   return { workspace, tree: await treeBeforeVerify(ctx) };
@@ -334,6 +340,13 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
     // Written by the runner during the build (the agent's process group), or by the driver.
     [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : []), ...(options.runnerWrites ?? [])],
     record.historyDir,
+    // Ignored paths no sandboxed process of this tick can write are not watched (issue 17).
+    writableInTree(
+      setup.sandbox,
+      setup.facts.root,
+      task.scope.allowed_globs,
+      driverOutput ? [driverOutput] : [],
+    ),
   );
 }
 
