@@ -25,12 +25,15 @@ import { lstat } from 'node:fs/promises';
  *   listed now holds a path the snapshot listed (the ignore rules changed): the forms cannot be
  *   matched, and the judge asks ls-files, as before;
  * - a folder the snapshot listed whole that nothing is listed in now, and that is still a folder,
- *   holds no file git shows (ls-files lists it if it matches a pattern, and missed the files
- *   deleted from it when it did not): it is walked as before, and a deleted file is reported;
+ *   matches no pattern (`matching` lists every ignored folder that does) and holds no file git
+ *   shows: it is walked, and a file deleted from it is reported (ls-files no longer listed such a
+ *   folder, so those deletions were missed);
  * - a path listed now and not before (nor inside or over anything listed before) is new: every
  *   file below it is judged created, however git groups it. Only what git never lists (FIFOs,
  *   sockets, empty folders) can differ there, and the unsafe-files check refuses any of those the
- *   tick made.
+ *   tick made; and a new folder reports at most 10,000 created files per listed folder either way,
+ *   so a coarser grouping can report fewer past that (far past any files-touched limit: the tick
+ *   stops on the count all the same).
  * Where the forms differ without this seeing it (a folder the snapshot listed file by file that
  * only now holds nothing but ignored files), ls-files named every file in it "created"; the status
  * lists them one by one and each is compared with the snapshot: an unchanged file is no longer
