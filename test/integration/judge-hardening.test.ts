@@ -209,6 +209,57 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
     expect(report.rollback.notes.join()).toContain('node_modules/runner/index.js');
   });
 
+  it('sandboxed: the same write to node_modules never reaches the disk (why the judge does not watch it there)', () => {
+    // Issue 17: inside the sandbox the ignored snapshot covers only what the task may write.
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'node_modules/\n' });
+    project.write('node_modules/runner/index.js', 'module.exports = realTests;\n');
+    project.scenario({
+      orchestrator: [{ result_json: task() }],
+      builder: [
+        {
+          actions: [
+            sh('echo "module.exports = () => 1" > node_modules/runner/index.js; true'),
+            { write: 'src/a.ts', content: 'b\n' },
+          ],
+          result_json: BUILDER_OK,
+        },
+      ],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(0);
+    expect(project.report()).toMatchObject({ sandbox: 'bwrap', code: 'SUCCESS' });
+    expect(project.read('node_modules/runner/index.js')).toBe('module.exports = realTests;\n');
+  });
+
+  it('sandboxed: an ignored folder the task may write is still judged', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'build/\nnode_modules/\n' }, (config) => {
+      config.scope.default_allowed_globs.push('build/**');
+    });
+    project.write('build/app.js', 'app\n');
+    project.write('node_modules/dep/index.js', 'dep\n');
+    project.scenario({
+      orchestrator: [
+        {
+          result_json: task({
+            scope: {
+              allowed_globs: ['src/**', 'build/**'],
+              forbidden_globs: [],
+              allow_new_files: true,
+              allow_lockfile_changes: false,
+            },
+          }),
+        },
+      ],
+      builder: [builderWrites({ 'src/a.ts': 'b\n', 'build/app.js': 'rebuilt\n', 'build/new.js': 'new\n' })],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, JSON.stringify(project.report(), null, 1)).toBe(0);
+    expect(project.report().sandbox).toBe('bwrap');
+    expect(project.report().scope.touched_paths).toEqual(
+      expect.arrayContaining(['build/app.js', 'build/new.js', 'src/a.ts']),
+    );
+  });
+
   it('a FIFO or a symlink left in a new ignored folder never blocks or redirects the judge', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': 'build/\n' }, judgeOnly);
     project.scenario({
