@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { gitFoldersReadOnly } from '../../source/engine/sandbox/git-read-only.js';
-import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
+import { bwrapSandboxValue } from '../support/sandbox-value.js';
 
 // Issue 17: the judge drops its per-object snapshot of .git/objects only when no sandboxed
 // process can write the git folders; every doubtful layout keeps the guard.
@@ -19,19 +19,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function sandbox(writableOutside: string[] = []): Sandbox {
-  return {
-    kind: 'bwrap',
-    bwrap: '/usr/bin/bwrap',
-    root,
-    readOnly: [join(root, '.git'), join(root, 'relais')],
-    writableOutside,
-    network: { agents: true, verification: false },
-    homeFiles: [],
-    hidden: [],
-    agentConfigs: [],
-  };
-}
+const sandbox = (writableOutside: string[] = []) => bwrapSandboxValue(root, { writableOutside });
 
 describe('git folders read-only inside the sandbox', () => {
   it("holds for the repository's own .git, and for a linked worktree's folder inside it", () => {

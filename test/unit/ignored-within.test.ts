@@ -13,6 +13,7 @@ import {
 } from '../../source/engine/judge/ignored-files.js';
 import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { writableInTree } from '../../source/engine/sandbox/sandbox.js';
+import { bwrapSandboxValue } from '../support/sandbox-value.js';
 
 // Issue 17: inside the sandbox the ignored snapshot covers only what the tick's processes can
 // write; a 30k-file node_modules/ the task cannot write is neither listed nor stat'ed.
@@ -23,20 +24,7 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function bwrap(extra: Partial<Extract<Sandbox, { kind: 'bwrap' }>> = {}): Sandbox {
-  return {
-    kind: 'bwrap',
-    bwrap: '/usr/bin/bwrap',
-    root: dir,
-    readOnly: [join(dir, '.git'), join(dir, 'relais')],
-    writableOutside: [],
-    network: { agents: true, verification: false },
-    homeFiles: [],
-    hidden: [],
-    agentConfigs: [],
-    ...extra,
-  };
-}
+const bwrap = (extra: Partial<Extract<Sandbox, { kind: 'bwrap' }>> = {}) => bwrapSandboxValue(dir, extra);
 
 describe('an ignored listing narrowed to what can be written', () => {
   const listing = ['node_modules/', 'src/gen/', 'src/out.log', 'dist/', '.env', 'cache/keep.txt'];

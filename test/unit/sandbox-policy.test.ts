@@ -19,7 +19,6 @@ import { copyLoginsIn, returnLogins, sameShape } from '../../source/engine/sandb
 import type { SandboxPolicy } from '../../source/engine/sandbox/policy.js';
 import {
   networkFor,
-  type Sandbox,
   sandboxForTree,
   sandboxSettings,
   verificationSandbox,
@@ -30,6 +29,7 @@ import {
   staticPrefix,
   writableDirsForGlobs,
 } from '../../source/engine/sandbox/writable-paths.js';
+import { bwrapSandboxValue } from '../support/sandbox-value.js';
 
 // The sandbox's pure half: which folders a task's globs make writable, and the bwrap argv.
 
@@ -307,20 +307,7 @@ describe('config "sandbox"', () => {
 });
 
 describe('which paths each process may write', () => {
-  function bwrapSandbox(root: string, extra: Partial<Extract<Sandbox, { kind: 'bwrap' }>> = {}): Sandbox {
-    return {
-      kind: 'bwrap',
-      bwrap: '/usr/bin/bwrap',
-      root,
-      readOnly: [join(root, '.git'), join(root, 'relais')],
-      writableOutside: [],
-      network: { agents: true, verification: false },
-      homeFiles: [],
-      hidden: [],
-      agentConfigs: [],
-      ...extra,
-    };
-  }
+  const bwrapSandbox = bwrapSandboxValue;
 
   it("verification: the task's folders plus sandbox.verification_writable, never .git, the workspace or a link out", () => {
     const root = repo();
@@ -421,17 +408,7 @@ describe('a parallel lane is fenced in its own worktree', () => {
     mkdirSync(join(lane, 'src'), { recursive: true });
     mkdirSync(join(lane, 'relais'), { recursive: true });
     writeFileSync(join(lane, '.git'), `gitdir: ${join(root, '.git', 'worktrees', 'task-1-1')}\n`);
-    const main: Sandbox = {
-      kind: 'bwrap',
-      bwrap: '/usr/bin/bwrap',
-      root,
-      readOnly: [join(root, '.git'), join(root, 'relais')],
-      writableOutside: [],
-      network: { agents: true, verification: false },
-      homeFiles: [],
-      hidden: [],
-      agentConfigs: [],
-    };
+    const main = bwrapSandboxValue(root);
     const request = {
       cwd: lane,
       permissionMode: 'acceptEdits',
