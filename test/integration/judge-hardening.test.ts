@@ -163,9 +163,9 @@ describe('judge hardening: edits hidden from git diff are still judged', () => {
     expect(project.git('for-each-ref', 'refs/replace/')).toBe('');
   });
 
-  it('sandboxed: index flags and replace refs cannot be set at all (why the judge does not read them again there)', () => {
-    // Issue 17: with .git read-only to every process of the tick, the judge keeps the side state
-    // it read before BUILD. This is the premise, through the real `relais run`.
+  it('sandboxed: index flags and replace refs cannot be set at all (the judge reads them again all the same)', () => {
+    // The sandbox's fence (.git read-only): both writes fail. The judge still reads them after
+    // BUILD, since a process outside the sandbox (reached through a host socket) could set them.
     project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     project.scenario({
       orchestrator: [{ result_json: task() }],

@@ -19,7 +19,6 @@ import {
   type Sandbox,
   verificationSandbox,
 } from '../../source/engine/sandbox/sandbox.js';
-import { scratchRemovalsSettled } from '../../source/engine/sandbox/scratch.js';
 import { groupHasMembers } from '../../source/engine/supervise/process-tree.js';
 import { runProcess } from '../../source/engine/supervise/run-process.js';
 
@@ -185,8 +184,6 @@ describe('bubblewrap sandbox around a process', () => {
     const [pid, home] = r.stdoutTail.trim().split(' ');
     expect(Number(pid)).toBeLessThan(10);
     expect(home).toMatch(/relais-sandbox-[^/]+\/home$/);
-    // Removed off the runner's thread (scratch.ts): gone once that removal settles.
-    await scratchRemovalsSettled();
     expect(existsSync(home as string)).toBe(false);
   });
 

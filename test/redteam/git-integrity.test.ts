@@ -56,9 +56,9 @@ describe('red team: .git/objects', () => {
     expect(check.output).toContain(blob);
   });
 
-  it('sandboxed: the same write cannot reach the object (why the judge keeps no object snapshot there)', () => {
-    // Issue 17: with .git read-only to every process of the tick, the judge skips its walk of
-    // .git/objects; this is the premise, through the real `relais run`.
+  it('sandboxed: the same write cannot reach the object (the judge checks it all the same)', () => {
+    // The sandbox's fence (.git read-only): the write fails. The judge still snapshots the objects,
+    // since a process outside the sandbox (reached through a host socket) could write them.
     project = TestProject.create({ 'src/a.ts': 'a\n', 'README.md': 'readme\n' });
     const blob = project.git('rev-parse', 'HEAD:README.md').trim();
     corruptsBlob(project, blob);

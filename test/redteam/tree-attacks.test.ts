@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, writeFileSync } from 'node:fs';
+import { linkSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
@@ -60,6 +60,26 @@ describe('red team: files git cannot see', () => {
     expect(project.report().scope.violations.join('\n')).toContain('hard link: src/new/a.ts');
     expect(project.exists('src/new/a.ts')).toBe(false);
     expect(lstatSync(join(project.root, 'src/old/a.ts')).nlink).toBe(1);
+  });
+
+  it('sandboxed: a file that already had a second name outside the repository, written in place, is refused', () => {
+    // The link was made before the tick (the user's, or an earlier tool's): the build writes the
+    // file in place, through the inode. Its folder's ctime does not move; the judge finds it
+    // among the paths that changed (issue 17's narrowed walk). Here src/ was made less than the
+    // judge's one-second margin before the tick, so the walk reads it anyway: the case that needs
+    // the changed paths is `unit/unsafe-files-walk` ("a hard link made before the tick").
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    const outside = join(project.base, 'outside-alias.txt');
+    linkSync(join(project.root, 'src/a.ts'), outside);
+    project.scenario({
+      orchestrator: [{ result_json: task({ scope: newFiles }) }],
+      builder: [{ actions: [sh('printf "written through\\n" > src/a.ts')], result_json: BUILDER_OK }],
+    });
+    const run = project.cliSync(['run']);
+    expect(run.code, run.stdout).toBe(1);
+    expect(project.report()).toMatchObject({ sandbox: 'bwrap', code: 'STOP_SCOPE_VIOLATION_FORBIDDEN' });
+    expect(project.report().scope.violations.join('\n')).toContain('hard link: src/a.ts');
+    expect(project.git('log', '-1', '--format=%s')).not.toContain('relais(');
   });
 
   it('unsandboxed (the judge as the fence): a hard link from in-scope paths to files outside the repository is refused, and the next tick cannot write through it', () => {

@@ -59,10 +59,15 @@ describe('what a tick can write, from its sandbox', () => {
     ]);
   });
 
-  it('is everything (null) without the sandbox or when the root is writable', () => {
+  it('is everything (null) without the sandbox, when the root is writable, or with writable_outside', () => {
     expect(writableInTree({ kind: 'off' }, dir, ['src/**'])).toBeNull();
     expect(writableInTree(bwrap(), dir, ['**'])).toBeNull();
     expect(writableInTree(bwrap(), dir, ['README.md'])).toBeNull();
+    // A writable_outside folder (in the tree or out of it) can share inodes with the tree.
+    expect(
+      writableInTree(bwrap({ writableOutside: [join(dir, 'node_modules')] }), dir, ['src/**']),
+    ).toBeNull();
+    expect(writableInTree(bwrap({ writableOutside: ['/var/cache/pnpm'] }), dir, ['src/**'])).toBeNull();
   });
 });
 

@@ -108,8 +108,8 @@ describe('the unsafe-files walk inside the sandbox', () => {
     linkSync(join(root, 'src/a/one.ts'), join(dir, 'outside'));
     since = (readFsClock(dir) as { sinceMs: number }).sinceMs;
     chmodSync(join(root, 'src/a/one.ts'), 0o600);
-    // Narrowed: no new name anywhere, so nothing the tick made. The full walk reads the file's
-    // ctime alone and refuses it: stricter, and possible only without the sandbox's mounts.
+    // Narrowed: no new name and no change of content (git sees none, so it is not in `changed`):
+    // nothing the tick made. The full walk reads the file's ctime alone and refuses it: stricter.
     expect(await walk(true)).toEqual([]);
     expect(names(await walk(false))).toEqual(['hard link src/a/one.ts']);
   });
@@ -128,5 +128,22 @@ describe('the unsafe-files walk inside the sandbox', () => {
     spawnSync('mkfifo', [join(root, 'src/b/deep/pipe')]);
     expect(lstatSync(join(root, 'src/b')).ctimeMs).toBeLessThan(since);
     expect(names(await walk(true))).toEqual(['FIFO src/b/deep/pipe']);
+  });
+});
+
+describe('a hard link made before the tick', () => {
+  it('is refused when the tick writes it in place, through the changed paths', async () => {
+    // The second name was there before the tick; the build writes the file in place (truncate and
+    // write): its folder does not move, the file's ctime does, and git sees an edit.
+    linkSync(join(root, 'src/a/one.ts'), join(dir, 'outside'));
+    since = (readFsClock(dir) as { sinceMs: number }).sinceMs;
+    writeFileSync(join(root, 'src/a/one.ts'), 'written through\n');
+    expect(names(await walk(false))).toEqual(['hard link src/a/one.ts']);
+    expect(await walk(true)).toEqual([]);
+    const narrowed = await findUnsafeFiles(root, join(root, 'relais'), since, {
+      sandboxed: true,
+      changed: ['src/a/one.ts', 'src/a/gone.ts'],
+    });
+    expect(names(narrowed)).toEqual(['hard link src/a/one.ts']);
   });
 });

@@ -27,10 +27,16 @@ export interface UnsafeWalkOptions {
   /** Ignored folders this judgement already walked, with their files' lstat (ignored-files.ts). */
   readonly walked?: StatMemo;
   /**
-   * Every process that could write the tree since `sinceMs` ran inside the OS sandbox (bwrap).
-   * Then only folders whose own ctime moved are read file by file (`walkSandboxedTree`).
+   * The tick's processes ran inside the OS sandbox (bwrap): only folders whose own ctime moved are
+   * read file by file (`walkSandboxedTree`), plus the `changed` paths.
    */
   readonly sandboxed?: boolean;
+  /**
+   * Paths the judge saw change (repository-relative): lstat'ed as well by the sandboxed walk. A
+   * write in place moves only the file's own ctime, not its folder's, so a file that already had a
+   * second name before the tick (its folder unchanged) is found by the change itself.
+   */
+  readonly changed?: readonly string[];
 }
 
 /**
@@ -46,10 +52,13 @@ export async function findUnsafeFiles(
 ): Promise<UnsafeFile[]> {
   const found: UnsafeFile[] = [];
   const since = Math.floor(sinceMs);
+  const seen = new Set<string>();
   const visit = (path: string, facts: LinkFacts) => {
-    if (facts.ctimeFloorMs < since) return;
+    if (facts.ctimeFloorMs < since || seen.has(path)) return;
     const kind = facts.special ?? (facts.isFile && facts.nlink > 1 ? 'hard link' : null);
-    if (kind !== null) found.push({ path: rel(root, path), kind, links: facts.nlink });
+    if (kind === null) return;
+    seen.add(path);
+    found.push({ path: rel(root, path), kind, links: facts.nlink });
   };
   if (options.sandboxed) {
     walkSandboxedTree(
@@ -57,6 +66,7 @@ export async function findUnsafeFiles(
       { skip: new Set([join(root, '.git'), workspaceDir]), since, walked: options.walked },
       visit,
     );
+    for (const path of options.changed ?? []) visitLstat(join(root, path), visit);
   } else walkFacts(root, workspaceDir, options.walked, visit);
   return found.sort((a, b) => a.path.localeCompare(b.path));
 }
@@ -105,6 +115,8 @@ interface ChangedWalk {
  *   create all set the parent folder's ctime to now, and nothing sets it back (changing the clock
  *   takes root). So a folder whose ctime is older holds no name the tick made; a FIFO in it was
  *   the user's before the tick (the full walk would still refuse one whose mode changed).
+ * - A file that already had a second name before the tick and is written now is a change the
+ *   judge sees: the caller passes the changed paths (`changed`), and each is lstat'ed.
  * - An existing file that gains a link does not change its folder: only the new name's folder
  *   changes. Inside the sandbox both names are on one mount: each writable folder is its own bind
  *   mount, link(2) across mounts fails with EXDEV, and `.git/`, the workspace and the rest of the
@@ -114,7 +126,10 @@ interface ChangedWalk {
  *   them too (the full walk skips them, and catches such a link by the file's other name).
  * - Nothing writes while it walks: the sandboxed processes are gone (bwrap's PID namespace ends
  *   with its init, and the runner sweeps whatever still carries the call's mark).
- * Without the sandbox an outside name is possible (`ln src/a.ts ~/x`), so the full walk runs.
+ * Without the sandbox an outside name is possible (`ln src/a.ts ~/x`), so the full walk runs. The
+ * sandbox's known gap (a host socket reaching a process outside it, docs/sandbox.md) could give an
+ * unchanged file an outside name unseen here; such a process could as well write that outside file
+ * itself, which is what refusing the link protects.
  */
 function walkSandboxedTree(
   root: string,

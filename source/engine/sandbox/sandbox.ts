@@ -238,7 +238,10 @@ export function sandboxForTree(sandbox: Sandbox, treeRoot: string): Sandbox {
  * (folders end in `/`): the task's folders (bound writable for its builder and its checks), the
  * checks' `verification_writable` folders (their static prefix, which the checks' sandbox makes
  * when it is missing) and single writable files (a driver's result file). Null without the
- * sandbox, or when the root itself is writable: then any path can change.
+ * sandbox, or when the root itself is writable: then any path can change. Null too when
+ * `writable_outside` names any folder: one inside the tree would be writable to every role, and
+ * a file there or outside can share its inode with a file in the tree (a package store hard-linked
+ * into `node_modules/`), which a write through the other name changes without touching its folder.
  */
 export function writableInTree(
   sandbox: Sandbox,
@@ -247,7 +250,7 @@ export function writableInTree(
   files: readonly string[] = [],
 ): string[] | null {
   const tree = sandboxForTree(sandbox, treeRoot);
-  if (tree.kind !== 'bwrap') return null;
+  if (tree.kind !== 'bwrap' || tree.writableOutside.length > 0) return null;
   const folders = writableDirsForGlobs(tree.root, allowedGlobs, tree.readOnly);
   const caches = (tree.verificationWritable ?? []).map((glob) => {
     const path = join(tree.root, staticPrefix(glob));

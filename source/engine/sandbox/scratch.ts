@@ -1,5 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { configScratch } from './bwrap-args.js';
@@ -44,25 +43,8 @@ function copyInto(files: readonly string[], dir: string): void {
   }
 }
 
-const removals = new Set<Promise<void>>();
-
-/**
- * After the process: refreshed logins go back (when they pass), now; then everything is deleted,
- * off the runner's thread. Right after a sandbox ends, an rmdir of a folder that held one of its
- * mount points can wait on the kernel releasing the dead namespace: in real Claude Code ticks
- * the synchronous removal took 2-4 ms most times and 43 ms once in eight calls, and profiles
- * showed 20-60 ms in rmdir per call (issue 17). Pending removals keep Node's event loop alive,
- * so a process that ends normally still removes every scratch folder.
- */
+/** After the process: refreshed logins go back (when they pass), then everything is deleted. */
 export function removeScratch(scratch: Scratch): void {
   returnLogins(scratch.logins);
-  const removal: Promise<void> = rm(scratch.dir, { recursive: true, force: true, maxRetries: 3 })
-    .catch(() => undefined)
-    .finally(() => removals.delete(removal));
-  removals.add(removal);
-}
-
-/** Resolves once every scratch folder removed so far is gone. */
-export async function scratchRemovalsSettled(): Promise<void> {
-  await Promise.all([...removals]);
+  rmSync(scratch.dir, { recursive: true, force: true });
 }

@@ -29,7 +29,6 @@ import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/t
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
 import type { BlastRadius } from '../protocol/report.js';
 import type { Task, TaskKind } from '../protocol/task.js';
-import { gitFoldersReadOnly } from '../sandbox/git-read-only.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { isInsideDir, symlinkTarget } from '../workspace/safe-path.js';
 import type { TickSetup } from './preflight.js';
@@ -46,16 +45,8 @@ export interface BuildGuards {
   readonly sideBefore: GitSideState;
   /** `.git/index` right before BUILD (null when it cannot be used alone, e.g. a split index). */
   readonly indexBefore: IndexCopy | null;
-  /**
-   * The sandbox keeps the git folders read-only to every process of the tick (gitFoldersReadOnly):
-   * no object, index flag or replace ref can change, so neither is read again (issue 17).
-   */
-  readonly gitReadOnly: boolean;
-  /**
-   * Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused.
-   * No object snapshot (null) when `gitReadOnly`: its cost grows with history's loose objects.
-   */
-  readonly objectsBefore: ObjectSnapshot | null;
+  /** Issue 14: existing objects must be intact, refs are put back on STOP, new unsafe files refused. */
+  readonly objectsBefore: ObjectSnapshot;
   readonly refsBefore: RefsSnapshot;
   /** Files whose inode changed after this instant were made by the tick (unsafe-files.ts). */
   readonly startedAtMs: number;
@@ -77,7 +68,6 @@ export async function takeBuildGuards(
   writable: readonly string[] | null = null,
 ): Promise<BuildGuards> {
   const { git, facts } = setup;
-  const gitReadOnly = gitFoldersReadOnly(setup.sandbox, [facts.gitDir, facts.commonDir]);
   // Independent reads of the tree as it is before BUILD (nothing runs meanwhile), side by side.
   const [gitGuard, index, ignoredBefore, objectsBefore, refsBefore] = await Promise.all([
     configOriginFiles(git, env.HOME ?? homedir()).then((origins) =>
@@ -88,7 +78,7 @@ export async function takeBuildGuards(
       sideBefore: await readGitSideStateOf(git, kept),
     })),
     snapshotIgnored(git, setup.paths.relDir, writable),
-    gitReadOnly ? null : snapshotObjects(git, facts),
+    snapshotObjects(git, facts),
     snapshotRefs(facts),
   ]);
   const early = {
@@ -96,7 +86,6 @@ export async function takeBuildGuards(
     sideBefore: index.sideBefore,
     ignoredBefore,
     indexBefore: index.indexBefore,
-    gitReadOnly,
     objectsBefore,
     refsBefore,
     // A second of margin for filesystems whose timestamps lag the process clock.
@@ -133,7 +122,7 @@ export async function judgeChanges(
     (p) => `could not restore ${p} (no copy kept)`,
   );
   // Before git reads any object: a damaged one would make it fail or lie.
-  const damaged = guards.objectsBefore ? await damagedObjects(git, guards.objectsBefore) : [];
+  const damaged = await damagedObjects(git, guards.objectsBefore);
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
   const headMoved = await headMovement(git, facts);
   // One walk of each ignored folder serves both checks below (both read the tree as it is now).
@@ -141,9 +130,7 @@ export async function judgeChanges(
   // Given the ignored paths of the judge's status pass, when it runs one (ignored-listing.ts).
   const ignored = (fromStatus: StatusListing | null) =>
     diffIgnored(git, paths.relDir, guards.ignoredBefore, { walked, sinceMs: guards.startedAtMs }, fromStatus);
-  const side = guards.gitReadOnly
-    ? guards.sideBefore
-    : await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
+  const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   const hidden = sideStateChange(guards.sideBefore, side);
   const touched = await computeTouchedSet(
     git,
@@ -158,6 +145,7 @@ export async function judgeChanges(
   const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, {
     walked,
     sandboxed: setup.sandbox.kind === 'bwrap',
+    changed: touched.files.map((f) => f.path),
   });
   const verdict = judgeScope({
     files: touched.files,

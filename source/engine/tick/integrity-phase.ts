@@ -40,7 +40,7 @@ export async function checkIntegrityAfterVerify(
   before: TreeBeforeVerify | null,
 ): Promise<{ code: Code; detail: string } | null> {
   const { git, facts, paths } = ctx.setup;
-  const damaged = guards.objectsBefore ? await damagedObjects(git, guards.objectsBefore) : [];
+  const damaged = await damagedObjects(git, guards.objectsBefore);
   if (damaged.length > 0)
     return { code: 'STOP_GIT_OBJECT_CORRUPTED', detail: damaged.slice(0, 5).join('; ') };
   const index = ctx.record.judge?.touched.index;

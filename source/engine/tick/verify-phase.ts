@@ -90,9 +90,7 @@ export async function checkAfterVerify(
   const gitControl = await checkAndRestore(guards.gitGuard, setup.facts, setup.paths);
   const hidden = sideStateChange(
     guards.sideBefore,
-    guards.gitReadOnly
-      ? guards.sideBefore
-      : await readGitSideStateAgain(setup.git, setup.facts.gitDir, guards.sideBefore, guards.indexBefore),
+    await readGitSideStateAgain(setup.git, setup.facts.gitDir, guards.sideBefore, guards.indexBefore),
   );
   const list = (paths: string[]) => paths.slice(0, 5).join(', ');
   if (workspace.changes.length > 0) {
