@@ -11,6 +11,7 @@ import {
   serializeIgnored,
   snapshotIgnored,
 } from '../../source/engine/judge/ignored-files.js';
+import { splitStatusV2 } from '../../source/engine/judge/touched-set.js';
 import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { writableInTree } from '../../source/engine/sandbox/sandbox.js';
 import { bwrapSandboxValue } from '../support/sandbox-value.js';
@@ -103,6 +104,25 @@ describe('the ignored snapshot with a writable set', () => {
     const replayed = replayIgnored(JSON.parse(JSON.stringify(serializeIgnored(before))));
     expect(replayed.within).toEqual(within);
     expect(summary(await diffIgnored(git, 'relais', replayed))).toEqual(expected);
+  });
+
+  it("judges the same through the judge's status pass as through ls-files", async () => {
+    const git = repo();
+    const within = ['build/', 'node_modules/.cache/'];
+    const before = await snapshotIgnored(git, 'relais', within);
+    writeFileSync(join(dir, 'node_modules/.cache/tool/b.json'), '{}\n');
+    writeFileSync(join(dir, 'node_modules/p1/index.js'), 'outside the writable set\n');
+    rmSync(join(dir, 'build/app.js'));
+    const status = splitStatusV2(
+      execFileSync('git', ['status', '--porcelain=v2', '-z', '--untracked-files=all', '--ignored=matching'], {
+        cwd: dir,
+      }),
+    );
+    const summary = (changes: Awaited<ReturnType<typeof diffIgnored>>) =>
+      changes.map((c) => `${c.change} ${c.path}`).sort();
+    const viaStatus = summary(await diffIgnored(git, 'relais', before, undefined, status));
+    expect(viaStatus).toEqual(['created node_modules/.cache/tool/b.json', 'deleted build/app.js']);
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual(viaStatus);
   });
 
   it('a cache folder that appears later is judged whole (the checks make it at VERIFY)', async () => {
