@@ -59,6 +59,11 @@ export interface BuildGuards {
   readonly refsBefore: RefsSnapshot;
   /** Files whose inode changed after this instant were made by the tick (unsafe-files.ts). */
   readonly startedAtMs: number;
+  /**
+   * What the sandbox lets the tick's processes write in the tree (`writableInTree`, folders end in
+   * `/`); null: anything. The judge's status pass and unsafe-files walk read only these (issue 17).
+   */
+  readonly writable: readonly string[] | null;
 }
 
 /**
@@ -101,6 +106,7 @@ export async function takeBuildGuards(
     refsBefore,
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,
+    writable,
   };
   await beforeWorkspace(early);
   return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip, historyRun) };
@@ -153,11 +159,13 @@ export async function judgeChanges(
     // Flags of the index the judge starts from (before BUILD) and of the one git has now.
     [...new Set([...guards.sideBefore.flagged.keys(), ...side.flagged.keys()])],
     guards.indexBefore,
+    guards.writable,
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
   const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, {
     walked,
     sandboxed: setup.sandbox.kind === 'bwrap',
+    within: guards.writable,
   });
   const verdict = judgeScope({
     files: touched.files,
