@@ -80,7 +80,7 @@ function changeOutside(): void {
 }
 
 /** The tick's judgement (git and ignored files) after both kinds of change, within `within`. */
-async function judge(within: readonly string[] | null): Promise<string[]> {
+async function judge(within: readonly string[] | null, kept: IndexCopy | null = index): Promise<string[]> {
   const before = await snapshotIgnored(g, 'relais', within);
   changeInside();
   changeOutside();
@@ -90,7 +90,7 @@ async function judge(within: readonly string[] | null): Promise<string[]> {
     (fromStatus) => diffIgnored(g, 'relais', before, undefined, fromStatus),
     [],
     [],
-    index,
+    kept,
     within,
   );
   await touched.index.dispose();
@@ -120,6 +120,17 @@ describe('the judge limited to the writable set', () => {
       'ignored added node_modules/foo/new.js +1/-0',
       'ignored added src/d0/out.log +1/-0',
     ]);
+  });
+
+  it('limits the fallback without a kept index (diff base, ls-files --others) the same way', async () => {
+    const limited = await judge(WITHIN, null);
+    rmSync(dir, { recursive: true, force: true });
+    await makeRepo();
+    const full = await judge(null, null);
+    const path = (line: string) => line.split(' ').slice(2, -1).join(' ');
+    expect(full.some((line) => !inside(path(line)))).toBe(true);
+    expect(limited).toEqual(full.filter((line) => inside(path(line))));
+    expect(limited).toContain('git added src/d0/c2.ts +1/-0');
   });
 
   it('reports, through the limited status, what the full status reports inside the writable set', async () => {
