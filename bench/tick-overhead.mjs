@@ -11,6 +11,8 @@
 // with this one's on the same repositories (before/after ratios under the same load). Each size
 // also counts the git processes of one tick (a `git` on PATH that notes each start): a
 // deterministic measure beside the times. BENCH_ONLY=startup runs the start-up section alone.
+// At 100k files (BENCH_SCOPED_SIZE) the tick also runs with its task scoped to one folder
+// (`src/d0/**`), against the same tick scoped to `src/**` and the floor.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,6 +31,9 @@ const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
 const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+/** The size that also runs the tick scoped to one folder (`src/d0/**`); 0 skips that row. */
+const SCOPED_SIZE = Number(process.env.BENCH_SCOPED_SIZE ?? 100000);
+const SCOPED = { BENCH_SCOPE: 'd0' };
 /** BENCH_ONLY=startup: only the last section (`relais status` against `node -e 0`), no ticks. */
 const STARTUP_ONLY = process.env.BENCH_ONLY === 'startup';
 const env = {
@@ -44,22 +49,25 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env, maxBuffer: 1 << 30 });
 
 // An agent that answers instantly: a shell script, so no interpreter start-up is measured as "agent".
+// Its task is scoped to `src/**` (the whole generated tree), or to `src/d0/**` (one folder of 1%
+// of the files) when BENCH_SCOPE=d0 is in its environment (the scoped row at 100k files).
 function writeAgent(dir) {
-  const task = JSON.stringify({
-    task_id: 'B1',
-    milestone_id: 'BENCH',
-    task_kind: 'execute',
-    intent: 'bench edit',
-    scope: {
-      allowed_globs: ['src/**'],
-      forbidden_globs: [],
-      allow_new_files: false,
-      allow_lockfile_changes: false,
-    },
-    diff_limits: { max_files_touched: 5, max_lines_changed: 100 },
-    verification: { fast: [], slow: [] },
-    builder: { mode: 'claude_code', max_turns: 2, instructions: 'edit' },
-  });
+  const task = (glob) =>
+    JSON.stringify({
+      task_id: 'B1',
+      milestone_id: 'BENCH',
+      task_kind: 'execute',
+      intent: 'bench edit',
+      scope: {
+        allowed_globs: [glob],
+        forbidden_globs: [],
+        allow_new_files: false,
+        allow_lockfile_changes: false,
+      },
+      diff_limits: { max_files_touched: 5, max_lines_changed: 100 },
+      verification: { fast: [], slow: [] },
+      builder: { mode: 'claude_code', max_turns: 2, instructions: 'edit' },
+    });
   const wrap = (text) =>
     JSON.stringify({
       type: 'result',
@@ -69,14 +77,17 @@ function writeAgent(dir) {
       total_cost_usd: 0,
       num_turns: 1,
     });
+  const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`;
   const builder = wrap(
     JSON.stringify({ summary: 'edited', files_intended: ['src/d0/f0.ts'], commands_ran: [], notes: [] }),
   );
   const script = `#!/bin/sh
 cat > /dev/null
 case "$*" in
-  *"--permission-mode plan"*) printf '%s\\n' '${wrap(task).replace(/'/g, "'\\''")}' ;;
-  *) date +%s%N >> src/d0/f0.ts; printf '%s\\n' '${builder.replace(/'/g, "'\\''")}' ;;
+  *"--permission-mode plan"*)
+    if [ "$BENCH_SCOPE" = d0 ]; then printf '%s\\n' ${quoted(wrap(task('src/d0/**')))}
+    else printf '%s\\n' ${quoted(wrap(task('src/**')))}; fi ;;
+  *) date +%s%N >> src/d0/f0.ts; printf '%s\\n' ${quoted(builder)} ;;
 esac
 `;
   const path = join(dir, 'agent.sh');
@@ -209,6 +220,26 @@ function ratio(label, a, b, goal) {
   );
 }
 
+/**
+ * The same tick with its task scoped to one folder (`src/d0/**`, 1% of the files) against the tick
+ * scoped to `src/**` (the whole tree) and the floor: inside the sandbox the judge's passes read only
+ * what the tick can write, which shows only when that is less than the tree.
+ */
+function reportScoped(size, scoped, whole, floor, wholeBefores) {
+  const tick = report('relais run, task scoped to src/d0/**', scoped.ticks);
+  console.log(`\n${size} files, the task scoped to one folder (src/d0/**, ${size / 100} files)`);
+  line(tick);
+  ratio('scoped tick / floor', tick, floor, 1.5);
+  console.log(`  scoped / src/** tick: ${(tick.cpu / whole.cpu).toFixed(2)}x cpu`);
+  if (!BEFORE) return;
+  const before = report('before: scoped tick (BENCH_BEFORE)', scoped.befores);
+  line(before);
+  console.log(
+    `  before: scoped tick / floor ${(before.cpu / floor.cpu).toFixed(2)}x cpu, scoped / src/** ${(before.cpu / report('', wholeBefores).cpu).toFixed(2)}x`,
+  );
+  console.log(`  scoped after / before: ${(tick.cpu / before.cpu).toFixed(2)}x cpu`);
+}
+
 /** The 1k-file tick with history, and with ignored files, each against the same tick without. */
 function compareHistoryAndIgnored(history) {
   const plain = makeRepo(base, SMALL, { name: 'plain' });
@@ -255,11 +286,16 @@ try {
     const ticks = [];
     const floors = [];
     const befores = [];
+    const scoped = size === SCOPED_SIZE ? { ticks: [], befores: [] } : null;
+    if (scoped) timeTick(repo, CLI, SCOPED);
     // Paired: a tick, then the floor (then the older build's tick), so all see the same load.
     for (let i = 0; i < RUNS; i++) {
       ticks.push(timeTick(repo));
       floors.push(timeFloor(repo));
       if (BEFORE) befores.push(timeTick(repo, BEFORE));
+      if (!scoped) continue;
+      scoped.ticks.push(timeTick(repo, CLI, SCOPED));
+      if (BEFORE) scoped.befores.push(timeTick(repo, BEFORE, SCOPED));
     }
     const tick = report('relais run (whole CLI, instant agent)', ticks);
     const floor = report('raw floor (agent x2, status, diff, add, commit)', floors);
@@ -280,6 +316,7 @@ try {
       );
       console.log(`  after / before: ${(tick.cpu / before.cpu).toFixed(2)}x cpu`);
     }
+    if (scoped) reportScoped(size, scoped, tick, floor, befores);
     rmSync(repo, { recursive: true, force: true, maxRetries: 5 }); // a background git gc may still write
   }
 

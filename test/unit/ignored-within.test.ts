@@ -13,7 +13,7 @@ import {
 } from '../../source/engine/judge/ignored-files.js';
 import { splitStatusV2 } from '../../source/engine/judge/touched-set.js';
 import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
-import { writableInTree } from '../../source/engine/sandbox/sandbox.js';
+import { ignoredWatchSet, writableInTree } from '../../source/engine/sandbox/sandbox.js';
 import { bwrapSandboxValue } from '../support/sandbox-value.js';
 
 // Issue 17: inside the sandbox the ignored snapshot covers only what the tick's processes can
@@ -60,15 +60,23 @@ describe('what a tick can write, from its sandbox', () => {
     ]);
   });
 
-  it('is everything (null) without the sandbox, when the root is writable, or with writable_outside', () => {
+  it('includes a writable_outside folder that lies in the tree (bound writable all the same)', () => {
+    const sandbox = bwrap({ writableOutside: [join(dir, 'node_modules'), '/var/cache/elsewhere'] });
+    expect(writableInTree(sandbox, dir, ['src/**'])).toEqual(['node_modules/', 'src/']);
+  });
+
+  it('is everything (null) without the sandbox or when the root is writable', () => {
     expect(writableInTree({ kind: 'off' }, dir, ['src/**'])).toBeNull();
     expect(writableInTree(bwrap(), dir, ['**'])).toBeNull();
     expect(writableInTree(bwrap(), dir, ['README.md'])).toBeNull();
-    // A writable_outside folder (in the tree or out of it) can share inodes with the tree.
-    expect(
-      writableInTree(bwrap({ writableOutside: [join(dir, 'node_modules')] }), dir, ['src/**']),
-    ).toBeNull();
-    expect(writableInTree(bwrap({ writableOutside: ['/var/cache/pnpm'] }), dir, ['src/**'])).toBeNull();
+  });
+
+  it('narrows the ignored snapshot only without writable_outside (a folder there can share inodes with the tree)', () => {
+    const set = writableInTree(bwrap(), dir, ['src/**']);
+    expect(ignoredWatchSet(bwrap(), set)).toEqual(['src/']);
+    expect(ignoredWatchSet(bwrap({ writableOutside: [join(dir, 'node_modules')] }), set)).toBeNull();
+    expect(ignoredWatchSet(bwrap({ writableOutside: ['/var/cache/pnpm'] }), set)).toBeNull();
+    expect(ignoredWatchSet({ kind: 'off' }, set)).toBeNull();
   });
 });
 

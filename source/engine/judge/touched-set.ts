@@ -66,11 +66,17 @@ export async function computeTouchedSet(
   flaggedPaths: readonly string[] = [],
   /** The index as it was right before BUILD (see index-copy.ts); null: start from base_commit. */
   indexBefore: IndexCopy | null = null,
+  /**
+   * Inside the sandbox, the repository paths the tick's processes could write (`writableInTree`:
+   * folders end in `/`); null: any path. The worktree passes then read only those (`writablePathspec`).
+   */
+  within: readonly string[] | null = null,
 ): Promise<TouchedSet> {
   const index = await createJudgeIndex(git, base, indexBefore);
   try {
-    const status = indexBefore ? await statusCandidates(git, index) : null;
-    const visible = status ? status.changed : await gitVisibleCandidates(git, base);
+    const pathspec = writablePathspec(within);
+    const status = indexBefore ? await statusCandidates(git, index, pathspec) : null;
+    const visible = status ? status.changed : await gitVisibleCandidates(git, base, pathspec);
     const ignored = typeof ignoredChanges === 'function' ? await ignoredChanges(status) : ignoredChanges;
     const candidates = [...new Set([...visible, ...(await stageable(git, base, flaggedPaths))])].sort();
     if (candidates.length > 0) {
@@ -139,9 +145,14 @@ async function createJudgeIndex(git: Git, base: string, before: IndexCopy | null
  * index file is compared by content (racy git; writeIndexCopy keeps the original mtime). Entries
  * git skips by flag (assume-unchanged, skip-worktree) come in through `flaggedPaths`. Anything
  * this index still differs from base in (a start that was not clean) is staged as it is and shows
- * in `diff --cached base` all the same.
+ * in `diff --cached base` all the same. Given a `pathspec` (inside the sandbox: the paths the tick
+ * could write, `writablePathspec`), only those paths are read and reported.
  */
-async function statusCandidates(git: Git, index: JudgeIndex): Promise<StatusPaths> {
+export async function statusCandidates(
+  git: Git,
+  index: Pick<JudgeIndex, 'env'>,
+  pathspec: readonly string[] = [],
+): Promise<StatusPaths> {
   const out = await git.ok(
     [
       // The untracked cache trusts folder mtimes, which a builder can set back: not used here.
@@ -152,13 +163,47 @@ async function statusCandidates(git: Git, index: JudgeIndex): Promise<StatusPath
       '-z',
       '--untracked-files=all',
       // The ignored listing rides on this pass (one walk of the worktree less): ignored-listing.ts.
+      // Limited by `pathspec`, it lists an ignored folder above a writable one whole, as the full
+      // pass does, and nothing outside; the snapshot it is matched with was narrowed to the same
+      // writable paths (`narrowToWritable`), which maps either form onto the same folders.
       '--ignored=matching',
       '--no-renames',
       '--ignore-submodules=dirty',
+      ...pathspec,
     ],
     { env: index.env },
   );
   return splitStatusV2(out);
+}
+
+/** Past this many bytes of paths the worktree passes read the whole tree (argv stays small). */
+const MAX_PATHSPEC_BYTES = 64 * 1024;
+
+/**
+ * The worktree passes' pathspec inside the sandbox (issue 17: the judge's cost follows what the
+ * tick could change, not the repository's size): `--` and the writable paths, or nothing (the
+ * whole tree) without the sandbox, when the root is writable, or when the list is too long.
+ *
+ * Why a path outside them cannot have changed during BUILD: every process of the tick ran inside
+ * bwrap, where each writable folder is its own bind mount and everything else (the rest of the
+ * tree, `.git/`, the workspace) is mounted read-only, so a write, create, delete or rename there
+ * fails with EROFS, and a writable folder itself cannot be removed or renamed (a mount point is
+ * busy). Before BUILD only the runner and the orchestrator ran since the preflight's full status,
+ * and the orchestrator can write nothing in the repository. A change made outside them by a
+ * process outside Relais is not seen by this judge: it is never committed (the commit is the
+ * judged index, which holds base there), and the next preflight's full status finds it.
+ *
+ * What stays whole: `diff --cached base` compares the judge's index with base (no worktree file
+ * is read), so anything that index holds beyond base is still judged; flagged paths are staged
+ * regardless. The git port passes `--literal-pathspecs`, so a path is matched as written (a folder
+ * named `a*b` or `:(glob)x` is only itself; spaces and newlines pass as they are in argv), and a
+ * folder's trailing `/` matches everything below it. A path that does not exist matches nothing
+ * (status does not fail on it).
+ */
+export function writablePathspec(within: readonly string[] | null): string[] {
+  if (within === null || within.length === 0) return [];
+  const bytes = within.reduce((sum, path) => sum + Buffer.byteLength(path) + 1, 0);
+  return bytes > MAX_PATHSPEC_BYTES ? [] : ['--', ...within];
 }
 
 /** Paths of `status --porcelain=v2 -z` records (renames off, so one path per record). */
@@ -187,10 +232,19 @@ export function splitStatusV2(out: Buffer): StatusPaths {
 }
 
 /** Paths that differ from base in the worktree (committed or not) plus untracked files. */
-async function gitVisibleCandidates(git: Git, base: string): Promise<string[]> {
+async function gitVisibleCandidates(git: Git, base: string, pathspec: readonly string[]): Promise<string[]> {
   const [tracked, untracked] = await Promise.all([
-    git.ok(['diff', '-z', '--name-only', '--no-renames', '--no-ext-diff', '--ignore-submodules=dirty', base]),
-    git.ok(['ls-files', '-z', '--others', '--exclude-standard']),
+    git.ok([
+      'diff',
+      '-z',
+      '--name-only',
+      '--no-renames',
+      '--no-ext-diff',
+      '--ignore-submodules=dirty',
+      base,
+      ...pathspec,
+    ]),
+    git.ok(['ls-files', '-z', '--others', '--exclude-standard', ...pathspec]),
   ]);
   return [...new Set([...splitNul(tracked), ...splitNul(untracked)])].sort();
 }

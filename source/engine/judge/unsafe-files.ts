@@ -37,6 +37,11 @@ export interface UnsafeWalkOptions {
    * second name before the tick (its folder unchanged) is found by the change itself.
    */
   readonly changed?: readonly string[];
+  /**
+   * With `sandboxed`: the repository paths the tick's processes could write (`writableInTree`,
+   * folders end in `/`); only those are walked. Null or absent: the whole tree.
+   */
+  readonly within?: readonly string[] | null;
 }
 
 /**
@@ -61,11 +66,9 @@ export async function findUnsafeFiles(
     found.push({ path: rel(root, path), kind, links: facts.nlink });
   };
   if (options.sandboxed) {
-    walkSandboxedTree(
-      root,
-      { skip: new Set([join(root, '.git'), workspaceDir]), since, walked: options.walked },
-      visit,
-    );
+    const walk = { skip: new Set([join(root, '.git'), workspaceDir]), since, walked: options.walked };
+    if (options.within) walkWritable(root, options.within, walk, visit);
+    else walkSandboxedTree(root, walk, visit);
     for (const path of options.changed ?? []) visitLstat(join(root, path), visit);
   } else walkFacts(root, workspaceDir, options.walked, visit);
   return found.sort((a, b) => a.path.localeCompare(b.path));
@@ -132,6 +135,7 @@ interface ChangedWalk {
  * itself, which is what refusing the link protects.
  */
 function walkSandboxedTree(
+  /** The repository's root, or a writable folder in it (`walkWritable`). */
   root: string,
   walk: Omit<ChangedWalk, 'leafDev'>,
   visit: (path: string, facts: LinkFacts) => void,
@@ -142,6 +146,32 @@ function walkSandboxedTree(
   const subfolders = entries.filter((entry) => entry.isDirectory()).length;
   const leafDev = own !== undefined && own.nlink === 2 + subfolders ? own.dev : null;
   visitEntries(root, entries, changedSince(own, walk.since), { ...walk, leafDev }, visit);
+}
+
+/**
+ * The sandboxed walk of only the paths the tick could write (issue 17): each writable folder as
+ * `walkSandboxedTree` walks the root, and each writable file (a driver's result file) lstat'ed.
+ * Why nothing outside them can hold an unsafe file the tick made: making a name (create, mknod,
+ * link, rename) writes its folder, and every folder outside them is on a read-only mount inside
+ * the sandbox (EROFS); a hard link's new name is on its file's mount (EXDEV across mounts), which
+ * is one of these folders. A folder nested in another listed one is walked with it, once.
+ */
+function walkWritable(
+  root: string,
+  within: readonly string[],
+  walk: Omit<ChangedWalk, 'leafDev'>,
+  visit: (path: string, facts: LinkFacts) => void,
+): void {
+  const folders = within.filter((path) => path.endsWith('/'));
+  for (const path of within) {
+    const nested = folders.some((folder) => folder !== path && path.startsWith(folder));
+    if (nested) continue;
+    // join keeps a trailing `/`, which the walk's own paths (and the memo's keys) do not have.
+    const abs = join(root, path.endsWith('/') ? path.slice(0, -1) : path);
+    if (!path.endsWith('/')) visitLstat(abs, visit);
+    else if (!walk.skip.has(abs) && !visitWalked(abs, walk.walked, visit))
+      walkSandboxedTree(abs, walk, visit);
+  }
 }
 
 function walkChangedFolder(

@@ -238,10 +238,7 @@ export function sandboxForTree(sandbox: Sandbox, treeRoot: string): Sandbox {
  * (folders end in `/`): the task's folders (bound writable for its builder and its checks), the
  * checks' `verification_writable` folders (their static prefix, which the checks' sandbox makes
  * when it is missing) and single writable files (a driver's result file). Null without the
- * sandbox, or when the root itself is writable: then any path can change. Null too when
- * `writable_outside` names any folder: one inside the tree would be writable to every role, and
- * a file there or outside can share its inode with a file in the tree (a package store hard-linked
- * into `node_modules/`), which a write through the other name changes without touching its folder.
+ * sandbox, or when the root itself is writable: then any path can change.
  */
 export function writableInTree(
   sandbox: Sandbox,
@@ -250,18 +247,35 @@ export function writableInTree(
   files: readonly string[] = [],
 ): string[] | null {
   const tree = sandboxForTree(sandbox, treeRoot);
-  if (tree.kind !== 'bwrap' || tree.writableOutside.length > 0) return null;
+  if (tree.kind !== 'bwrap') return null;
   const folders = writableDirsForGlobs(tree.root, allowedGlobs, tree.readOnly);
   const caches = (tree.verificationWritable ?? []).map((glob) => {
     const path = join(tree.root, staticPrefix(glob));
     return safeReal(path) ?? path;
   });
-  const paths = [...folders, ...caches].map((dir) => relative(tree.root, dir));
+  // A `writable_outside` folder that lies in the tree is bound writable to every process too.
+  const outsideInTree = tree.writableOutside.filter((dir) => isInside(tree.root, dir));
+  const paths = [...folders, ...caches, ...outsideInTree].map((dir) => relative(tree.root, dir));
   if (paths.some((rel) => rel === '' || rel.startsWith('..'))) return null;
   const inTree = files
     .map((file) => relative(tree.root, file))
     .filter((rel) => rel !== '' && !rel.startsWith('..'));
   return [...new Set([...paths.map((rel) => `${rel}/`), ...inTree])].sort();
+}
+
+/**
+ * The writable set the ignored snapshot may be narrowed to (`narrowToWritable`): null when
+ * `writable_outside` names any folder. A file there can share its inode with an ignored file in
+ * the tree (a package store hard-linked into `node_modules/`), and a write through that other name
+ * changes the ignored file without writing its folder, which a narrowed snapshot would not watch.
+ * (A tracked file changed so is still seen: the checks' whole-tree look before VERIFY, the next
+ * preflight's status.)
+ */
+export function ignoredWatchSet(
+  sandbox: Sandbox,
+  writable: readonly string[] | null,
+): readonly string[] | null {
+  return sandbox.kind === 'bwrap' && sandbox.writableOutside.length === 0 ? writable : null;
 }
 
 /** Names the sandbox a run's processes use, for reports and events. */

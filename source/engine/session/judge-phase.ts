@@ -29,6 +29,7 @@ import { computeTouchedSet, type TouchedFile, type TouchedSet } from '../judge/t
 import { describeUnsafe, findUnsafeFiles } from '../judge/unsafe-files.js';
 import type { BlastRadius } from '../protocol/report.js';
 import type { Task, TaskKind } from '../protocol/task.js';
+import { ignoredWatchSet } from '../sandbox/sandbox.js';
 import { CONFIG_FILE_NAME } from '../workspace/paths.js';
 import { isInsideDir, symlinkTarget } from '../workspace/safe-path.js';
 import type { TickSetup } from './preflight.js';
@@ -50,6 +51,11 @@ export interface BuildGuards {
   readonly refsBefore: RefsSnapshot;
   /** Files whose inode changed after this instant were made by the tick (unsafe-files.ts). */
   readonly startedAtMs: number;
+  /**
+   * What the sandbox lets the tick's processes write in the tree (`writableInTree`, folders end in
+   * `/`); null: anything. The judge's status pass and unsafe-files walk read only these (issue 17).
+   */
+  readonly writable: readonly string[] | null;
 }
 
 /**
@@ -77,7 +83,7 @@ export async function takeBuildGuards(
       indexBefore: kept,
       sideBefore: await readGitSideStateOf(git, kept),
     })),
-    snapshotIgnored(git, setup.paths.relDir, writable),
+    snapshotIgnored(git, setup.paths.relDir, ignoredWatchSet(setup.sandbox, writable)),
     snapshotObjects(git, facts),
     snapshotRefs(facts),
   ]);
@@ -90,6 +96,7 @@ export async function takeBuildGuards(
     refsBefore,
     // A second of margin for filesystems whose timestamps lag the process clock.
     startedAtMs: Date.now() - 1000,
+    writable,
   };
   await beforeWorkspace(early);
   return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip, historyRun) };
@@ -140,12 +147,14 @@ export async function judgeChanges(
     // Flags of the index the judge starts from (before BUILD) and of the one git has now.
     [...new Set([...guards.sideBefore.flagged.keys(), ...side.flagged.keys()])],
     guards.indexBefore,
+    guards.writable,
   );
   notes.push(...ignoredBlindSpots(guards.ignoredBefore));
   const unsafe = await findUnsafeFiles(facts.root, paths.dir, guards.startedAtMs, {
     walked,
     sandboxed: setup.sandbox.kind === 'bwrap',
     changed: touched.files.map((f) => f.path),
+    within: guards.writable,
   });
   const verdict = judgeScope({
     files: touched.files,

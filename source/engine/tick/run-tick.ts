@@ -9,7 +9,7 @@ import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
 import { warnIfSandboxOff } from '../sandbox/off-warning.js';
-import { writableInTree } from '../sandbox/sandbox.js';
+import { ignoredWatchSet, writableInTree } from '../sandbox/sandbox.js';
 import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from '../session/judge-phase.js';
 import { type Block, checkStartConditions } from '../session/preflight.js';
@@ -249,7 +249,10 @@ async function takeVerifyGuards(ctx: TickContext, task: BuildTask): Promise<Veri
     before: await snapshotIgnored(
       setup.git,
       setup.paths.relDir,
-      writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs),
+      ignoredWatchSet(
+        setup.sandbox,
+        writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs),
+      ),
     ),
     builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
   };
