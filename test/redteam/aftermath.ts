@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { expect } from 'vitest';
-import type { TestProject } from '../support/project.js';
+import { BUILDER_OK, type TestProject, task } from '../support/project.js';
 
 /**
  * What every red-team attack must leave behind (issue 14 "Tests that must exist"): the branch
@@ -9,6 +9,22 @@ import type { TestProject } from '../support/project.js';
  */
 
 export const sh = (script: string) => ({ exec: ['sh', '-c', script] });
+
+/** A task scope: everything in `src/`, new files allowed. */
+export const NEW_FILES_IN_SRC = {
+  allowed_globs: ['src/**'],
+  forbidden_globs: [],
+  allow_new_files: true,
+  allow_lockfile_changes: false,
+};
+
+/** One tick's scenario: a task in `src/**` that may add files, a builder that does `actions` and says it is done. */
+export function builderDoes(project: TestProject, actions: readonly unknown[]): void {
+  project.scenario({
+    orchestrator: [{ result_json: task({ scope: NEW_FILES_IN_SRC }) }],
+    builder: [{ actions: [...actions], result_json: BUILDER_OK }],
+  });
+}
 
 export function refsOf(project: TestProject): string {
   return project.git('for-each-ref', '--format=%(refname) %(objectname)');

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILDER_OK, TestProject, task, unsandboxed } from '../support/project.js';
-import { expectStopHeld, snapshotRepo } from './aftermath.js';
+import { builderDoes, expectStopHeld, NEW_FILES_IN_SRC, snapshotRepo } from './aftermath.js';
 
 // The red team, hostile builder against what the runner reads and prints: path names built to
 // fool a line-based reader or a human (a newline that spells an allowed path, a slash lookalike),
@@ -13,13 +13,6 @@ import { expectStopHeld, snapshotRepo } from './aftermath.js';
 
 let project: TestProject;
 afterEach(() => project?.dispose());
-
-const newFiles = {
-  allowed_globs: ['src/**'],
-  forbidden_globs: [],
-  allow_new_files: true,
-  allow_lockfile_changes: false,
-};
 
 describe('red team: path names made to fool the judge', () => {
   for (const [name, path] of [
@@ -34,18 +27,10 @@ describe('red team: path names made to fool the judge', () => {
         unsandboxed('the odd name must land at the root for the judge to read it: the judge is under test'),
       );
       const was = snapshotRepo(project);
-      project.scenario({
-        orchestrator: [{ result_json: task({ scope: newFiles }) }],
-        builder: [
-          {
-            actions: [
-              { write: 'src/a.ts', content: 'b\n' },
-              { write: path, content: 'planted\n' },
-            ],
-            result_json: BUILDER_OK,
-          },
-        ],
-      });
+      builderDoes(project, [
+        { write: 'src/a.ts', content: 'b\n' },
+        { write: path, content: 'planted\n' },
+      ]);
       const run = project.cliSync(['run']);
       expect(run.code, run.stdout + run.stderr).toBe(1);
       expectStopHeld(project, was, 'STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
@@ -64,18 +49,10 @@ describe('red team: the same names in the sandbox', () => {
     it(`an out-of-scope file named with ${name} never exists: the tick says the sandbox refused it`, () => {
       project = TestProject.create({ 'src/a.ts': 'a\n' });
       const was = snapshotRepo(project);
-      project.scenario({
-        orchestrator: [{ result_json: task({ scope: newFiles }) }],
-        builder: [
-          {
-            actions: [
-              { write: 'src/a.ts', content: 'b\n' },
-              { write: path, content: 'planted\n' },
-            ],
-            result_json: BUILDER_OK,
-          },
-        ],
-      });
+      builderDoes(project, [
+        { write: 'src/a.ts', content: 'b\n' },
+        { write: path, content: 'planted\n' },
+      ]);
       const run = project.cliSync(['run']);
       expect(run.code, run.stdout + run.stderr).toBe(1);
       expectStopHeld(project, was, 'STOP_SANDBOX_WRITE_REFUSED');
@@ -109,7 +86,7 @@ describe('red team: terminal escape sequences in what the runner prints', () => 
         {
           result_json: task({
             intent: `Change a ${HOSTILE}`,
-            scope: newFiles,
+            scope: NEW_FILES_IN_SRC,
             verification: { fast: ['loud'], slow: [] },
           }),
         },

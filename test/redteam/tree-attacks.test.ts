@@ -2,7 +2,7 @@ import { linkSync, lstatSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
-import { expectStopHeld, fsck, sh, snapshotRepo } from './aftermath.js';
+import { builderDoes, expectStopHeld, fsck, NEW_FILES_IN_SRC, sh, snapshotRepo } from './aftermath.js';
 
 // Issue 14 red team, the tree: files git cannot judge by content (hard links, FIFOs, sockets)
 // and a tree that changes under verification, each through the real `relais run`.
@@ -10,22 +10,12 @@ import { expectStopHeld, fsck, sh, snapshotRepo } from './aftermath.js';
 let project: TestProject;
 afterEach(() => project?.dispose());
 
-const newFiles = {
-  allowed_globs: ['src/**'],
-  forbidden_globs: [],
-  allow_new_files: true,
-  allow_lockfile_changes: false,
-};
-
 describe('red team: files git cannot see', () => {
   it('sandboxed: a hard link out of the writable folders cannot even be made (EXDEV)', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     const outside = join(project.base, 'outside.txt');
     writeFileSync(outside, 'a\n');
-    project.scenario({
-      orchestrator: [{ result_json: task({ scope: newFiles }) }],
-      builder: [{ actions: [sh(`ln -f ${outside} src/a.ts`)], result_json: BUILDER_OK }],
-    });
+    builderDoes(project, [sh(`ln -f ${outside} src/a.ts`)]);
     project.cliSync(['run']);
     // `ln` failed inside the sandbox (EXDEV) and the fake carried on: the judge saw no change at
     // all, so nothing is claimed touched, and no link exists on either side.
@@ -41,18 +31,10 @@ describe('red team: files git cannot see', () => {
     // old name's folder (src/old) did not; the new name's (src/new, made by the builder) did.
     project = TestProject.create({ 'src/old/a.ts': 'a\n', 'src/b.ts': 'b\n' });
     const was = snapshotRepo(project);
-    project.scenario({
-      orchestrator: [{ result_json: task({ scope: newFiles }) }],
-      builder: [
-        {
-          actions: [
-            { write: 'src/b.ts', content: 'c\n' },
-            sh('mkdir src/new && ln src/old/a.ts src/new/a.ts'),
-          ],
-          result_json: BUILDER_OK,
-        },
-      ],
-    });
+    builderDoes(project, [
+      { write: 'src/b.ts', content: 'c\n' },
+      sh('mkdir src/new && ln src/old/a.ts src/new/a.ts'),
+    ]);
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(1);
     expect(project.report().sandbox).toBe('bwrap');
@@ -71,10 +53,7 @@ describe('red team: files git cannot see', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     const outside = join(project.base, 'outside-alias.txt');
     linkSync(join(project.root, 'src/a.ts'), outside);
-    project.scenario({
-      orchestrator: [{ result_json: task({ scope: newFiles }) }],
-      builder: [{ actions: [sh('printf "written through\\n" > src/a.ts')], result_json: BUILDER_OK }],
-    });
+    builderDoes(project, [sh('printf "written through\\n" > src/a.ts')]);
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(1);
     expect(project.report()).toMatchObject({ sandbox: 'bwrap', code: 'STOP_SCOPE_VIOLATION_FORBIDDEN' });
@@ -95,7 +74,10 @@ describe('red team: files git cannot see', () => {
     writeFileSync(secret, 'secret\n');
     const was = snapshotRepo(project);
     project.scenario({
-      orchestrator: [{ result_json: task({ scope: newFiles }) }, { result_json: task({ task_id: 'T2' }) }],
+      orchestrator: [
+        { result_json: task({ scope: NEW_FILES_IN_SRC }) },
+        { result_json: task({ task_id: 'T2' }) },
+      ],
       builder: [
         { actions: [sh(`ln -f ${outside} src/a.ts && ln ${secret} src/b.ts`)], result_json: BUILDER_OK },
         builderWrites({ 'src/a.ts': 'written by the next tick\n' }),
@@ -117,25 +99,17 @@ describe('red team: files git cannot see', () => {
   it('a FIFO and a socket left in the tree by an otherwise good builder are refused and removed', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     const was = snapshotRepo(project);
-    project.scenario({
-      orchestrator: [{ result_json: task({ scope: newFiles }) }],
-      builder: [
-        {
-          actions: [
-            { write: 'src/a.ts', content: 'b\n' },
-            sh('mkfifo src/pipe'),
-            {
-              exec: [
-                process.execPath,
-                '-e',
-                "require('net').createServer().listen('src/sock', () => process.exit(0))",
-              ],
-            },
-          ],
-          result_json: BUILDER_OK,
-        },
-      ],
-    });
+    builderDoes(project, [
+      { write: 'src/a.ts', content: 'b\n' },
+      sh('mkfifo src/pipe'),
+      {
+        exec: [
+          process.execPath,
+          '-e',
+          "require('net').createServer().listen('src/sock', () => process.exit(0))",
+        ],
+      },
+    ]);
     const run = project.cliSync(['run']);
     expect(run.code, run.stdout).toBe(1);
     expectStopHeld(project, was, 'STOP_SCOPE_VIOLATION_FORBIDDEN');
