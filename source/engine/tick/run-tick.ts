@@ -9,7 +9,7 @@ import { readRepoFacts } from '../judge/repo.js';
 import type { Code } from '../protocol/codes.js';
 import { type BuildTask, isBuildTask } from '../protocol/task.js';
 import { warnIfSandboxOff } from '../sandbox/off-warning.js';
-import { ignoredWatchSet, writableInTree } from '../sandbox/sandbox.js';
+import { writableInTree } from '../sandbox/sandbox.js';
 import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from '../session/judge-phase.js';
 import { type Block, checkStartConditions } from '../session/preflight.js';
@@ -175,8 +175,9 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     }
 
     phase('BUILD');
-    guards = await prepareBuild(ctx, task);
-    await buildAndJudge(ctx, task, guards);
+    const built = await prepareBuild(ctx, task);
+    guards = built;
+    await buildAndJudge(ctx, task, built);
     // The builder has ended: commits on top of this HEAD can only be someone else's (issue 21).
     await recordTickHead(setup.paths, await currentHead(setup));
     const stop = firstStop(ctx);
@@ -190,7 +191,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
       // processes having ended with BUILD (its process group, and the sandbox when on).
       let armed: VerifyGuards | null = null;
       const ran = await verify(ctx, task, async () => {
-        armed = await takeVerifyGuards(ctx, task);
+        armed = await takeVerifyGuards(ctx, built);
       });
       const taken = armed as VerifyGuards | null;
       verifiedTree = taken?.tree ?? null;
@@ -236,7 +237,7 @@ interface VerifyGuards {
 }
 
 /** Right before the first verification command: what the after-VERIFY checks compare with. */
-async function takeVerifyGuards(ctx: TickContext, task: BuildTask): Promise<VerifyGuards> {
+async function takeVerifyGuards(ctx: TickContext, guards: BuildGuards): Promise<VerifyGuards> {
   const { setup, record } = ctx;
   // Re-armed after the runner's own writes of the judge phase; its ledger and logs are skipped.
   const workspace = await guardWorkspace(setup.paths, [
@@ -245,15 +246,8 @@ async function takeVerifyGuards(ctx: TickContext, task: BuildTask): Promise<Veri
     agentFile(setup.paths),
   ]);
   ctx.verifyIgnored = {
-    // Only what the checks can write (their sandbox), as for the builder's snapshot.
-    before: await snapshotIgnored(
-      setup.git,
-      setup.paths.relDir,
-      ignoredWatchSet(
-        setup.sandbox,
-        writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs),
-      ),
-    ),
+    // Only what the checks can write (their sandbox), the set the builder's snapshot was taken with.
+    before: await snapshotIgnored(setup.git, setup.paths.relDir, guards.ignoredBefore.within),
     builderPaths: new Set(record.judge?.touched.files.map((f) => f.path) ?? []),
   };
   return { workspace, tree: await treeBeforeVerify(ctx) };
