@@ -12,6 +12,7 @@ import {
   snapshotIgnored,
 } from '../../source/engine/judge/ignored-files.js';
 import { splitStatusV2 } from '../../source/engine/judge/touched-set.js';
+import { inflightSchema } from '../../source/engine/protocol/inflight.js';
 import type { Sandbox } from '../../source/engine/sandbox/sandbox.js';
 import { ignoredWatchSet, writableInTree } from '../../source/engine/sandbox/sandbox.js';
 import { bwrapSandboxValue } from '../support/sandbox-value.js';
@@ -131,6 +132,14 @@ describe('the ignored snapshot with a writable set', () => {
     const viaStatus = summary(await diffIgnored(git, 'relais', before, undefined, status));
     expect(viaStatus).toEqual(['created node_modules/.cache/tool/b.json', 'deleted build/app.js']);
     expect(summary(await diffIgnored(git, 'relais', before))).toEqual(viaStatus);
+  });
+
+  it('refuses an INFLIGHT.json whose writable set climbs out of the repository', () => {
+    const within = inflightSchema.shape.ignored_within;
+    expect(within.safeParse(['src/', 'node_modules/.cache/']).success).toBe(true);
+    expect(within.safeParse(null).success).toBe(true);
+    for (const bad of ['../x/', 'node_modules/../../etc/', '/etc/', ''])
+      expect(within.safeParse([bad]).success, bad).toBe(false);
   });
 
   it('a cache folder that appears later is judged whole (the checks make it at VERIFY)', async () => {

@@ -78,7 +78,15 @@ export const inflightSchema = lazySchema(() =>
      * Issue 17: the paths the tick's sandboxed processes could write; the ignored snapshot covers
      * only what lies in them (null: the whole tree, as before it was kept).
      */
-    ignored_within: z.array(z.string()).nullable().default(null),
+    ignored_within: z
+      .array(
+        // Joined onto the repository root by the recovery's judgement: never absolute, never `..`.
+        z
+          .string()
+          .regex(/^(?!\/)(?!.*(?:^|\/)\.\.(?:\/|$))[^\0]+$/, 'a repository-relative path without ".."'),
+      )
+      .nullable()
+      .default(null),
     /** Left by a recovery that could not restore everything: a human must look first. */
     unresolved: z.array(z.string()),
   }),
