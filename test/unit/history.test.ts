@@ -6,7 +6,11 @@ import { takeSnapshot } from '../../source/engine/judge/fs-snapshot.js';
 import { checkAndRestore, guardWorkspace } from '../../source/engine/judge/protected-files.js';
 import type { RepoFacts } from '../../source/engine/judge/repo.js';
 import { listStaleTmpFiles } from '../../source/engine/workspace/crash-recovery.js';
-import { historySizesFile, rotateHistory } from '../../source/engine/workspace/history.js';
+import {
+  historySizesFile,
+  MEASURED_BEFORE_WRITING,
+  rotateHistory,
+} from '../../source/engine/workspace/history.js';
 import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
 
 // Issue 17: history is listed once a tick and sizes.json read once; these check that rotation,
@@ -30,7 +34,7 @@ function run(name: string, bytes: number): string {
 const sizes = () => JSON.parse(readFileSync(historySizesFile(paths), 'utf8')).runs as Record<string, number>;
 
 describe('history rotation', () => {
-  it('measures new folders once, deletes the oldest past the cap, and rewrites sizes.json only on change', async () => {
+  it('trusts written sizes, deletes the oldest past the cap, and rewrites sizes.json only on change', async () => {
     run('20200101T000000Z-a', 600);
     run('20200102T000000Z-b', 500);
     // A folder named like one of Object's own properties is measured, not taken from the prototype.
@@ -67,6 +71,27 @@ describe('history rotation', () => {
       expect(rotation.bytes).toBe(200);
       expect(sizes()).toEqual({ '20200102T000000Z-b': 200 });
     }
+  });
+
+  it('measures a new folder each time until enough are new to write sizes.json again', async () => {
+    run('20200101T000000Z-a', 100);
+    await rotateHistory(paths, 1_000_000, true);
+    const written = statSync(historySizesFile(paths));
+    let bytes = 100;
+    for (let i = 1; i < MEASURED_BEFORE_WRITING; i++) {
+      run(`20200102T0000${String(i).padStart(2, '0')}Z-n`, 10);
+      bytes += 10;
+      // Not written yet, and the new folders count all the same (measured again each time).
+      expect((await rotateHistory(paths, 1_000_000, true)).bytes).toBe(bytes);
+      const now = statSync(historySizesFile(paths));
+      expect([now.ino, now.mtimeMs]).toEqual([written.ino, written.mtimeMs]);
+    }
+    expect(Object.keys(sizes())).toHaveLength(1);
+    run('20200103T000000Z-last', 10);
+    expect((await rotateHistory(paths, 1_000_000, true)).bytes).toBe(bytes + 10);
+    expect(Object.keys(sizes())).toHaveLength(MEASURED_BEFORE_WRITING + 1);
+    // Past the cap, unwritten sizes delete the oldest as written ones do.
+    expect((await rotateHistory(paths, bytes + 10 - 100, true)).removed).toEqual(['20200101T000000Z-a']);
   });
 
   it('without side effects deletes and writes nothing', async () => {

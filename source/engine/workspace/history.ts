@@ -30,6 +30,14 @@ export function historySizesFile(paths: WorkspacePaths): string {
  */
 const OWN_CAP_FOLDERS = new Set(['agents']);
 
+/**
+ * New run folders measured before sizes.json is written again. Each tick adds one folder, and
+ * rewriting the whole index for it (5,000 runs: validate, serialize, fsync) cost more than
+ * measuring a few small folders again: until the count is reached they are measured each tick and
+ * the sizes are the same either way (issue 17).
+ */
+export const MEASURED_BEFORE_WRITING = 16;
+
 /** What one listing of history's folder holds: its run folders and its own temp files. */
 export interface HistoryListing {
   /** Run folders, oldest first: run ids begin with their UTC start time (tick-record.ts). */
@@ -73,8 +81,9 @@ export interface Rotation {
 /**
  * Brings history under `maxBytes` by deleting the oldest run folders. Sizes come from
  * sizes.json, read and checked once; only folders it does not know yet are measured (normally the
- * previous run's), and it is written again only when that changed something. With `apply: false`
- * nothing is deleted or written: the result says what a rotation would do.
+ * previous run's), and it is written again only when folders were deleted, named ones are gone, or
+ * MEASURED_BEFORE_WRITING new ones were measured. With `apply: false` nothing is deleted or
+ * written: the result says what a rotation would do.
  */
 export async function rotateHistory(
   paths: WorkspacePaths,
@@ -95,7 +104,7 @@ export async function rotateHistory(
   const { bytes, removed, failed } = await deleteOldest(paths, listed.runs, sizes, maxBytes, apply);
   // Also written when it names folders that are gone (deleted by hand), so it never grows unbounded.
   const stale = before.size > listed.runs.length - measured;
-  if (apply && (removed.length > 0 || measured > 0 || stale || known.kind !== 'ok'))
+  if (apply && (removed.length > 0 || measured >= MEASURED_BEFORE_WRITING || stale || known.kind !== 'ok'))
     await writeJsonAtomic(
       historySizesFile(paths),
       historySizesSchema,
