@@ -19,7 +19,7 @@ import {
   type Sandbox,
   verificationSandbox,
 } from '../../source/engine/sandbox/sandbox.js';
-import { groupHasMembers } from '../../source/engine/supervise/process-tree.js';
+import { groupHasMembers, processesMarkedByThisRunner } from '../../source/engine/supervise/process-tree.js';
 import { runProcess } from '../../source/engine/supervise/run-process.js';
 
 // The sandbox for real: bubblewrap around real child processes (issue 14). Each attack runs
@@ -132,18 +132,17 @@ describe('bubblewrap sandbox around a process', () => {
 
   it("a process left with the call's mark (an init that missed bwrap's death) is ended before the call returns", async () => {
     const { root, sandbox } = await repo();
-    const go = join(root, 'src', 'go');
+    const cancel = new AbortController();
     let leftover: ReturnType<typeof spawn> | null = null;
     const r = await runProcess({
-      ...node(
-        root,
-        `const wait = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(go)})) clearInterval(wait); }, 10);`,
-      ),
+      ...node(root, 'setInterval(() => undefined, 1000);'),
       sandbox: agentSandbox(sandbox, ['src/**']),
+      signal: cancel.signal,
       onSpawn: (pid) => {
         // bwrap killed before its namespace's init armed --die-with-parent leaves that init and
         // all it runs alive, re-parented to the host's init, carrying the call's mark. The same
-        // state, made on purpose: a host process with this call's mark.
+        // state, made on purpose: a host process with this call's mark, then the call cancelled
+        // (so bwrap is killed, the only way that state comes about).
         const mark = readFileSync(`/proc/${pid}/environ`, 'utf8')
           .split('\0')
           .find((entry) => entry.startsWith('RELAIS_PROCESS_MARK='));
@@ -152,10 +151,10 @@ describe('bubblewrap sandbox around a process', () => {
           env: { ...process.env, RELAIS_PROCESS_MARK: mark?.split('=')[1] ?? '' },
           stdio: 'ignore',
         });
-        leftover.once('spawn', () => writeFileSync(go, ''));
+        leftover.once('spawn', () => cancel.abort());
       },
     });
-    expect(r.exitCode).toBe(0);
+    expect(r.aborted).toBe(true);
     const child = leftover as ReturnType<typeof spawn> | null;
     expect(child?.pid).toBeDefined();
     // Already dead when runProcess returned: its exit is the SIGKILL the call's end sent.
@@ -164,6 +163,23 @@ describe('bubblewrap sandbox around a process', () => {
       else child?.once('exit', (_code, signal) => resolve(signal));
     });
     expect(ended).toBe('SIGKILL');
+  });
+
+  it('after bwrap exits 0 on its own nothing of the sandbox is left, so no scan is needed: a setsid daemon is gone too', async () => {
+    const { root, sandbox } = await repo();
+    const pidFile = join(root, 'src', 'daemon.pid');
+    const r = await runProcess({
+      ...node(
+        root,
+        `const d = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], { detached: true, stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(d.pid)); d.unref();`,
+      ),
+      sandbox: agentSandbox(sandbox, ['src/**']),
+    });
+    expect(r.exitCode).toBe(0);
+    // The daemon's pid inside the namespace: no process there anymore. Host side, no process
+    // carries a mark of this runner's calls (the namespace's processes all did).
+    expect(Number(readFileSync(pidFile, 'utf8'))).toBeGreaterThan(1);
+    expect(processesMarkedByThisRunner()).toEqual([]);
   });
 
   it('verification has no network by default; agents keep the host network', async () => {

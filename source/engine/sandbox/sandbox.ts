@@ -319,6 +319,7 @@ export function probeBwrap(
         cwd: '/',
         env,
         timeoutMs: 10_000,
+        ownPidNamespace: true,
       });
       if (run.exitCode === 0) return { ok: true as const, bwrap };
       const said = run.stderrTail.trim().split('\n').at(-1) ?? '';

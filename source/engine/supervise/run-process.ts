@@ -48,6 +48,12 @@ export interface ProcessSpec {
   readonly onSpawn?: (pid: number) => void;
   /** Run inside this OS sandbox (sandbox/), or unsandboxed when absent. */
   readonly sandbox?: SandboxPolicy;
+  /**
+   * `cmd` is a bwrap that gives what it runs a PID namespace of its own and dies with its parent
+   * (the sandbox probe, sandbox.ts): supervised as a sandboxed call is, by ending bwrap, with no
+   * process tree to watch.
+   */
+  readonly ownPidNamespace?: boolean;
 }
 
 export interface ProcessResult {
@@ -125,6 +131,8 @@ async function supervise(
   let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
 
   const policy = spec.sandbox;
+  // bwrap, with or without a policy: everything the child starts lives in its PID namespace.
+  const namespaced = policy !== undefined || spec.ownPidNamespace === true;
   // Every process the child starts inherits it: unsandboxed, a daemon is found at the end; in
   // both cases a crash recovery finds whatever a killed runner left alive (the sandbox's PID
   // namespace should already have ended it, but its init can miss the parent's death).
@@ -160,7 +168,7 @@ async function supervise(
   const pid = subprocess.pid;
   // execa signals only its direct child: an unsandboxed tool's grandchildren in groups of their
   // own (setsid) are found through /proc and ended with it. In a sandbox, bwrap is that child.
-  const watch = pid !== undefined && !policy ? new TreeWatch(pid, mark) : null;
+  const watch = pid !== undefined && !namespaced ? new TreeWatch(pid, mark) : null;
   if (pid !== undefined) {
     liveGroups.add(pid);
     spec.onSpawn?.(pid);
@@ -169,7 +177,7 @@ async function supervise(
   let killing: Promise<void> | null = null;
   const terminateTree = (): Promise<void> => {
     killing ??=
-      pid === undefined || policy ? Promise.resolve() : endTree(pid, watch, grace, () => exit !== null);
+      pid === undefined || namespaced ? Promise.resolve() : endTree(pid, watch, grace, () => exit !== null);
     return killing;
   };
   const onCancel = () => {
@@ -195,7 +203,7 @@ async function supervise(
     watch?.sweep();
     // Leftovers (a backgrounded `sleep &`) must not outlive the call, and they may hold our pipes
     // open: end them, then stop waiting for the pipes after a short drain.
-    if (pid !== undefined && !policy && (groupHasMembers(pid) || (watch?.survivors().length ?? 0) > 0))
+    if (pid !== undefined && !namespaced && (groupHasMembers(pid) || (watch?.survivors().length ?? 0) > 0))
       void terminateTree();
     drain = setTimeout(() => {
       subprocess.stdout?.destroy();
@@ -212,7 +220,9 @@ async function supervise(
   watch?.sweep();
   if (watch && watch.survivors().length > 0) void terminateTree();
   await (killing ?? Promise.resolve());
-  if (policy) await endSandboxLeftovers(mark);
+  // Set by the 'exit' listener, which TypeScript's narrowing does not see.
+  const ended = exit as { code: number | null } | null;
+  if (namespaced && !(ended?.code === 0 && !timedOut && !aborted)) await endSandboxLeftovers(mark);
   watch?.stop();
   if (pid !== undefined) liveGroups.delete(pid);
 
@@ -231,7 +241,12 @@ async function supervise(
  * unless bwrap was killed before its init had armed that, right after the start (a cancel at
  * once; seen in the suite: the init and its agent lived on, re-parented to the host's init). Every
  * process of the sandbox carries this call's mark, the init too (a fork of bwrap): SIGKILL them,
- * which ends the namespace, and wait until they are gone. One /proc scan per sandboxed process.
+ * which ends the namespace, and wait until they are gone.
+ *
+ * One /proc scan, which reads every process's environment on the machine (issue 17: 760 processes
+ * made the five scans of a tick cost 40 ms), so it is skipped when bwrap exited 0 on its own:
+ * bwrap passes on its init's exit status, so its init has exited, and the kernel ends every other
+ * process of a PID namespace before its init's exit is reported. Nothing of the sandbox is left.
  */
 async function endSandboxLeftovers(mark: string): Promise<void> {
   const left = processesMarked(mark);
