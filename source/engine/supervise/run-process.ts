@@ -220,9 +220,9 @@ async function supervise(
   watch?.sweep();
   if (watch && watch.survivors().length > 0) void terminateTree();
   await (killing ?? Promise.resolve());
-  // Set by the 'exit' listener, which TypeScript's narrowing does not see.
-  const ended = exit as { code: number | null } | null;
-  if (namespaced && !(ended?.code === 0 && !timedOut && !aborted)) await endSandboxLeftovers(mark);
+  // `exit` is set by the 'exit' listener, which TypeScript's narrowing does not see.
+  if (namespaced && !exitedZeroUncancelled(exit as { code: number | null } | null, { timedOut, aborted }))
+    await endSandboxLeftovers(mark);
   watch?.stop();
   if (pid !== undefined) liveGroups.delete(pid);
 
@@ -256,6 +256,14 @@ async function endSandboxLeftovers(mark: string): Promise<void> {
 }
 
 type Ending = Pick<ProcessResult, 'exitCode' | 'signal' | 'spawnError' | 'timedOut' | 'aborted'>;
+
+/** The child exited 0 on its own, no timeout or abort of ours in between (endSandboxLeftovers). */
+function exitedZeroUncancelled(
+  exit: { code: number | null } | null,
+  cancelled: { timedOut: boolean; aborted: boolean },
+): boolean {
+  return exit?.code === 0 && !cancelled.timedOut && !cancelled.aborted;
+}
 
 /**
  * The child's real exit (its 'exit' event: execa reports the signal it sent, not the one that
