@@ -2,9 +2,9 @@
 // generated repositories (20k and 100k files by default), against the raw floor of that tick: the
 // git work it cannot avoid (status, diff, add, commit, plain and unhardened) plus the two instant
 // agent starts. Then, on a small repository (where any extra cost shows most), the same tick with
-// 5,000 earlier runs in relais/history and with a 30k-file ignored node_modules/, each against the
-// same tick without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
-// process, read from the shell's `times`, which stays honest on a shared, busy machine), with
+// 5,000 earlier runs in relais/history, with a 30k-file ignored node_modules/ and with 10,000 loose
+// refs, each against the same tick without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
+// process, read from bash's `times`, which stays honest on a shared, busy machine), with
 // wall-clock medians beside them. Every ratio printed comes from this one run.
 //
 // BENCH_BEFORE=<path to another build's dist/cli/main.js> runs that build's tick too, alternated
@@ -30,6 +30,8 @@ const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
 const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
 const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
+/** Loose refs (tags, fetched branches not yet packed) in the refs comparison; 0 skips it. */
+const LOOSE_REFS = Number(process.env.BENCH_LOOSE_REFS ?? 10000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** The size that also runs the tick scoped to one folder (`src/d0/**`); 0 skips that row. */
 const SCOPED_SIZE = Number(process.env.BENCH_SCOPED_SIZE ?? 100000);
@@ -96,7 +98,7 @@ esac
   return path;
 }
 
-function makeRepo(base, files, { ignored = 0, history = 0, name = `repo-${files}` } = {}) {
+function makeRepo(base, files, { ignored = 0, history = 0, looseRefs = 0, name = `repo-${files}` } = {}) {
   const repo = join(base, name);
   for (let i = 0; i < files; i++) {
     const dir = join(repo, 'src', `d${i % 100}`);
@@ -120,6 +122,12 @@ function makeRepo(base, files, { ignored = 0, history = 0, name = `repo-${files}
   writeFileSync(join(repo, 'relais.config.json'), JSON.stringify(config, null, 2));
   git(repo, 'add', 'relais.config.json');
   git(repo, 'commit', '-qm', 'config');
+  // Tags as `git tag` leaves them before any `git pack-refs`: one file each under .git/refs/tags.
+  if (looseRefs > 0) {
+    const head = `${git(repo, 'rev-parse', 'HEAD').toString().trim()}\n`;
+    mkdirSync(join(repo, '.git/refs/tags'), { recursive: true });
+    for (let i = 0; i < looseRefs; i++) writeFileSync(join(repo, '.git/refs/tags', `bench-${i}`), head);
+  }
   // Earlier runs as a tick leaves them: a report and a small patch each.
   for (let r = 0; r < history; r++) {
     const dir = join(repo, 'relais', 'history', `20260101T${String(r).padStart(6, '0')}Z-bench${r % 10}`);
@@ -131,13 +139,15 @@ function makeRepo(base, files, { ignored = 0, history = 0, name = `repo-${files}
 }
 
 /**
- * Runs argv through sh and reads the CPU time of everything it started from `times` (children's
- * user and system seconds), with the wall time around it.
+ * Runs argv through bash and reads the CPU time of everything it started from `times` (children's
+ * user and system seconds), with the wall time around it. bash, not sh: bash's `times` reads
+ * getrusage and prints milliseconds, dash's counts 10 ms clock ticks, too coarse for `relais status`
+ * (about 130 ms) against `node -e 0` (about 50 ms), where one tick moved the ratio by 0.2-0.5.
  */
 function timed(cwd, script, args, extraEnv = {}) {
   const started = process.hrtime.bigint();
   // The step's own exit status is kept (`times` alone would always exit 0), so a failed step says so.
-  const r = spawnSync('/bin/sh', ['-c', `${script}\nrc=$?\ntimes >&2\nexit $rc`, 'sh', ...args], {
+  const r = spawnSync('/bin/bash', ['-c', `${script}\nrc=$?\ntimes >&2\nexit $rc`, 'sh', ...args], {
     cwd,
     env: { ...env, ...extraEnv },
     encoding: 'utf8',
@@ -244,16 +254,28 @@ function reportScoped(size, scoped, whole, floor, wholeBefores) {
 function compareHistoryAndIgnored(history) {
   const plain = makeRepo(base, SMALL, { name: 'plain' });
   const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
-  for (const repo of [plain, history, ignored]) timeTick(repo);
-  const sets = { plain: [], history: [], ignored: [], beforePlain: [], beforeHistory: [], beforeIgnored: [] };
+  const refs = LOOSE_REFS > 0 ? makeRepo(base, SMALL, { name: 'refs', looseRefs: LOOSE_REFS }) : null;
+  for (const repo of [plain, history, ignored, refs]) if (repo) timeTick(repo);
+  const sets = {
+    plain: [],
+    history: [],
+    ignored: [],
+    refs: [],
+    beforePlain: [],
+    beforeHistory: [],
+    beforeIgnored: [],
+    beforeRefs: [],
+  };
   for (let i = 0; i < RUNS; i++) {
     sets.plain.push(timeTick(plain));
     sets.history.push(timeTick(history));
     sets.ignored.push(timeTick(ignored));
+    if (refs) sets.refs.push(timeTick(refs));
     if (!BEFORE) continue;
     sets.beforePlain.push(timeTick(plain, BEFORE));
     sets.beforeHistory.push(timeTick(history, BEFORE));
     sets.beforeIgnored.push(timeTick(ignored, BEFORE));
+    if (refs) sets.beforeRefs.push(timeTick(refs, BEFORE));
   }
   const p = report(`tick, ${SMALL} files`, sets.plain);
   const h = report(`same with ${HISTORY_RUNS} history runs`, sets.history);
@@ -264,6 +286,12 @@ function compareHistoryAndIgnored(history) {
   line(g);
   ratio('history / plain', h, p, 1.1);
   ratio('ignored node_modules / plain', g, p, 1.2);
+  // Not one of issue 17's numbers: the same bound as ignored files, for what else grows with a repository.
+  const r = refs ? report(`same with ${LOOSE_REFS} loose refs`, sets.refs) : null;
+  if (r) {
+    line(r);
+    ratio('loose refs / plain', r, p, 1.2);
+  }
   if (BEFORE) {
     const bp = report('before: plain', sets.beforePlain);
     const bh = report('before: history', sets.beforeHistory);
@@ -274,6 +302,10 @@ function compareHistoryAndIgnored(history) {
     console.log(
       `  before: history / plain ${(bh.cpu / bp.cpu).toFixed(2)}x, ignored / plain ${(bg.cpu / bp.cpu).toFixed(2)}x (cpu)`,
     );
+    if (r)
+      console.log(
+        `  before: loose refs / plain ${(report('', sets.beforeRefs).cpu / bp.cpu).toFixed(2)}x (cpu)`,
+      );
   }
 }
 
