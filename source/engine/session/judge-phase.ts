@@ -131,13 +131,16 @@ export async function judgeChanges(
   // Before git reads any object: a damaged one would make it fail or lie.
   const damaged = await damagedObjects(git, guards.objectsBefore);
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
-  const headMoved = await headMovement(git, facts);
+  // Two reads of refs and the index that change nothing, side by side.
+  const [headMoved, side] = await Promise.all([
+    headMovement(git, facts),
+    readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore),
+  ]);
   // One walk of each ignored folder serves both checks below (both read the tree as it is now).
   const walked: StatMemo = new Map();
   // Given the ignored paths of the judge's status pass, when it runs one (ignored-listing.ts).
   const ignored = (fromStatus: StatusListing | null) =>
     diffIgnored(git, paths.relDir, guards.ignoredBefore, { walked, sinceMs: guards.startedAtMs }, fromStatus);
-  const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   const hidden = sideStateChange(guards.sideBefore, side);
   const touched = await computeTouchedSet(
     git,
