@@ -197,3 +197,48 @@ describe('the ignored listing', () => {
     expect(summary(await diffIgnored(git, 'relais', before))).toEqual(['created cache/secret.txt']);
   });
 });
+
+describe('ignored files kept with their bytes', () => {
+  function withOutputs(git: Git): string {
+    // Build outputs beside their sources, each listed on its own (no ignored folder to walk).
+    rmSync(join(dir, 'node_modules'), { recursive: true });
+    writeFileSync(join(dir, '.gitignore'), '*.o\n');
+    for (let i = 0; i < 3; i++) writeFileSync(join(dir, `f${i}.o`), `object ${i}\n`);
+    utimesSync(join(dir, 'f1.o'), 1_000_000, 1_000_000);
+    return git.root;
+  }
+
+  it('sees an edit in place that keeps the size and sets the mtime back, and nothing when nothing changed', async () => {
+    const git = repo();
+    withOutputs(git);
+    const before = await snapshotIgnored(git, 'relais');
+    expect(before.entries.get('f1.o')?.content?.toString()).toBe('object 1\n');
+    expect(await diffIgnored(git, 'relais', before)).toEqual([]);
+    writeFileSync(join(dir, 'f1.o'), 'OBJECT 1\n');
+    utimesSync(join(dir, 'f1.o'), 1_000_000, 1_000_000);
+    expect(summary(await diffIgnored(git, 'relais', before))).toEqual(['modified f1.o']);
+  });
+
+  it('trusts an unmoved ctime only when it is older than the clock: otherwise the bytes decide', async () => {
+    const git = repo();
+    withOutputs(git);
+    const before = await snapshotIgnored(git, 'relais');
+    // The same snapshot, but with other bytes kept for f2.o (as if it changed between the clock
+    // reading and its lstat): with its ctime older than the clock the bytes are not read again...
+    const forged = (ctimeMs: number | undefined) => {
+      const entries = new Map(before.entries);
+      const was = before.entries.get('f2.o');
+      if (!was) throw new Error('f2.o not in the snapshot');
+      entries.set('f2.o', { ...was, ctimeMs, content: Buffer.from('other 2\n') });
+      return { ...before, entries };
+    };
+    const was = before.entries.get('f2.o');
+    expect(was?.ctimeMs).toBeLessThan(before.clock?.sinceMs ?? 0);
+    expect(await diffIgnored(git, 'relais', forged(was?.ctimeMs))).toEqual([]);
+    // ...with a ctime not older than the clock, or none kept (replayed), they are, and differ.
+    const dev = before.clock?.dev ?? 0;
+    const recent = { ...forged(was?.ctimeMs), clock: { sinceMs: was?.ctimeMs ?? 0, dev } };
+    expect(summary(await diffIgnored(git, 'relais', recent))).toEqual(['modified f2.o']);
+    expect(summary(await diffIgnored(git, 'relais', forged(undefined)))).toEqual(['modified f2.o']);
+  });
+});
