@@ -2,8 +2,9 @@
 // generated repositories (20k and 100k files by default), against the raw floor of that tick: the
 // git work it cannot avoid (status, diff, add, commit, plain and unhardened) plus the two instant
 // agent starts. Then, on a small repository (where any extra cost shows most), the same tick with
-// 5,000 earlier runs in relais/history, with a 30k-file ignored node_modules/ and with 10,000 loose
-// refs, each against the same tick without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
+// 5,000 earlier runs in relais/history, with a 30k-file ignored node_modules/, with 10,000 loose
+// refs and with 3,000 ignored build outputs beside the sources, each against the same tick
+// without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
 // process, read from bash's `times`, which stays honest on a shared, busy machine), with
 // wall-clock medians beside them. Every ratio printed comes from this one run.
 //
@@ -30,6 +31,8 @@ const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
 const SMALL = Number(process.env.BENCH_SMALL ?? 1000);
 const HISTORY_RUNS = Number(process.env.BENCH_HISTORY ?? 5000);
 const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
+/** Ignored build outputs (`.o` files of 10 KB) in the source folders; 0 skips that row. */
+const OUTPUTS = Number(process.env.BENCH_OUTPUTS ?? 3000);
 /** Loose refs (tags, fetched branches not yet packed) in the refs comparison; 0 skips it. */
 const LOOSE_REFS = Number(process.env.BENCH_LOOSE_REFS ?? 10000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -98,7 +101,11 @@ esac
   return path;
 }
 
-function makeRepo(base, files, { ignored = 0, history = 0, looseRefs = 0, name = `repo-${files}` } = {}) {
+function makeRepo(
+  base,
+  files,
+  { ignored = 0, history = 0, looseRefs = 0, outputs = 0, name = `repo-${files}` } = {},
+) {
   const repo = join(base, name);
   for (let i = 0; i < files; i++) {
     const dir = join(repo, 'src', `d${i % 100}`);
@@ -110,7 +117,10 @@ function makeRepo(base, files, { ignored = 0, history = 0, looseRefs = 0, name =
     if (i < 100) mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `m${Math.floor(i / 100)}.js`), `module.exports = ${i};\n`);
   }
-  writeFileSync(join(repo, '.gitignore'), 'node_modules/\n');
+  const output = Buffer.alloc(10_000, 0x2e);
+  for (let i = 0; i < outputs; i++)
+    writeFileSync(join(repo, 'src', `d${i % 100}`, `f${Math.floor(i / 100)}.o`), output);
+  writeFileSync(join(repo, '.gitignore'), 'node_modules/\n*.o\n');
   git(repo, 'init', '-q', '-b', 'main');
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'generated');
@@ -255,27 +265,32 @@ function compareHistoryAndIgnored(history) {
   const plain = makeRepo(base, SMALL, { name: 'plain' });
   const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
   const refs = LOOSE_REFS > 0 ? makeRepo(base, SMALL, { name: 'refs', looseRefs: LOOSE_REFS }) : null;
-  for (const repo of [plain, history, ignored, refs]) if (repo) timeTick(repo);
+  const outputs = OUTPUTS > 0 ? makeRepo(base, SMALL, { name: 'outputs', outputs: OUTPUTS }) : null;
+  for (const repo of [plain, history, ignored, refs, outputs]) if (repo) timeTick(repo);
   const sets = {
     plain: [],
     history: [],
     ignored: [],
     refs: [],
+    outputs: [],
     beforePlain: [],
     beforeHistory: [],
     beforeIgnored: [],
     beforeRefs: [],
+    beforeOutputs: [],
   };
   for (let i = 0; i < RUNS; i++) {
     sets.plain.push(timeTick(plain));
     sets.history.push(timeTick(history));
     sets.ignored.push(timeTick(ignored));
     if (refs) sets.refs.push(timeTick(refs));
+    if (outputs) sets.outputs.push(timeTick(outputs));
     if (!BEFORE) continue;
     sets.beforePlain.push(timeTick(plain, BEFORE));
     sets.beforeHistory.push(timeTick(history, BEFORE));
     sets.beforeIgnored.push(timeTick(ignored, BEFORE));
     if (refs) sets.beforeRefs.push(timeTick(refs, BEFORE));
+    if (outputs) sets.beforeOutputs.push(timeTick(outputs, BEFORE));
   }
   const p = report(`tick, ${SMALL} files`, sets.plain);
   const h = report(`same with ${HISTORY_RUNS} history runs`, sets.history);
@@ -292,6 +307,11 @@ function compareHistoryAndIgnored(history) {
     line(r);
     ratio('loose refs / plain', r, p, 1.2);
   }
+  const o = outputs ? report(`same with ${OUTPUTS} ignored *.o beside sources`, sets.outputs) : null;
+  if (o) {
+    line(o);
+    ratio('ignored build outputs / plain', o, p, 1.2);
+  }
   if (BEFORE) {
     const bp = report('before: plain', sets.beforePlain);
     const bh = report('before: history', sets.beforeHistory);
@@ -305,6 +325,10 @@ function compareHistoryAndIgnored(history) {
     if (r)
       console.log(
         `  before: loose refs / plain ${(report('', sets.beforeRefs).cpu / bp.cpu).toFixed(2)}x (cpu)`,
+      );
+    if (o)
+      console.log(
+        `  before: ignored build outputs / plain ${(report('', sets.beforeOutputs).cpu / bp.cpu).toFixed(2)}x (cpu)`,
       );
   }
 }
