@@ -225,7 +225,7 @@ describe('ignored files kept with their bytes', () => {
     const before = await snapshotIgnored(git, 'relais');
     // The same snapshot, but with other bytes kept for f2.o (as if it changed between the clock
     // reading and its lstat): with its ctime older than the clock the bytes are not read again...
-    const forged = (ctimeMs: number | undefined) => {
+    const forged = (ctimeMs: number | null | undefined) => {
       const entries = new Map(before.entries);
       const was = before.entries.get('f2.o');
       if (!was) throw new Error('f2.o not in the snapshot');
