@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { takeSnapshot } from '../../source/engine/judge/fs-snapshot.js';
 import { checkAndRestore, guardWorkspace } from '../../source/engine/judge/protected-files.js';
@@ -147,6 +147,36 @@ describe('the workspace guard does not list history', () => {
       [join(paths.relDir, 'history/20260101T000000Z-now/report.md'), 'modified'],
       [join(paths.relDir, 'STATE.json'), 'modified'],
     ]);
+  });
+
+  it("watches a kept lane's runner state, .git file and config, not the files of its checkout", async () => {
+    const lane = join(paths.dir, 'worktrees', 'task-1-1');
+    const laneWorkspace = join(lane, basename(paths.dir));
+    mkdirSync(join(lane, 'src'), { recursive: true });
+    mkdirSync(laneWorkspace, { recursive: true });
+    writeFileSync(join(lane, 'src', 'a.ts'), 'lane work\n');
+    writeFileSync(join(lane, '.git'), 'gitdir: /somewhere\n');
+    writeFileSync(join(lane, 'relais.config.json'), '{}');
+    writeFileSync(join(laneWorkspace, 'STATE.json'), '{}');
+    const guard = await guardWorkspace(paths, [], null);
+    expect(guard.before.has(join(lane, 'src', 'a.ts'))).toBe(false);
+    expect(guard.before.get(join(laneWorkspace, 'STATE.json'))).not.toBeNull();
+
+    writeFileSync(join(lane, 'src', 'a.ts'), 'edited\n');
+    writeFileSync(join(lane, 'src', 'new.ts'), 'new\n');
+    writeFileSync(join(laneWorkspace, 'STATE.json'), '{"forged":true}');
+    writeFileSync(join(lane, '.git'), 'gitdir: /elsewhere\n');
+    writeFileSync(join(lane, 'relais.config.json'), '{"widened":true}');
+    const { changes } = await checkAndRestore(guard, facts(), paths);
+    const lanePath = (p: string) => join(paths.relDir, 'worktrees', 'task-1-1', p);
+    expect(changes.map((c) => [c.display, c.change])).toEqual([
+      [lanePath('.git'), 'modified'],
+      [lanePath('relais.config.json'), 'modified'],
+      [lanePath(join(basename(paths.dir), 'STATE.json')), 'modified'],
+    ]);
+    expect(readFileSync(join(laneWorkspace, 'STATE.json'), 'utf8')).toBe('{}');
+    // The lane's own files are its work: left as they are.
+    expect(readFileSync(join(lane, 'src', 'a.ts'), 'utf8')).toBe('edited\n');
   });
 
   it('catches the current run folder created after the guard was taken, as a listing would', async () => {

@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, join, sep } from 'node:path';
-import type { WorkspacePaths } from '../workspace/paths.js';
+import { CONFIG_FILE_NAME, type WorkspacePaths } from '../workspace/paths.js';
 import {
   diffSnapshot,
   displayPath,
@@ -78,6 +78,7 @@ export async function guardWorkspace(
   // listed (5,000 names read and dropped twice a tick, issue 17): the snapshot is the same.
   const currentRun =
     historyRun !== null && dirname(historyRun) === paths.historyDir ? [basename(historyRun)] : [];
+  const laneCheckout = laneCheckoutFile(paths);
   const roots: SnapshotRoot[] = [
     {
       path: paths.dir,
@@ -85,12 +86,32 @@ export async function guardWorkspace(
       keepContent: (p) => !isInside(p, paths.historyDir),
       // Files the runner itself writes while the agent runs (the caller names them) are skipped,
       // with their atomic-write temp files; nothing else in the workspace may change.
-      skip: (p) => earlierRun(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
+      skip: (p) => earlierRun(p) || laneCheckout(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
       onlyNames: (dir) => (dir === paths.historyDir ? currentRun : null),
     },
     { path: paths.configFile, recursive: false, keepContent: () => true },
   ];
   return { roots, before: await takeSnapshot(roots), identities: new Map() };
+}
+
+/**
+ * The parallel lanes' worktrees live in the workspace (`worktrees/<lane>/`, parallel/lane-record.ts),
+ * and a kept one stays there after its workflow. Each lane's runner state (its own workspace
+ * folder), its `.git` file and its config are watched like the rest of the workspace; the files of
+ * its checkout are not (issue 17: a kept lane of a 20,000-file repository made every tick in the
+ * main worktree read all of it twice, 9 s of CPU instead of 0.6 s). Those files are the lane's
+ * work, committed or kept by the lane's own judged ticks: in the sandbox no role can write any of
+ * the workspace (it is bound read-only), and an unsandboxed builder could as well write any other
+ * folder outside its repository, which no guard reads either.
+ */
+function laneCheckoutFile(paths: WorkspacePaths): (path: string) => boolean {
+  const lanes = join(paths.dir, 'worktrees');
+  const watched = new Set([basename(paths.dir), '.git', CONFIG_FILE_NAME]);
+  return (path) => {
+    if (!path.startsWith(`${lanes}${sep}`)) return false;
+    const [, top] = path.slice(lanes.length + 1).split(sep);
+    return top !== undefined && !watched.has(top);
+  };
 }
 
 /** `STATE.json.1234.ab12cd.tmp`: the temp file atomic-write.ts writes before renaming it to `file`. */
