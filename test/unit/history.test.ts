@@ -179,6 +179,22 @@ describe('the workspace guard does not list history', () => {
     expect(readFileSync(join(lane, 'src', 'a.ts'), 'utf8')).toBe('edited\n');
   });
 
+  it('watches the names of the folders recoveries set aside, not what is inside them', async () => {
+    const kept = join(paths.recoveredDir, '20260101T000000Z-aaaaaa');
+    mkdirSync(join(kept, 'untracked'), { recursive: true });
+    writeFileSync(join(kept, 'untracked', 'a.txt'), 'set aside\n');
+    const guard = await guardWorkspace(paths, [], null);
+    expect(guard.before.has(kept)).toBe(true);
+    expect(guard.before.has(join(kept, 'untracked', 'a.txt'))).toBe(false);
+
+    writeFileSync(join(kept, 'untracked', 'a.txt'), 'edited\n');
+    mkdirSync(join(paths.recoveredDir, 'planted'));
+    const { changes } = await checkAndRestore(guard, facts(), paths);
+    expect(changes.map((c) => [c.display, c.change])).toEqual([
+      [join(paths.relDir, 'recovered/planted'), 'created'],
+    ]);
+  });
+
   it('catches the current run folder created after the guard was taken, as a listing would', async () => {
     const current = join(paths.historyDir, '20260101T000000Z-now');
     const guard = await guardWorkspace(paths, [], current);

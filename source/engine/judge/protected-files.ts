@@ -78,7 +78,7 @@ export async function guardWorkspace(
   // listed (5,000 names read and dropped twice a tick, issue 17): the snapshot is the same.
   const currentRun =
     historyRun !== null && dirname(historyRun) === paths.historyDir ? [basename(historyRun)] : [];
-  const laneCheckout = laneCheckoutFile(paths);
+  const keptWork = keptWorkFile(paths);
   const roots: SnapshotRoot[] = [
     {
       path: paths.dir,
@@ -86,7 +86,7 @@ export async function guardWorkspace(
       keepContent: (p) => !isInside(p, paths.historyDir),
       // Files the runner itself writes while the agent runs (the caller names them) are skipped,
       // with their atomic-write temp files; nothing else in the workspace may change.
-      skip: (p) => earlierRun(p) || laneCheckout(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
+      skip: (p) => earlierRun(p) || keptWork(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
       onlyNames: (dir) => (dir === paths.historyDir ? currentRun : null),
     },
     { path: paths.configFile, recursive: false, keepContent: () => true },
@@ -95,19 +95,25 @@ export async function guardWorkspace(
 }
 
 /**
- * The parallel lanes' worktrees live in the workspace (`worktrees/<lane>/`, parallel/lane-record.ts),
- * and a kept one stays there after its workflow. Each lane's runner state (its own workspace
- * folder), its `.git` file and its config are watched like the rest of the workspace; the files of
- * its checkout are not (issue 17: a kept lane of a 20,000-file repository made every tick in the
- * main worktree read all of it twice, 9 s of CPU instead of 0.6 s). Those files are the lane's
- * work, committed or kept by the lane's own judged ticks: in the sandbox no role can write any of
- * the workspace (it is bound read-only), and an unsandboxed builder could as well write any other
- * folder outside its repository, which no guard reads either.
+ * Two folders of the workspace hold work kept for people, not state the runner reads back:
+ * - the parallel lanes' worktrees (`worktrees/<lane>/`, parallel/lane-record.ts); a kept one stays
+ *   after its workflow. Each lane's runner state (its own workspace folder), its `.git` file and
+ *   its config are watched like the rest of the workspace; the files of its checkout are not;
+ * - what recoveries and rollbacks set aside (`recovered/<run>/`, keep-aside.ts, recover.ts): the
+ *   runner only lists these folders' names (`relais status`), so the names are watched and what is
+ *   inside them is not.
+ * Issue 17: a kept lane of a 20,000-file repository made every tick in the main worktree read all
+ * of it twice (9.5 s of CPU instead of 0.6 s), and 10,000 set-aside files 4.6 s. Those files are
+ * the lanes' and the recoveries' work. In the sandbox no role can write any of the workspace (it
+ * is bound read-only); an unsandboxed builder could as well write any other folder outside its
+ * repository, which no guard reads either.
  */
-function laneCheckoutFile(paths: WorkspacePaths): (path: string) => boolean {
+function keptWorkFile(paths: WorkspacePaths): (path: string) => boolean {
   const lanes = join(paths.dir, 'worktrees');
+  const recovered = paths.recoveredDir;
   const watched = new Set([basename(paths.dir), '.git', CONFIG_FILE_NAME]);
   return (path) => {
+    if (path.startsWith(`${recovered}${sep}`)) return path.slice(recovered.length + 1).includes(sep);
     if (!path.startsWith(`${lanes}${sep}`)) return false;
     const [, top] = path.slice(lanes.length + 1).split(sep);
     return top !== undefined && !watched.has(top);
