@@ -19,7 +19,7 @@ import {
   type Sandbox,
   verificationSandbox,
 } from '../../source/engine/sandbox/sandbox.js';
-import { groupHasMembers, processesMarkedByThisRunner } from '../../source/engine/supervise/process-tree.js';
+import { groupHasMembers } from '../../source/engine/supervise/process-tree.js';
 import { runProcess } from '../../source/engine/supervise/run-process.js';
 
 // The sandbox for real: bubblewrap around real child processes (issue 14). Each attack runs
@@ -165,21 +165,40 @@ describe('bubblewrap sandbox around a process', () => {
     expect(ended).toBe('SIGKILL');
   });
 
-  it('after bwrap exits 0 on its own nothing of the sandbox is left, so no scan is needed: a setsid daemon is gone too', async () => {
+  it("a process left with the call's mark is ended before the call returns, after a clean exit too", async () => {
     const { root, sandbox } = await repo();
-    const pidFile = join(root, 'src', 'daemon.pid');
+    const go = join(root, 'src', 'go');
+    let leftover: ReturnType<typeof spawn> | null = null;
     const r = await runProcess({
       ...node(
         root,
-        `const d = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], { detached: true, stdio: 'ignore' }); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(d.pid)); d.unref();`,
+        `const wait = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(go)})) clearInterval(wait); }, 10);`,
       ),
       sandbox: agentSandbox(sandbox, ['src/**']),
+      onSpawn: (pid) => {
+        // bwrap killed before its namespace's init armed --die-with-parent leaves that init and
+        // all it runs alive, re-parented to the host's init, carrying the call's mark. The same
+        // state, made on purpose: a host process with this call's mark.
+        const mark = readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((entry) => entry.startsWith('RELAIS_PROCESS_MARK='));
+        expect(mark).toBeDefined();
+        leftover = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], {
+          env: { ...process.env, RELAIS_PROCESS_MARK: mark?.split('=')[1] ?? '' },
+          stdio: 'ignore',
+        });
+        leftover.once('spawn', () => writeFileSync(go, ''));
+      },
     });
     expect(r.exitCode).toBe(0);
-    // The daemon's pid inside the namespace: no process there anymore. Host side, no process
-    // carries a mark of this runner's calls (the namespace's processes all did).
-    expect(Number(readFileSync(pidFile, 'utf8'))).toBeGreaterThan(1);
-    expect(processesMarkedByThisRunner()).toEqual([]);
+    const child = leftover as ReturnType<typeof spawn> | null;
+    expect(child?.pid).toBeDefined();
+    // Already dead when runProcess returned: its exit is the SIGKILL the call's end sent.
+    const ended = await new Promise<NodeJS.Signals | null>((resolve) => {
+      if (child?.exitCode !== null || child?.signalCode !== null) resolve(child?.signalCode ?? null);
+      else child?.once('exit', (_code, signal) => resolve(signal));
+    });
+    expect(ended).toBe('SIGKILL');
   });
 
   it('verification has no network by default; agents keep the host network', async () => {
