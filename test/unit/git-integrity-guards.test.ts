@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
@@ -167,6 +167,19 @@ describe('refs guard', () => {
     expect(refs()).toBe(was);
     expect(await changedRefs(snapshot, facts)).toEqual([]);
     expect(await restoreRefs(snapshot, facts)).toEqual([]);
+  });
+
+  it('reads no FIFO planted among the refs (it would freeze the runner): it is a change, and goes', async () => {
+    const { root, git, sh } = repo();
+    const facts = await factsOf(git, root);
+    const fifo = join(facts.commonDir, 'refs', 'heads', 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    // Present before the snapshot: not kept (no bytes to keep), read by nobody.
+    const snapshot = await snapshotRefs(facts);
+    expect(snapshot.files.has(fifo)).toBe(false);
+    expect(await changedRefs(snapshot, facts)).toEqual(['refs/heads/fifo']);
+    expect(await restoreRefs(snapshot, facts)).toEqual(['removed ref refs/heads/fifo created by the tick']);
+    expect(sh('for-each-ref', '--format=%(refname)', 'refs/heads/')).toBe('refs/heads/main');
   });
 
   it("keeps the ref the runner itself set aside for the run's commits", async () => {

@@ -1,4 +1,4 @@
-import { type Dirent, lstatSync, readdirSync, readFileSync, type Stats } from 'node:fs';
+import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { type FsClock, readFsClock } from './fs-clock.js';
@@ -6,7 +6,7 @@ import { type Git, splitNul } from './git.js';
 import { walkByClock } from './ignored-by-clock.js';
 import { ignoredNow, isFolder, type StatusListing } from './ignored-listing.js';
 import { countLines, countLinesInBuffer } from './line-count.js';
-import { type LinkFacts, linkFactsOf, type StatMemo } from './stat-or-null.js';
+import { type LinkFacts, linkFactsOf, readRegularFile, type StatMemo } from './stat-or-null.js';
 
 /**
  * Files git ignores are invisible to `git status`, yet a builder writing `.env`, or editing
@@ -125,7 +125,7 @@ export async function snapshotIgnored(
     const isDir = path.endsWith('/');
     let content: Buffer | null = null;
     if (!isDir && stat.isFile() && stat.size <= KEEP_FILE_BYTES && kept + stat.size <= KEEP_TOTAL_BYTES) {
-      content = readOrNull(full);
+      content = readRegularFile(full);
       kept += content?.length ?? 0;
     }
     entries.set(path, {
@@ -250,8 +250,11 @@ async function changesAt(
   const same = was.content
     ? stat.isFile() &&
       stat.size === was.size &&
-      (untouchedSince(was, stat, clock) || readOrNull(full)?.equals(was.content) === true)
-    : stat.size === was.size && stat.mtimeMs === was.mtimeMs && stat.ino === was.ino;
+      (untouchedSince(was, stat, clock) || readRegularFile(full)?.equals(was.content) === true)
+    : stat.size === was.size &&
+      stat.mtimeMs === was.mtimeMs &&
+      stat.ino === was.ino &&
+      (was.ctimeMs == null || stat.ctimeMs === was.ctimeMs);
   if (same) return [];
   const { lines, binary } = await countLines(full);
   return [
@@ -332,14 +335,6 @@ function untouchedSince(was: Fingerprint, now: Stats, clock: FsClock | null): bo
 function lstatOrNull(path: string): Stats | null {
   try {
     return lstatSync(path, { throwIfNoEntry: false }) ?? null;
-  } catch {
-    return null;
-  }
-}
-
-function readOrNull(path: string): Buffer | null {
-  try {
-    return readFileSync(path);
   } catch {
     return null;
   }

@@ -1,9 +1,9 @@
-import { type Dirent, readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync } from 'node:fs';
 import { lstat, mkdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { linkedWorktreeNames, removeNewLinkedWorktrees } from './linked-worktrees.js';
 import type { RepoFacts } from './repo.js';
-import { statOrNull } from './stat-or-null.js';
+import { readRegularFile, statOrNull } from './stat-or-null.js';
 
 /**
  * Issue 14 "Git integrity": branches and tags the builder created, changed or deleted are put back
@@ -30,7 +30,7 @@ export async function snapshotRefs(facts: RepoFacts): Promise<RefsSnapshot> {
   const files = new Map<string, Buffer>();
   const folders = new Set<string>();
   for (const path of listFiles(roots, folders).filter(owns)) {
-    const content = readOrNull(path);
+    const content = readRegularFile(path);
     if (content) files.set(path, content);
   }
   return { roots, files, folders, owns, worktrees: await linkedWorktreeNames(facts) };
@@ -42,7 +42,7 @@ export async function changedRefs(snapshot: RefsSnapshot, facts: RepoFacts): Pro
   const now = listFiles(snapshot.roots).filter(snapshot.owns);
   for (const path of now) {
     const before = snapshot.files.get(path);
-    const content = readOrNull(path);
+    const content = readRegularFile(path);
     if (!before || !content || !before.equals(content)) changed.push(path);
   }
   const present = new Set(now);
@@ -108,9 +108,12 @@ function refRoots(facts: RepoFacts): string[] {
 
 /**
  * Every file under the ref roots (a root may itself be a file: packed-refs). Synchronous on
- * purpose, with the folder listing's own file types, as the object guard's walk (issue 17): a
- * repository with 10,000 loose refs (fetched branches, tags, until `git pack-refs`) took 3 s of
- * awaited lstat and readFile round trips per snapshot; one pass of these calls takes about 0.1 s.
+ * purpose (issue 17): a repository with 10,000 loose refs (fetched branches, tags, until `git
+ * pack-refs`) took 3 s of awaited lstat and readFile round trips per snapshot; one pass of these
+ * calls takes about 0.1 s. The listing's own file types save an lstat per entry; where a
+ * filesystem gives none, Node lstats each entry itself and the whole listing fails when one entry
+ * goes meanwhile (a ref another lane deletes), so the folder is then listed by name and each
+ * entry lstat'ed here, a vanished one skipped, as before.
  */
 function listFiles(roots: readonly string[], folders = new Set<string>()): string[] {
   const out: string[] = [];
@@ -120,13 +123,7 @@ function listFiles(roots: readonly string[], folders = new Set<string>()): strin
       return;
     }
     folders.add(path);
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(path, { withFileTypes: true });
-    } catch {
-      return; // gone meanwhile, or unreadable: nothing of it to list
-    }
-    for (const entry of entries) walk(join(path, entry.name), entry.isDirectory());
+    for (const [name, isDir] of entriesOf(path)) walk(join(path, name), isDir);
   };
   for (const root of roots) {
     const stat = statOrNull(root);
@@ -135,12 +132,23 @@ function listFiles(roots: readonly string[], folders = new Set<string>()): strin
   return out.sort();
 }
 
-/** A ref storage file's bytes (a symbolic link's target's, as before), or null when unreadable. */
-function readOrNull(path: string): Buffer | null {
+/** A folder's entries and whether each is a folder; empty when the folder is gone or unreadable. */
+function entriesOf(dir: string): Array<[string, boolean]> {
   try {
-    return readFileSync(path);
+    return readdirSync(dir, { withFileTypes: true }).map((e: Dirent) => [e.name, e.isDirectory()]);
   } catch {
-    return null;
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      return [];
+    }
+    const found: Array<[string, boolean]> = [];
+    for (const name of names) {
+      const stat = statOrNull(join(dir, name));
+      if (stat) found.push([name, stat.isDirectory()]);
+    }
+    return found;
   }
 }
 

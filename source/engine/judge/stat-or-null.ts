@@ -1,4 +1,12 @@
-import { type BigIntStats, lstatSync } from 'node:fs';
+import {
+  type BigIntStats,
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+} from 'node:fs';
 
 /**
  * lstat for the judge's per-file loops (objects, tree walks, stamps): synchronous on purpose, since
@@ -10,6 +18,28 @@ export function statOrNull(path: string): BigIntStats | null {
     return lstatSync(path, { bigint: true, throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The bytes of a regular file (through a symbolic link, as a plain read would), or null for
+ * anything else or anything unreadable. Opened without blocking and checked on the open
+ * descriptor: the judge's synchronous reads must never wait on a FIFO a builder left (or swapped
+ * in after an lstat), which would freeze the whole runner, signal handlers included.
+ */
+export function readRegularFile(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
   }
 }
 
