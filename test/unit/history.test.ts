@@ -149,48 +149,56 @@ describe('the workspace guard does not list history', () => {
     ]);
   });
 
-  it("watches a kept lane's runner state, .git file and config, not the files of its checkout", async () => {
+  it("keeps a lane's runner state, .git file and config, fingerprints its checkout, skips its history copy", async () => {
     const lane = join(paths.dir, 'worktrees', 'task-1-1');
     const laneWorkspace = join(lane, basename(paths.dir));
     mkdirSync(join(lane, 'src'), { recursive: true });
-    mkdirSync(laneWorkspace, { recursive: true });
+    mkdirSync(join(laneWorkspace, 'history', 'run-1'), { recursive: true });
     writeFileSync(join(lane, 'src', 'a.ts'), 'lane work\n');
     writeFileSync(join(lane, '.git'), 'gitdir: /somewhere\n');
     writeFileSync(join(lane, 'relais.config.json'), '{}');
     writeFileSync(join(laneWorkspace, 'STATE.json'), '{}');
+    writeFileSync(join(laneWorkspace, 'history', 'run-1', 'report.md'), 'copied record\n');
     const guard = await guardWorkspace(paths, [], null);
-    expect(guard.before.has(join(lane, 'src', 'a.ts'))).toBe(false);
-    expect(guard.before.get(join(laneWorkspace, 'STATE.json'))).not.toBeNull();
+    const entry = (path: string) => guard.before.get(path) as { content?: Buffer | null } | null | undefined;
+    expect(entry(join(lane, 'src', 'a.ts'))?.content).toBeNull();
+    expect(entry(join(laneWorkspace, 'STATE.json'))?.content?.toString()).toBe('{}');
+    expect(guard.before.has(join(laneWorkspace, 'history', 'run-1'))).toBe(false);
 
     writeFileSync(join(lane, 'src', 'a.ts'), 'edited\n');
     writeFileSync(join(lane, 'src', 'new.ts'), 'new\n');
     writeFileSync(join(laneWorkspace, 'STATE.json'), '{"forged":true}');
     writeFileSync(join(lane, '.git'), 'gitdir: /elsewhere\n');
     writeFileSync(join(lane, 'relais.config.json'), '{"widened":true}');
-    const { changes } = await checkAndRestore(guard, facts(), paths);
+    writeFileSync(join(laneWorkspace, 'history', 'run-1', 'report.md'), 'a record only\n');
+    const { changes, unrestorable } = await checkAndRestore(guard, facts(), paths);
     const lanePath = (p: string) => join(paths.relDir, 'worktrees', 'task-1-1', p);
     expect(changes.map((c) => [c.display, c.change])).toEqual([
       [lanePath('.git'), 'modified'],
       [lanePath('relais.config.json'), 'modified'],
+      [lanePath('src/a.ts'), 'modified'],
+      [lanePath('src/new.ts'), 'created'],
       [lanePath(join(basename(paths.dir), 'STATE.json')), 'modified'],
     ]);
     expect(readFileSync(join(laneWorkspace, 'STATE.json'), 'utf8')).toBe('{}');
-    // The lane's own files are its work: left as they are.
-    expect(readFileSync(join(lane, 'src', 'a.ts'), 'utf8')).toBe('edited\n');
+    // Seen, but with no copy kept the lane's own file cannot be put back: said, not hidden.
+    expect(unrestorable).toEqual([lanePath('src/a.ts')]);
   });
 
-  it('watches the names of the folders recoveries set aside, not what is inside them', async () => {
+  it('keeps the names of the folders recoveries set aside and fingerprints what is inside them', async () => {
     const kept = join(paths.recoveredDir, '20260101T000000Z-aaaaaa');
     mkdirSync(join(kept, 'untracked'), { recursive: true });
     writeFileSync(join(kept, 'untracked', 'a.txt'), 'set aside\n');
+    writeFileSync(join(kept, 'worktree.patch'), 'diff\n');
     const guard = await guardWorkspace(paths, [], null);
-    expect(guard.before.has(kept)).toBe(true);
-    expect(guard.before.has(join(kept, 'untracked', 'a.txt'))).toBe(false);
+    const entry = (path: string) => guard.before.get(path) as { content?: Buffer | null } | null | undefined;
+    expect(entry(join(kept, 'worktree.patch'))?.content).toBeNull();
 
-    writeFileSync(join(kept, 'untracked', 'a.txt'), 'edited\n');
+    writeFileSync(join(kept, 'worktree.patch'), 'forged patch\n');
     mkdirSync(join(paths.recoveredDir, 'planted'));
     const { changes } = await checkAndRestore(guard, facts(), paths);
     expect(changes.map((c) => [c.display, c.change])).toEqual([
+      [join(paths.relDir, 'recovered/20260101T000000Z-aaaaaa/worktree.patch'), 'modified'],
       [join(paths.relDir, 'recovered/planted'), 'created'],
     ]);
   });

@@ -78,15 +78,15 @@ export async function guardWorkspace(
   // listed (5,000 names read and dropped twice a tick, issue 17): the snapshot is the same.
   const currentRun =
     historyRun !== null && dirname(historyRun) === paths.historyDir ? [basename(historyRun)] : [];
-  const keptWork = keptWorkFile(paths);
+  const kept = keptWork(paths);
   const roots: SnapshotRoot[] = [
     {
       path: paths.dir,
       recursive: true,
-      keepContent: (p) => !isInside(p, paths.historyDir),
+      keepContent: (p) => !isInside(p, paths.historyDir) && !kept.fingerprintOnly(p),
       // Files the runner itself writes while the agent runs (the caller names them) are skipped,
       // with their atomic-write temp files; nothing else in the workspace may change.
-      skip: (p) => earlierRun(p) || keptWork(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
+      skip: (p) => earlierRun(p) || kept.skip(p) || skip.some((s) => isInside(p, s) || isTempOf(p, s)),
       onlyNames: (dir) => (dir === paths.historyDir ? currentRun : null),
     },
     { path: paths.configFile, recursive: false, keepContent: () => true },
@@ -95,28 +95,38 @@ export async function guardWorkspace(
 }
 
 /**
- * Two folders of the workspace hold work kept for people, not state the runner reads back:
+ * Two folders of the workspace hold work kept for people, which the runner reads back only to hand
+ * it on (a lane's uncommitted files committed under refs/relais/recovered/lanes/ by `relais
+ * worktrees prune`, a `worktree.patch` to apply by hand):
  * - the parallel lanes' worktrees (`worktrees/<lane>/`, parallel/lane-record.ts); a kept one stays
- *   after its workflow. Each lane's runner state (its own workspace folder), its `.git` file and
- *   its config are watched like the rest of the workspace; the files of its checkout are not;
- * - what recoveries and rollbacks set aside (`recovered/<run>/`, keep-aside.ts, recover.ts): the
- *   runner only lists these folders' names (`relais status`), so the names are watched and what is
- *   inside them is not.
- * Issue 17: a kept lane of a 20,000-file repository made every tick in the main worktree read all
- * of it twice (9.5 s of CPU instead of 0.6 s), and 10,000 set-aside files 4.6 s. Those files are
- * the lanes' and the recoveries' work. In the sandbox no role can write any of the workspace (it
- * is bound read-only); an unsandboxed builder could as well write any other folder outside its
- * repository, which no guard reads either.
+ *   after its workflow. A lane's runner state (its own workspace folder), its `.git` file and its
+ *   config are watched like the rest of the workspace, with their bytes; its history (a copy of
+ *   the main one, parallel/worktrees.ts) is a record only, skipped as earlier runs are;
+ * - what recoveries and rollbacks set aside (`recovered/<run>/`, keep-aside.ts, recover.ts).
+ * Their other files are fingerprinted, not read (issue 17: a kept lane of a 20,000-file repository
+ * made every tick in the main worktree read all of it twice, 9.5 s of CPU instead of 0.6 s, and
+ * 10,000 set-aside files 4.6 s): a change is still seen and stops the tick, it is not restored.
+ * In the sandbox no role can write any of the workspace (it is bound read-only).
  */
-function keptWorkFile(paths: WorkspacePaths): (path: string) => boolean {
+function keptWork(paths: WorkspacePaths): {
+  readonly skip: (path: string) => boolean;
+  readonly fingerprintOnly: (path: string) => boolean;
+} {
   const lanes = join(paths.dir, 'worktrees');
-  const recovered = paths.recoveredDir;
-  const watched = new Set([basename(paths.dir), '.git', CONFIG_FILE_NAME]);
-  return (path) => {
-    if (path.startsWith(`${recovered}${sep}`)) return path.slice(recovered.length + 1).includes(sep);
-    if (!path.startsWith(`${lanes}${sep}`)) return false;
-    const [, top] = path.slice(lanes.length + 1).split(sep);
-    return top !== undefined && !watched.has(top);
+  const ws = basename(paths.dir);
+  const watched = new Set([ws, '.git', CONFIG_FILE_NAME]);
+  const inLane = (path: string): string[] | null =>
+    path.startsWith(`${lanes}${sep}`) ? path.slice(lanes.length + 1).split(sep) : null;
+  return {
+    skip: (path) => {
+      const parts = inLane(path);
+      return parts !== null && parts[1] === ws && parts[2] === 'history' && parts.length > 3;
+    },
+    fingerprintOnly: (path) => {
+      if (path.startsWith(`${paths.recoveredDir}${sep}`)) return true;
+      const parts = inLane(path);
+      return parts !== null && parts[1] !== undefined && !watched.has(parts[1]);
+    },
   };
 }
 
