@@ -130,45 +130,50 @@ describe('bubblewrap sandbox around a process', () => {
     expect(existsSync(join(root, 'src', 'late.ts'))).toBe(false);
   });
 
+  // bwrap killed before its namespace's init armed --die-with-parent leaves that init and all it
+  // runs alive, re-parented to the host's init, carrying the call's mark; after a clean exit the
+  // init still lives a moment (bwrap returns once it has the command's status). The same state,
+  // made on purpose: a host process with the call's mark, started once bwrap exists; `then` runs
+  // when it is up. Resolves with the signal that ended it.
+  function markedLeftover(bwrapPid: number, then: () => void): () => Promise<NodeJS.Signals | null> {
+    const mark = readFileSync(`/proc/${bwrapPid}/environ`, 'utf8')
+      .split('\0')
+      .find((entry) => entry.startsWith('RELAIS_PROCESS_MARK='));
+    expect(mark).toBeDefined();
+    const leftover = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], {
+      env: { ...process.env, RELAIS_PROCESS_MARK: mark?.split('=')[1] ?? '' },
+      stdio: 'ignore',
+    });
+    leftover.once('spawn', then);
+    return () =>
+      new Promise((resolve) => {
+        if (leftover.exitCode !== null || leftover.signalCode !== null) resolve(leftover.signalCode);
+        else leftover.once('exit', (_code, signal) => resolve(signal));
+      });
+  }
+
   it("a process left with the call's mark (an init that missed bwrap's death) is ended before the call returns", async () => {
     const { root, sandbox } = await repo();
     const cancel = new AbortController();
-    let leftover: ReturnType<typeof spawn> | null = null;
+    let ended: (() => Promise<NodeJS.Signals | null>) | null = null;
     const r = await runProcess({
       ...node(root, 'setInterval(() => undefined, 1000);'),
       sandbox: agentSandbox(sandbox, ['src/**']),
       signal: cancel.signal,
+      // Cancelled once the leftover is up, so bwrap is killed: the way that state comes about.
       onSpawn: (pid) => {
-        // bwrap killed before its namespace's init armed --die-with-parent leaves that init and
-        // all it runs alive, re-parented to the host's init, carrying the call's mark. The same
-        // state, made on purpose: a host process with this call's mark, then the call cancelled
-        // (so bwrap is killed, the only way that state comes about).
-        const mark = readFileSync(`/proc/${pid}/environ`, 'utf8')
-          .split('\0')
-          .find((entry) => entry.startsWith('RELAIS_PROCESS_MARK='));
-        expect(mark).toBeDefined();
-        leftover = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], {
-          env: { ...process.env, RELAIS_PROCESS_MARK: mark?.split('=')[1] ?? '' },
-          stdio: 'ignore',
-        });
-        leftover.once('spawn', () => cancel.abort());
+        ended = markedLeftover(pid, () => cancel.abort());
       },
     });
     expect(r.aborted).toBe(true);
-    const child = leftover as ReturnType<typeof spawn> | null;
-    expect(child?.pid).toBeDefined();
     // Already dead when runProcess returned: its exit is the SIGKILL the call's end sent.
-    const ended = await new Promise<NodeJS.Signals | null>((resolve) => {
-      if (child?.exitCode !== null || child?.signalCode !== null) resolve(child?.signalCode ?? null);
-      else child?.once('exit', (_code, signal) => resolve(signal));
-    });
-    expect(ended).toBe('SIGKILL');
+    expect(await (ended as (() => Promise<NodeJS.Signals | null>) | null)?.()).toBe('SIGKILL');
   });
 
   it("a process left with the call's mark is ended before the call returns, after a clean exit too", async () => {
     const { root, sandbox } = await repo();
     const go = join(root, 'src', 'go');
-    let leftover: ReturnType<typeof spawn> | null = null;
+    let ended: (() => Promise<NodeJS.Signals | null>) | null = null;
     const r = await runProcess({
       ...node(
         root,
@@ -176,29 +181,11 @@ describe('bubblewrap sandbox around a process', () => {
       ),
       sandbox: agentSandbox(sandbox, ['src/**']),
       onSpawn: (pid) => {
-        // bwrap killed before its namespace's init armed --die-with-parent leaves that init and
-        // all it runs alive, re-parented to the host's init, carrying the call's mark. The same
-        // state, made on purpose: a host process with this call's mark.
-        const mark = readFileSync(`/proc/${pid}/environ`, 'utf8')
-          .split('\0')
-          .find((entry) => entry.startsWith('RELAIS_PROCESS_MARK='));
-        expect(mark).toBeDefined();
-        leftover = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)'], {
-          env: { ...process.env, RELAIS_PROCESS_MARK: mark?.split('=')[1] ?? '' },
-          stdio: 'ignore',
-        });
-        leftover.once('spawn', () => writeFileSync(go, ''));
+        ended = markedLeftover(pid, () => writeFileSync(go, ''));
       },
     });
     expect(r.exitCode).toBe(0);
-    const child = leftover as ReturnType<typeof spawn> | null;
-    expect(child?.pid).toBeDefined();
-    // Already dead when runProcess returned: its exit is the SIGKILL the call's end sent.
-    const ended = await new Promise<NodeJS.Signals | null>((resolve) => {
-      if (child?.exitCode !== null || child?.signalCode !== null) resolve(child?.signalCode ?? null);
-      else child?.once('exit', (_code, signal) => resolve(signal));
-    });
-    expect(ended).toBe('SIGKILL');
+    expect(await (ended as (() => Promise<NodeJS.Signals | null>) | null)?.()).toBe('SIGKILL');
   });
 
   it('verification has no network by default; agents keep the host network', async () => {
