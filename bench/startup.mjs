@@ -3,8 +3,9 @@
 // answered from a plain table before any command module loads; status loads only its own modules.
 //
 // Times are CPU (user + system of the process and the git processes it starts), read from the
-// shell's `times`, because on a shared machine wall time mostly measures the neighbours. `times`
-// counts in 10 ms ticks, so each sample is BENCH_BATCH runs in one shell, divided by the batch.
+// shell's `times`, because on a shared machine wall time mostly measures the neighbours. bash's
+// `times` counts in milliseconds (dash's in 10 ms ticks); each sample is still BENCH_BATCH runs in
+// one shell, divided by the batch, so one slow start does not make the sample.
 // Commands are paired: each round runs every command once (one batch each) in turn, so all see the
 // same load; medians over BENCH_RUNS rounds. Wall medians are printed beside the CPU.
 //
@@ -36,7 +37,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 function batch(argv, cwd) {
   const started = process.hrtime.bigint();
   const script = `i=0\nwhile [ $i -lt ${BATCH} ]; do "$@" > /dev/null 2>&1 || exit 90; i=$((i+1)); done\ntimes >&2`;
-  const run = spawnSync('/bin/sh', ['-c', script, 'sh', ...argv], { cwd, env, encoding: 'utf8' });
+  const run = spawnSync('/bin/bash', ['-c', script, 'sh', ...argv], { cwd, env, encoding: 'utf8' });
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6 / BATCH;
   const children = (run.stderr.trim().split('\n').at(-1) ?? '').match(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/);
   if (run.status !== 0 || !children) throw new Error(`${argv.join(' ')} failed: ${run.stderr.slice(-1000)}`);

@@ -1,17 +1,19 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, TestProject } from '../support/project.js';
 
 // Issue 17: `relais status` within 2x `node -e 0`. Node 20 pays for every ES module file it
-// loads, so the build gives status one file of its own (scripts/status-bundle.mjs). These tests run
-// the built CLI and read which files Node really loaded (NODE_DEBUG=esm names each module it
-// translates), so a change that splits status again, or pulls the agents' runners back into it,
-// fails here rather than only in the benchmark.
+// loads, so the build gives status one file of its own (scripts/status-bundle.mjs): a CommonJS
+// bundle (status-command.cjs) run with its V8 code cache by a small loader (status-command.js).
+// These tests run the built CLI and read which files Node really loaded (NODE_DEBUG=esm names each
+// module it translates), so a change that splits status again, pulls the agents' runners back into
+// it, or loses the cache fails here rather than only in the benchmark.
 
 const CLI_DIR = dirname(CLI);
-const STATUS_FILE = join(CLI_DIR, 'status-command.js');
+const STATUS_FILE = join(CLI_DIR, 'status-command.cjs');
 
 /** The dist files Node loaded for `args`, relative to dist/cli/. */
 function loadedFiles(project: TestProject, args: string[]): string[] {
@@ -45,6 +47,21 @@ describe('relais status loads one file of its own', () => {
     expect(preflight.filter((file) => !/^chunks\/execa-\w+\.js$/.test(file))).toEqual(
       ['main.js', 'status-command.js', ...chunksOfMain()].sort(),
     );
+  });
+
+  it('takes the code cache the build wrote, in a Node like the one that built it', () => {
+    const loader = pathToFileURL(join(CLI_DIR, 'status-command.js')).href;
+    const run = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(loader)}); console.log(m.codeCacheAccepted, typeof m.statusCommand);`,
+      ],
+      { encoding: 'utf8' },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('true function');
   });
 
   it("holds none of the agents' runners, the tick, the workflow's phases or micromatch", () => {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
@@ -150,7 +150,11 @@ async function listCommits(git: Git, from: string, to: string): Promise<string[]
  * For `relais status`: what the next run will do about an interrupted one, and everything earlier
  * recoveries moved aside, read from the repository itself (refs and folders), so it is always said.
  */
-export async function recoveryStatusLines(git: Git, paths: WorkspacePaths): Promise<string[]> {
+export async function recoveryStatusLines(
+  git: Git,
+  paths: WorkspacePaths,
+  commonDir: string,
+): Promise<string[]> {
   const lines: string[] = [];
   const plan = await planRecovery(git, paths);
   if (plan.kind === 'blocked') lines.push(`an interrupted run needs you first: ${plan.detail}`);
@@ -162,15 +166,33 @@ export async function recoveryStatusLines(git: Git, paths: WorkspacePaths): Prom
         : `run ${inflight.run_id} was interrupted; the next run leaves the branch at ${plan.branchTo.slice(0, 12)}${plan.userCommits.length > 0 ? ` with your ${plan.userCommits.length} commit(s)` : ''} and moves uncommitted leftovers to ${paths.relDir}/recovered/${inflight.run_id}/`,
     );
   }
-  const refs = await git.run([
-    'for-each-ref',
-    '--format=%(refname) %(objectname:short)',
-    'refs/relais/recovered/',
-  ]);
-  for (const line of refs.stdout.toString('utf8').split('\n').filter(Boolean))
-    lines.push(`kept aside by a recovery: commits at ${line}`);
+  if (recoveredRefsMayExist(commonDir)) {
+    const refs = await git.run([
+      'for-each-ref',
+      '--format=%(refname) %(objectname:short)',
+      'refs/relais/recovered/',
+    ]);
+    for (const line of refs.stdout.toString('utf8').split('\n').filter(Boolean))
+      lines.push(`kept aside by a recovery: commits at ${line}`);
+  }
   const folders = await readdir(paths.recoveredDir).catch(() => [] as string[]);
   for (const name of folders)
     lines.push(`kept aside by a recovery: files in ${paths.relDir}/recovered/${name}/`);
   return lines;
+}
+
+/**
+ * False only when git's files backend can hold no ref under refs/relais/recovered/: no folder of
+ * that name among the loose refs, none named in packed-refs, and no reftable (which keeps every ref
+ * in its own files). Then `relais status` starts no git to list them (issue 17: about 3 ms of its
+ * start). Any doubt (a read that fails) asks git.
+ */
+function recoveredRefsMayExist(commonDir: string): boolean {
+  try {
+    if (lstatSync(join(commonDir, 'reftable'), { throwIfNoEntry: false })) return true;
+    if (lstatSync(join(commonDir, 'refs/relais/recovered'), { throwIfNoEntry: false })) return true;
+    return readFileSync(join(commonDir, 'packed-refs'), 'latin1').includes(' refs/relais/recovered/');
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
 }

@@ -75,7 +75,7 @@ export async function projectStatus(
     return { kind: 'status', status };
   }
   const { project } = loaded;
-  const status = await statusView(project, root);
+  const status = await statusView({ ...project, commonDir: project.facts.commonDir }, root);
   if (options.preflight) {
     // Loaded only here: reading the workspace needs neither the sandbox nor the start conditions.
     const { resolveSandbox } = await import('../sandbox/sandbox.js');
@@ -86,7 +86,10 @@ export async function projectStatus(
 }
 
 async function statusView(
-  setup: Pick<ProjectSetup, 'paths' | 'git'> & { readonly config: RelaisConfig | null },
+  setup: Pick<ProjectSetup, 'paths' | 'git'> & {
+    readonly config: RelaisConfig | null;
+    readonly commonDir: string;
+  },
   root: string,
 ): Promise<StatusView> {
   const { config, paths } = setup;
@@ -119,7 +122,7 @@ async function statusView(
         : null,
     totals: ledger?.totals ?? null,
     interrupted_run: inflight.kind === 'ok' ? inflight.value.run_id : null,
-    recovery: await recoveryStatusLines(setup.git, paths),
+    recovery: await recoveryStatusLines(setup.git, paths, setup.commonDir),
     workflow:
       workflow.kind === 'ok'
         ? workflowView(workflow.value, new Date(), root, lock.held && lock.info ? lock.info : null)

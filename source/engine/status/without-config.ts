@@ -13,7 +13,7 @@ import { type WorkspacePaths, workspacePaths } from '../workspace/paths.js';
 export async function projectWithoutConfig(
   given: string,
   env: NodeJS.ProcessEnv,
-): Promise<{ problem: string; paths: WorkspacePaths; git: Git } | null> {
+): Promise<{ problem: string; paths: WorkspacePaths; git: Git; commonDir: string } | null> {
   const root = await realpath(given).catch(() => given);
   const loaded = await loadConfig(root, env);
   if (loaded.ok || loaded.problem === 'missing') return null;
@@ -23,7 +23,9 @@ export async function projectWithoutConfig(
   git.pin(repo.facts.gitDir, repo.facts.commonDir);
   const paths = workspacePaths(root, await namedWorkspace(root));
   const workspace = await stat(paths.dir).catch(() => null);
-  return workspace?.isDirectory() ? { problem: loaded.detail, paths, git } : null;
+  return workspace?.isDirectory()
+    ? { problem: loaded.detail, paths, git, commonDir: repo.facts.commonDir }
+    : null;
 }
 
 async function namedWorkspace(root: string): Promise<string> {
