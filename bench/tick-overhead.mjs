@@ -123,7 +123,7 @@ function makeRepo(
   writeFileSync(join(repo, '.gitignore'), 'node_modules/\n*.o\n');
   git(repo, 'init', '-q', '-b', 'main');
   git(repo, 'add', '-A');
-  git(repo, 'commit', '-qm', 'generated');
+  git(repo, '-c', 'gc.auto=0', 'commit', '-qm', 'generated');
   execFileSync(process.execPath, [CLI, 'init'], { cwd: repo, env, stdio: 'ignore' });
   const config = JSON.parse(readFileSync(join(repo, 'relais.config.json'), 'utf8'));
   config.claude_code_cli.command = writeAgent(base);
@@ -131,7 +131,10 @@ function makeRepo(
   config.history.include_diff_patch = true;
   writeFileSync(join(repo, 'relais.config.json'), JSON.stringify(config, null, 2));
   git(repo, 'add', 'relais.config.json');
-  git(repo, 'commit', '-qm', 'config');
+  // No automatic gc here: at 20k files it used to start in the background and pack while the
+  // first ticks were measured. The repository is packed once instead, as a clone would be.
+  git(repo, '-c', 'gc.auto=0', 'commit', '-qm', 'config');
+  git(repo, 'gc', '-q');
   // Tags as `git tag` leaves them before any `git pack-refs`: one file each under .git/refs/tags.
   if (looseRefs > 0) {
     const head = `${git(repo, 'rev-parse', 'HEAD').toString().trim()}\n`;

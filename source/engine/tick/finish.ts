@@ -1,4 +1,5 @@
 import type { EngineBus } from '../events.js';
+import { compactLooseObjects } from '../judge/compact-objects.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { WorkspaceState } from '../protocol/state.js';
@@ -43,7 +44,33 @@ export async function finishTick(
   await writeState(setup.paths, state).catch((error: Error) =>
     bus.emit({ type: 'log', level: 'error', message: `STATE.json not written: ${error.message}` }),
   );
-  return writeReports(setup, record, state, options, now);
+  const result = await writeReports(setup, record, state, options, now);
+  if (record.commit !== null) await packLooseObjects(setup, options);
+  return result;
+}
+
+/**
+ * After a tick that committed, with the reports written and the lock still held: the loose objects
+ * git's own auto-gc would have packed (judge/compact-objects.ts). Never part of the verdict.
+ */
+async function packLooseObjects(setup: TickSetup, options: TickOptions): Promise<void> {
+  const done = await compactLooseObjects(setup.git, setup.facts.commonDir).catch((error: Error) => ({
+    estimated: 0,
+    packed: false,
+    detail: error.message,
+  }));
+  if (done.packed)
+    options.bus.emit({
+      type: 'log',
+      level: 'info',
+      message: `packed about ${done.estimated} loose git objects (git's auto-gc is off while Relais runs)`,
+    });
+  else if (done.detail)
+    options.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `loose git objects left unpacked: ${done.detail}`,
+    });
 }
 
 /**
