@@ -13,16 +13,17 @@ import { builderWrites, TestProject, task } from '../support/project.js';
 let project: TestProject;
 afterEach(() => project?.dispose());
 
-/** git count-objects -v as numbers. */
-function objectCounts(p: TestProject): Record<string, number> {
-  return Object.fromEntries(
+/** git count-objects -v: loose objects, objects in packs, packs. */
+function objectCounts(p: TestProject): { count: number; inPack: number; packs: number } {
+  const fields = new Map(
     p
       .git('count-objects', '-v')
       .trim()
       .split('\n')
-      .map((line) => line.split(': '))
-      .map(([key, value]) => [key, Number(value)]),
+      .map((line) => line.split(': ') as [string, string]),
   );
+  const number = (key: string) => Number(fields.get(key) ?? Number.NaN);
+  return { count: number('count'), inPack: number('in-pack'), packs: number('packs') };
 }
 
 /** Writes `count` new loose blobs (unreachable, as a rolled-back builder's would be). */
@@ -69,7 +70,7 @@ describe('loose objects after a committed tick', () => {
     expect(after.count).toBe(0);
     expect(after.packs).toBe(before.packs + 1);
     // Every object that was loose is in the pack, with the tick's own objects beside them.
-    expect(after['in-pack']).toBeGreaterThan(before.count + before['in-pack']);
+    expect(after.inPack).toBeGreaterThan(before.count + before.inPack);
     expect(project.git('fsck', '--no-progress', '--no-dangling').trim()).toBe('');
     expect(project.status()).toBe('');
 
