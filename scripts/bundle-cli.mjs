@@ -8,8 +8,8 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { bundleCommands, commandsApart } from './command-bundles.mjs';
 import { inkBoundedCaches } from './ink-bounded-caches.mjs';
-import { bundleStatusCommand, statusCommandApart } from './status-bundle.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'dist/cli');
@@ -33,7 +33,7 @@ const englishOnly = {
 };
 
 rmSync(join(OUT, 'chunks'), { recursive: true, force: true });
-/** What the split build and the one-file status command (scripts/status-bundle.mjs) share. */
+/** What the split build and the one-file commands (scripts/command-bundles.mjs) share. */
 const options = {
   absWorkingDir: ROOT,
   bundle: true,
@@ -60,9 +60,9 @@ const { metafile } = await build({
   outdir: OUT,
   chunkNames: 'chunks/[name]-[hash]',
   splitting: true,
-  plugins: [...options.plugins, statusCommandApart],
+  plugins: [...options.plugins, commandsApart],
 });
-await bundleStatusCommand({ root: ROOT, outDir: OUT, splitMetafile: metafile, options });
+await bundleCommands({ root: ROOT, outDir: OUT, splitMetafile: metafile, options });
 
 // The app sets NODE_ENV before React loads (ui/react-mode.ts): React picks its build once, when
 // first required, and its development build keeps a measure per render forever. In a bundle that

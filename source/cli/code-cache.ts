@@ -6,11 +6,13 @@ import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 
 /**
- * A CommonJS bundle run with V8's code cache (issue 17: `relais status` within 2x `node -e 0`).
+ * A CommonJS bundle run with V8's code cache (issue 17: `relais status` within 2x `node -e 0`, and
+ * a tick's own start).
  * Node 20 compiles every module from its text at every start, and gives ES modules no code cache
  * (22's `module.enableCompileCache` is what this does by hand). The build writes the bundle's
  * bytecode beside it (`<file>.v8-cache`, made by running the command once), so a start
- * deserialises instead of parsing and compiling: about 15 ms of the status command's 125.
+ * deserialises instead of parsing and compiling: about 15 ms of the status command's 125, about
+ * 90 ms of CPU of a tick's (scripts/command-bundles.mjs makes the files and the caches).
  *
  * The cache can only make the start faster, never change what runs:
  * - it is used only when its first 32 bytes are the SHA-256 of the bundle's bytes (V8's own check

@@ -1,0 +1,292 @@
+// `relais status` and `relais run` (also `ralphy ...`) as one file each, run from V8 bytecode
+// (issue 17: status within 2x `node -e 0`; a tick's overhead). Node 20 resolves, reads, compiles
+// and links ES modules one file at a time: the split bundle had status read 31 files and a tick 46
+// (each module lands in the chunk of the exact set of commands that reach it), each about 0.6 ms
+// of CPU on its own, and it compiles every file from its text at every start.
+//
+// What a command runs is bundled into its file: its own code, the reads behind it, and the dynamic
+// imports it calls (RUN_BY). Every other dynamic import in its graph (the front door's other
+// commands, the full-screen app) points at the split bundle's chunk for the same module: the
+// command does not call those in a plain or --json run, and when it does (the app, at a terminal)
+// they still work, loading their own copy of the pure helpers they share. The build fails when a
+// dynamic import has no chunk to point at.
+//
+// Three files a command, so that its bytecode can be cached (source/cli/code-cache.ts):
+// - dist/cli/<name>.cjs: the command as CommonJS, whose `import()` calls go through the loader (a
+//   script run by node:vm has no `import()` of its own in Node 20);
+// - dist/cli/<name>.js: the loader, what main.js imports for the command;
+// - dist/cli/<name>.cjs.v8-cache: V8's bytecode after one run of the command in a scratch
+//   repository, made here at build time and never at run time.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { build } from 'esbuild';
+
+/** The commands built apart, each with the dynamic imports it runs and how the build warms it. */
+export const COMMAND_BUNDLES = [
+  {
+    name: 'status-command',
+    entry: 'source/cli/commands/status.ts',
+    importedAs: './commands/status.js',
+    exportName: 'statusCommand',
+    // The status itself; the cycle's state reader (when relais/cycle/STATE.json exists); for
+    // --preflight, the sandbox and the start conditions.
+    runBy: new Set([
+      'source/engine/status/project-status.ts',
+      'source/engine/cycle/state.ts',
+      'source/engine/cycle/codes.ts',
+      'source/engine/sandbox/sandbox.ts',
+      'source/engine/session/preflight.ts',
+    ]),
+    warm: { args: [undefined, { preflight: false, json: false }], tick: false },
+  },
+  {
+    name: 'run-command',
+    entry: 'source/cli/commands/run.ts',
+    importedAs: './commands/run.js',
+    exportName: 'runCommand',
+    // The tick (through the usage-limit waits), the process port's execa, the user's settings.
+    runBy: new Set([
+      'source/engine/tick/limit-waits.ts',
+      'node_modules/execa/index.js',
+      'source/engine/workspace/user-settings.ts',
+    ]),
+    warm: { args: [undefined, { json: false }], tick: true },
+  },
+];
+
+/** For the split build: main.ts's `import('./commands/<x>.js')` loads the command's own loader. */
+export const commandsApart = {
+  name: 'commands-apart',
+  setup(b) {
+    for (const command of COMMAND_BUNDLES)
+      b.onResolve({ filter: new RegExp(`^${command.importedAs.replace(/[./]/g, '\\$&')}$`) }, (args) =>
+        args.importer.endsWith(join('source', 'cli', 'main.ts'))
+          ? { path: `./${command.name}.js`, external: true }
+          : null,
+      );
+  },
+};
+
+/** Marks an `import()` the bundle keeps, for `throughLoader` to hand to the loader's importer. */
+const DYNAMIC = 'relais-loader-import:';
+
+/** Every dynamic import not in `runBy` points at the split build's chunk whose entry is that module. */
+function otherImportsFromChunks(root, outDir, splitMetafile, external, runBy) {
+  const chunkOf = new Map();
+  for (const [output, meta] of Object.entries(splitMetafile.outputs))
+    if (meta.entryPoint) chunkOf.set(meta.entryPoint, join(root, output));
+  return {
+    name: 'command-other-imports-from-chunks',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || args.pluginData?.inner) return null;
+        if (args.path.startsWith('node:') || external.some((name) => args.path.startsWith(name)))
+          return { path: `${DYNAMIC}${args.path}`, external: true };
+        const found = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: { inner: true },
+        });
+        if (found.errors.length > 0) return { errors: found.errors };
+        const source = relative(root, found.path);
+        if (runBy.has(source)) return null;
+        const chunk = chunkOf.get(source);
+        if (!chunk)
+          return { errors: [{ text: `command bundle: no chunk of the split build holds ${source}` }] };
+        return { path: `${DYNAMIC}./${relative(outDir, chunk)}`, external: true };
+      });
+    },
+  };
+}
+
+/**
+ * The command's text with each kept `import("...")` calling the loader's importer instead. Any
+ * other `import(` or `import.meta` left in the text fails the build: run by node:vm it would throw
+ * when reached (CommonJS has no `import.meta`; its url is defined for the build).
+ */
+function throughLoader(text, name) {
+  const marked = new RegExp(`\\bimport\\("${DYNAMIC}([^"]+)"\\)`, 'g');
+  const out = text.replace(marked, (_all, specifier) => `__relaisImport(${JSON.stringify(specifier)})`);
+  const left = out.match(/\bimport\s*\(|\bimport\.meta\b/);
+  if (left)
+    throw new Error(
+      `command bundle: ${left[0]} is left in ${name}.cjs (at ${out.indexOf(left[0])}): CommonJS run by the loader has none`,
+    );
+  return out;
+}
+
+/** Builds every command's three files after the split build, from that build's metafile. */
+export async function bundleCommands({ root, outDir, splitMetafile, options }) {
+  for (const command of COMMAND_BUNDLES) {
+    await bundleCommand(command, { root, outDir, splitMetafile, options });
+    writeCodeCache(command, outDir);
+  }
+}
+
+async function bundleCommand(command, { root, outDir, splitMetafile, options }) {
+  const commandFile = join(outDir, `${command.name}.cjs`);
+  rmSync(cacheFileOf(commandFile), { force: true });
+  const { outputFiles } = await build({
+    ...options,
+    format: 'cjs',
+    // The code as an ES module would run it; `require` is the loader's (no banner making one).
+    banner: { js: '"use strict";' },
+    define: { 'import.meta.url': '__relaisModuleUrl' },
+    entryPoints: [command.entry],
+    outfile: commandFile,
+    splitting: false,
+    write: false,
+    plugins: [
+      ...options.plugins,
+      otherImportsFromChunks(root, outDir, splitMetafile, options.external, command.runBy),
+    ],
+  });
+  for (const file of outputFiles)
+    writeFileSync(
+      file.path,
+      file.path === commandFile ? throughLoader(file.text, command.name) : file.contents,
+    );
+  if (!outputFiles.some((file) => file.path === commandFile))
+    throw new Error(`command bundle: dist/cli/${command.name}.cjs was not written`);
+  await build({
+    ...options,
+    stdin: {
+      contents: loaderOf(command),
+      resolveDir: root,
+      sourcefile: `${command.name}-loader.js`,
+      loader: 'js',
+    },
+    outfile: join(outDir, `${command.name}.js`),
+    splitting: false,
+  });
+}
+
+/** dist/cli/<name>.js: loads the CommonJS command with its cache; main.js imports it. */
+function loaderOf(command) {
+  return `import { fileURLToPath } from 'node:url';
+import { loadCompiledBundle } from './source/cli/code-cache.ts';
+const bundle = loadCompiledBundle(fileURLToPath(new URL('./${command.name}.cjs', import.meta.url)), (specifier) => import(specifier));
+export const ${command.exportName} = bundle.exports.${command.exportName};
+/** For the build and the tests: whether V8 took the cache, and the cache to write. */
+export const codeCacheAccepted = bundle.cacheAccepted;
+export const codeCache = () => bundle.codeCache();
+`;
+}
+
+/**
+ * Runs the command once in a scratch repository, in a child Node, and writes the bytecode it
+ * compiled. `relais run` runs one tick there, with an agent that answers at once (sandboxed when
+ * bwrap works on this machine, like any tick); its verdict does not matter, only the code it ran.
+ * A child that fails leaves no cache (the command then compiles as before) and fails the build:
+ * the suite's tests expect each cache to be taken.
+ */
+function writeCodeCache(command, outDir) {
+  const base = mkdtempSync(join(tmpdir(), 'relais-build-cache-'));
+  const repo = join(base, 'repo');
+  try {
+    scratchProject(outDir, base, repo, command.warm.tick);
+    const loader = join(outDir, `${command.name}.js`);
+    const [project, flags] = command.warm.args;
+    const script = `
+      import { writeFileSync } from 'node:fs';
+      const loaded = await import(${JSON.stringify(loader)});
+      const quiet = { write: () => true };
+      await loaded.${command.exportName}({ cwd: ${JSON.stringify(repo)}, env: process.env, stdout: quiet, stderr: quiet }, ${JSON.stringify(project ?? null)} ?? undefined, ${JSON.stringify(flags)});
+      writeFileSync(${JSON.stringify(cacheFileOf(join(outDir, `${command.name}.cjs`)))}, loaded.codeCache());
+    `;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { ...process.env, ...IDENTITY, CI: 'true' },
+      timeout: 120_000,
+    });
+    if (run.status !== 0)
+      throw new Error(
+        `command bundle: the run that makes ${command.name}'s code cache failed: ${run.stderr}`,
+      );
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+const IDENTITY = {
+  GIT_AUTHOR_NAME: 'relais build',
+  GIT_AUTHOR_EMAIL: 'build@relais.invalid',
+  GIT_COMMITTER_NAME: 'relais build',
+  GIT_COMMITTER_EMAIL: 'build@relais.invalid',
+};
+
+/** A committed repository with `relais init` done; for a tick, its agent is an instant script. */
+function scratchProject(outDir, base, repo, tick) {
+  const git = (...args) => {
+    const run = spawnSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, ...IDENTITY } });
+    if (run.status !== 0) throw new Error(`command bundle: git ${args[0]} failed: ${run.stderr}`);
+  };
+  mkdirSync(join(repo, 'src'), { recursive: true });
+  git('init', '-q', '-b', 'main');
+  writeFileSync(join(repo, 'src', 'a.ts'), 'export const a = 1;\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'initial');
+  const init = spawnSync(process.execPath, [join(outDir, 'main.js'), 'init'], {
+    cwd: repo,
+    encoding: 'utf8',
+    env: { ...process.env, ...IDENTITY, CI: 'true' },
+  });
+  if (init.status !== 0) throw new Error(`command bundle: relais init failed: ${init.stderr}`);
+  if (!tick) return;
+  const configPath = join(repo, 'relais.config.json');
+  const config = JSON.parse(readFileSync(configPath, 'utf8'));
+  config.claude_code_cli.command = instantAgent(base);
+  writeFileSync(configPath, JSON.stringify(config, null, 2));
+  git('add', 'relais.config.json');
+  git('commit', '-q', '-m', 'config');
+}
+
+/** An agent that answers at once: a task for the orchestrator, one edit for the builder. */
+function instantAgent(base) {
+  const task = JSON.stringify({
+    task_id: 'W1',
+    milestone_id: 'BUILD',
+    task_kind: 'execute',
+    intent: 'warm the code cache',
+    scope: {
+      allowed_globs: ['src/**'],
+      forbidden_globs: [],
+      allow_new_files: false,
+      allow_lockfile_changes: false,
+    },
+    diff_limits: { max_files_touched: 1, max_lines_changed: 5 },
+    verification: { fast: [], slow: [] },
+    builder: { mode: 'claude_code', max_turns: 1, instructions: 'edit' },
+  });
+  const built = JSON.stringify({
+    summary: 'edited',
+    files_intended: ['src/a.ts'],
+    commands_ran: [],
+    notes: [],
+  });
+  const result = (text) =>
+    JSON.stringify({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      result: text,
+      total_cost_usd: 0,
+      num_turns: 1,
+    });
+  const path = join(base, 'agent.sh');
+  writeFileSync(
+    path,
+    `#!/bin/sh\ncat > /dev/null\ncase "$*" in\n  *"--permission-mode plan"*) printf '%s\\n' '${result(task)}' ;;\n  *) echo 'export const a = 2;' > src/a.ts; printf '%s\\n' '${result(built)}' ;;\nesac\n`,
+  );
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/** The cache's name beside the bundle (as source/cli/code-cache.ts reads it). */
+function cacheFileOf(file) {
+  return `${file}.v8-cache`;
+}
