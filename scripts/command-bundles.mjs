@@ -21,6 +21,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /** The commands built apart, each with the dynamic imports it runs and how the build warms it. */
@@ -135,6 +136,8 @@ async function bundleCommand(command, { root, outDir, splitMetafile, options }) 
     // The code as an ES module would run it; `require` is the loader's (no banner making one).
     banner: { js: '"use strict";' },
     define: { 'import.meta.url': '__relaisModuleUrl' },
+    // esbuild makes any other `import.meta` an empty object in CommonJS, with only a warning.
+    logOverride: { 'empty-import-meta': 'error' },
     entryPoints: [command.entry],
     outfile: commandFile,
     splitting: false,
@@ -192,7 +195,7 @@ function writeCodeCache(command, outDir) {
     const [project, flags] = command.warm.args;
     const script = `
       import { writeFileSync } from 'node:fs';
-      const loaded = await import(${JSON.stringify(loader)});
+      const loaded = await import(${JSON.stringify(pathToFileURL(loader).href)});
       const quiet = { write: () => true };
       await loaded.${command.exportName}({ cwd: ${JSON.stringify(repo)}, env: process.env, stdout: quiet, stderr: quiet }, ${JSON.stringify(project ?? null)} ?? undefined, ${JSON.stringify(flags)});
       writeFileSync(${JSON.stringify(cacheFileOf(join(outDir, `${command.name}.cjs`)))}, loaded.codeCache());
@@ -212,7 +215,10 @@ function writeCodeCache(command, outDir) {
   }
 }
 
+/** The scratch repository's git: a fixed identity, and none of this machine's config (signing, hooks). */
 const IDENTITY = {
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
   GIT_AUTHOR_NAME: 'relais build',
   GIT_AUTHOR_EMAIL: 'build@relais.invalid',
   GIT_COMMITTER_NAME: 'relais build',

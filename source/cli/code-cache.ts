@@ -14,14 +14,18 @@ import { Script } from 'node:vm';
  * deserialises instead of parsing and compiling: about 15 ms of the status command's 125, about
  * 90 ms of CPU of a tick's (scripts/command-bundles.mjs makes the files and the caches).
  *
- * The cache can only make the start faster, never change what runs:
- * - it is used only when its first 32 bytes are the SHA-256 of the bundle's bytes (V8's own check
- *   compares the source's length, not its text, so a rebuilt bundle of the same length could
- *   otherwise run the old bytecode);
- * - V8 refuses it when its own version or flags differ (another Node), and then compiles the text;
- * - a missing, short or unreadable cache file is a normal compile.
+ * The cache is used only when it is exactly what the build wrote for exactly this bundle:
+ * - its first 32 bytes are the SHA-256 of the text V8 compiles (the bundle in its wrapper): V8's own
+ *   check compares the source's length, not its text, so a rebuilt bundle of the same length could
+ *   otherwise run the old bytecode;
+ * - the next 32 are the SHA-256 of V8's data after them: Node 20's V8 does not check its own
+ *   checksum, and a damaged cache can run other code or crash V8 outright;
+ * - V8 refuses a cache from another V8 version or other flags (another Node, or `NODE_OPTIONS`
+ *   such as --max-old-space-size), and the text is compiled as before; a short, missing or
+ *   damaged cache is a normal compile.
  * It is read from the installed package, as the bundle is, and never written at run time: nothing
- * an agent in the sandbox could write is ever loaded as code.
+ * an agent in the sandbox could write is ever loaded as code. Whoever can write the package's
+ * files can change the bundle itself; the hashes are against damage and staleness, not them.
  */
 export interface CompiledBundle {
   /** What the bundle put on `module.exports`. */
@@ -36,6 +40,11 @@ export interface CompiledBundle {
 export type Importer = (specifier: string) => Promise<unknown>;
 
 const HASH_BYTES = 32;
+const HEADER_BYTES = 2 * HASH_BYTES;
+/** Node's own CommonJS wrapper, with the two names the build rewrites `import()` and `import.meta.url` to. */
+const WRAPPER_HEAD =
+  '(function (exports, require, module, __filename, __dirname, __relaisImport, __relaisModuleUrl) {';
+const WRAPPER_TAIL = '\n})';
 
 export function cacheFileOf(file: string): string {
   return `${file}.v8-cache`;
@@ -46,10 +55,10 @@ export function cacheFileOf(file: string): string {
  * `import.meta.url` to `__relaisModuleUrl`) and returns its exports.
  */
 export function loadCompiledBundle(file: string, importer: Importer): CompiledBundle {
-  const bytes = readFileSync(file);
-  const hash = createHash('sha256').update(bytes).digest();
+  const source = `${WRAPPER_HEAD}${readFileSync(file, 'utf8')}${WRAPPER_TAIL}`;
+  const hash = sha256(source);
   const cached = cacheMatching(cacheFileOf(file), hash);
-  const script = new Script(wrapped(bytes.toString('utf8')), {
+  const script = new Script(source, {
     filename: file,
     ...(cached ? { cachedData: cached } : {}),
   });
@@ -68,23 +77,26 @@ export function loadCompiledBundle(file: string, importer: Importer): CompiledBu
   return {
     exports: module.exports,
     cacheAccepted: cached !== null && script.cachedDataRejected === false,
-    codeCache: () => Buffer.concat([hash, script.createCachedData()]),
+    codeCache: () => {
+      const data = script.createCachedData();
+      return Buffer.concat([hash, sha256(data), data]);
+    },
   };
 }
 
-/** Node's own CommonJS wrapper, with the two names the build rewrites to. */
-function wrapped(source: string): string {
-  return `(function (exports, require, module, __filename, __dirname, __relaisImport, __relaisModuleUrl) {${source}\n})`;
+function sha256(data: string | Buffer): Buffer {
+  return createHash('sha256').update(data).digest();
 }
 
-/** V8's data from the cache file when it was made from exactly these bytes; null otherwise. */
-function cacheMatching(path: string, hash: Buffer): Buffer | null {
-  let data: Buffer;
+/** V8's data from the cache file when it was made from exactly this text and is whole; else null. */
+function cacheMatching(path: string, sourceHash: Buffer): Buffer | null {
+  let file: Buffer;
   try {
-    data = readFileSync(path);
+    file = readFileSync(path);
   } catch {
     return null;
   }
-  if (data.length <= HASH_BYTES || !data.subarray(0, HASH_BYTES).equals(hash)) return null;
-  return data.subarray(HASH_BYTES);
+  if (file.length <= HEADER_BYTES || !file.subarray(0, HASH_BYTES).equals(sourceHash)) return null;
+  const data = file.subarray(HEADER_BYTES);
+  return file.subarray(HASH_BYTES, HEADER_BYTES).equals(sha256(data)) ? data : null;
 }

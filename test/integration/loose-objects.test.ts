@@ -1,8 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LOOSE_LIMIT } from '../../source/engine/judge/compact-objects.js';
+import { LOOSE_LIMIT, roomFor } from '../../source/engine/judge/compact-objects.js';
+import { packingDue } from '../../source/engine/tick/finish.js';
 import { builderWrites, TestProject, task } from '../support/project.js';
 
 // Relais runs git with gc.auto=0 (no gc while a builder is judged), so a loop's commits never
@@ -66,7 +68,7 @@ describe('loose objects after a committed tick', () => {
 
     const stdout = successfulTick(project);
     const after = objectCounts(project);
-    expect(stdout).toContain('loose git objects');
+    expect(stdout).toMatch(/packed \d+ loose git objects/);
     expect(after.count).toBe(0);
     expect(after.packs).toBe(before.packs + 1);
     // Every object that was loose is in the pack, with the tick's own objects beside them.
@@ -78,6 +80,17 @@ describe('loose objects after a committed tick', () => {
     successfulTick(project);
   });
 
+  it('are left alone while another checkout shares the object store (a lane may be judging)', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.git('worktree', 'add', '-q', '--detach', join(project.base, 'other-checkout'));
+    addLooseBlobs(project, 3000);
+    const before = objectCounts(project);
+    successfulTick(project);
+    const after = objectCounts(project);
+    expect(after.packs).toBe(before.packs);
+    expect(after.count).toBeGreaterThanOrEqual(before.count);
+  });
+
   it('are left alone below the limit', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     const before = objectCounts(project);
@@ -86,5 +99,23 @@ describe('loose objects after a committed tick', () => {
     const after = objectCounts(project);
     expect(after.packs).toBe(before.packs);
     expect(after.count).toBeGreaterThan(before.count);
+  });
+});
+
+describe('when packing is due', () => {
+  it('only after a success with a commit that nobody interrupted', () => {
+    const live = new AbortController().signal;
+    const stopped = AbortSignal.abort();
+    expect(packingDue({ code: 'SUCCESS', commit: 'abc' }, live)).toBe(true);
+    expect(packingDue({ code: 'SUCCESS', commit: null }, live)).toBe(false);
+    expect(packingDue({ code: 'SUCCESS', commit: 'abc' }, stopped)).toBe(false);
+    // A code that turned into a STOP after the commit (a report that could not be written).
+    expect(packingDue({ code: 'STOP_INTERRUPTED', commit: 'abc' }, live)).toBe(false);
+  });
+
+  it('only with room for the pack on the disk', () => {
+    const dir = tmpdir();
+    expect(roomFor(dir, 1024)).toBeNull();
+    expect(roomFor(dir, Number.MAX_SAFE_INTEGER / 4)).toMatch(/MiB free for \d+ MiB of loose objects/);
   });
 });

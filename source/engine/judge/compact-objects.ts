@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Git } from './git.js';
 
@@ -9,55 +9,125 @@ import type { Git } from './git.js';
  * above it, the commit), and the object guard looks at each of them twice a tick (issue 17: the
  * judge's cost would grow with every tick ever run: about 14 µs a loose object a pass here).
  *
- * So after a tick that committed, outside the judged window and still under the lock, the runner
+ * So after a tick that succeeded, outside the judged window and still under the lock, the runner
  * packs them when there are more than LOOSE_LIMIT, as git's `gc --auto` would at 6,700:
  * - the estimate is git's own: the entries of one fan-out folder (objects/17) times 256;
- * - `git maintenance run --task=loose-objects` packs every loose object, reachable or not (it does
- *   not walk history, so its cost follows the loose objects, not the repository), and
- *   `git prune-packed` then deletes the loose copies now in that pack. Content, refs, index and
- *   work tree are unchanged: every object stays readable, from the pack;
- * - a later tick's guards take their baseline after this; a parallel lane judged meanwhile sees
- *   loose objects leave and a pack arrive, which its object guard already accepts only after
- *   reading each of them back from git and verifying the new pack.
- * It never changes a verdict: a git without `maintenance` or a failed run leaves the objects loose.
+ * - `git pack-objects` packs exactly the loose objects listed (reachable or not; no history walk,
+ *   so its cost follows the loose objects, not the repository), then `git prune-packed` deletes
+ *   the loose copies now in the pack. Content, refs, index and work tree are unchanged: every
+ *   object stays readable, from the pack. Neither takes a lock that could make it skip silently;
+ * - only when this checkout is the repository's only one (no `worktrees/` entry in the common
+ *   git folder): a parallel lane, or another Relais in a worktree of the user's, shares the
+ *   object store and may be inside its judged window, where objects leaving their loose files
+ *   would have to be read back in full (and a large enough set of them would fail that read);
+ * - only with room for the pack: free space at least twice the loose objects' size, so a nearly
+ *   full disk is not filled by it (a failed pack's temporary file is removed);
+ * - a later tick's guards take their baseline after this.
+ * It never changes a verdict: any failure leaves the objects loose and is said as a warning.
  */
 export const LOOSE_LIMIT = 1024;
 
 export interface Compaction {
-  /** Loose objects estimated before packing (git's estimate). */
-  readonly estimated: number;
-  /** Whether git packed them (false: below the limit, or git failed; `detail` says which). */
+  /** Loose objects: git's estimate, then the exact count when packing was tried. */
+  readonly loose: number;
+  /** Whether git packed them (false: below the limit, not the only checkout, or a failure). */
   readonly packed: boolean;
+  /** Why a pack that was due was not made; null when none was due or it was made. */
   readonly detail: string | null;
 }
 
 export async function compactLooseObjects(git: Git, commonDir: string): Promise<Compaction> {
-  const estimated = estimatedLooseObjects(join(commonDir, 'objects'));
-  if (estimated <= LOOSE_LIMIT) return { estimated, packed: false, detail: null };
-  const pack = await git.run(['maintenance', 'run', '--task=loose-objects', '--quiet']);
-  if (pack.code !== 0)
+  const objectsDir = join(commonDir, 'objects');
+  const estimated = estimatedLooseObjects(objectsDir);
+  if (estimated <= LOOSE_LIMIT || hasLinkedWorktrees(commonDir))
+    return { loose: estimated, packed: false, detail: null };
+  const loose = looseObjects(objectsDir);
+  const room = roomFor(objectsDir, loose.bytes);
+  if (room) return { loose: loose.ids.length, packed: false, detail: room };
+  const pack = await git.run(['pack-objects', '-q', '--non-empty', join(objectsDir, 'pack', 'pack')], {
+    stdin: `${loose.ids.join('\n')}\n`,
+  });
+  if (pack.code !== 0) {
+    removeTemporaryPack(objectsDir, pack.stderr);
     return {
-      estimated,
+      loose: loose.ids.length,
       packed: false,
-      detail: `git maintenance failed: ${pack.stderr.trim().slice(0, 200)}`,
+      detail: `git pack-objects failed: ${firstLine(pack.stderr)}`,
     };
-  const prune = await git.run(['prune-packed', '--quiet']);
+  }
+  const prune = await git.run(['prune-packed', '-q']);
   if (prune.code !== 0)
     return {
-      estimated,
+      loose: loose.ids.length,
       packed: false,
-      detail: `git prune-packed failed: ${prune.stderr.trim().slice(0, 200)}`,
+      detail: `git prune-packed failed: ${firstLine(prune.stderr)}`,
     };
-  return { estimated, packed: true, detail: null };
+  return { loose: loose.ids.length, packed: true, detail: null };
 }
 
 /** Git's estimate (`too_many_loose_objects`): loose objects in objects/17, times 256. */
 export function estimatedLooseObjects(objectsDir: string): number {
-  let names: string[];
+  return namesIn(join(objectsDir, '17')).filter((name) => OBJECT_FILE.test(name)).length * 256;
+}
+
+const OBJECT_FILE = /^[0-9a-f]{38}([0-9a-f]{24})?$/;
+
+function namesIn(dir: string): string[] {
   try {
-    names = readdirSync(join(objectsDir, '17'));
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function hasLinkedWorktrees(commonDir: string): boolean {
+  return namesIn(join(commonDir, 'worktrees')).length > 0;
+}
+
+/** Every loose object's id and their total size on disk. */
+function looseObjects(objectsDir: string): { ids: string[]; bytes: number } {
+  const ids: string[] = [];
+  let bytes = 0;
+  for (const dir of namesIn(objectsDir)) {
+    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
+    for (const entry of readdirSync(join(objectsDir, dir), { withFileTypes: true })) {
+      if (!entry.isFile() || !OBJECT_FILE.test(entry.name)) continue;
+      ids.push(dir + entry.name);
+      bytes += sizeOf(join(objectsDir, dir, entry.name));
+    }
+  }
+  return { ids, bytes };
+}
+
+/** A loose object's size on disk (0 when it went away meanwhile). */
+function sizeOf(path: string): number {
+  try {
+    return lstatSync(path).size;
   } catch {
     return 0;
   }
-  return names.filter((name) => /^[0-9a-f]{38}([0-9a-f]{24})?$/.test(name)).length * 256;
+}
+
+/** Null when the filesystem has room for a pack of `bytes` twice over; otherwise why not. */
+export function roomFor(objectsDir: string, bytes: number): string | null {
+  let free: number;
+  try {
+    const fs = statfsSync(objectsDir);
+    free = Number(fs.bavail) * Number(fs.bsize);
+  } catch {
+    return null;
+  }
+  return free >= 2 * bytes
+    ? null
+    : `only ${Math.floor(free / 1024 / 1024)} MiB free for ${Math.ceil(bytes / 1024 / 1024)} MiB of loose objects`;
+}
+
+/** pack-objects names its temporary file when it fails (a full disk): that file is removed. */
+function removeTemporaryPack(objectsDir: string, stderr: string): void {
+  for (const name of new Set(stderr.match(/tmp_(?:pack|idx|rev)_[A-Za-z0-9]+/g) ?? []))
+    rmSync(join(objectsDir, 'pack', name), { force: true });
+}
+
+function firstLine(text: string): string {
+  return text.trim().split('\n')[0]?.slice(0, 200) ?? '';
 }

@@ -44,18 +44,25 @@ export async function finishTick(
   await writeState(setup.paths, state).catch((error: Error) =>
     bus.emit({ type: 'log', level: 'error', message: `STATE.json not written: ${error.message}` }),
   );
-  const result = await writeReports(setup, record, state, options, now);
-  if (record.commit !== null) await packLooseObjects(setup, options);
-  return result;
+  return writeReports(setup, record, state, options, now);
 }
 
 /**
- * After a tick that committed, with the reports written and the lock still held: the loose objects
- * git's own auto-gc would have packed (judge/compact-objects.ts). Never part of the verdict.
+ * Only after a tick that succeeded with a commit and was not interrupted: a STOP leaves the
+ * repository as it was for whoever reads it (its code may come after the commit: a report that
+ * could not be written, an error after it), and a stop the user asked for does not wait for a pack.
+ */
+export function packingDue(record: Pick<TickRecord, 'code' | 'commit'>, signal: AbortSignal): boolean {
+  return verdictOf(record.code) === 'success' && record.commit !== null && !signal.aborted;
+}
+
+/**
+ * With its reports written and the lock still held: the loose objects git's own auto-gc would
+ * have packed (judge/compact-objects.ts). Never part of the verdict.
  */
 async function packLooseObjects(setup: TickSetup, options: TickOptions): Promise<void> {
   const done = await compactLooseObjects(setup.git, setup.facts.commonDir).catch((error: Error) => ({
-    estimated: 0,
+    loose: 0,
     packed: false,
     detail: error.message,
   }));
@@ -63,7 +70,7 @@ async function packLooseObjects(setup: TickSetup, options: TickOptions): Promise
     options.bus.emit({
       type: 'log',
       level: 'info',
-      message: `packed about ${done.estimated} loose git objects (git's auto-gc is off while Relais runs)`,
+      message: `packed ${done.loose} loose git objects (git's auto-gc is off while Relais runs)`,
     });
   else if (done.detail)
     options.bus.emit({
@@ -120,6 +127,8 @@ async function writeReports(
     if (record.historyDir) await writeHistorySnapshot(report, record.historyDir, setup.config, bus);
     if (report.verdict === 'blocked') await writeBlockedFile(setup.paths, report);
     else await clearBlockedFile(setup.paths);
+    // Before END: tick.finished stays the last event of a tick (what --json readers take as its result).
+    if (packingDue(record, options.signal)) await packLooseObjects(setup, options);
   }
   bus.emit({ type: 'phase.changed', phase: 'END' });
   return announce(record, written.ok ? report : null, state, options);
