@@ -19,6 +19,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeInstantAgent } from '../scripts/instant-agent.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'dist/cli/main.js');
@@ -38,7 +39,7 @@ const LOOSE_REFS = Number(process.env.BENCH_LOOSE_REFS ?? 10000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** The size that also runs the tick scoped to one folder (`src/d0/**`); 0 skips that row. */
 const SCOPED_SIZE = Number(process.env.BENCH_SCOPED_SIZE ?? 100000);
-const SCOPED = { BENCH_SCOPE: 'd0' };
+const SCOPED = { INSTANT_AGENT_SCOPED: '1' };
 /** BENCH_ONLY=startup: only the last section (`relais status` against `node -e 0`), no ticks. */
 const STARTUP_ONLY = process.env.BENCH_ONLY === 'startup';
 const env = {
@@ -53,53 +54,10 @@ const env = {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const git = (cwd, ...args) => execFileSync('git', args, { cwd, env, maxBuffer: 1 << 30 });
 
-// An agent that answers instantly: a shell script, so no interpreter start-up is measured as "agent".
-// Its task is scoped to `src/**` (the whole generated tree), or to `src/d0/**` (one folder of 1%
-// of the files) when BENCH_SCOPE=d0 is in its environment (the scoped row at 100k files).
-function writeAgent(dir) {
-  const task = (glob) =>
-    JSON.stringify({
-      task_id: 'B1',
-      milestone_id: 'BENCH',
-      task_kind: 'execute',
-      intent: 'bench edit',
-      scope: {
-        allowed_globs: [glob],
-        forbidden_globs: [],
-        allow_new_files: false,
-        allow_lockfile_changes: false,
-      },
-      diff_limits: { max_files_touched: 5, max_lines_changed: 100 },
-      verification: { fast: [], slow: [] },
-      builder: { mode: 'claude_code', max_turns: 2, instructions: 'edit' },
-    });
-  const wrap = (text) =>
-    JSON.stringify({
-      type: 'result',
-      subtype: 'success',
-      is_error: false,
-      result: text,
-      total_cost_usd: 0,
-      num_turns: 1,
-    });
-  const quoted = (text) => `'${text.replace(/'/g, "'\\''")}'`;
-  const builder = wrap(
-    JSON.stringify({ summary: 'edited', files_intended: ['src/d0/f0.ts'], commands_ran: [], notes: [] }),
-  );
-  const script = `#!/bin/sh
-cat > /dev/null
-case "$*" in
-  *"--permission-mode plan"*)
-    if [ "$BENCH_SCOPE" = d0 ]; then printf '%s\\n' ${quoted(wrap(task('src/d0/**')))}
-    else printf '%s\\n' ${quoted(wrap(task('src/**')))}; fi ;;
-  *) date +%s%N >> src/d0/f0.ts; printf '%s\\n' ${quoted(builder)} ;;
-esac
-`;
-  const path = join(dir, 'agent.sh');
-  writeFileSync(path, script);
-  chmodSync(path, 0o755);
-  return path;
-}
+// The instant agent (scripts/instant-agent.mjs). Its task is scoped to `src/**` (the whole
+// generated tree), or to `src/d0/**` (one folder of 1% of the files) when INSTANT_AGENT_SCOPED=1 is
+// in its environment (the scoped row at 100k files).
+const writeAgent = (dir) => writeInstantAgent(dir, { edits: 'src/d0/f0.ts', scopedGlob: 'src/d0/**' });
 
 function makeRepo(
   base,

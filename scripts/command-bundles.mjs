@@ -18,11 +18,12 @@
 // - dist/cli/<name>.cjs.v8-cache: V8's bytecode after one run of the command in a scratch
 //   repository, made here at build time and never at run time.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { writeInstantAgent } from './instant-agent.mjs';
 
 /** The commands built apart, each with the dynamic imports it runs and how the build warms it. */
 export const COMMAND_BUNDLES = [
@@ -245,51 +246,10 @@ function scratchProject(outDir, base, repo, tick) {
   if (!tick) return;
   const configPath = join(repo, 'relais.config.json');
   const config = JSON.parse(readFileSync(configPath, 'utf8'));
-  config.claude_code_cli.command = instantAgent(base);
+  config.claude_code_cli.command = writeInstantAgent(base, { edits: 'src/a.ts' });
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   git('add', 'relais.config.json');
   git('commit', '-q', '-m', 'config');
-}
-
-/** An agent that answers at once: a task for the orchestrator, one edit for the builder. */
-function instantAgent(base) {
-  const task = JSON.stringify({
-    task_id: 'W1',
-    milestone_id: 'BUILD',
-    task_kind: 'execute',
-    intent: 'warm the code cache',
-    scope: {
-      allowed_globs: ['src/**'],
-      forbidden_globs: [],
-      allow_new_files: false,
-      allow_lockfile_changes: false,
-    },
-    diff_limits: { max_files_touched: 1, max_lines_changed: 5 },
-    verification: { fast: [], slow: [] },
-    builder: { mode: 'claude_code', max_turns: 1, instructions: 'edit' },
-  });
-  const built = JSON.stringify({
-    summary: 'edited',
-    files_intended: ['src/a.ts'],
-    commands_ran: [],
-    notes: [],
-  });
-  const result = (text) =>
-    JSON.stringify({
-      type: 'result',
-      subtype: 'success',
-      is_error: false,
-      result: text,
-      total_cost_usd: 0,
-      num_turns: 1,
-    });
-  const path = join(base, 'agent.sh');
-  writeFileSync(
-    path,
-    `#!/bin/sh\ncat > /dev/null\ncase "$*" in\n  *"--permission-mode plan"*) printf '%s\\n' '${result(task)}' ;;\n  *) echo 'export const a = 2;' > src/a.ts; printf '%s\\n' '${result(built)}' ;;\nesac\n`,
-  );
-  chmodSync(path, 0o755);
-  return path;
 }
 
 /** The cache's name beside the bundle (as source/cli/code-cache.ts reads it). */
