@@ -134,31 +134,16 @@ function includeTarget(value: string, includingFile: string, home: string): stri
 /**
  * Status lines of the worktree (tracked changes and untracked files; ignored files excluded),
  * for the whole tree or, given `paths`, for those paths only (literal pathspecs).
- *
- * `refreshIndex`: git may write back the stat data it refreshed (as a plain `git status` does when
- * it can take index.lock; every other runner call has GIT_OPTIONAL_LOCKS=0). Only the tick's own
- * preflight asks for it, under the runner's lock and before any agent or guard runs (issue 17):
- * without it, files whose stat data went stale in the index (a formatter that rewrote them with
- * the same bytes, a copied checkout) were read and hashed again by every status pass of every
- * tick, since nothing the runner ran ever wrote the refreshed index. Only cached stat data
- * changes; git writes it after comparing each such file's content with the index.
  */
-export async function worktreeStatus(
-  git: Git,
-  paths?: readonly string[],
-  options: { readonly refreshIndex?: boolean } = {},
-): Promise<string[]> {
-  const status = await git.ok(
-    [
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--no-renames',
-      '--ignore-submodules=dirty',
-      ...(paths ? ['--', ...paths] : []),
-    ],
-    options.refreshIndex ? { env: { GIT_OPTIONAL_LOCKS: '1' } } : {},
-  );
+export async function worktreeStatus(git: Git, paths?: readonly string[]): Promise<string[]> {
+  const status = await git.ok([
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--no-renames',
+    '--ignore-submodules=dirty',
+    ...(paths ? ['--', ...paths] : []),
+  ]);
   return splitNul(status);
 }

@@ -98,8 +98,7 @@ export async function checkStartConditions(
  */
 async function dirtyRow(setup: TickSetup, sideEffects: boolean): Promise<Block | null> {
   if (!sideEffects && existsSync(setup.paths.inflight)) return null;
-  // A real tick lets git write back refreshed stat data (judge/repo.ts); `relais status` writes nothing.
-  const dirty = await dirtyDetail(setup.git, setup.facts, setup.paths.relDir, sideEffects);
+  const dirty = await dirtyDetail(setup.git, setup.facts, setup.paths.relDir);
   return dirty ? { code: 'BLOCKED_DIRTY_WORKTREE', detail: dirty } : null;
 }
 
@@ -219,17 +218,12 @@ async function startNeeds(
   return { ok: true };
 }
 
-async function dirtyDetail(
-  git: Git,
-  facts: RepoFacts,
-  workspaceRel: string,
-  refreshIndex: boolean,
-): Promise<string | null> {
+async function dirtyDetail(git: Git, facts: RepoFacts, workspaceRel: string): Promise<string | null> {
   for (const marker of ['MERGE_HEAD', 'rebase-merge', 'rebase-apply', 'CHERRY_PICK_HEAD', 'REVERT_HEAD']) {
     if (existsSync(join(facts.gitDir, marker)))
       return `an unfinished git operation is in progress (${marker}); finish or abort it`;
   }
-  const entries = await worktreeStatus(git, undefined, { refreshIndex });
+  const entries = await worktreeStatus(git);
   if (entries.length === 0) return null;
   const paths = entries.map((e) => e.slice(3));
   if (paths.some((p) => p === `${workspaceRel}/` || p.startsWith(`${workspaceRel}/`))) {
