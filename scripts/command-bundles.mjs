@@ -183,37 +183,60 @@ export const codeCache = () => bundle.codeCache();
 /**
  * Runs the command once in a scratch repository, in a child Node, and writes the bytecode it
  * compiled. `relais run` runs one tick there, with an agent that answers at once (sandboxed when
- * bwrap works on this machine, like any tick); its verdict does not matter, only the code it ran.
- * A child that fails leaves no cache (the command then compiles as before) and fails the build:
- * the suite's tests expect each cache to be taken.
+ * bwrap works on this machine, like any tick). A tick that does not succeed still leaves a cache,
+ * of less of the code (a start then compiles the rest), and the build says so.
+ *
+ * The child runs without NODE_OPTIONS: V8 refuses a cache made under other flags, so one made
+ * under a CI's `--max-old-space-size` would be refused by every plain `node`. The build then
+ * checks that a plain `node` takes it, and fails if not: the suite's tests expect each cache to be
+ * taken. A child that fails leaves no cache and fails the build too.
  */
 function writeCodeCache(command, outDir) {
   const base = mkdtempSync(join(tmpdir(), 'relais-build-cache-'));
   const repo = join(base, 'repo');
+  const { NODE_OPTIONS: _flags, ...plainEnv } = process.env;
+  const loaderUrl = pathToFileURL(join(outDir, `${command.name}.js`)).href;
   try {
     scratchProject(outDir, base, repo, command.warm.tick);
-    const loader = join(outDir, `${command.name}.js`);
     const [project, flags] = command.warm.args;
     const script = `
-      import { writeFileSync } from 'node:fs';
-      const loaded = await import(${JSON.stringify(pathToFileURL(loader).href)});
+      import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+      const loaded = await import(${JSON.stringify(loaderUrl)});
       const quiet = { write: () => true };
       await loaded.${command.exportName}({ cwd: ${JSON.stringify(repo)}, env: process.env, stdout: quiet, stderr: quiet }, ${JSON.stringify(project ?? null)} ?? undefined, ${JSON.stringify(flags)});
       writeFileSync(${JSON.stringify(cacheFileOf(join(outDir, `${command.name}.cjs`)))}, loaded.codeCache());
+      const report = ${JSON.stringify(join(repo, 'relais', 'REPORT.json'))};
+      if (existsSync(report)) console.log(JSON.parse(readFileSync(report, 'utf8')).code);
     `;
     const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: repo,
       encoding: 'utf8',
-      env: { ...process.env, ...IDENTITY, CI: 'true' },
+      env: { ...plainEnv, ...IDENTITY, CI: 'true' },
       timeout: 120_000,
     });
     if (run.status !== 0)
       throw new Error(
         `command bundle: the run that makes ${command.name}'s code cache failed: ${run.stderr}`,
       );
+    const code = run.stdout.trim();
+    if (command.warm.tick && code !== 'SUCCESS')
+      console.warn(
+        `command bundle: the warm-up tick for ${command.name} ended ${code || 'without a report'}; its code cache holds less of the tick`,
+      );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+  const check = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `console.log((await import(${JSON.stringify(loaderUrl)})).codeCacheAccepted)`,
+    ],
+    { encoding: 'utf8', env: plainEnv },
+  );
+  if (check.stdout.trim() !== 'true')
+    throw new Error(`command bundle: a plain node refuses ${command.name}'s code cache: ${check.stderr}`);
 }
 
 /** The scratch repository's git: a fixed identity, and none of this machine's config (signing, hooks). */

@@ -22,10 +22,16 @@ import type { Git } from './git.js';
  *   would have to be read back in full (and a large enough set of them would fail that read);
  * - only with room for the pack: free space at least twice the loose objects' size, so a nearly
  *   full disk is not filled by it (a failed pack's temporary file is removed);
+ * - only up to LOOSE_BYTES_LIMIT of loose data: packing is CPU-bound (a GB of large blobs takes
+ *   git tens of seconds), and the tick's lock is held meanwhile; above it the objects stay loose
+ *   for the user's own `git gc`, and the runner says so;
+ * - `onStart` is told before git starts, so a slow pack is seen; an interrupt after the pack skips
+ *   the prune (the loose copies then wait for the next pack or `git gc`).
  * - a later tick's guards take their baseline after this.
  * It never changes a verdict: any failure leaves the objects loose and is said as a warning.
  */
 export const LOOSE_LIMIT = 1024;
+export const LOOSE_BYTES_LIMIT = 256 * 1024 * 1024;
 
 export interface Compaction {
   /** Loose objects: git's estimate, then the exact count when packing was tried. */
@@ -36,14 +42,26 @@ export interface Compaction {
   readonly detail: string | null;
 }
 
-export async function compactLooseObjects(git: Git, commonDir: string): Promise<Compaction> {
+export async function compactLooseObjects(
+  git: Git,
+  commonDir: string,
+  { onStart = () => {}, signal }: { onStart?: (loose: number) => void; signal?: AbortSignal } = {},
+): Promise<Compaction> {
   const objectsDir = join(commonDir, 'objects');
   const estimated = estimatedLooseObjects(objectsDir);
   if (estimated <= LOOSE_LIMIT || hasLinkedWorktrees(commonDir))
     return { loose: estimated, packed: false, detail: null };
   const loose = looseObjects(objectsDir);
+  const mib = (bytes: number) => Math.ceil(bytes / 1024 / 1024);
+  if (loose.bytes > LOOSE_BYTES_LIMIT)
+    return {
+      loose: loose.ids.length,
+      packed: false,
+      detail: `${mib(loose.bytes)} MiB is more than the runner packs (${mib(LOOSE_BYTES_LIMIT)} MiB); \`git gc\` packs them`,
+    };
   const room = roomFor(objectsDir, loose.bytes);
   if (room) return { loose: loose.ids.length, packed: false, detail: room };
+  onStart(loose.ids.length);
   const pack = await git.run(['pack-objects', '-q', '--non-empty', join(objectsDir, 'pack', 'pack')], {
     stdin: `${loose.ids.join('\n')}\n`,
   });
@@ -55,6 +73,7 @@ export async function compactLooseObjects(git: Git, commonDir: string): Promise<
       detail: `git pack-objects failed: ${firstLine(pack.stderr)}`,
     };
   }
+  if (signal?.aborted) return { loose: loose.ids.length, packed: true, detail: null };
   const prune = await git.run(['prune-packed', '-q']);
   if (prune.code !== 0)
     return {

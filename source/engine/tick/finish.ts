@@ -61,17 +61,17 @@ export function packingDue(record: Pick<TickRecord, 'code' | 'commit'>, signal: 
  * have packed (judge/compact-objects.ts). Never part of the verdict.
  */
 async function packLooseObjects(setup: TickSetup, options: TickOptions): Promise<void> {
-  const done = await compactLooseObjects(setup.git, setup.facts.commonDir).catch((error: Error) => ({
-    loose: 0,
-    packed: false,
-    detail: error.message,
-  }));
+  const done = await compactLooseObjects(setup.git, setup.facts.commonDir, {
+    signal: options.signal,
+    onStart: (loose) =>
+      options.bus.emit({
+        type: 'log',
+        level: 'info',
+        message: `packing ${loose} loose git objects (git's auto-gc is off while Relais runs)`,
+      }),
+  }).catch((error: Error) => ({ loose: 0, packed: false, detail: error.message }));
   if (done.packed)
-    options.bus.emit({
-      type: 'log',
-      level: 'info',
-      message: `packed ${done.loose} loose git objects (git's auto-gc is off while Relais runs)`,
-    });
+    options.bus.emit({ type: 'log', level: 'info', message: `packed ${done.loose} loose git objects` });
   else if (done.detail)
     options.bus.emit({
       type: 'log',
