@@ -41,7 +41,7 @@ export const COMMAND_BUNDLES = [
       'source/engine/sandbox/sandbox.ts',
       'source/engine/session/preflight.ts',
     ]),
-    warm: { args: [undefined, { preflight: false, json: false }], tick: false },
+    warm: { args: [undefined, { preflight: false, json: false }], tick: false, order: 2 },
   },
   {
     name: 'run-command',
@@ -54,7 +54,7 @@ export const COMMAND_BUNDLES = [
       'node_modules/execa/index.js',
       'source/engine/workspace/user-settings.ts',
     ]),
-    warm: { args: [undefined, { json: false }], tick: true },
+    warm: { args: [undefined, { json: false }], tick: true, order: 1 },
   },
 ];
 
@@ -120,11 +120,21 @@ function throughLoader(text, name) {
   return out;
 }
 
-/** Builds every command's three files after the split build, from that build's metafile. */
+/**
+ * Builds every command's three files after the split build, from that build's metafile. The
+ * caches are made in one scratch project, in the warm-up order: the tick first, so that status
+ * then reads a workspace with a ledger, a report and history, as in a project in use.
+ */
 export async function bundleCommands({ root, outDir, splitMetafile, options }) {
-  for (const command of COMMAND_BUNDLES) {
+  for (const command of COMMAND_BUNDLES)
     await bundleCommand(command, { root, outDir, splitMetafile, options });
-    writeCodeCache(command, outDir);
+  const base = mkdtempSync(join(tmpdir(), 'relais-build-cache-'));
+  try {
+    const repo = scratchProject(outDir, base);
+    for (const command of [...COMMAND_BUNDLES].sort((a, b) => a.warm.order - b.warm.order))
+      writeCodeCache(command, outDir, repo);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
   }
 }
 
@@ -191,41 +201,32 @@ export const codeCache = () => bundle.codeCache();
  * checks that a plain `node` takes it, and fails if not: the suite's tests expect each cache to be
  * taken. A child that fails leaves no cache and fails the build too.
  */
-function writeCodeCache(command, outDir) {
-  const base = mkdtempSync(join(tmpdir(), 'relais-build-cache-'));
-  const repo = join(base, 'repo');
+function writeCodeCache(command, outDir, repo) {
   const { NODE_OPTIONS: _flags, ...plainEnv } = process.env;
   const loaderUrl = pathToFileURL(join(outDir, `${command.name}.js`)).href;
-  try {
-    scratchProject(outDir, base, repo, command.warm.tick);
-    const [project, flags] = command.warm.args;
-    const script = `
-      import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-      const loaded = await import(${JSON.stringify(loaderUrl)});
-      const quiet = { write: () => true };
-      await loaded.${command.exportName}({ cwd: ${JSON.stringify(repo)}, env: process.env, stdout: quiet, stderr: quiet }, ${JSON.stringify(project ?? null)} ?? undefined, ${JSON.stringify(flags)});
-      writeFileSync(${JSON.stringify(cacheFileOf(join(outDir, `${command.name}.cjs`)))}, loaded.codeCache());
-      const report = ${JSON.stringify(join(repo, 'relais', 'REPORT.json'))};
-      if (existsSync(report)) console.log(JSON.parse(readFileSync(report, 'utf8')).code);
-    `;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: repo,
-      encoding: 'utf8',
-      env: { ...plainEnv, ...IDENTITY, CI: 'true' },
-      timeout: 120_000,
-    });
-    if (run.status !== 0)
-      throw new Error(
-        `command bundle: the run that makes ${command.name}'s code cache failed: ${run.stderr}`,
-      );
-    const code = run.stdout.trim();
-    if (command.warm.tick && code !== 'SUCCESS')
-      console.warn(
-        `command bundle: the warm-up tick for ${command.name} ended ${code || 'without a report'}; its code cache holds less of the tick`,
-      );
-  } finally {
-    rmSync(base, { recursive: true, force: true });
-  }
+  const [project, flags] = command.warm.args;
+  const script = `
+    import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+    const loaded = await import(${JSON.stringify(loaderUrl)});
+    const quiet = { write: () => true };
+    await loaded.${command.exportName}({ cwd: ${JSON.stringify(repo)}, env: process.env, stdout: quiet, stderr: quiet }, ${JSON.stringify(project ?? null)} ?? undefined, ${JSON.stringify(flags)});
+    writeFileSync(${JSON.stringify(cacheFileOf(join(outDir, `${command.name}.cjs`)))}, loaded.codeCache());
+    const report = ${JSON.stringify(join(repo, 'relais', 'REPORT.json'))};
+    if (existsSync(report)) console.log(JSON.parse(readFileSync(report, 'utf8')).code);
+  `;
+  const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: repo,
+    encoding: 'utf8',
+    env: { ...plainEnv, ...IDENTITY, CI: 'true' },
+    timeout: 120_000,
+  });
+  if (run.status !== 0)
+    throw new Error(`command bundle: the run that makes ${command.name}'s code cache failed: ${run.stderr}`);
+  const code = run.stdout.trim();
+  if (command.warm.tick && code !== 'SUCCESS')
+    console.warn(
+      `command bundle: the warm-up tick for ${command.name} ended ${code || 'without a report'}; its code cache holds less of the tick`,
+    );
   const check = spawnSync(
     process.execPath,
     [
@@ -249,8 +250,9 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: 'build@relais.invalid',
 };
 
-/** A committed repository with `relais init` done; for a tick, its agent is an instant script. */
-function scratchProject(outDir, base, repo, tick) {
+/** A committed repository with `relais init` done, whose agent is an instant script; returns it. */
+function scratchProject(outDir, base) {
+  const repo = join(base, 'repo');
   const git = (...args) => {
     const run = spawnSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, ...IDENTITY } });
     if (run.status !== 0) throw new Error(`command bundle: git ${args[0]} failed: ${run.stderr}`);
@@ -266,13 +268,13 @@ function scratchProject(outDir, base, repo, tick) {
     env: { ...process.env, ...IDENTITY, CI: 'true' },
   });
   if (init.status !== 0) throw new Error(`command bundle: relais init failed: ${init.stderr}`);
-  if (!tick) return;
   const configPath = join(repo, 'relais.config.json');
   const config = JSON.parse(readFileSync(configPath, 'utf8'));
   config.claude_code_cli.command = writeInstantAgent(base, { edits: 'src/a.ts' });
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   git('add', 'relais.config.json');
   git('commit', '-q', '-m', 'config');
+  return repo;
 }
 
 /** The cache's name beside the bundle (as source/cli/code-cache.ts reads it). */
