@@ -23,6 +23,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+// tsc has written dist/ before this runs (`npm run build`): the cache's name is the reader's own.
+import { cacheFileOf } from '../dist/cli/code-cache.js';
 import { writeInstantAgent } from './instant-agent.mjs';
 
 /** The commands built apart, each with the dynamic imports it runs and how the build warms it. */
@@ -194,7 +196,8 @@ export const codeCache = () => bundle.codeCache();
  * Runs the command once in a scratch repository, in a child Node, and writes the bytecode it
  * compiled. `relais run` runs one tick there, with an agent that answers at once (sandboxed when
  * bwrap works on this machine, like any tick). A tick that does not succeed still leaves a cache,
- * of less of the code (a start then compiles the rest), and the build says so.
+ * of less of the code (a start then compiles the rest), and the build says so, unless the reason is
+ * only that this machine has no working bwrap.
  *
  * The child runs without NODE_OPTIONS: V8 refuses a cache made under other flags, so one made
  * under a CI's `--max-old-space-size` would be refused by every plain `node`. The build then
@@ -223,7 +226,9 @@ function writeCodeCache(command, outDir, repo) {
   if (run.status !== 0)
     throw new Error(`command bundle: the run that makes ${command.name}'s code cache failed: ${run.stderr}`);
   const code = run.stdout.trim();
-  if (command.warm.tick && code !== 'SUCCESS')
+  // Without a working bwrap (macOS, a container without user namespaces) the tick is blocked by
+  // design; that is said nowhere, so `npm ci` stays quiet on such a machine.
+  if (command.warm.tick && code !== 'SUCCESS' && code !== 'BLOCKED_SANDBOX_UNAVAILABLE')
     console.warn(
       `command bundle: the warm-up tick for ${command.name} ended ${code || 'without a report'}; its code cache holds less of the tick`,
     );
@@ -275,9 +280,4 @@ function scratchProject(outDir, base) {
   git('add', 'relais.config.json');
   git('commit', '-q', '-m', 'config');
   return repo;
-}
-
-/** The cache's name beside the bundle (as source/cli/code-cache.ts reads it). */
-function cacheFileOf(file) {
-  return `${file}.v8-cache`;
 }

@@ -1,6 +1,7 @@
-import { lstatSync, readdirSync, rmSync, statfsSync } from 'node:fs';
+import { readdirSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Git } from './git.js';
+import { namesOrEmpty, statOrNull } from './stat-or-null.js';
 
 /**
  * Every Relais git call runs with `gc.auto=0` (git.ts: an automatic gc would rewrite `.git` while a
@@ -86,45 +87,29 @@ export async function compactLooseObjects(
 
 /** Git's estimate (`too_many_loose_objects`): loose objects in objects/17, times 256. */
 export function estimatedLooseObjects(objectsDir: string): number {
-  return namesIn(join(objectsDir, '17')).filter((name) => OBJECT_FILE.test(name)).length * 256;
+  return namesOrEmpty(join(objectsDir, '17')).filter((name) => OBJECT_FILE.test(name)).length * 256;
 }
 
 const OBJECT_FILE = /^[0-9a-f]{38}([0-9a-f]{24})?$/;
 
-function namesIn(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
 function hasLinkedWorktrees(commonDir: string): boolean {
-  return namesIn(join(commonDir, 'worktrees')).length > 0;
+  return namesOrEmpty(join(commonDir, 'worktrees')).length > 0;
 }
 
 /** Every loose object's id and their total size on disk. */
 function looseObjects(objectsDir: string): { ids: string[]; bytes: number } {
   const ids: string[] = [];
   let bytes = 0;
-  for (const dir of namesIn(objectsDir)) {
+  for (const dir of namesOrEmpty(objectsDir)) {
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
     for (const entry of readdirSync(join(objectsDir, dir), { withFileTypes: true })) {
       if (!entry.isFile() || !OBJECT_FILE.test(entry.name)) continue;
       ids.push(dir + entry.name);
-      bytes += sizeOf(join(objectsDir, dir, entry.name));
+      // 0 for one that went away meanwhile.
+      bytes += Number(statOrNull(join(objectsDir, dir, entry.name))?.size ?? 0);
     }
   }
   return { ids, bytes };
-}
-
-/** A loose object's size on disk (0 when it went away meanwhile). */
-function sizeOf(path: string): number {
-  try {
-    return lstatSync(path).size;
-  } catch {
-    return 0;
-  }
 }
 
 /** Null when the filesystem has room for a pack of `bytes` twice over; otherwise why not. */

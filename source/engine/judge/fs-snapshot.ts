@@ -1,7 +1,7 @@
-import { lstatSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { lstatSync, readlinkSync, type Stats } from 'node:fs';
 import { chmod, lstat, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
-import { readRegularFile } from './stat-or-null.js';
+import { namesOrEmpty, readRegularFile } from './stat-or-null.js';
 
 /**
  * A byte-exact snapshot of small trees the builder must not change (git config and hooks, the
@@ -63,7 +63,7 @@ export async function takeSnapshot(roots: readonly SnapshotRoot[]): Promise<FsSn
 
 function walk(dir: string, root: SnapshotRoot, into: Map<string, EntryState | null>): void {
   const only = root.onlyNames?.(dir) ?? null;
-  const names = only ? [...only] : listOrEmpty(dir);
+  const names = only ? [...only] : namesOrEmpty(dir);
   for (const name of names.sort()) {
     const full = join(dir, name);
     if (root.skip?.(full)) continue;
@@ -73,14 +73,6 @@ function walk(dir: string, root: SnapshotRoot, into: Map<string, EntryState | nu
     if (state === null && only) continue;
     into.set(full, state);
     if (state?.kind === 'dir') walk(full, root, into);
-  }
-}
-
-function listOrEmpty(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
   }
 }
 

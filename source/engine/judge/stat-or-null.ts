@@ -5,6 +5,7 @@ import {
   fstatSync,
   lstatSync,
   openSync,
+  readdirSync,
   readFileSync,
 } from 'node:fs';
 
@@ -83,4 +84,13 @@ export function linkFactsOf(stat: {
           ? 'device node'
           : null,
   };
+}
+
+/** A folder's names, or none when it is gone or unreadable (the judge's synchronous walks). */
+export function namesOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }
