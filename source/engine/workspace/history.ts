@@ -1,4 +1,5 @@
-import { lstat, mkdir, readdir, rm } from 'node:fs/promises';
+import { type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { historySizesSchema } from '../protocol/history-sizes.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
@@ -99,7 +100,7 @@ export async function rotateHistory(
   for (const run of listed.runs) {
     const size = before.get(run);
     if (size === undefined) measured++;
-    sizes.set(run, size ?? (await folderSizeBytes(join(paths.historyDir, run))));
+    sizes.set(run, size ?? folderSizeBytes(join(paths.historyDir, run)));
   }
   const { bytes, removed, failed } = await deleteOldest(paths, listed.runs, sizes, maxBytes, apply);
   // Also written when it names folders that are gone (deleted by hand), so it never grows unbounded.
@@ -150,18 +151,37 @@ async function deleteOldest(
   return { bytes, removed, failed };
 }
 
-/** Total bytes under a folder; symlinks count as themselves and are never followed. */
-export async function folderSizeBytes(dir: string): Promise<number> {
+/**
+ * Total bytes under a folder; symlinks count as themselves and are never followed. Synchronous
+ * (issue 17): a run's folder is a handful of small files, and each awaited listing or lstat cost a
+ * round trip of its own, for up to 16 runs a tick.
+ */
+export function folderSizeBytes(dir: string): number {
   let total = 0;
   const pending = [dir];
   while (pending.length > 0) {
     const current = pending.pop() as string;
-    const entries = await readdir(current, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
+    for (const entry of entriesOrEmpty(current)) {
       const full = join(current, entry.name);
       if (entry.isDirectory()) pending.push(full);
-      else total += (await lstat(full).catch(() => null))?.size ?? 0;
+      else total += sizeOrZero(full);
     }
   }
   return total;
+}
+
+function entriesOrEmpty(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+function sizeOrZero(path: string): number {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  } catch {
+    return 0;
+  }
 }
