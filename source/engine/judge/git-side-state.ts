@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Git, splitNul } from './git.js';
 import { type IndexCopy, indexFlags } from './index-copy.js';
+import { refsMayExistUnder } from './refs-may-exist.js';
 
 /**
  * Ways to hide an edit from `git diff` without touching a tracked file's visible status: index
@@ -58,6 +59,8 @@ export async function readGitSideStateAgain(
 }
 
 async function readReplaceRefs(git: Git): Promise<Set<string>> {
+  // No replace ref can exist (refs-may-exist.ts says why none made since is missed): no git to ask.
+  if (git.commonDir !== null && !refsMayExistUnder(git.commonDir, 'refs/replace')) return new Set();
   const refs = await git.ok(['for-each-ref', '--format=%(refname)', 'refs/replace/']);
   return new Set(refs.toString('utf8').split('\n').filter(Boolean));
 }

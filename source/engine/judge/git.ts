@@ -117,6 +117,11 @@ export class Git {
     this.baseEnv.GIT_WORK_TREE = this.root;
   }
 
+  /** The shared git folder once `pin` named it (where refs live), else null. */
+  get commonDir(): string | null {
+    return this.baseEnv.GIT_COMMON_DIR ?? null;
+  }
+
   /** The same git (pinned folders included) with more environment, e.g. without global config. */
   withEnv(extra: Record<string, string>): Git {
     const copy = new Git(this.root, {});

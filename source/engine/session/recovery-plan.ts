@@ -1,7 +1,8 @@
-import { existsSync, lstatSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
+import { refsMayExistUnder } from '../judge/refs-may-exist.js';
 import { type Inflight, inflightSchema } from '../protocol/inflight.js';
 import { readJsonValidated } from '../workspace/atomic-write.js';
 import type { WorkspacePaths } from '../workspace/paths.js';
@@ -166,7 +167,8 @@ export async function recoveryStatusLines(
         : `run ${inflight.run_id} was interrupted; the next run leaves the branch at ${plan.branchTo.slice(0, 12)}${plan.userCommits.length > 0 ? ` with your ${plan.userCommits.length} commit(s)` : ''} and moves uncommitted leftovers to ${paths.relDir}/recovered/${inflight.run_id}/`,
     );
   }
-  if (recoveredRefsMayExist(commonDir)) {
+  // Without any, `relais status` starts no git to list them (about 3 ms of its start, issue 17).
+  if (refsMayExistUnder(commonDir, 'refs/relais/recovered')) {
     const refs = await git.run([
       'for-each-ref',
       '--format=%(refname) %(objectname:short)',
@@ -179,20 +181,4 @@ export async function recoveryStatusLines(
   for (const name of folders)
     lines.push(`kept aside by a recovery: files in ${paths.relDir}/recovered/${name}/`);
   return lines;
-}
-
-/**
- * False only when git's files backend can hold no ref under refs/relais/recovered/: no folder of
- * that name among the loose refs, none named in packed-refs, and no reftable (which keeps every ref
- * in its own files). Then `relais status` starts no git to list them (issue 17: about 3 ms of its
- * start). Any doubt (a read that fails) asks git.
- */
-function recoveredRefsMayExist(commonDir: string): boolean {
-  try {
-    if (lstatSync(join(commonDir, 'reftable'), { throwIfNoEntry: false })) return true;
-    if (lstatSync(join(commonDir, 'refs/relais/recovered'), { throwIfNoEntry: false })) return true;
-    return readFileSync(join(commonDir, 'packed-refs'), 'latin1').includes(' refs/relais/recovered/');
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
-  }
 }
