@@ -15,20 +15,24 @@ import type { TickContext } from './tick-context.js';
 export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
   const { setup, record, ledger } = ctx;
   const maxCost = setup.config.orchestrator.max_budget_usd;
-  const values = await orchestratorValues({
-    config: setup.config,
-    paths: setup.paths,
-    git: setup.git,
-    facts: setup.facts,
-    state: ledger.state,
-    goal: ctx.options.goal,
-  });
+  const [values, systemPrompt, userTemplate] = await Promise.all([
+    orchestratorValues({
+      config: setup.config,
+      paths: setup.paths,
+      git: setup.git,
+      facts: setup.facts,
+      state: ledger.state,
+      goal: ctx.options.goal,
+    }),
+    readPrompt(setup.paths, 'orchestrator.system.txt'),
+    readPrompt(setup.paths, 'orchestrator.user.txt'),
+  ]);
   const outcome = await orchestrate({
     config: setup.config,
     runner: ctx.runner,
     bus: ctx.options.bus,
-    systemPrompt: await readPrompt(setup.paths, 'orchestrator.system.txt'),
-    userPrompt: fillTemplate(await readPrompt(setup.paths, 'orchestrator.user.txt'), values),
+    systemPrompt,
+    userPrompt: fillTemplate(userTemplate, values),
     cwd: setup.facts.root,
     signal: ctx.signal,
     timeoutMs: () => ctx.remainingMs(),

@@ -51,9 +51,16 @@ export async function orchestratorValues(input: {
   goal?: string;
 }): Promise<Record<string, string>> {
   const { config, paths, git, facts, state } = input;
-  const goalFromFile = config.project.goal_file
-    ? await readCapped(join(paths.root, config.project.goal_file), PLACEHOLDER_CAPS.PROJECT_GOAL, '')
-    : '';
+  // Read side by side (git's log and four files): one after the other they were about 8 ms of a tick.
+  const [goalFromFile, log, factsMd, lastReport, blocked] = await Promise.all([
+    config.project.goal_file
+      ? readCapped(join(paths.root, config.project.goal_file), PLACEHOLDER_CAPS.PROJECT_GOAL, '')
+      : '',
+    git.run(['log', '--oneline', '--no-decorate', '-n', '10']),
+    readCapped(paths.facts, PLACEHOLDER_CAPS.FACTS_MD, '(none)'),
+    readCapped(paths.reportMd, PLACEHOLDER_CAPS.LAST_REPORT_MD, '(no previous report)'),
+    readCapped(paths.blocked, PLACEHOLDER_CAPS.BLOCKED_JSON_OR_EMPTY, '(none)'),
+  ]);
   const goal =
     [config.project.goal.trim(), goalFromFile].filter((g) => g.length > 0).join('\n\n') ||
     '(no goal given: set project.goal in relais.config.json or write PRD.md)';
@@ -65,7 +72,6 @@ export async function orchestratorValues(input: {
       : '');
   // Preflight just proved the tree clean (a dirty tree blocks), so status need not be walked again.
   const status = `${facts.branchRef?.replace('refs/heads/', 'branch ') ?? 'detached HEAD'} at ${facts.head.slice(0, 12)}: clean`;
-  const log = await git.run(['log', '--oneline', '--no-decorate', '-n', '10']);
   const commits = log.code === 0 ? log.stdout.toString('utf8').trim() : '';
   const gitStatus = capText(status, PLACEHOLDER_CAPS.GIT_STATUS).trim();
   const recent = capText(commits || '(none)', PLACEHOLDER_CAPS.RECENT_COMMITS).trim();
@@ -79,9 +85,9 @@ export async function orchestratorValues(input: {
     GIT_STATUS: gitStatus,
     RECENT_COMMITS: recent,
     REPO_SUMMARY: `${gitStatus}\n${recent}`,
-    FACTS_MD: await readCapped(paths.facts, PLACEHOLDER_CAPS.FACTS_MD, '(none)'),
-    LAST_REPORT_MD: await readCapped(paths.reportMd, PLACEHOLDER_CAPS.LAST_REPORT_MD, '(no previous report)'),
-    BLOCKED_JSON_OR_EMPTY: await readCapped(paths.blocked, PLACEHOLDER_CAPS.BLOCKED_JSON_OR_EMPTY, '(none)'),
+    FACTS_MD: factsMd,
+    LAST_REPORT_MD: lastReport,
+    BLOCKED_JSON_OR_EMPTY: blocked,
     TASK_SCHEMA: promptSchemaText('task.schema.json'),
   };
 }

@@ -370,12 +370,16 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
   // Protected files are restored from their snapshots before the ledger or git is touched again.
   record.judge = await judgeTick(setup, guards, task);
   record.notes.push(...record.judge.notes);
-  await ledger.add(settleCall(reserved, built));
-  if (record.historyDir && setup.config.history.include_diff_patch) {
-    const patch = join(record.historyDir, 'diff.patch');
-    if (await writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch))
-      record.diffPatchPath = relativeToRoot(setup, patch);
-  }
+  const patch =
+    record.historyDir && setup.config.history.include_diff_patch
+      ? join(record.historyDir, 'diff.patch')
+      : null;
+  // The ledger's write and git's diff into history are independent: side by side.
+  const [, patchWritten] = await Promise.all([
+    ledger.add(settleCall(reserved, built)),
+    patch ? writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch) : false,
+  ]);
+  if (patch && patchWritten) record.diffPatchPath = relativeToRoot(setup, patch);
   options.bus.emit({
     type: 'judge.finished',
     code: record.judge.verdict.code,

@@ -46,35 +46,43 @@ export async function writeHistorySnapshot(
   config: RelaisConfig,
   bus: EngineBus,
 ): Promise<void> {
-  try {
-    if (config.history.include_verify_log && report.verification.verify_log_path === null) {
-      await writeFileAtomic(join(historyDir, 'verify.log'), `no verification ran (${report.code})\n`);
-    }
-    await writeJsonAtomic(join(historyDir, 'report.json'), reportSchema, report);
-    await writeFileAtomic(
-      join(historyDir, 'report.md'),
-      renderReportMd(report, config.runner.render_report_md.max_chars),
-    );
-    await writeJsonAtomic(join(historyDir, 'meta.json'), historyMetaSchema, {
-      run_id: report.run_id,
-      started_at: report.started_at,
-      ended_at: report.ended_at,
-      verdict: report.verdict,
-      code: report.code,
-      base_commit: report.base_commit,
-      head_commit: report.head_commit,
-      relais_version: packageVersion(),
-      node_version: process.version,
-      max_rss_kb: process.resourceUsage().maxRSS,
-    });
-  } catch (error) {
-    // A6 row 2 spirit: history problems never change a finished tick's verdict.
+  // Four files of one record, independent of each other: written side by side (each atomic write
+  // waits on two fsyncs), and every write has ended before the tick reports.
+  const noVerifyLog = config.history.include_verify_log && report.verification.verify_log_path === null;
+  const files: (() => Promise<unknown>)[] = [
+    ...(noVerifyLog
+      ? [() => writeFileAtomic(join(historyDir, 'verify.log'), `no verification ran (${report.code})\n`)]
+      : []),
+    () => writeJsonAtomic(join(historyDir, 'report.json'), reportSchema, report),
+    () =>
+      writeFileAtomic(
+        join(historyDir, 'report.md'),
+        renderReportMd(report, config.runner.render_report_md.max_chars),
+      ),
+    () =>
+      writeJsonAtomic(join(historyDir, 'meta.json'), historyMetaSchema, {
+        run_id: report.run_id,
+        started_at: report.started_at,
+        ended_at: report.ended_at,
+        verdict: report.verdict,
+        code: report.code,
+        base_commit: report.base_commit,
+        head_commit: report.head_commit,
+        relais_version: packageVersion(),
+        node_version: process.version,
+        max_rss_kb: process.resourceUsage().maxRSS,
+      }),
+  ];
+  // A write that throws at once is a failure like any other (async: it becomes a rejection).
+  const writes = await Promise.allSettled(files.map(async (write) => write()));
+  const failed = writes.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+  // A6 row 2 spirit: history problems never change a finished tick's verdict.
+  if (failed)
     bus.emit({
       type: 'log',
       level: 'warn',
-      message: `history snapshot incomplete: ${(error as Error).message}`,
+      message: `history snapshot incomplete: ${(failed.reason as Error).message}`,
     });
-  }
 }
 
 /** BLOCKED.json carries the exact remediation; it is removed once a run is no longer blocked. */

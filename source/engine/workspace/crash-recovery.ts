@@ -39,10 +39,12 @@ export async function listStaleTmpFiles(paths: WorkspacePaths, history?: History
   // lock.json temp files belong to a run that may be acquiring the lock right now: never touched.
   const isStale = (name: string) => name.endsWith('.tmp') && !name.startsWith('lock.json.');
   const found = listing.tmpFiles.filter(isStale).map((name) => join(paths.historyDir, name));
-  for (const folder of folders) {
-    const names = await readdir(folder).catch(() => [] as string[]);
+  // Side by side: 21 listings awaited one after the other were about 8 ms of a tick's preflight.
+  const listed = await Promise.all(
+    folders.map(async (folder) => ({ folder, names: await readdir(folder).catch(() => [] as string[]) })),
+  );
+  for (const { folder, names } of listed)
     for (const name of names) if (isStale(name)) found.push(join(folder, name));
-  }
   return found.sort();
 }
 
@@ -76,8 +78,11 @@ export async function findCorruptRunnerFiles(paths: WorkspacePaths): Promise<Cor
     { path: paths.workflow, schema: workflowFileSchema, required: false },
   ];
   const problems: CorruptFile[] = [];
-  for (const file of files) {
-    const read = await readJsonValidated(file.path, file.schema);
+  // Read side by side (each read is several awaited calls); reported in the table's order.
+  const reads = await Promise.all(
+    files.map(async (file) => ({ file, read: await readJsonValidated(file.path, file.schema) })),
+  );
+  for (const { file, read } of reads) {
     const name = `${paths.relDir}/${file.path.slice(paths.dir.length + 1)}`;
     if (read.kind === 'invalid') problems.push({ file: name, reason: read.reason });
     if (read.kind === 'missing' && file.required) problems.push({ file: name, reason: 'missing' });
