@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
 import { type RepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { WorkspaceState } from '../protocol/state.js';
-import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
+import {
+  probeBwrap,
+  resolveSandbox,
+  SANDBOX_FIX,
+  type Sandbox,
+  sandboxSettings,
+} from '../sandbox/sandbox.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
@@ -37,7 +43,12 @@ export type SetupResult =
   | { ok: false; block: Block; paths: WorkspacePaths | null };
 
 export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
-  const loaded = await loadProject(given, env);
+  // The sandbox probe (a bwrap start) runs while git reads the repository: resolveSandbox takes
+  // the same run (probeBwrap keeps one per folder and PATH) when the folder is the repository's
+  // root, as it is unless `given` is a subfolder, which is probed again from the root.
+  const loaded = await loadProject(given, env, (config, root) => {
+    if (sandboxSettings(config).mode === 'bwrap') probeBwrap(env, root).catch(() => undefined);
+  });
   if (!loaded.ok) return loaded;
   const { project } = loaded;
   const sandbox = await resolveSandbox(project.config, project.facts.root, env);
