@@ -3,8 +3,8 @@
 // git work it cannot avoid (status, diff, add, commit, plain and unhardened) plus the two instant
 // agent starts. Then, on a small repository (where any extra cost shows most), the same tick with
 // 5,000 earlier runs in relais/history, with a 30k-file ignored node_modules/, with 10,000 loose
-// refs and with 3,000 ignored build outputs beside the sources, each against the same tick
-// without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
+// refs, with 3,000 ignored build outputs beside the sources and with 800 loose objects, each
+// against the same tick without; and `relais status` against `node -e 0`. Times are CPU (user + system of every
 // process, read from bash's `times`, which stays honest on a shared, busy machine), with
 // wall-clock medians beside them. Every ratio printed comes from this one run.
 //
@@ -36,6 +36,11 @@ const IGNORED_FILES = Number(process.env.BENCH_IGNORED ?? 30000);
 const OUTPUTS = Number(process.env.BENCH_OUTPUTS ?? 3000);
 /** Loose refs (tags, fetched branches not yet packed) in the refs comparison; 0 skips it. */
 const LOOSE_REFS = Number(process.env.BENCH_LOOSE_REFS ?? 10000);
+/**
+ * Loose objects as a loop leaves them (about five a tick) before the runner packs them, past about
+ * 1,024 (judge/compact-objects.ts); 0 skips that row.
+ */
+const LOOSE_OBJECTS = Number(process.env.BENCH_LOOSE_OBJECTS ?? 800);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** The size that also runs the tick scoped to one folder (`src/d0/**`); 0 skips that row. */
 const SCOPED_SIZE = Number(process.env.BENCH_SCOPED_SIZE ?? 100000);
@@ -62,7 +67,7 @@ const writeAgent = (dir) => writeInstantAgent(dir, { edits: 'src/d0/f0.ts', scop
 function makeRepo(
   base,
   files,
-  { ignored = 0, history = 0, looseRefs = 0, outputs = 0, name = `repo-${files}` } = {},
+  { ignored = 0, history = 0, looseRefs = 0, outputs = 0, looseObjects = 0, name = `repo-${files}` } = {},
 ) {
   const repo = join(base, name);
   for (let i = 0; i < files; i++) {
@@ -98,6 +103,17 @@ function makeRepo(
     const head = `${git(repo, 'rev-parse', 'HEAD').toString().trim()}\n`;
     mkdirSync(join(repo, '.git/refs/tags'), { recursive: true });
     for (let i = 0; i < looseRefs; i++) writeFileSync(join(repo, '.git/refs/tags', `bench-${i}`), head);
+  }
+  // Blobs written one by one, as commits leave them: spread over the 256 fan-out folders.
+  if (looseObjects > 0) {
+    const blobs = join(base, `${name}-blobs`);
+    mkdirSync(blobs);
+    const paths = [];
+    for (let i = 0; i < looseObjects; i++) {
+      paths.push(join(blobs, `b${i}`));
+      writeFileSync(paths[i], `loose object ${i}\n`);
+    }
+    execFileSync('git', ['hash-object', '-w', '--stdin-paths'], { cwd: repo, env, input: paths.join('\n') });
   }
   // Earlier runs as a tick leaves them: a report and a small patch each.
   for (let r = 0; r < history; r++) {
@@ -221,76 +237,66 @@ function reportScoped(size, scoped, whole, floor, wholeBefores) {
   console.log(`  scoped after / before: ${(tick.cpu / before.cpu).toFixed(2)}x cpu`);
 }
 
-/** The 1k-file tick with history, and with ignored files, each against the same tick without. */
+/**
+ * The 1k-file tick with what grows in a repository (history, ignored files, loose refs, build
+ * outputs, loose objects), each row against the same tick without. The first two are issue 17's
+ * numbers; the others carry the same 1.2x bound for what else grows with a repository.
+ */
 function compareHistoryAndIgnored(history) {
   const plain = makeRepo(base, SMALL, { name: 'plain' });
-  const ignored = makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES });
-  const refs = LOOSE_REFS > 0 ? makeRepo(base, SMALL, { name: 'refs', looseRefs: LOOSE_REFS }) : null;
-  const outputs = OUTPUTS > 0 ? makeRepo(base, SMALL, { name: 'outputs', outputs: OUTPUTS }) : null;
-  for (const repo of [plain, history, ignored, refs, outputs]) if (repo) timeTick(repo);
-  const sets = {
-    plain: [],
-    history: [],
-    ignored: [],
-    refs: [],
-    outputs: [],
-    beforePlain: [],
-    beforeHistory: [],
-    beforeIgnored: [],
-    beforeRefs: [],
-    beforeOutputs: [],
-  };
+  const rows = [
+    { label: `same with ${HISTORY_RUNS} history runs`, short: 'history', goal: 1.1, repo: history },
+    {
+      label: `same with ${IGNORED_FILES} ignored node_modules files`,
+      short: 'ignored node_modules',
+      goal: 1.2,
+      repo: makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES }),
+    },
+    LOOSE_REFS > 0 && {
+      label: `same with ${LOOSE_REFS} loose refs`,
+      short: 'loose refs',
+      goal: 1.2,
+      repo: makeRepo(base, SMALL, { name: 'refs', looseRefs: LOOSE_REFS }),
+    },
+    OUTPUTS > 0 && {
+      label: `same with ${OUTPUTS} ignored *.o beside sources`,
+      short: 'ignored build outputs',
+      goal: 1.2,
+      repo: makeRepo(base, SMALL, { name: 'outputs', outputs: OUTPUTS }),
+    },
+    LOOSE_OBJECTS > 0 && {
+      label: `same with ${LOOSE_OBJECTS} loose objects`,
+      short: 'loose objects',
+      goal: 1.2,
+      repo: makeRepo(base, SMALL, { name: 'objects', looseObjects: LOOSE_OBJECTS }),
+    },
+  ].filter(Boolean);
+  for (const repo of [plain, ...rows.map((r) => r.repo)]) timeTick(repo);
+  const runs = { plain: [], before: [] };
+  for (const row of rows) Object.assign(row, { runs: [], before: [] });
   for (let i = 0; i < RUNS; i++) {
-    sets.plain.push(timeTick(plain));
-    sets.history.push(timeTick(history));
-    sets.ignored.push(timeTick(ignored));
-    if (refs) sets.refs.push(timeTick(refs));
-    if (outputs) sets.outputs.push(timeTick(outputs));
+    runs.plain.push(timeTick(plain));
+    for (const row of rows) row.runs.push(timeTick(row.repo));
     if (!BEFORE) continue;
-    sets.beforePlain.push(timeTick(plain, BEFORE));
-    sets.beforeHistory.push(timeTick(history, BEFORE));
-    sets.beforeIgnored.push(timeTick(ignored, BEFORE));
-    if (refs) sets.beforeRefs.push(timeTick(refs, BEFORE));
-    if (outputs) sets.beforeOutputs.push(timeTick(outputs, BEFORE));
+    runs.before.push(timeTick(plain, BEFORE));
+    for (const row of rows) row.before.push(timeTick(row.repo, BEFORE));
   }
-  const p = report(`tick, ${SMALL} files`, sets.plain);
-  const h = report(`same with ${HISTORY_RUNS} history runs`, sets.history);
-  const g = report(`same with ${IGNORED_FILES} ignored node_modules files`, sets.ignored);
+  const p = report(`tick, ${SMALL} files`, runs.plain);
   console.log(`\n${SMALL} files: what history and ignored files add`);
   line(p);
-  line(h);
-  line(g);
-  ratio('history / plain', h, p, 1.1);
-  ratio('ignored node_modules / plain', g, p, 1.2);
-  // Not one of issue 17's numbers: the same bound as ignored files, for what else grows with a repository.
-  const r = refs ? report(`same with ${LOOSE_REFS} loose refs`, sets.refs) : null;
-  if (r) {
+  for (const row of rows) {
+    const r = report(row.label, row.runs);
     line(r);
-    ratio('loose refs / plain', r, p, 1.2);
+    ratio(`${row.short} / plain`, r, p, row.goal);
   }
-  const o = outputs ? report(`same with ${OUTPUTS} ignored *.o beside sources`, sets.outputs) : null;
-  if (o) {
-    line(o);
-    ratio('ignored build outputs / plain', o, p, 1.2);
-  }
-  if (BEFORE) {
-    const bp = report('before: plain', sets.beforePlain);
-    const bh = report('before: history', sets.beforeHistory);
-    const bg = report('before: ignored', sets.beforeIgnored);
-    line(bp);
-    line(bh);
-    line(bg);
+  if (!BEFORE) return;
+  const bp = report('before: plain', runs.before);
+  line(bp);
+  for (const row of rows) {
+    const b = report('', row.before);
     console.log(
-      `  before: history / plain ${(bh.cpu / bp.cpu).toFixed(2)}x, ignored / plain ${(bg.cpu / bp.cpu).toFixed(2)}x (cpu)`,
+      `  before: ${row.short} / plain ${(b.cpu / bp.cpu).toFixed(2)}x (cpu), ${(b.wall / bp.wall).toFixed(2)}x (wall)`,
     );
-    if (r)
-      console.log(
-        `  before: loose refs / plain ${(report('', sets.beforeRefs).cpu / bp.cpu).toFixed(2)}x (cpu)`,
-      );
-    if (o)
-      console.log(
-        `  before: ignored build outputs / plain ${(report('', sets.beforeOutputs).cpu / bp.cpu).toFixed(2)}x (cpu)`,
-      );
   }
 }
 
