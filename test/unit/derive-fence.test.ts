@@ -82,4 +82,24 @@ describe('a task against the config fence', () => {
     expect(checkTaskAgainstFence(['src/**', 'newdir/**'], ['src/**'], tracked).excluded).toEqual([]);
     expect(checkTaskAgainstFence(['lib/new.ts'], ['src/**'], tracked).excluded).toEqual(['lib/new.ts']);
   });
+  it('a glob whose tracked files all lie outside is refused; one inside among them is enough', () => {
+    expect(checkTaskAgainstFence(['*.js', 'src/*'], ['src/**'], tracked).excluded).toEqual(['*.js']);
+    expect(checkTaskAgainstFence(['**/*.{js,ts}'], ['src/**'], tracked).excluded).toEqual([]);
+  });
+  it('reads the tracked paths only until every glob is decided (the index is decoded that far)', () => {
+    let read = 0;
+    function* paths(): Generator<string> {
+      for (const path of ['a.md', 'src/a.ts', 'src/b.ts', 'z.md']) {
+        read++;
+        yield path;
+      }
+      throw new Error('read past the end');
+    }
+    expect(checkTaskAgainstFence(['src/**', 'src/a.ts'], ['src/**'], paths()).excluded).toEqual([]);
+    expect(read).toBe(2);
+    // A glob nothing tracked matches yet is decided only by reading every path.
+    expect(() => checkTaskAgainstFence(['src/**', 'new/**'], ['src/**'], paths())).toThrow(
+      'read past the end',
+    );
+  });
 });

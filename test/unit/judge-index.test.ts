@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { indexFlags, indexPaths } from '../../source/engine/judge/index-copy.js';
+import { IndexNotParsed, indexFlags, indexPathsLazily } from '../../source/engine/judge/index-copy.js';
 import { parseStatusV2, splitStatusV2 } from '../../source/engine/judge/touched-set.js';
 
 // The judge reads index flags from the index bytes and candidates from `status --porcelain=v2`:
@@ -87,6 +87,11 @@ describe('index flags from the index bytes', () => {
 
 describe('tracked paths from the index bytes', () => {
   const lsFiles = () => git('ls-files', '-z').toString().split('\0').filter(Boolean);
+  /** Every path, read to the end (null: the header is not one the reader parses). */
+  const indexPaths = (bytes: Buffer, hashBytes = 20) => {
+    const lazy = indexPathsLazily(bytes, hashBytes);
+    return lazy ? [...lazy] : null;
+  };
 
   it('are the paths ls-files -z prints, odd names, flags and intent-to-add entries included', () => {
     repo({ 'a.txt': 'a', 'b/c.txt': 'c', 'é space.txt': 'e', 'nl\nname.txt': 'n', 'z/y/x.txt': 'x' });
@@ -104,9 +109,30 @@ describe('tracked paths from the index bytes', () => {
     git('init', '-q', '--object-format=sha256', '-b', 'main');
     writeFileSync(join(dir, 'a.txt'), 'a');
     git('add', '-A');
-    expect(indexPaths(index())).toEqual(lsFiles());
+    expect(indexPaths(index(), 32)).toEqual(lsFiles());
+    // Read with the other object-name size, the first entry does not parse.
+    expect(() => indexPaths(index(), 20)).toThrow(IndexNotParsed);
     git('update-index', '--index-version', '4');
-    expect(indexPaths(index())).toBeNull();
+    expect(indexPaths(index(), 32)).toBeNull();
+  });
+
+  it('are decoded only as far as they are read, and bytes that stop parsing throw when reached', () => {
+    repo({ 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
+    const bytes = Buffer.from(index());
+    expect(indexPaths(bytes)).toEqual(['a.txt', 'b.txt', 'c.txt']);
+    // The second entry's name length no longer matches its name: entry 2 does not parse.
+    // An entry: 62 bytes of stat data, object name and flags, then its name padded with NULs to 8.
+    const second = 12 + 72;
+    bytes.writeUInt16BE(3, second + 60);
+    const lazy = indexPathsLazily(bytes, 20);
+    const iterator = lazy?.[Symbol.iterator]();
+    expect(iterator?.next()).toEqual({ value: 'a.txt', done: false });
+    expect(() => iterator?.next()).toThrow(IndexNotParsed);
+    expect(() => indexPaths(bytes)).toThrow(IndexNotParsed);
+    // Bytes cut short after the entries (no checksum) are seen after the last path.
+    const entriesEnd = 12 + 3 * 72;
+    const cut = indexPathsLazily(Buffer.from(index()).subarray(0, entriesEnd + 10), 20);
+    expect(() => [...(cut ?? [])]).toThrow(IndexNotParsed);
   });
 });
 

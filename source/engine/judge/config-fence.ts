@@ -21,24 +21,35 @@ export interface FenceCheck {
 export function checkTaskAgainstFence(
   taskAllowed: readonly string[],
   configAllowed: readonly string[],
-  trackedFiles: readonly string[],
+  trackedFiles: Iterable<string>,
 ): FenceCheck {
-  // Matchers compiled once, and each glob decided at the first tracked path inside both fences
-  // (issue 17: compiling the config's globs again for every path cost ~60 ms at 20k files).
+  // Matchers compiled once (issue 17: compiling the config's globs again for every path cost
+  // ~60 ms at 20k files). Each glob is decided at the first tracked path inside both fences, in one
+  // pass over the paths that ends once every glob is decided: the index is read only that far.
   const configMatchers = configAllowed.map((glob) => micromatch.matcher(glob, MATCH));
   const inConfig = (path: string) => configMatchers.some((matches) => matches(path));
-  const excluded = taskAllowed.filter((glob) => {
-    const literal = micromatch.scan(glob).isGlob ? null : glob;
-    if (literal !== null && inConfig(literal)) return false;
-    const inTask = micromatch.matcher(glob, MATCH);
-    let named = literal !== null;
+  // A literal path is decided by itself: inside the fence or not, whatever is tracked.
+  const literalExcluded = new Set<string>();
+  const open = new Map<string, { matches: (path: string) => boolean; named: boolean }>();
+  for (const glob of taskAllowed) {
+    if (micromatch.scan(glob).isGlob)
+      open.set(glob, { matches: micromatch.matcher(glob, MATCH), named: false });
+    else if (!inConfig(glob)) literalExcluded.add(glob);
+  }
+  if (open.size > 0)
     for (const path of trackedFiles) {
-      if (!inTask(path)) continue;
-      if (inConfig(path)) return false;
-      named = true;
+      let inside: boolean | null = null;
+      for (const [glob, task] of open) {
+        if (!task.matches(path)) continue;
+        inside ??= inConfig(path);
+        if (inside) open.delete(glob);
+        else task.named = true;
+      }
+      // Not one path more: the next would be decoded for nothing.
+      if (open.size === 0) break;
     }
-    return named;
-  });
+  // Excluded: a literal path outside the fence, or a glob whose tracked files all are.
+  const excluded = taskAllowed.filter((glob) => literalExcluded.has(glob) || open.get(glob)?.named === true);
   return { excluded, effective: effectiveFenceLine(taskAllowed, configAllowed) };
 }
 

@@ -1,6 +1,7 @@
-import { checkTaskAgainstFence } from '../judge/config-fence.js';
-import { type Git, splitNul } from '../judge/git.js';
-import { indexPaths, keepIndexCopy } from '../judge/index-copy.js';
+import { checkTaskAgainstFence, type FenceCheck } from '../judge/config-fence.js';
+import { splitNul } from '../judge/git.js';
+import { IndexNotParsed, indexPathsLazily, keepIndexCopy } from '../judge/index-copy.js';
+import { formatOfObjectId } from '../judge/object-guard.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
@@ -99,11 +100,7 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     record.control = outcome.task.control;
     return null;
   }
-  const fence = checkTaskAgainstFence(
-    outcome.task.scope.allowed_globs,
-    setup.config.scope.default_allowed_globs,
-    await trackedPaths(setup.git, setup.facts.gitDir),
-  );
+  const fence = await fenceCheck(setup, outcome.task.scope.allowed_globs);
   if (fence.excluded.length === outcome.task.scope.allowed_globs.length) {
     // Issue 21 item 4: nothing the task may touch is inside the fence. Refused before the builder
     // is paid for; the fix is in the config.
@@ -119,15 +116,25 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
 }
 
 /**
- * The tracked paths, read from `.git/index` itself (what `git ls-files -z` prints, without its
- * process: issue 17); a split index, index version 4, a sparse index or bytes that do not parse
- * exactly ask git, as before. Only the fence warning above reads them: the judge decides scope
- * from git after BUILD whatever this says.
+ * The task's globs against the config's fence, over the tracked paths read from `.git/index`
+ * itself (issue 17: no `git ls-files` process, and the index decoded only as far as the check
+ * reads). A split index, version 4, a sparse index or bytes that do not parse exactly ask git, as
+ * before. Only this check reads them: the judge decides scope from git after BUILD whatever it says.
  */
-async function trackedPaths(git: Git, gitDir: string): Promise<string[]> {
-  const index = await keepIndexCopy(gitDir);
-  const paths = index ? indexPaths(index.bytes) : null;
-  return paths ?? splitNul(await git.ok(['ls-files', '-z']));
+async function fenceCheck(setup: TickContext['setup'], taskAllowed: readonly string[]): Promise<FenceCheck> {
+  const check = (paths: Iterable<string>) =>
+    checkTaskAgainstFence(taskAllowed, setup.config.scope.default_allowed_globs, paths);
+  const format = formatOfObjectId(setup.facts.head);
+  const index = format ? await keepIndexCopy(setup.facts.gitDir) : null;
+  const fromIndex = index ? indexPathsLazily(index.bytes, format === 'sha256' ? 32 : 20) : null;
+  if (fromIndex) {
+    try {
+      return check(fromIndex);
+    } catch (error) {
+      if (!(error instanceof IndexNotParsed)) throw error;
+    }
+  }
+  return check(splitNul(await setup.git.ok(['ls-files', '-z'])));
 }
 
 /** What the schema cannot know: which builder modes this project enables, and their budgets. */
