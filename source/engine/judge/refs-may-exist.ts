@@ -1,5 +1,6 @@
-import { lstatSync, readFileSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
+import { readRegularFile } from './stat-or-null.js';
 
 /**
  * False only when git's files backend can hold no ref under `prefix` (`refs/replace`): no loose
@@ -13,9 +14,14 @@ export function refsMayExistUnder(commonDir: string, prefix: string): boolean {
   try {
     if (lstatSync(join(commonDir, 'reftable'), { throwIfNoEntry: false })) return true;
     if (lstatSync(join(commonDir, prefix), { throwIfNoEntry: false })) return true;
+    const packed = join(commonDir, 'packed-refs');
+    if (!lstatSync(packed, { throwIfNoEntry: false })) return false;
+    // Opened without waiting and read only when it is a regular file: a FIFO or a link to a
+    // device a builder left in its place must not freeze the runner (git is asked instead).
     // Searched as bytes: a packed-refs of a hundred thousand tags is not decoded for one name.
-    return readFileSync(join(commonDir, 'packed-refs')).includes(` ${prefix}/`);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+    const bytes = readRegularFile(packed);
+    return bytes === null || bytes.includes(` ${prefix}/`);
+  } catch {
+    return true;
   }
 }
