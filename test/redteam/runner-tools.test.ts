@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { loadSetup } from '../../source/engine/session/preflight.js';
 import { BUILDER_OK, TestProject, task } from '../support/project.js';
 import { expectStopHeld, sh, snapshotRepo } from './aftermath.js';
 
@@ -103,5 +104,26 @@ describe('red team: PATH entries inside the repository never reach the runner', 
     expect(existsSync(mark), 'the planted bwrap was taken for the sandbox').toBe(false);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(project.report()).toMatchObject({ code: 'SUCCESS', sandbox: 'bwrap' });
+  });
+
+  it('a project in a subfolder of another repository never starts a bwrap planted elsewhere in it', async () => {
+    // An outer repository that is no Relais project (a monorepo, a home folder under git), a
+    // config in one of its folders, and a PATH folder of the outer repository (direnv's tools/bin).
+    // The sandbox probe starts early, beside git's reads (issue 17); from `sub/` it must not look
+    // PATH up as if `sub/` were the repository: a review found the planted bwrap run there.
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    const mark = join(project.base, 'planted-bwrap-ran');
+    mkdirSync(join(project.root, 'sub'));
+    writeFileSync(join(project.root, 'sub/relais.config.json'), project.read('relais.config.json'));
+    execFileSync('sh', ['-c', plant('tools/bin', 'bwrap', mark, REAL_BWRAP)], { cwd: project.root });
+    const env = { ...process.env, PATH: `${join(project.root, 'tools/bin')}${delimiter}${process.env.PATH}` };
+    // Awaits every probe it started before it returns: the mark below is final.
+    const setup = await loadSetup(join(project.root, 'sub'), env);
+    expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);
+    expect(setup.ok).toBe(false);
+    // From the repository's root the probe runs early, and takes the real bwrap.
+    const atRoot = await loadSetup(project.root, env);
+    expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);
+    expect(atRoot.ok && atRoot.setup.sandbox.kind === 'bwrap' && atRoot.setup.sandbox.bwrap).toBe(REAL_BWRAP);
   });
 });

@@ -44,14 +44,22 @@ export type SetupResult =
 
 export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
   // The sandbox probe (a bwrap start) runs while git reads the repository: resolveSandbox takes
-  // the same run (probeBwrap keeps one per folder and PATH) when the folder is the repository's
-  // root, as it is unless `given` is a subfolder, which is probed again from the root.
+  // the same run (probeBwrap keeps one per folder and PATH). Only from a folder holding `.git`,
+  // git's own top-level for it: the probe's lookup skips PATH folders inside that folder only, so
+  // from a subfolder a `bwrap` planted elsewhere in the repository could run (a review found it).
+  // Awaited before returning whatever happens, so no probe outlives the setup.
+  let early: Promise<unknown> = Promise.resolve();
   const loaded = await loadProject(given, env, (config, root) => {
-    if (sandboxSettings(config).mode === 'bwrap') probeBwrap(env, root).catch(() => undefined);
+    if (sandboxSettings(config).mode === 'bwrap' && existsSync(join(root, '.git')))
+      early = probeBwrap(env, root).catch(() => undefined);
   });
-  if (!loaded.ok) return loaded;
+  if (!loaded.ok) {
+    await early;
+    return loaded;
+  }
   const { project } = loaded;
   const sandbox = await resolveSandbox(project.config, project.facts.root, env);
+  await early;
   return { ok: true, setup: { ...project, sandbox } };
 }
 
