@@ -374,12 +374,15 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     record.historyDir && setup.config.history.include_diff_patch
       ? join(record.historyDir, 'diff.patch')
       : null;
-  // The ledger's write and git's diff into history are independent: side by side.
-  const [, patchWritten] = await Promise.all([
+  // The ledger's write and git's diff into history are independent: side by side, and both ended
+  // before anything goes on (a failed ledger write is thrown once the diff has been written too).
+  const [settled, patchWritten] = await Promise.allSettled([
     ledger.add(settleCall(reserved, built)),
     patch ? writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch) : false,
   ]);
-  if (patch && patchWritten) record.diffPatchPath = relativeToRoot(setup, patch);
+  if (settled.status === 'rejected') throw settled.reason;
+  if (patchWritten.status === 'rejected') throw patchWritten.reason;
+  if (patch && patchWritten.value) record.diffPatchPath = relativeToRoot(setup, patch);
   options.bus.emit({
     type: 'judge.finished',
     code: record.judge.verdict.code,
