@@ -82,6 +82,13 @@ describe('a task against the config fence', () => {
     expect(checkTaskAgainstFence(['src/**', 'newdir/**'], ['src/**'], tracked).excluded).toEqual([]);
     expect(checkTaskAgainstFence(['lib/new.ts'], ['src/**'], tracked).excluded).toEqual(['lib/new.ts']);
   });
+  it('a path that is no glob but matches other paths (./src/a.ts, an escape, a negation) is matched as before', () => {
+    // micromatch's matcher of these takes tracked paths other than the string itself.
+    expect(checkTaskAgainstFence(['./src/a.ts'], ['src/**'], tracked).excluded).toEqual([]);
+    expect(checkTaskAgainstFence(['src/\\a.ts'], ['src/**'], tracked).excluded).toEqual([]);
+    expect(checkTaskAgainstFence(['!readme.md'], ['src/**'], tracked).excluded).toEqual([]);
+    expect(checkTaskAgainstFence(['./index.js'], ['src/**'], tracked).excluded).toEqual(['./index.js']);
+  });
   it('a glob whose tracked files all lie outside is refused; one inside among them is enough', () => {
     expect(checkTaskAgainstFence(['*.js', 'src/*'], ['src/**'], tracked).excluded).toEqual(['*.js']);
     expect(checkTaskAgainstFence(['**/*.{js,ts}'], ['src/**'], tracked).excluded).toEqual([]);

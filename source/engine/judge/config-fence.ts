@@ -28,13 +28,14 @@ export function checkTaskAgainstFence(
   // pass over the paths that ends once every glob is decided: the index is read only that far.
   const configMatchers = configAllowed.map((glob) => micromatch.matcher(glob, MATCH));
   const inConfig = (path: string) => configMatchers.some((matches) => matches(path));
-  // A literal path is decided by itself: inside the fence or not, whatever is tracked.
-  const literalExcluded = new Set<string>();
+  // A literal path inside the fence is decided at once. One outside is still matched against the
+  // tracked paths: micromatch's matcher of `./src/a.ts`, `src/\\a.ts` or `!foo` takes other paths
+  // than the string itself (a review found the shortcut refusing such a task).
   const open = new Map<string, { matches: (path: string) => boolean; named: boolean }>();
   for (const glob of taskAllowed) {
-    if (micromatch.scan(glob).isGlob)
-      open.set(glob, { matches: micromatch.matcher(glob, MATCH), named: false });
-    else if (!inConfig(glob)) literalExcluded.add(glob);
+    const literal = !micromatch.scan(glob).isGlob;
+    if (literal && inConfig(glob)) continue;
+    open.set(glob, { matches: micromatch.matcher(glob, MATCH), named: literal });
   }
   if (open.size > 0)
     for (const path of trackedFiles) {
@@ -48,8 +49,8 @@ export function checkTaskAgainstFence(
       // Not one path more: the next would be decoded for nothing.
       if (open.size === 0) break;
     }
-  // Excluded: a literal path outside the fence, or a glob whose tracked files all are.
-  const excluded = taskAllowed.filter((glob) => literalExcluded.has(glob) || open.get(glob)?.named === true);
+  // Excluded: named by the task (a literal path, or tracked files it matches), none inside the fence.
+  const excluded = taskAllowed.filter((glob) => open.get(glob)?.named === true);
   return { excluded, effective: effectiveFenceLine(taskAllowed, configAllowed) };
 }
 
