@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -76,6 +76,11 @@ describe('refsMayExistUnder', () => {
     expect(refsMayExistUnder(common(), 'refs/replace')).toBe(true);
     rmSync(join(common(), 'packed-refs'));
     symlinkSync('/dev/zero', join(common(), 'packed-refs'));
+    expect(refsMayExistUnder(common(), 'refs/replace')).toBe(true);
+    // A regular file of gigabytes is not read either (a sparse one here: nothing is written).
+    rmSync(join(common(), 'packed-refs'));
+    writeFileSync(join(common(), 'packed-refs'), '');
+    truncateSync(join(common(), 'packed-refs'), 2000 * 1024 * 1024);
     expect(refsMayExistUnder(common(), 'refs/replace')).toBe(true);
   });
 

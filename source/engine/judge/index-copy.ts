@@ -158,7 +158,7 @@ function parseEntry(
   let nameAt = flagsAt + 2;
   let extended = 0;
   if (flags & EXTENDED) {
-    if (version < 3) return null;
+    if (version < 3 || nameAt + 2 > bytes.length) return null;
     extended = bytes.readUInt16BE(nameAt);
     nameAt += 2;
   }

@@ -24,11 +24,11 @@ export function statOrNull(path: string): BigIntStats | null {
 
 /**
  * The bytes of a regular file (through a symbolic link, as a plain read would), or null for
- * anything else or anything unreadable. Opened without blocking and checked on the open
+ * anything else, anything unreadable, or a file larger than `maxBytes`. Opened without blocking and checked on the open
  * descriptor: the judge's synchronous reads must never wait on a FIFO a builder left (or swapped
  * in after an lstat), which would freeze the whole runner, signal handlers included.
  */
-export function readRegularFile(path: string): Buffer | null {
+export function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Buffer | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -36,7 +36,8 @@ export function readRegularFile(path: string): Buffer | null {
     return null;
   }
   try {
-    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
+    const stat = fstatSync(fd);
+    return stat.isFile() && stat.size <= maxBytes ? readFileSync(fd) : null;
   } catch {
     return null;
   } finally {
