@@ -109,18 +109,22 @@ describe('red team: PATH entries inside the repository never reach the runner', 
   it('a project in a subfolder of another repository never starts a bwrap planted elsewhere in it', async () => {
     // An outer repository that is no Relais project (a monorepo, a home folder under git), a
     // config in one of its folders, and a PATH folder of the outer repository (direnv's tools/bin).
-    // The sandbox probe starts early, beside git's reads (issue 17); from `sub/` it must not look
-    // PATH up as if `sub/` were the repository: a review found the planted bwrap run there.
+    // A sandbox probe started from `sub/` before git named the repository's root (tried in issue
+    // 17's eighth pass, beside git's reads) looked PATH up as if `sub/` were the repository and ran
+    // the planted bwrap, even behind a `sub/.git` git itself skips (two reviews; reverted).
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     const mark = join(project.base, 'planted-bwrap-ran');
     mkdirSync(join(project.root, 'sub'));
     writeFileSync(join(project.root, 'sub/relais.config.json'), project.read('relais.config.json'));
     execFileSync('sh', ['-c', plant('tools/bin', 'bwrap', mark, REAL_BWRAP)], { cwd: project.root });
     const env = { ...process.env, PATH: `${join(project.root, 'tools/bin')}${delimiter}${process.env.PATH}` };
-    // Awaits every probe it started before it returns: the mark below is final.
     const setup = await loadSetup(join(project.root, 'sub'), env);
     expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);
     expect(setup.ok).toBe(false);
+    // An empty `.git` folder there is no repository to git, which goes on to the outer one.
+    mkdirSync(join(project.root, 'sub/.git'));
+    expect((await loadSetup(join(project.root, 'sub'), env)).ok).toBe(false);
+    expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);
     // From the repository's root the probe runs early, and takes the real bwrap.
     const atRoot = await loadSetup(project.root, env);
     expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);

@@ -44,8 +44,6 @@ export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
 export async function loadProject(
   given: string,
   env: NodeJS.ProcessEnv,
-  /** Called once the config is read, before git is asked anything (a tick starts its probe there). */
-  configRead?: (config: RelaisConfig, root: string) => void,
 ): Promise<{ ok: true; project: ProjectSetup } | { ok: false; block: Block; paths: null }> {
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
@@ -60,7 +58,6 @@ export async function loadProject(
     };
   }
   const config = loaded.config;
-  configRead?.(config, root);
   const paths = workspacePaths(root, config.workspace_dir);
   // Row 2: not a git repository, or HEAD unreadable.
   const git = new Git(root, env);

@@ -3,13 +3,7 @@ import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
 import { type RepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { WorkspaceState } from '../protocol/state.js';
-import {
-  probeBwrap,
-  resolveSandbox,
-  SANDBOX_FIX,
-  type Sandbox,
-  sandboxSettings,
-} from '../sandbox/sandbox.js';
+import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
@@ -43,23 +37,10 @@ export type SetupResult =
   | { ok: false; block: Block; paths: WorkspacePaths | null };
 
 export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
-  // The sandbox probe (a bwrap start) runs while git reads the repository: resolveSandbox takes
-  // the same run (probeBwrap keeps one per folder and PATH). Only from a folder holding `.git`,
-  // git's own top-level for it: the probe's lookup skips PATH folders inside that folder only, so
-  // from a subfolder a `bwrap` planted elsewhere in the repository could run (a review found it).
-  // Awaited before returning whatever happens, so no probe outlives the setup.
-  let early: Promise<unknown> = Promise.resolve();
-  const loaded = await loadProject(given, env, (config, root) => {
-    if (sandboxSettings(config).mode === 'bwrap' && existsSync(join(root, '.git')))
-      early = probeBwrap(env, root).catch(() => undefined);
-  });
-  if (!loaded.ok) {
-    await early;
-    return loaded;
-  }
+  const loaded = await loadProject(given, env);
+  if (!loaded.ok) return loaded;
   const { project } = loaded;
   const sandbox = await resolveSandbox(project.config, project.facts.root, env);
-  await early;
   return { ok: true, setup: { ...project, sandbox } };
 }
 
