@@ -244,32 +244,22 @@ function reportScoped(size, scoped, whole, floor, wholeBefores) {
  */
 function compareHistoryAndIgnored(history) {
   const plain = makeRepo(base, SMALL, { name: 'plain' });
+  /** A row of what grows (absent when its count is 0): its repository made with `grows`. */
+  const grows = (count, what, short, name, options) =>
+    count > 0 && {
+      label: `same with ${count} ${what}`,
+      short,
+      goal: 1.2,
+      repo: makeRepo(base, SMALL, { name, ...options }),
+    };
   const rows = [
     { label: `same with ${HISTORY_RUNS} history runs`, short: 'history', goal: 1.1, repo: history },
-    {
-      label: `same with ${IGNORED_FILES} ignored node_modules files`,
-      short: 'ignored node_modules',
-      goal: 1.2,
-      repo: makeRepo(base, SMALL, { name: 'ignored', ignored: IGNORED_FILES }),
-    },
-    LOOSE_REFS > 0 && {
-      label: `same with ${LOOSE_REFS} loose refs`,
-      short: 'loose refs',
-      goal: 1.2,
-      repo: makeRepo(base, SMALL, { name: 'refs', looseRefs: LOOSE_REFS }),
-    },
-    OUTPUTS > 0 && {
-      label: `same with ${OUTPUTS} ignored *.o beside sources`,
-      short: 'ignored build outputs',
-      goal: 1.2,
-      repo: makeRepo(base, SMALL, { name: 'outputs', outputs: OUTPUTS }),
-    },
-    LOOSE_OBJECTS > 0 && {
-      label: `same with ${LOOSE_OBJECTS} loose objects`,
-      short: 'loose objects',
-      goal: 1.2,
-      repo: makeRepo(base, SMALL, { name: 'objects', looseObjects: LOOSE_OBJECTS }),
-    },
+    grows(IGNORED_FILES, 'ignored node_modules files', 'ignored node_modules', 'ignored', {
+      ignored: IGNORED_FILES,
+    }),
+    grows(LOOSE_REFS, 'loose refs', 'loose refs', 'refs', { looseRefs: LOOSE_REFS }),
+    grows(OUTPUTS, 'ignored *.o beside sources', 'ignored build outputs', 'outputs', { outputs: OUTPUTS }),
+    grows(LOOSE_OBJECTS, 'loose objects', 'loose objects', 'objects', { looseObjects: LOOSE_OBJECTS }),
   ].filter(Boolean);
   for (const repo of [plain, ...rows.map((r) => r.repo)]) timeTick(repo);
   const runs = { plain: [], before: [] };
