@@ -24,9 +24,10 @@ export function statOrNull(path: string): BigIntStats | null {
 
 /**
  * The bytes of a regular file (through a symbolic link, as a plain read would), or null for
- * anything else, anything unreadable, or a file larger than `maxBytes`. Opened without blocking and checked on the open
- * descriptor: the judge's synchronous reads must never wait on a FIFO a builder left (or swapped
- * in after an lstat), which would freeze the whole runner, signal handlers included.
+ * anything else, anything unreadable, or a file larger than `maxBytes`. Opened without blocking
+ * and checked on the open descriptor: the judge's synchronous reads must never wait on a FIFO a
+ * builder left (or swapped in after an lstat), which would freeze the whole runner, signal
+ * handlers included.
  */
 export function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINITY): Buffer | null {
   let fd: number;

@@ -46,8 +46,8 @@ export async function writeHistorySnapshot(
   config: RelaisConfig,
   bus: EngineBus,
 ): Promise<void> {
-  // Four files of one record, independent of each other: written side by side (each atomic write
-  // waits on two fsyncs), and every write has ended before the tick reports.
+  // The record's files (up to four), independent of each other: written side by side (each atomic
+  // write waits on two fsyncs), and every write has ended before the tick reports.
   const noVerifyLog = config.history.include_verify_log && report.verification.verify_log_path === null;
   const files: (() => Promise<unknown>)[] = [
     ...(noVerifyLog
