@@ -125,7 +125,7 @@ describe('red team: PATH entries inside the repository never reach the runner', 
     mkdirSync(join(project.root, 'sub/.git'));
     expect((await loadSetup(join(project.root, 'sub'), env)).ok).toBe(false);
     expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);
-    // From the repository's root the probe runs early, and takes the real bwrap.
+    // From the repository's root the probe skips the repository's own PATH folder: the real bwrap.
     const atRoot = await loadSetup(project.root, env);
     expect(existsSync(mark), 'the planted bwrap ran outside the sandbox').toBe(false);
     expect(atRoot.ok && atRoot.setup.sandbox.kind === 'bwrap' && atRoot.setup.sandbox.bwrap).toBe(REAL_BWRAP);

@@ -84,7 +84,7 @@ describe('refsMayExistUnder', () => {
     expect(refsMayExistUnder(common(), 'refs/replace')).toBe(true);
   });
 
-  it('the judge reads none without git, then names one made since', async () => {
+  it('the judge finds none where none can exist, then names one made since', async () => {
     const judgeGit = new Git(repo, process.env);
     judgeGit.pin(common(), common());
     expect((await readGitSideState(judgeGit)).replaceRefs.size).toBe(0);
