@@ -161,15 +161,23 @@ describe('killAllChildrenNow', () => {
 
 describe('TreeWatch', () => {
   // A daemon re-parented to init between two samples is no descendant any more: only the mark in
-  // its inherited environment finds it. The watch samples once, at its start (before the fork).
+  // its inherited environment finds it. The watch samples once, at its start, and the child forks
+  // only after that: it waits for a line on stdin. Without the wait the sample could come after
+  // the fork under load, see the daemon still a descendant, and fail the control below (seen once
+  // in the whole suite).
   async function orphanDaemon(mark: string | null) {
     dir = mkdtempSync(join(tmpdir(), 'relais-proc-'));
     const pidFile = join(dir, 'pid');
-    const child = spawn('sh', ['-c', 'setsid sh -c \'sleep 300 & echo $! > "$0"\' "$0"; exit 0', pidFile], {
-      env: mark ? { ...process.env, [PROCESS_MARK_VAR]: mark } : process.env,
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      'sh',
+      ['-c', 'read go; setsid sh -c \'sleep 300 & echo $! > "$0"\' "$0"; exit 0', pidFile],
+      {
+        env: mark ? { ...process.env, [PROCESS_MARK_VAR]: mark } : process.env,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      },
+    );
     const watch = new TreeWatch(child.pid as number, mark, 3_600_000);
+    child.stdin?.end('go\n');
     await once(child, 'exit');
     watch.sweep();
     const daemon = Number(readFileSync(pidFile, 'utf8'));
