@@ -1,6 +1,7 @@
-import { readdirSync, rmSync, statfsSync } from 'node:fs';
+import { rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Git } from './git.js';
+import { LOOSE_OBJECT_NAME, looseObjectFiles } from './object-guard.js';
 import { namesOrEmpty, statOrNull } from './stat-or-null.js';
 
 /**
@@ -87,10 +88,8 @@ export async function compactLooseObjects(
 
 /** Git's estimate (`too_many_loose_objects`): loose objects in objects/17, times 256. */
 export function estimatedLooseObjects(objectsDir: string): number {
-  return namesOrEmpty(join(objectsDir, '17')).filter((name) => OBJECT_FILE.test(name)).length * 256;
+  return namesOrEmpty(join(objectsDir, '17')).filter((name) => LOOSE_OBJECT_NAME.test(name)).length * 256;
 }
-
-const OBJECT_FILE = /^[0-9a-f]{38}([0-9a-f]{24})?$/;
 
 function hasLinkedWorktrees(commonDir: string): boolean {
   return namesOrEmpty(join(commonDir, 'worktrees')).length > 0;
@@ -100,14 +99,12 @@ function hasLinkedWorktrees(commonDir: string): boolean {
 function looseObjects(objectsDir: string): { ids: string[]; bytes: number } {
   const ids: string[] = [];
   let bytes = 0;
-  for (const dir of namesOrEmpty(objectsDir)) {
-    if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const entry of readdirSync(join(objectsDir, dir), { withFileTypes: true })) {
-      if (!entry.isFile() || !OBJECT_FILE.test(entry.name)) continue;
-      ids.push(dir + entry.name);
-      // 0 for one that went away meanwhile.
-      bytes += Number(statOrNull(join(objectsDir, dir, entry.name))?.size ?? 0);
-    }
+  for (const { id, path } of looseObjectFiles(objectsDir)) {
+    const stat = statOrNull(path);
+    // Gone meanwhile, or not a file (git would not read it as an object either).
+    if (!stat?.isFile()) continue;
+    ids.push(id);
+    bytes += Number(stat.size);
   }
   return { ids, bytes };
 }

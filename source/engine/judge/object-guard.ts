@@ -33,8 +33,8 @@ export async function snapshotObjects(
   return {
     objectsDir,
     format: formatOfObjectId(facts.head) ?? (await askObjectFormat(git)),
-    loose: await looseObjects(objectsDir),
-    packs: await packFiles(objectsDir),
+    loose: looseObjects(objectsDir),
+    packs: packFiles(objectsDir),
   };
 }
 
@@ -57,7 +57,7 @@ async function askObjectFormat(git: Git): Promise<ObjectSnapshot['format']> {
 /** Every object of the snapshot that is now damaged, missing or shadowed; empty when all hold. */
 export async function damagedObjects(git: Git, before: ObjectSnapshot): Promise<string[]> {
   const damaged: string[] = [];
-  const nowLoose = await looseObjects(before.objectsDir);
+  const nowLoose = looseObjects(before.objectsDir);
   const gone: string[] = [];
   for (const [oid, identity] of before.loose) {
     const now = nowLoose.get(oid);
@@ -68,7 +68,7 @@ export async function damagedObjects(git: Git, before: ObjectSnapshot): Promise<
   // A repack moves loose objects into a pack: they must still be readable, with their content.
   if (gone.length > 0) damaged.push(...(await unreadable(git, gone, before.format)));
 
-  const nowPacks = await packFiles(before.objectsDir);
+  const nowPacks = packFiles(before.objectsDir);
   const changedIdx = [...nowPacks]
     .filter(([name, identity]) => name.endsWith('.idx') && before.packs.get(name) !== identity)
     .map(([name]) => name);
@@ -128,25 +128,35 @@ async function unreadable(
   return bad;
 }
 
+/** A loose object's file name in its fan-out folder: the id's last 38 (SHA-1) or 62 hex digits. */
+export const LOOSE_OBJECT_NAME = /^[0-9a-f]{38}([0-9a-f]{24})?$/;
+
 /**
- * Listed synchronously, like the lstats below: up to 256 fan-out folders, each listing awaited in
- * turn cost a round trip of its own (about 35 ms per snapshot with a loop's few hundred loose
- * objects spread over them, twice a tick, issue 17), for microseconds of work each.
+ * Every loose object's id and path (the object guard, and the packing in compact-objects.ts).
+ * Listed synchronously, like the lstats that follow: up to 256 fan-out folders, each listing
+ * awaited in turn cost a round trip of its own (about 35 ms per snapshot with a loop's few hundred
+ * loose objects spread over them, twice a tick, issue 17), for microseconds of work each.
  */
-async function looseObjects(objectsDir: string): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
+export function looseObjectFiles(objectsDir: string): { id: string; path: string }[] {
+  const files: { id: string; path: string }[] = [];
   for (const dir of namesOrEmpty(objectsDir)) {
     if (!/^[0-9a-f]{2}$/.test(dir)) continue;
-    for (const name of namesOrEmpty(join(objectsDir, dir))) {
-      if (!/^[0-9a-f]{38}([0-9a-f]{24})?$/.test(name)) continue;
-      const identity = identityOf(join(objectsDir, dir, name));
-      if (identity) found.set(dir + name, identity);
-    }
+    for (const name of namesOrEmpty(join(objectsDir, dir)))
+      if (LOOSE_OBJECT_NAME.test(name)) files.push({ id: dir + name, path: join(objectsDir, dir, name) });
+  }
+  return files;
+}
+
+function looseObjects(objectsDir: string): Map<string, string> {
+  const found = new Map<string, string>();
+  for (const { id, path } of looseObjectFiles(objectsDir)) {
+    const identity = identityOf(path);
+    if (identity) found.set(id, identity);
   }
   return found;
 }
 
-async function packFiles(objectsDir: string): Promise<Map<string, string>> {
+function packFiles(objectsDir: string): Map<string, string> {
   const found = new Map<string, string>();
   const dir = join(objectsDir, 'pack');
   for (const name of namesOrEmpty(dir)) {

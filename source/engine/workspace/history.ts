@@ -1,6 +1,6 @@
-import { type Dirent, lstatSync, readdirSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { namesOrEmpty, statOrNull } from '../judge/stat-or-null.js';
 import { historySizesSchema } from '../protocol/history-sizes.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
 import type { WorkspacePaths } from './paths.js';
@@ -161,27 +161,12 @@ export function folderSizeBytes(dir: string): number {
   const pending = [dir];
   while (pending.length > 0) {
     const current = pending.pop() as string;
-    for (const entry of entriesOrEmpty(current)) {
-      const full = join(current, entry.name);
-      if (entry.isDirectory()) pending.push(full);
-      else total += sizeOrZero(full);
+    for (const name of namesOrEmpty(current)) {
+      const full = join(current, name);
+      const stat = statOrNull(full);
+      if (stat?.isDirectory()) pending.push(full);
+      else total += Number(stat?.size ?? 0);
     }
   }
   return total;
-}
-
-function entriesOrEmpty(dir: string): Dirent[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-}
-
-function sizeOrZero(path: string): number {
-  try {
-    return lstatSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  } catch {
-    return 0;
-  }
 }
