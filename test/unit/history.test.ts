@@ -42,7 +42,7 @@ describe('history rotation', () => {
     const first = await rotateHistory(paths, 1000, true);
     expect(first.removed).toEqual(['20200101T000000Z-a']);
     expect(first.bytes).toBe(600);
-    expect(first.listing.runs).toEqual(['20200102T000000Z-b', 'constructor']);
+    expect(first.listing.newest).toEqual(['20200102T000000Z-b', 'constructor']);
     expect(sizes()).toEqual({ '20200102T000000Z-b': 500, constructor: 100 });
 
     const written = statSync(historySizesFile(paths));

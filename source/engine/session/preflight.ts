@@ -10,6 +10,7 @@ import {
   removeStaleTmpFiles,
 } from '../workspace/crash-recovery.js';
 import { type HistoryListing, rotateHistory } from '../workspace/history.js';
+import type { HistoryKnown } from '../workspace/history-tally.js';
 import {
   capsReached,
   describeShortfall,
@@ -51,6 +52,8 @@ export type StartCheck =
       removedTmp: string[];
       /** History run folders deleted to stay under history.max_mb (oldest first). */
       prunedHistory: string[];
+      /** What the rotation knows of history, kept in its tally when the tick ends (null: history off). */
+      history: HistoryKnown | null;
     }
   | { ok: false; block: Block; state: WorkspaceState | null };
 
@@ -88,6 +91,7 @@ export async function checkStartConditions(
     state: crash.state,
     removedTmp: crash.removedTmp,
     prunedHistory: history.removed,
+    history: history.known ?? null,
   };
 }
 
@@ -110,12 +114,12 @@ async function dirtyRow(setup: TickSetup, sideEffects: boolean): Promise<Block |
 async function historyRow(
   { config, paths }: TickSetup,
   sideEffects: boolean,
-): Promise<{ block: Block | null; removed: string[]; listing?: HistoryListing }> {
+): Promise<{ block: Block | null; removed: string[]; listing?: HistoryListing; known?: HistoryKnown }> {
   if (!config.history.enabled) return { block: null, removed: [] };
   const cap = config.history.max_mb * 1024 * 1024;
   const rotation = await rotateHistory(paths, cap, sideEffects);
   if (rotation.bytes <= cap || rotation.failed.length === 0)
-    return { block: null, removed: rotation.removed, listing: rotation.listing };
+    return { block: null, removed: rotation.removed, listing: rotation.listing, known: rotation.known };
   const mb = (rotation.bytes / 1024 / 1024).toFixed(1);
   return {
     block: {

@@ -1,9 +1,12 @@
+import { basename } from 'node:path';
 import type { EngineBus } from '../events.js';
 import { compactLooseObjects } from '../judge/compact-objects.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { WorkspaceState } from '../protocol/state.js';
 import type { Block, TickSetup } from '../session/preflight.js';
+import { NEWEST_RUNS_KEPT } from '../workspace/history.js';
+import { keepHistoryTally } from '../workspace/history-tally.js';
 import { budgetWarnings } from '../workspace/ledger.js';
 import { writeState } from '../workspace/state-store.js';
 import { relativeToRoot, type TickOptions, type TickResult } from './tick-context.js';
@@ -129,9 +132,22 @@ async function writeReports(
     else await clearBlockedFile(setup.paths);
     // Before END: tick.finished stays the last event of a tick (what --json readers take as its result).
     if (packingDue(record, options.signal)) await packLooseObjects(setup, options);
+    await keepTally(setup, record, now);
   }
   bus.emit({ type: 'phase.changed', phase: 'END' });
   return announce(record, written.ok ? report : null, state, options);
+}
+
+/**
+ * Last of the tick's writes to history: the tally lets the next tick skip listing it. Not
+ * written, or not readable later, it only costs the next tick that listing.
+ */
+async function keepTally(setup: TickSetup, record: TickRecord, now: () => Date): Promise<void> {
+  if (!record.historyKnown) return;
+  const ownRun = record.historyDir ? basename(record.historyDir) : null;
+  await keepHistoryTally(setup.paths, record.historyKnown, ownRun, NEWEST_RUNS_KEPT, now().getTime()).catch(
+    () => false,
+  );
 }
 
 function announce(

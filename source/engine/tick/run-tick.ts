@@ -95,6 +95,7 @@ async function lockedTick(
   warnIfSandboxOff(setup.sandbox, options.bus);
   const start = await checkStartConditions(setup, true, options.env, options.runCaps);
   if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
+  record.historyKnown = start.history;
   if (start.removedTmp.length > 0)
     options.bus.emit({
       type: 'log',

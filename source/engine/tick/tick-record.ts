@@ -3,6 +3,7 @@ import type { Report, SandboxName, VerificationRun } from '../protocol/report.js
 import { emptyLedger, type WorkspaceState } from '../protocol/state.js';
 import type { Control, Task } from '../protocol/task.js';
 import type { JudgeOutcome } from '../session/judge-phase.js';
+import type { HistoryKnown } from '../workspace/history-tally.js';
 import type { BuildOutcome } from './build.js';
 
 /**
@@ -45,6 +46,8 @@ export interface TickRecord {
   historyDir: string | null;
   /** The same folder relative to the repository root, as reports show it. */
   historyPointer: string | null;
+  /** What preflight's rotation knew of history, kept in its tally when the tick ends (issue 17). */
+  historyKnown: HistoryKnown | null;
   warnings: string[];
   /** Writes of the builder the runner refused before they happened (the scope hook's reasons). */
   refusedWrites: string[];
@@ -76,6 +79,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     verifyLogPath: null,
     historyDir: null,
     historyPointer: null,
+    historyKnown: null,
     warnings: [],
     refusedWrites: [],
     control: null,

@@ -8,12 +8,16 @@ import { describeZodError } from '../protocol/model-json.js';
  * final name, fsync the folder. A crash leaves either the old file or the new one, plus at worst a
  * stale `*.tmp` that preflight removes.
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  { durable = true }: { readonly durable?: boolean } = {},
+): Promise<void> {
   const tmp = `${path}.${process.pid}.${await randomHex(3)}.tmp`;
   const handle = await open(tmp, 'w', 0o644);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (durable) await handle.sync();
   } finally {
     await handle.close();
   }
@@ -23,7 +27,7 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
     await unlink(tmp).catch(() => undefined);
     throw error;
   }
-  await syncFolder(dirname(path));
+  if (durable) await syncFolder(dirname(path));
 }
 
 /**
@@ -46,19 +50,22 @@ async function syncFolder(folder: string): Promise<void> {
 /**
  * Validates before writing: a runner bug must never put an invalid file on disk. `compact` writes
  * one line, for large files only the runner reads (indenting thousands of entries costs more than
- * the rest of the write).
+ * the rest of the write). `durable: false` skips both fsyncs, for a cache the runner validates on
+ * read and can rebuild: still renamed into place whole, but a crash may lose it.
  */
 export async function writeJsonAtomic<S extends z.ZodType>(
   path: string,
   schema: S,
   value: z.infer<S>,
-  { compact = false }: { readonly compact?: boolean } = {},
+  { compact = false, durable = true }: { readonly compact?: boolean; readonly durable?: boolean } = {},
 ): Promise<void> {
   const checked = schema.safeParse(value);
   if (!checked.success) {
     throw new Error(`refusing to write invalid ${path}: ${describeZodError(checked.error)}`);
   }
-  await writeFileAtomic(path, `${JSON.stringify(checked.data, null, compact ? undefined : 2)}\n`);
+  await writeFileAtomic(path, `${JSON.stringify(checked.data, null, compact ? undefined : 2)}\n`, {
+    durable,
+  });
 }
 
 export type JsonRead<T> =

@@ -8,7 +8,7 @@ import { workspaceStateSchema } from '../protocol/state.js';
 import { taskSchema } from '../protocol/task.js';
 import { workflowFileSchema } from '../protocol/workflow.js';
 import { readJsonValidated } from './atomic-write.js';
-import { type HistoryListing, listHistory } from './history.js';
+import { type HistoryListing, listHistory, NEWEST_RUNS_KEPT } from './history.js';
 import type { WorkspacePaths } from './paths.js';
 
 /**
@@ -20,21 +20,19 @@ import type { WorkspacePaths } from './paths.js';
 /**
  * Only a run killed mid-write leaves a temp file, in its own history folder, and the lock makes
  * that run the newest one when the next run starts here (run ids begin with their start time).
- * The newest few folders are looked at (a clock set back still lands there); an older leftover
- * would be an unused file, never read as data. Thousands of old runs are not listed every tick.
- */
-const RECENT_HISTORY_FOLDERS = 20;
-
-/**
- * `history` is history's folder as the rotation just listed it (one listing of thousands of runs
- * per tick, issue 17); without it the folder is listed here. The lock is held, so no run adds a
- * folder or a temp file there in between.
+ * The newest few folders (NEWEST_RUNS_KEPT) are looked at (a clock set back still lands there); an
+ * older leftover would be an unused file, never read as data. Thousands of old runs are not listed
+ * every tick.
+ *
+ * `history` is history's folder as the rotation just saw it (listed, or from the last tick's tally:
+ * issue 17); without it the folder is listed here. The lock is held, so no run adds a folder or a
+ * temp file there in between.
  */
 export async function listStaleTmpFiles(paths: WorkspacePaths, history?: HistoryListing): Promise<string[]> {
   const listing = history ?? (await listHistory(paths));
   const folders = [
     paths.dir,
-    ...listing.runs.slice(-RECENT_HISTORY_FOLDERS).map((run) => join(paths.historyDir, run)),
+    ...listing.newest.slice(-NEWEST_RUNS_KEPT).map((run) => join(paths.historyDir, run)),
   ];
   // lock.json temp files belong to a run that may be acquiring the lock right now: never touched.
   const isStale = (name: string) => name.endsWith('.tmp') && !name.startsWith('lock.json.');

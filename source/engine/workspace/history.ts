@@ -2,7 +2,9 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { namesOrEmpty, statOrNull } from '../judge/stat-or-null.js';
 import { historySizesSchema } from '../protocol/history-sizes.js';
+import type { HistoryTally } from '../protocol/history-tally.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
+import { type HistoryKnown, readHistoryTally } from './history-tally.js';
 import type { WorkspacePaths } from './paths.js';
 
 /**
@@ -32,26 +34,36 @@ export function historySizesFile(paths: WorkspacePaths): string {
 const OWN_CAP_FOLDERS = new Set(['agents']);
 
 /**
- * New run folders measured before sizes.json is written again. Each tick adds one folder, and
- * rewriting the whole index for it (5,000 runs: validate, serialize, fsync) cost more than
- * measuring a few small folders again: until the count is reached they are measured each tick and
- * the sizes are the same either way (issue 17).
+ * Run folders measured before sizes.json is written again. Each tick adds one folder, and
+ * rewriting the whole index for it (5,000 runs: validate, serialize, fsync) cost more than keeping
+ * the few new sizes elsewhere: in the tally between ticks (history-tally.ts), or measured again
+ * when there is none. It also bounds how many ticks may trust a tally before one lists history
+ * again (issue 17).
  */
 export const MEASURED_BEFORE_WRITING = 16;
 
-/** What one listing of history's folder holds: its run folders and its own temp files. */
+/** Run folders the stale-temp-file scan looks into: the newest, where a killed run left its own. */
+export const NEWEST_RUNS_KEPT = 20;
+
+/** What a tick learns of history's folder, from a listing or from the last tick's tally. */
 export interface HistoryListing {
-  /** Run folders, oldest first: run ids begin with their UTC start time (tick-record.ts). */
-  readonly runs: readonly string[];
+  /** The newest run folders (up to NEWEST_RUNS_KEPT), oldest first: run ids begin with their UTC start time. */
+  readonly newest: readonly string[];
   /** `*.tmp` files directly in history's folder (sizes.json's, from a run killed mid-write). */
   readonly tmpFiles: readonly string[];
+}
+
+interface FullListing {
+  /** Every run folder, oldest first. */
+  readonly runs: string[];
+  readonly tmpFiles: string[];
 }
 
 /**
  * Lists history's folder once. With thousands of runs this listing is most of what history costs a
  * tick, so the rotation and the stale-temp-file scan share it (issue 17).
  */
-export async function listHistory(paths: WorkspacePaths): Promise<HistoryListing> {
+async function listAll(paths: WorkspacePaths): Promise<FullListing> {
   const entries = await readdir(paths.historyDir, { withFileTypes: true }).catch(() => []);
   const runs: string[] = [];
   const tmpFiles: string[] = [];
@@ -63,9 +75,9 @@ export async function listHistory(paths: WorkspacePaths): Promise<HistoryListing
   return { runs: runs.sort(), tmpFiles };
 }
 
-/** Run folders, oldest first. */
-export async function historyRuns(paths: WorkspacePaths): Promise<readonly string[]> {
-  return (await listHistory(paths)).runs;
+export async function listHistory(paths: WorkspacePaths): Promise<HistoryListing> {
+  const { runs, tmpFiles } = await listAll(paths);
+  return { newest: runs.slice(-NEWEST_RUNS_KEPT), tmpFiles };
 }
 
 export interface Rotation {
@@ -75,37 +87,48 @@ export interface Rotation {
   readonly removed: string[];
   /** Run folders that had to go but could not be deleted. */
   readonly failed: string[];
-  /** History's folder as listed before the rotation, less the folders it deleted. */
+  /** History's folder after the rotation. */
   readonly listing: HistoryListing;
+  /** What the tick knows of history now, for the tally it keeps when it ends (history-tally.ts). */
+  readonly known: HistoryKnown;
 }
 
 /**
- * Brings history under `maxBytes` by deleting the oldest run folders. Sizes come from
- * sizes.json, read and checked once; only folders it does not know yet are measured (normally the
- * previous run's), and it is written again only when folders were deleted, named ones are gone, or
- * MEASURED_BEFORE_WRITING new ones were measured. With `apply: false` nothing is deleted or
- * written: the result says what a rotation would do.
+ * Brings history under `maxBytes` by deleting the oldest run folders. When the last tick's tally
+ * is current (history-tally.ts), nothing is listed: only that tick's own folder is measured.
+ * Otherwise sizes come from sizes.json, read and checked once, and the tally's measured sizes;
+ * only folders neither knows are measured, and sizes.json is written again only when folders were
+ * deleted, named ones are gone, or MEASURED_BEFORE_WRITING folders are not in it. With
+ * `apply: false` nothing is deleted or written: the result says what a rotation would do.
  */
 export async function rotateHistory(
   paths: WorkspacePaths,
   maxBytes: number,
   apply: boolean,
 ): Promise<Rotation> {
-  const listed = await listHistory(paths);
+  const tally = await readHistoryTally(paths);
+  if (tally?.current) {
+    const trusted = fromTally(paths, tally.tally, maxBytes);
+    if (trusted) return trusted;
+  }
+  const listed = await listAll(paths);
   const known = await readJsonValidated(historySizesFile(paths), historySizesSchema);
-  // A Map, not the parsed object: a run folder named `constructor` must not find Object's own.
-  const before = new Map(known.kind === 'ok' ? Object.entries(known.value.runs) : []);
+  // Maps, not the parsed objects: a run folder named `constructor` must not find Object's own.
+  const saved = new Map(known.kind === 'ok' ? Object.entries(known.value.runs) : []);
+  const carried = new Map(tally?.tally.unsaved ?? []);
   const sizes = new Map<string, number>();
-  let measured = 0;
+  let unsaved = 0;
   for (const run of listed.runs) {
-    const size = before.get(run);
-    if (size === undefined) measured++;
-    sizes.set(run, size ?? folderSizeBytes(join(paths.historyDir, run)));
+    const size = saved.get(run) ?? carried.get(run) ?? folderSizeBytes(join(paths.historyDir, run));
+    if (!saved.has(run)) unsaved++;
+    sizes.set(run, size);
   }
   const { bytes, removed, failed } = await deleteOldest(paths, listed.runs, sizes, maxBytes, apply);
   // Also written when it names folders that are gone (deleted by hand), so it never grows unbounded.
-  const stale = before.size > listed.runs.length - measured;
-  if (apply && (removed.length > 0 || measured >= MEASURED_BEFORE_WRITING || stale || known.kind !== 'ok'))
+  const stale = saved.size > listed.runs.length - unsaved;
+  const write =
+    apply && (removed.length > 0 || unsaved >= MEASURED_BEFORE_WRITING || stale || known.kind !== 'ok');
+  if (write)
     await writeJsonAtomic(
       historySizesFile(paths),
       historySizesSchema,
@@ -113,11 +136,40 @@ export async function rotateHistory(
       { compact: true },
     );
   const gone = new Set(removed);
+  const runs = listed.runs.filter((r) => !gone.has(r));
   return {
     bytes,
     removed,
     failed,
-    listing: { runs: listed.runs.filter((r) => !gone.has(r)), tmpFiles: listed.tmpFiles },
+    listing: { newest: runs.slice(-NEWEST_RUNS_KEPT), tmpFiles: listed.tmpFiles },
+    known: {
+      runs: runs.length,
+      bytes,
+      newest: runs.slice(-NEWEST_RUNS_KEPT),
+      unsaved: write ? [] : runs.filter((r) => !saved.has(r)).map((r) => [r, sizes.get(r) ?? 0] as const),
+    },
+  };
+}
+
+/**
+ * The rotation from a current tally: its folders and bytes, plus the folders it had not measured
+ * yet (the last tick's own, complete now). Null when the full rotation must run instead: history
+ * is above the cap (which folders go needs every size), or enough sizes wait to be saved.
+ */
+function fromTally(paths: WorkspacePaths, tally: HistoryTally, maxBytes: number): Rotation | null {
+  if (tally.unsaved.length + tally.unmeasured.length >= MEASURED_BEFORE_WRITING) return null;
+  const measured = tally.unmeasured.map(
+    (run) => [run, folderSizeBytes(join(paths.historyDir, run))] as const,
+  );
+  const bytes = measured.reduce((sum, [, size]) => sum + size, tally.bytes);
+  if (bytes > maxBytes) return null;
+  return {
+    bytes,
+    removed: [],
+    failed: [],
+    // No temp file: one in history's folder would have changed its stamp.
+    listing: { newest: tally.newest, tmpFiles: [] },
+    known: { runs: tally.runs, bytes, newest: tally.newest, unsaved: [...tally.unsaved, ...measured] },
   };
 }
 

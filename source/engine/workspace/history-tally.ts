@@ -1,0 +1,117 @@
+import type { BigIntStats } from 'node:fs';
+import { join } from 'node:path';
+import { statOrNull } from '../judge/stat-or-null.js';
+import { type HistoryTally, historyTallySchema } from '../protocol/history-tally.js';
+import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
+import type { WorkspacePaths } from './paths.js';
+
+/**
+ * relais/history-tally.json (issue 17): what a tick knew of relais/history when it ended, so the
+ * next one need not list thousands of run folders and read their sizes to learn that nothing but
+ * its predecessor's folder was added.
+ *
+ * Why trusting it cannot miss a folder added or deleted since:
+ * - Adding, deleting or renaming an entry of a folder sets that folder's ctime to the current time
+ *   (POSIX), and ctime cannot be set back by any call (unlike mtime). The tally is trusted only
+ *   when history's folder has the same device, inode, ctime, mtime and link count as when written.
+ * - A change in the same clock tick as the stamp would keep the ctime ("racy", as git says of its
+ *   index). The stamp is written only once the folder's last change is RACY_MS old, or
+ *   COARSE_RACY_MS on a filesystem that keeps whole seconds: every later change then gets a later
+ *   time.
+ * - The tick's own changes are counted, not assumed: the stamp is written only when the link count
+ *   (2 + subfolders, on ext4, xfs and tmpfs) is what the tally says, so a folder the tick created
+ *   without saying so (or a filesystem that does not count, such as btrfs) means no tally, and the
+ *   next tick lists history as before.
+ * - Even so, a tick lists history and writes sizes.json at least every MEASURED_BEFORE_WRITING
+ *   ticks (`unsaved` fills up), so whatever a trusted tally could still get wrong (history's byte
+ *   count and which folders rotation deletes first: nothing the judge reads) is bounded.
+ */
+export function historyTallyFile(paths: WorkspacePaths): string {
+  return join(paths.dir, 'history-tally.json');
+}
+
+/** The last change must be this old before the stamp is kept: clock ticks are 1-10 ms. */
+export const RACY_MS = 100;
+/** The same on a filesystem that stamps whole seconds (two for FAT). */
+export const COARSE_RACY_MS = 3000;
+
+/** What a tick knows of history after its rotation, kept by `keepHistoryTally` when it ends. */
+export interface HistoryKnown {
+  readonly runs: number;
+  readonly bytes: number;
+  readonly newest: readonly string[];
+  readonly unsaved: ReadonlyArray<readonly [string, number]>;
+}
+
+type Stamp = HistoryTally['folder'];
+
+function stampOf(stat: BigIntStats): Stamp {
+  return {
+    dev: String(stat.dev),
+    ino: String(stat.ino),
+    mtime_ns: String(stat.mtimeNs),
+    ctime_ns: String(stat.ctimeNs),
+    nlink: String(stat.nlink),
+  };
+}
+
+const sameStamp = (a: Stamp, b: Stamp) =>
+  a.dev === b.dev &&
+  a.ino === b.ino &&
+  a.mtime_ns === b.mtime_ns &&
+  a.ctime_ns === b.ctime_ns &&
+  a.nlink === b.nlink;
+
+/**
+ * The tally, and whether history's folder is still as it was when the tally was written. A stale
+ * tally is still worth its `unsaved` sizes: each was measured once its run had ended.
+ */
+export async function readHistoryTally(
+  paths: WorkspacePaths,
+): Promise<{ readonly tally: HistoryTally; readonly current: boolean } | null> {
+  const read = await readJsonValidated(historyTallyFile(paths), historyTallySchema);
+  if (read.kind !== 'ok') return null;
+  const stat = statOrNull(paths.historyDir);
+  const current = stat?.isDirectory() === true && sameStamp(stampOf(stat), read.value.folder);
+  return { tally: read.value, current };
+}
+
+/**
+ * At the end of a tick: `known` (from this tick's rotation) plus the tick's own run folder, with
+ * history's stamp. Returns whether it was written; when it is not, the next tick lists history.
+ */
+export async function keepHistoryTally(
+  paths: WorkspacePaths,
+  known: HistoryKnown,
+  ownRun: string | null,
+  newestKept: number,
+  nowMs = Date.now(),
+): Promise<boolean> {
+  const stat = statOrNull(paths.historyDir);
+  if (!stat?.isDirectory()) return false;
+  const age = nowMs - Number(stat.ctimeNs / 1_000_000n);
+  const wholeSecond = stat.ctimeNs % 1_000_000_000n === 0n;
+  if (age < RACY_MS || (wholeSecond && age < COARSE_RACY_MS)) return false;
+  const own = ownRun !== null && statOrNull(join(paths.historyDir, ownRun))?.isDirectory() ? ownRun : null;
+  const runs = known.runs + (own === null ? 0 : 1);
+  // `agents` is a subfolder the rotation does not count as a run (history.ts, OWN_CAP_FOLDERS).
+  const agents = statOrNull(join(paths.historyDir, 'agents'))?.isDirectory() === true ? 1 : 0;
+  if (stat.nlink !== BigInt(2 + runs + agents)) return false;
+  const newest = own === null ? [...known.newest] : [...known.newest, own].sort().slice(-newestKept);
+  await writeJsonAtomic(
+    historyTallyFile(paths),
+    historyTallySchema,
+    {
+      version: 1,
+      folder: stampOf(stat),
+      runs,
+      bytes: known.bytes,
+      newest,
+      unmeasured: own === null ? [] : [own],
+      unsaved: known.unsaved.map(([run, size]) => [run, size] as [string, number]),
+    },
+    // A cache, validated on read: lost or torn by a crash, it only means one listing more.
+    { compact: true, durable: false },
+  );
+  return true;
+}

@@ -1,0 +1,53 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { EngineBus } from '../../source/engine/events.js';
+import { runTick } from '../../source/engine/tick/run-tick.js';
+import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
+import { sh } from './aftermath.js';
+
+// The red team against history's tally (issue 17): the next tick trusts relais/history-tally.json
+// instead of listing history, so a builder that forged it (a zero byte count) would keep history
+// from ever rotating. The judge's guard of runner-owned files must catch it and put it back.
+
+let project: TestProject;
+afterEach(() => project?.dispose());
+
+/** One tick in process, its clock a second ahead so that it keeps a tally however fast it runs. */
+async function tick(builder: Record<string, unknown>) {
+  project.scenario({
+    orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
+    builder: [builder],
+  });
+  await runTick({
+    root: project.root,
+    bus: new EngineBus(),
+    signal: new AbortController().signal,
+    env: project.env,
+    command: 'run',
+    now: () => new Date(Date.now() + 1000),
+  });
+  return project.report();
+}
+
+describe('red team: forging the history tally', () => {
+  it('a builder that rewrites relais/history-tally.json is stopped and the tally put back', async () => {
+    project = TestProject.create(
+      undefined,
+      unsandboxed('proves the judge (second fence) against a write into relais/ the sandbox refuses'),
+    );
+    expect((await tick(builderWrites({ 'src/a.ts': 'export const a = 2;\n' }))).code).toBe('SUCCESS');
+    const kept = project.read('relais/history-tally.json');
+    const forged = JSON.stringify({ ...JSON.parse(kept), bytes: 0, unsaved: [], unmeasured: [] });
+    const report = await tick({
+      actions: [
+        { write: 'src/a.ts', content: 'export const a = 3;\n' },
+        sh(`printf '%s' '${forged}' > relais/history-tally.json`),
+      ],
+      result_json: BUILDER_OK,
+    });
+    expect(report.code).toBe('STOP_RUNNER_OWNED_MUTATION');
+    expect(report.detail).toContain('history-tally.json');
+    // Put back, then kept again by the stopped tick's own end: never the forged count.
+    expect(project.read('relais/history-tally.json')).not.toBe(forged);
+    expect(project.json('relais/history-tally.json').bytes).toBeGreaterThan(0);
+  });
+});

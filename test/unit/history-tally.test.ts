@@ -1,0 +1,186 @@
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listStaleTmpFiles } from '../../source/engine/workspace/crash-recovery.js';
+import {
+  historySizesFile,
+  MEASURED_BEFORE_WRITING,
+  NEWEST_RUNS_KEPT,
+  rotateHistory,
+} from '../../source/engine/workspace/history.js';
+import {
+  COARSE_RACY_MS,
+  historyTallyFile,
+  keepHistoryTally,
+  RACY_MS,
+} from '../../source/engine/workspace/history-tally.js';
+import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
+
+// Issue 17: a tick trusts the last tick's tally of relais/history instead of listing thousands of
+// run folders, only while history's folder is as the tally saw it. These check that every change
+// to that folder still reaches the rotation, and that a tally is never kept when it could be wrong.
+
+let dir: string;
+let paths: WorkspacePaths;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'relais-tally-'));
+  paths = workspacePaths(dir, 'ws');
+  mkdirSync(paths.historyDir, { recursive: true });
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(name: string, bytes: number): string {
+  const folder = join(paths.historyDir, name);
+  mkdirSync(folder, { recursive: true });
+  writeFileSync(join(folder, 'report.md'), 'x'.repeat(bytes));
+  return folder;
+}
+const tally = () => JSON.parse(readFileSync(historyTallyFile(paths), 'utf8'));
+/** Well after history's last change: the fake clock of a tick that ended a second later. */
+const later = () => Number(statSync(paths.historyDir, { bigint: true }).ctimeNs / 1_000_000n) + 1000;
+
+/** One tick as the runner makes it: rotation, its own run folder, the tally at its end. */
+async function tick(name: string, bytes: number, cap = 1_000_000) {
+  const rotation = await rotateHistory(paths, cap, true);
+  run(name, bytes);
+  const kept = await keepHistoryTally(paths, rotation.known, name, NEWEST_RUNS_KEPT, later());
+  return { rotation, kept };
+}
+
+describe('the history tally', () => {
+  it('is trusted while history is unchanged: only the last tick folder is measured', async () => {
+    run('20200101T000000Z-a', 300);
+    expect((await tick('20200102T000000Z-b', 200)).kept).toBe(true);
+    expect(tally()).toMatchObject({ runs: 2, bytes: 300, unmeasured: ['20200102T000000Z-b'], unsaved: [] });
+    // A forged byte count in the tally (relais/, not history/) is what the next tick believes:
+    // proof that it did not list history. The judge's guard keeps agents away from this file.
+    writeFileSync(historyTallyFile(paths), JSON.stringify({ ...tally(), bytes: 10_000 }));
+    const second = await tick('20200103T000000Z-c', 100);
+    expect(second.rotation.bytes).toBe(10_200);
+    expect(second.rotation.known.unsaved).toEqual([['20200102T000000Z-b', 200]]);
+    expect(tally()).toMatchObject({ runs: 3, unmeasured: ['20200103T000000Z-c'] });
+  });
+
+  it('a folder added, deleted or renamed by hand, or a temp file left in history, means a listing', async () => {
+    run('20200101T000000Z-a', 300);
+    await tick('20200102T000000Z-b', 200);
+    const forge = () => writeFileSync(historyTallyFile(paths), JSON.stringify({ ...tally(), bytes: 10_000 }));
+    const hand = (name: string) => join(paths.historyDir, name);
+    const changes: Array<[string, () => void, number]> = [
+      ['added', () => run('20190101T000000Z-hand', 50), 550],
+      ['renamed', () => renameSync(hand('20190101T000000Z-hand'), hand('20190102T000000Z-moved')), 550],
+      ['deleted', () => rmSync(hand('20190102T000000Z-moved'), { recursive: true }), 500],
+      ['a temp file', () => writeFileSync(hand('sizes.json.1.abcdef.tmp'), '{}'), 500],
+    ];
+    for (const [what, change, bytes] of changes) {
+      forge();
+      change();
+      const rotation = await rotateHistory(paths, 1_000_000, true);
+      // The forged count is gone: the folder was listed and the sizes are the real ones.
+      expect([what, rotation.bytes]).toEqual([what, bytes]);
+      await keepHistoryTally(paths, rotation.known, null, NEWEST_RUNS_KEPT, later());
+    }
+    // The temp file was listed too, and the stale-file scan is handed it.
+    forge();
+    writeFileSync(join(paths.historyDir, 'report.json.2.abcdef.tmp'), '{}');
+    const rotation = await rotateHistory(paths, 1_000_000, true);
+    expect(await listStaleTmpFiles(paths, rotation.listing)).toEqual([
+      join(paths.historyDir, 'report.json.2.abcdef.tmp'),
+      join(paths.historyDir, 'sizes.json.1.abcdef.tmp'),
+    ]);
+  });
+
+  it('is not kept while history changed too recently to tell a later change apart (racy)', async () => {
+    run('20200101T000000Z-a', 300);
+    const rotation = await rotateHistory(paths, 1_000_000, true);
+    run('20200102T000000Z-b', 200);
+    const changedAt = Number(statSync(paths.historyDir, { bigint: true }).ctimeNs / 1_000_000n);
+    const keep = (now: number) =>
+      keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, now);
+    expect(await keep(changedAt + RACY_MS - 1)).toBe(false);
+    expect(await keep(changedAt - 5000)).toBe(false); // a clock set back
+    expect(() => statSync(historyTallyFile(paths))).toThrow();
+    expect(await keep(changedAt + RACY_MS + 1)).toBe(true);
+    expect(COARSE_RACY_MS).toBeGreaterThan(2000); // FAT's two seconds
+  });
+
+  it('is not kept when history holds a folder the tick did not count', async () => {
+    run('20200101T000000Z-a', 300);
+    const rotation = await rotateHistory(paths, 1_000_000, true);
+    run('20200102T000000Z-b', 200);
+    // Created during the tick by something else (by hand, or runner code that does not say so).
+    mkdirSync(join(paths.historyDir, 'milestones'));
+    expect(
+      await keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, later()),
+    ).toBe(false);
+    // Its own `agents` folder is no run and does not count against the tally.
+    rmSync(join(paths.historyDir, 'milestones'), { recursive: true });
+    mkdirSync(join(paths.historyDir, 'agents'));
+    expect(
+      await keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, later()),
+    ).toBe(true);
+    expect(tally().runs).toBe(2);
+  });
+
+  it('an unreadable or invalid tally is ignored and replaced', async () => {
+    run('20200101T000000Z-a', 300);
+    for (const bad of ['{ not json', JSON.stringify({ version: 1 }), JSON.stringify({ ...{}, version: 2 })]) {
+      writeFileSync(historyTallyFile(paths), bad);
+      const rotation = await rotateHistory(paths, 1_000_000, true);
+      expect(rotation.bytes).toBe(300);
+      expect(await keepHistoryTally(paths, rotation.known, null, NEWEST_RUNS_KEPT, later())).toBe(true);
+      expect(tally()).toMatchObject({ version: 1, runs: 1, bytes: 300 });
+    }
+  });
+
+  it('past the cap, the full rotation runs and deletes the oldest, with the sizes the tally carried', async () => {
+    run('20200101T000000Z-a', 300);
+    await tick('20200102T000000Z-b', 200);
+    await tick('20200103T000000Z-c', 100);
+    // b was measured from the tally and is not in sizes.json: its size is carried, not re-measured.
+    writeFileSync(join(paths.historyDir, '20200102T000000Z-b', 'late.txt'), 'y'.repeat(5000));
+    const rotation = await rotateHistory(paths, 350, true);
+    expect(rotation.removed).toEqual(['20200101T000000Z-a']);
+    expect(rotation.bytes).toBe(300);
+    expect(JSON.parse(readFileSync(historySizesFile(paths), 'utf8')).runs).toEqual({
+      '20200102T000000Z-b': 200,
+      '20200103T000000Z-c': 100,
+    });
+  });
+
+  it('lists history and writes sizes.json at least every MEASURED_BEFORE_WRITING ticks', async () => {
+    run('20200101T000000Z-a', 100);
+    await tick('20200101T000001Z-first', 10);
+    expect(JSON.parse(readFileSync(historySizesFile(paths), 'utf8')).runs).toEqual({
+      '20200101T000000Z-a': 100,
+    });
+    const listed: number[] = [];
+    for (let i = 0; i < MEASURED_BEFORE_WRITING + 2; i++) {
+      const before = statSync(historySizesFile(paths)).ino; // each write renames a new file into place
+      // A folder added by hand in the racy window (same ctime) would be seen at the latest here.
+      await tick(`20200102T0000${String(i).padStart(2, '0')}Z-n`, 10);
+      if (statSync(historySizesFile(paths)).ino !== before) listed.push(i);
+    }
+    expect(listed).toEqual([MEASURED_BEFORE_WRITING - 1]);
+    const sizes = JSON.parse(readFileSync(historySizesFile(paths), 'utf8')).runs as Record<string, number>;
+    expect(Object.keys(sizes)).toHaveLength(MEASURED_BEFORE_WRITING + 1);
+    expect(Object.values(sizes).reduce((a, b) => a + b, 0)).toBe(100 + 10 * MEASURED_BEFORE_WRITING);
+  });
+
+  it('hands the stale-file scan the newest runs, as a listing would', async () => {
+    for (let i = 0; i < NEWEST_RUNS_KEPT + 5; i++) run(`20200101T0000${String(i).padStart(2, '0')}Z-old`, 1);
+    await tick('20200102T000000Z-b', 1);
+    const newest = join(paths.historyDir, '20200102T000000Z-b');
+    writeFileSync(join(newest, 'report.json.3.abcdef.tmp'), '{}');
+    const trusted = await rotateHistory(paths, 1_000_000, true);
+    expect(tally().runs).toBe(NEWEST_RUNS_KEPT + 6);
+    expect(trusted.listing.newest).toHaveLength(NEWEST_RUNS_KEPT);
+    expect(await listStaleTmpFiles(paths, trusted.listing)).toEqual([
+      join(newest, 'report.json.3.abcdef.tmp'),
+    ]);
+    expect(await listStaleTmpFiles(paths)).toEqual(await listStaleTmpFiles(paths, trusted.listing));
+    // One byte a run, all counted; the last run is measured now, with its temp file's two bytes.
+    expect(trusted.bytes).toBe(NEWEST_RUNS_KEPT + 6 + 2);
+  });
+});
