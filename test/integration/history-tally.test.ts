@@ -7,14 +7,12 @@ import { folderSizeBytes } from '../../source/engine/workspace/history.js';
 import { builderWrites, TestProject, task } from '../support/project.js';
 
 // Issue 17: a tick keeps a tally of relais/history when it ends, and the next tick trusts it
-// instead of listing every run folder. Real ticks, in process: the ticks' clock runs a second
-// ahead, so the tally is kept however fast they run (it is refused while history's last change is
-// too recent to tell a later one apart, unit/history-tally).
+// instead of listing every run folder. Real ticks, in process (so that the test can forge the
+// tally between them). The tally is kept when REPORT.json is stamped after the tick's own run
+// folder, which two agent processes apart it always is (unit/history-tally: when it is not).
 
 let project: TestProject;
 afterEach(() => project?.dispose());
-
-const aSecondAhead = () => new Date(Date.now() + 1000);
 
 async function tickWith(content: string) {
   project.scenario({
@@ -27,7 +25,6 @@ async function tickWith(content: string) {
     signal: new AbortController().signal,
     env: project.env,
     command: 'run',
-    now: aSecondAhead,
   });
   expect(project.report().code).toBe('SUCCESS');
   return result;

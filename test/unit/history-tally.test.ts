@@ -9,12 +9,7 @@ import {
   NEWEST_RUNS_KEPT,
   rotateHistory,
 } from '../../source/engine/workspace/history.js';
-import {
-  COARSE_RACY_MS,
-  historyTallyFile,
-  keepHistoryTally,
-  RACY_MS,
-} from '../../source/engine/workspace/history-tally.js';
+import { historyTallyFile, keepHistoryTally } from '../../source/engine/workspace/history-tally.js';
 import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
 
 // Issue 17: a tick trusts the last tick's tally of relais/history instead of listing thousands of
@@ -37,8 +32,21 @@ function run(name: string, bytes: number): string {
   return folder;
 }
 const tally = () => JSON.parse(readFileSync(historyTallyFile(paths), 'utf8'));
-/** Well after history's last change: the fake clock of a tick that ended a second later. */
-const later = () => Number(statSync(paths.historyDir, { bigint: true }).ctimeNs / 1_000_000n) + 1000;
+/**
+ * A file written after history's last change, as a tick's REPORT.json is: rewritten until the
+ * filesystem's clock (a coarse tick of a few ms) stamps it later than history's folder. Not a
+ * sleep: it awaits that event, bounded.
+ */
+function later(): string {
+  const file = join(paths.dir, 'REPORT.json');
+  const history = statSync(paths.historyDir, { bigint: true }).ctimeNs;
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    writeFileSync(file, '{}');
+    if (statSync(file, { bigint: true }).ctimeNs > history) return file;
+  }
+  throw new Error("the filesystem's clock did not move in 5 s");
+}
 
 /** One tick as the runner makes it: rotation, its own run folder, the tally at its end. */
 async function tick(name: string, bytes: number, cap = 1_000_000) {
@@ -91,18 +99,20 @@ describe('the history tally', () => {
     ]);
   });
 
-  it('is not kept while history changed too recently to tell a later change apart (racy)', async () => {
+  it('is not kept unless a file written after history changed is stamped later (racy)', async () => {
     run('20200101T000000Z-a', 300);
     const rotation = await rotateHistory(paths, 1_000_000, true);
+    // The witness written first, then the tick's own folder: within one clock tick or not, the
+    // witness is not later than history's stamp, so a change right after could keep that stamp.
+    const early = join(paths.dir, 'early.json');
+    writeFileSync(early, '{}');
     run('20200102T000000Z-b', 200);
-    const changedAt = Number(statSync(paths.historyDir, { bigint: true }).ctimeNs / 1_000_000n);
-    const keep = (now: number) =>
-      keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, now);
-    expect(await keep(changedAt + RACY_MS - 1)).toBe(false);
-    expect(await keep(changedAt - 5000)).toBe(false); // a clock set back
+    const keep = (witness: string) =>
+      keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, witness);
+    expect(await keep(early)).toBe(false);
+    expect(await keep(join(paths.dir, 'missing.json'))).toBe(false);
     expect(() => statSync(historyTallyFile(paths))).toThrow();
-    expect(await keep(changedAt + RACY_MS + 1)).toBe(true);
-    expect(COARSE_RACY_MS).toBeGreaterThan(2000); // FAT's two seconds
+    expect(await keep(later())).toBe(true);
   });
 
   it('is not kept when history holds a folder the tick did not count', async () => {

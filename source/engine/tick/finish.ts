@@ -132,7 +132,7 @@ async function writeReports(
     else await clearBlockedFile(setup.paths);
     // Before END: tick.finished stays the last event of a tick (what --json readers take as its result).
     if (packingDue(record, options.signal)) await packLooseObjects(setup, options);
-    await keepTally(setup, record, now);
+    await keepTally(setup, record);
   }
   bus.emit({ type: 'phase.changed', phase: 'END' });
   return announce(record, written.ok ? report : null, state, options);
@@ -142,10 +142,12 @@ async function writeReports(
  * Last of the tick's writes to history: the tally lets the next tick skip listing it. Not
  * written, or not readable later, it only costs the next tick that listing.
  */
-async function keepTally(setup: TickSetup, record: TickRecord, now: () => Date): Promise<void> {
+async function keepTally(setup: TickSetup, record: TickRecord): Promise<void> {
   if (!record.historyKnown) return;
   const ownRun = record.historyDir ? basename(record.historyDir) : null;
-  await keepHistoryTally(setup.paths, record.historyKnown, ownRun, NEWEST_RUNS_KEPT, now().getTime()).catch(
+  // REPORT.json was written after the tick's last change to history's folder: the witness.
+  const { paths } = setup;
+  await keepHistoryTally(paths, record.historyKnown, ownRun, NEWEST_RUNS_KEPT, paths.report).catch(
     () => false,
   );
 }

@@ -15,9 +15,11 @@ import type { WorkspacePaths } from './paths.js';
  *   (POSIX), and ctime cannot be set back by any call (unlike mtime). The tally is trusted only
  *   when history's folder has the same device, inode, ctime, mtime and link count as when written.
  * - A change in the same clock tick as the stamp would keep the ctime ("racy", as git says of its
- *   index). The stamp is written only once the folder's last change is RACY_MS old, or
- *   COARSE_RACY_MS on a filesystem that keeps whole seconds: every later change then gets a later
- *   time.
+ *   index). The stamp is kept only when a file the tick wrote after its last change to history (its
+ *   REPORT.json, the witness) has a later ctime on the same filesystem: the filesystem's clock had
+ *   moved past history's stamp before the stamp was read, so every later change gets a later time.
+ *   Both stamps come from one clock, so this holds on a network mount with its own clock or a
+ *   filesystem that stamps whole seconds; it assumes only that the clock is not set back.
  * - The tick's own changes are counted, not assumed: the stamp is written only when the link count
  *   (2 + subfolders, on ext4, xfs and tmpfs) is what the tally says, so a folder the tick created
  *   without saying so (or a filesystem that does not count, such as btrfs) means no tally, and the
@@ -29,11 +31,6 @@ import type { WorkspacePaths } from './paths.js';
 export function historyTallyFile(paths: WorkspacePaths): string {
   return join(paths.dir, 'history-tally.json');
 }
-
-/** The last change must be this old before the stamp is kept: clock ticks are 1-10 ms. */
-export const RACY_MS = 100;
-/** The same on a filesystem that stamps whole seconds (two for FAT). */
-export const COARSE_RACY_MS = 3000;
 
 /** What a tick knows of history after its rotation, kept by `keepHistoryTally` when it ends. */
 export interface HistoryKnown {
@@ -78,20 +75,20 @@ export async function readHistoryTally(
 
 /**
  * At the end of a tick: `known` (from this tick's rotation) plus the tick's own run folder, with
- * history's stamp. Returns whether it was written; when it is not, the next tick lists history.
+ * history's stamp. `witness` is a file the tick wrote after its last change to history's folder.
+ * Returns whether it was written; when it is not, the next tick lists history.
  */
 export async function keepHistoryTally(
   paths: WorkspacePaths,
   known: HistoryKnown,
   ownRun: string | null,
   newestKept: number,
-  nowMs = Date.now(),
+  witness: string,
 ): Promise<boolean> {
+  // The witness first: its stamp must be read before history's, which it must come after.
+  const clock = statOrNull(witness);
   const stat = statOrNull(paths.historyDir);
-  if (!stat?.isDirectory()) return false;
-  const age = nowMs - Number(stat.ctimeNs / 1_000_000n);
-  const wholeSecond = stat.ctimeNs % 1_000_000_000n === 0n;
-  if (age < RACY_MS || (wholeSecond && age < COARSE_RACY_MS)) return false;
+  if (!clock || !stat?.isDirectory() || clock.dev !== stat.dev || clock.ctimeNs <= stat.ctimeNs) return false;
   const own = ownRun !== null && statOrNull(join(paths.historyDir, ownRun))?.isDirectory() ? ownRun : null;
   const runs = known.runs + (own === null ? 0 : 1);
   // `agents` is a subfolder the rotation does not count as a run (history.ts, OWN_CAP_FOLDERS).
