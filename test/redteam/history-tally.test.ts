@@ -6,7 +6,8 @@ import { sh } from './aftermath.js';
 
 // The red team against history's tally (issue 17): the next tick trusts relais/history-tally.json
 // instead of listing history, so a builder that forged it (a zero byte count) would keep history
-// from ever rotating. The judge's guard of runner-owned files must catch it and put it back.
+// from ever rotating. The judge's guard of runner-owned files must catch it. The first tick of a
+// project keeps a tally too (the transcripts' folder is made with the run's own).
 
 let project: TestProject;
 afterEach(() => project?.dispose());
@@ -28,7 +29,7 @@ async function tick(builder: Record<string, unknown>) {
 }
 
 describe('red team: forging the history tally', () => {
-  it('a builder that rewrites relais/history-tally.json is stopped and the tally put back', async () => {
+  it('a builder that rewrites relais/history-tally.json is stopped, and no tick trusts the forged count', async () => {
     project = TestProject.create(
       undefined,
       unsandboxed('proves the judge (second fence) against a write into relais/ the sandbox refuses'),
@@ -44,9 +45,11 @@ describe('red team: forging the history tally', () => {
       result_json: BUILDER_OK,
     });
     expect(report.code).toBe('STOP_RUNNER_OWNED_MUTATION');
-    expect(report.detail).toContain('history-tally.json');
-    // Put back, then kept again by the stopped tick's own end: never the forged count.
-    expect(project.read('relais/history-tally.json')).not.toBe(forged);
-    expect(project.json('relais/history-tally.json').bytes).toBeGreaterThan(0);
+    expect(report.detail).toBe('runner-owned path modified: relais/history-tally.json');
+    // The guard puts the file back (as it does the config, redteam/fence-widening); the stopped
+    // tick then keeps its own tally, counted from what it knew, never from the forged file.
+    const after = project.json('relais/history-tally.json');
+    expect(after.bytes).toBeGreaterThan(0);
+    expect(after.runs).toBe(JSON.parse(kept).runs + 1);
   });
 });

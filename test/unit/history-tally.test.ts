@@ -1,4 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +19,12 @@ import {
   NEWEST_RUNS_KEPT,
   rotateHistory,
 } from '../../source/engine/workspace/history.js';
-import { historyTallyFile, keepHistoryTally } from '../../source/engine/workspace/history-tally.js';
+import {
+  historyTallyFile,
+  keepHistoryTally,
+  type OwnRun,
+  ownRunCreated,
+} from '../../source/engine/workspace/history-tally.js';
 import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
 
 // Issue 17: a tick trusts the last tick's tally of relais/history instead of listing thousands of
@@ -48,11 +63,19 @@ function later(): string {
   throw new Error("the filesystem's clock did not move in 5 s");
 }
 
+/** The tick's own run folder, created as run-tick.ts does: history's stamp read right after. */
+function ownRun(name: string, bytes: number): OwnRun {
+  mkdirSync(join(paths.historyDir, name));
+  const own = ownRunCreated(paths, name) as OwnRun;
+  writeFileSync(join(paths.historyDir, name, 'report.md'), 'x'.repeat(bytes));
+  return own;
+}
+
 /** One tick as the runner makes it: rotation, its own run folder, the tally at its end. */
 async function tick(name: string, bytes: number, cap = 1_000_000) {
   const rotation = await rotateHistory(paths, cap, true);
-  run(name, bytes);
-  const kept = await keepHistoryTally(paths, rotation.known, name, NEWEST_RUNS_KEPT, later());
+  const own = ownRun(name, bytes);
+  const kept = await keepHistoryTally(paths, rotation.known, own, NEWEST_RUNS_KEPT, later());
   return { rotation, kept };
 }
 
@@ -87,7 +110,13 @@ describe('the history tally', () => {
       const rotation = await rotateHistory(paths, 1_000_000, true);
       // The forged count is gone: the folder was listed and the sizes are the real ones.
       expect([what, rotation.bytes]).toEqual([what, bytes]);
-      await keepHistoryTally(paths, rotation.known, null, NEWEST_RUNS_KEPT, later());
+      await keepHistoryTally(
+        paths,
+        rotation.known,
+        ownRun(`20200103T00000${bytes}Z-${what.length}`, 0),
+        NEWEST_RUNS_KEPT,
+        later(),
+      );
     }
     // The temp file was listed too, and the stale-file scan is handed it.
     forge();
@@ -106,41 +135,107 @@ describe('the history tally', () => {
     // witness is not later than history's stamp, so a change right after could keep that stamp.
     const early = join(paths.dir, 'early.json');
     writeFileSync(early, '{}');
-    run('20200102T000000Z-b', 200);
-    const keep = (witness: string) =>
-      keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, witness);
+    const own = ownRun('20200102T000000Z-b', 200);
+    const keep = (witness: string) => keepHistoryTally(paths, rotation.known, own, NEWEST_RUNS_KEPT, witness);
     expect(await keep(early)).toBe(false);
     expect(await keep(join(paths.dir, 'missing.json'))).toBe(false);
     expect(() => statSync(historyTallyFile(paths))).toThrow();
     expect(await keep(later())).toBe(true);
   });
 
-  it('is not kept when history holds a folder the tick did not count', async () => {
+  it('is not kept when history changed during the tick, after its own folder or before it', async () => {
     run('20200101T000000Z-a', 300);
+    run('20200101T000001Z-old', 100);
+    const during: Array<[string, () => void]> = [
+      ['a folder created', () => mkdirSync(join(paths.historyDir, 'milestones'))],
+      // Same number of folders: only the stamp taken after the tick's own folder tells.
+      [
+        'a folder renamed',
+        () =>
+          renameSync(join(paths.historyDir, '20200101T000001Z-old'), join(paths.historyDir, 'zzz-hidden')),
+      ],
+      ['a folder deleted', () => rmSync(join(paths.historyDir, 'zzz-hidden'), { recursive: true })],
+    ];
+    for (const [i, [what, change]] of during.entries()) {
+      const rotation = await rotateHistory(paths, 1_000_000, true);
+      const own = ownRun(`20200102T00000${i}Z-b`, 10);
+      change();
+      const kept = await keepHistoryTally(paths, rotation.known, own, NEWEST_RUNS_KEPT, later());
+      expect([what, kept]).toEqual([what, false]);
+    }
+    // Between the rotation's look and the tick's own folder: the link count disagrees.
     const rotation = await rotateHistory(paths, 1_000_000, true);
-    run('20200102T000000Z-b', 200);
-    // Created during the tick by something else (by hand, or runner code that does not say so).
-    mkdirSync(join(paths.historyDir, 'milestones'));
-    expect(
-      await keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, later()),
-    ).toBe(false);
+    mkdirSync(join(paths.historyDir, 'workflows'));
+    const own = ownRun('20200103T000000Z-c', 10);
+    expect(await keepHistoryTally(paths, rotation.known, own, NEWEST_RUNS_KEPT, later())).toBe(false);
     // Its own `agents` folder is no run and does not count against the tally.
-    rmSync(join(paths.historyDir, 'milestones'), { recursive: true });
+    const next = await rotateHistory(paths, 1_000_000, true);
     mkdirSync(join(paths.historyDir, 'agents'));
-    expect(
-      await keepHistoryTally(paths, rotation.known, '20200102T000000Z-b', NEWEST_RUNS_KEPT, later()),
-    ).toBe(true);
-    expect(tally().runs).toBe(2);
+    const last = ownRun('20200104T000000Z-d', 10);
+    expect(await keepHistoryTally(paths, next.known, last, NEWEST_RUNS_KEPT, later())).toBe(true);
+    expect(tally().runs).toBe(next.known.runs + 1);
+  });
+
+  it("a change that puts the folder's mtime back is still seen: ctime cannot be set back", async () => {
+    run('20200101T000000Z-a', 300);
+    run('20200101T000001Z-old', 100);
+    await tick('20200102T000000Z-b', 200);
+    writeFileSync(historyTallyFile(paths), JSON.stringify({ ...tally(), bytes: 10_000 }));
+    const before = statSync(paths.historyDir, { bigint: true });
+    renameSync(
+      join(paths.historyDir, '20200101T000001Z-old'),
+      join(paths.historyDir, '20190101T000000Z-moved'),
+    );
+    // Back to the nanosecond, as `touch -d` can (Node's utimes keeps only microseconds).
+    const ns = before.mtimeNs % 1_000_000_000n;
+    const stamp = `@${before.mtimeNs / 1_000_000_000n}.${String(ns).padStart(9, '0')}`;
+    execFileSync('touch', ['-m', '-d', stamp, paths.historyDir]);
+    const after = statSync(paths.historyDir, { bigint: true });
+    expect([after.mtimeNs, after.nlink]).toEqual([before.mtimeNs, before.nlink]);
+    // Listed: the real byte count, not the forged one.
+    expect((await rotateHistory(paths, 1_000_000, true)).bytes).toBe(600);
+  });
+
+  it('a forged tally naming paths, not folders, is refused: nothing outside history is measured or scanned', async () => {
+    run('20200101T000000Z-a', 300);
+    await tick('20200102T000000Z-b', 200);
+    for (const [i, name] of ['../..', '..', '.', 'a/b', '/etc'].entries()) {
+      writeFileSync(
+        historyTallyFile(paths),
+        JSON.stringify({ ...tally(), newest: [name], unmeasured: [name] }),
+      );
+      const rotation = await rotateHistory(paths, 1_000_000, true);
+      expect([name, rotation.bytes]).toEqual([name, 500]);
+      expect(rotation.listing.newest).not.toContain(name);
+      await keepHistoryTally(
+        paths,
+        rotation.known,
+        ownRun(`20200103T00000${i}Z-c`, 0),
+        NEWEST_RUNS_KEPT,
+        later(),
+      );
+    }
+    // A name that is a symbolic link in history is not followed either.
+    symlinkSync(dir, join(paths.historyDir, 'link'));
+    writeFileSync(historyTallyFile(paths), JSON.stringify({ ...tally(), unmeasured: ['link'] }));
+    const stamped = JSON.parse(readFileSync(historyTallyFile(paths), 'utf8'));
+    const stat = statSync(paths.historyDir, { bigint: true });
+    stamped.folder = { ...stamped.folder, mtime_ns: String(stat.mtimeNs), ctime_ns: String(stat.ctimeNs) };
+    writeFileSync(historyTallyFile(paths), JSON.stringify(stamped));
+    expect((await rotateHistory(paths, 1_000_000, true)).bytes).toBe(500);
   });
 
   it('an unreadable or invalid tally is ignored and replaced', async () => {
     run('20200101T000000Z-a', 300);
-    for (const bad of ['{ not json', JSON.stringify({ version: 1 }), JSON.stringify({ ...{}, version: 2 })]) {
-      writeFileSync(historyTallyFile(paths), bad);
+    const bad = ['{ not json', JSON.stringify({ version: 1 }), JSON.stringify({ version: 2 })];
+    for (const [i, text] of bad.entries()) {
+      writeFileSync(historyTallyFile(paths), text);
       const rotation = await rotateHistory(paths, 1_000_000, true);
-      expect(rotation.bytes).toBe(300);
-      expect(await keepHistoryTally(paths, rotation.known, null, NEWEST_RUNS_KEPT, later())).toBe(true);
-      expect(tally()).toMatchObject({ version: 1, runs: 1, bytes: 300 });
+      // Every run measured: the first, and the ticks' own folders (10 bytes each).
+      expect(rotation.bytes).toBe(300 + 10 * i);
+      const own = ownRun(`20200102T00000${i}Z-b`, 10);
+      expect(await keepHistoryTally(paths, rotation.known, own, NEWEST_RUNS_KEPT, later())).toBe(true);
+      expect(tally()).toMatchObject({ version: 1, runs: 2 + i, bytes: 300 + 10 * i });
     }
   });
 
@@ -168,7 +263,7 @@ describe('the history tally', () => {
     const listed: number[] = [];
     for (let i = 0; i < MEASURED_BEFORE_WRITING + 2; i++) {
       const before = statSync(historySizesFile(paths)).ino; // each write renames a new file into place
-      // A folder added by hand in the racy window (same ctime) would be seen at the latest here.
+      // Whatever a trusted tally could still get wrong is listed away at the latest here.
       await tick(`20200102T0000${String(i).padStart(2, '0')}Z-n`, 10);
       if (statSync(historySizesFile(paths)).ino !== before) listed.push(i);
     }

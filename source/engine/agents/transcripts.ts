@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { stripControls } from '../events.js';
+import { TRANSCRIPTS_FOLDER } from '../workspace/history.js';
 import { readUntrustedFile } from '../workspace/safe-read.js';
 import type { AgentOutcome, AgentRunner } from './agent-run.js';
 
@@ -26,7 +27,7 @@ const NAME = /^(\d{8}T\d{6}Z)-[0-9a-f]{6}-([a-z][a-z0-9_-]*?)(?:-(\d+))?\.log$/;
 const open = new Set<string>();
 
 export function transcriptsDir(historyDir: string): string {
-  return join(historyDir, 'agents');
+  return join(historyDir, TRANSCRIPTS_FOLDER);
 }
 
 /** `runner`, each of whose runs leaves a transcript in `dir`. */

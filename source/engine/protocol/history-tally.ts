@@ -2,7 +2,16 @@ import * as z from 'zod';
 
 /** A bigint of `stat` (device, inode, nanosecond times, link count), as decimal digits. */
 const digits = z.string().regex(/^\d{1,30}$/);
-const runName = z.string().min(1).max(255);
+/**
+ * One folder name of history, never a path: names are joined to history's folder to be measured
+ * and scanned for temp files, so a forged `../..` must not lead out of it.
+ */
+const runName = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[^/\\\0]+$/)
+  .refine((name) => name !== '.' && name !== '..', 'a folder name, not . or ..');
 const bytes = z.number().int().min(0);
 
 /**

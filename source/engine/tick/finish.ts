@@ -1,4 +1,3 @@
-import { basename } from 'node:path';
 import type { EngineBus } from '../events.js';
 import { compactLooseObjects } from '../judge/compact-objects.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
@@ -144,12 +143,15 @@ async function writeReports(
  */
 async function keepTally(setup: TickSetup, record: TickRecord): Promise<void> {
   if (!record.historyKnown) return;
-  const ownRun = record.historyDir ? basename(record.historyDir) : null;
   // REPORT.json was written after the tick's last change to history's folder: the witness.
   const { paths } = setup;
-  await keepHistoryTally(paths, record.historyKnown, ownRun, NEWEST_RUNS_KEPT, paths.report).catch(
-    () => false,
-  );
+  await keepHistoryTally(
+    paths,
+    record.historyKnown,
+    record.historyOwnRun,
+    NEWEST_RUNS_KEPT,
+    paths.report,
+  ).catch(() => false);
 }
 
 function announce(

@@ -21,6 +21,7 @@ import {
   recoverInterruptedRun,
 } from '../session/recover.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
+import { ownRunCreated } from '../workspace/history-tally.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
 import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
@@ -165,6 +166,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     record.historyDir = setup.config.history.enabled
       ? await ensureRunHistoryDir(setup.paths, record.runId)
       : null;
+    // Read at once: any later change to history's folder during the tick means no tally at its end.
+    record.historyOwnRun = record.historyDir ? ownRunCreated(setup.paths, record.runId) : null;
     record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
     const task = await proposeTask(ctx);
     if (task === null) return await finish();

@@ -3,7 +3,7 @@ import type { Report, SandboxName, VerificationRun } from '../protocol/report.js
 import { emptyLedger, type WorkspaceState } from '../protocol/state.js';
 import type { Control, Task } from '../protocol/task.js';
 import type { JudgeOutcome } from '../session/judge-phase.js';
-import type { HistoryKnown } from '../workspace/history-tally.js';
+import type { HistoryKnown, OwnRun } from '../workspace/history-tally.js';
 import type { BuildOutcome } from './build.js';
 
 /**
@@ -48,6 +48,8 @@ export interface TickRecord {
   historyPointer: string | null;
   /** What preflight's rotation knew of history, kept in its tally when the tick ends (issue 17). */
   historyKnown: HistoryKnown | null;
+  /** The tick's own run folder and history's stamp right after creating it (history-tally.ts). */
+  historyOwnRun: OwnRun | null;
   warnings: string[];
   /** Writes of the builder the runner refused before they happened (the scope hook's reasons). */
   refusedWrites: string[];
@@ -80,6 +82,7 @@ export function newTickRecord(runId: string, startedAt: Date): TickRecord {
     historyDir: null,
     historyPointer: null,
     historyKnown: null,
+    historyOwnRun: null,
     warnings: [],
     refusedWrites: [],
     control: null,

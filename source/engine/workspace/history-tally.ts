@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { statOrNull } from '../judge/stat-or-null.js';
 import { type HistoryTally, historyTallySchema } from '../protocol/history-tally.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
+import { TRANSCRIPTS_FOLDER } from './history.js';
 import type { WorkspacePaths } from './paths.js';
 
 /**
@@ -20,10 +21,13 @@ import type { WorkspacePaths } from './paths.js';
  *   moved past history's stamp before the stamp was read, so every later change gets a later time.
  *   Both stamps come from one clock, so this holds on a network mount with its own clock or a
  *   filesystem that stamps whole seconds; it assumes only that the clock is not set back.
- * - The tick's own changes are counted, not assumed: the stamp is written only when the link count
- *   (2 + subfolders, on ext4, xfs and tmpfs) is what the tally says, so a folder the tick created
- *   without saying so (or a filesystem that does not count, such as btrfs) means no tally, and the
- *   next tick lists history as before.
+ * - The tick's own changes are checked, not assumed. History's stamp is read right after the tick
+ *   creates its own run folder, and the tally is kept only if the stamp at the end is the same: a
+ *   folder created, deleted or renamed during the tick (by the runner's own milestones or agents
+ *   folder, by hand, by a builder without the sandbox) means no tally. What changed between the
+ *   rotation's look and the tick's own folder is caught by the link count (2 + subfolders, on
+ *   ext4, xfs and tmpfs), which must be what the tally counts; a filesystem that does not count
+ *   (btrfs) means no tally, and the next tick lists history as before.
  * - Even so, a tick lists history and writes sizes.json at least every MEASURED_BEFORE_WRITING
  *   ticks (`unsaved` fills up), so whatever a trusted tally could still get wrong (history's byte
  *   count and which folders rotation deletes first: nothing the judge reads) is bounded.
@@ -40,7 +44,21 @@ export interface HistoryKnown {
   readonly unsaved: ReadonlyArray<readonly [string, number]>;
 }
 
-type Stamp = HistoryTally['folder'];
+/** History's folder as lstat sees it: what the tally is trusted for. */
+export type HistoryStamp = HistoryTally['folder'];
+type Stamp = HistoryStamp;
+
+/** The tick's own run folder, and history's stamp right after it was created. */
+export interface OwnRun {
+  readonly run: string;
+  readonly stamp: HistoryStamp;
+}
+
+/** Right after the tick created its own run folder: what keepHistoryTally compares with at the end. */
+export function ownRunCreated(paths: WorkspacePaths, run: string): OwnRun | null {
+  const stat = statOrNull(paths.historyDir);
+  return stat?.isDirectory() ? { run, stamp: stampOf(stat) } : null;
+}
 
 function stampOf(stat: BigIntStats): Stamp {
   return {
@@ -81,30 +99,33 @@ export async function readHistoryTally(
 export async function keepHistoryTally(
   paths: WorkspacePaths,
   known: HistoryKnown,
-  ownRun: string | null,
+  own: OwnRun | null,
   newestKept: number,
   witness: string,
 ): Promise<boolean> {
+  if (own === null) return false;
   // The witness first: its stamp must be read before history's, which it must come after.
   const clock = statOrNull(witness);
   const stat = statOrNull(paths.historyDir);
   if (!clock || !stat?.isDirectory() || clock.dev !== stat.dev || clock.ctimeNs <= stat.ctimeNs) return false;
-  const own = ownRun !== null && statOrNull(join(paths.historyDir, ownRun))?.isDirectory() ? ownRun : null;
-  const runs = known.runs + (own === null ? 0 : 1);
-  // `agents` is a subfolder the rotation does not count as a run (history.ts, OWN_CAP_FOLDERS).
-  const agents = statOrNull(join(paths.historyDir, 'agents'))?.isDirectory() === true ? 1 : 0;
+  const stamp = stampOf(stat);
+  if (!sameStamp(stamp, own.stamp) || statOrNull(join(paths.historyDir, own.run))?.isDirectory() !== true)
+    return false;
+  const runs = known.runs + 1;
+  // The transcripts' folder is no run to the rotation (history.ts, OWN_CAP_FOLDERS).
+  const agents = statOrNull(join(paths.historyDir, TRANSCRIPTS_FOLDER))?.isDirectory() === true ? 1 : 0;
   if (stat.nlink !== BigInt(2 + runs + agents)) return false;
-  const newest = own === null ? [...known.newest] : [...known.newest, own].sort().slice(-newestKept);
+  const newest = [...known.newest, own.run].sort().slice(-newestKept);
   await writeJsonAtomic(
     historyTallyFile(paths),
     historyTallySchema,
     {
       version: 1,
-      folder: stampOf(stat),
+      folder: stamp,
       runs,
       bytes: known.bytes,
       newest,
-      unmeasured: own === null ? [] : [own],
+      unmeasured: [own.run],
       unsaved: known.unsaved.map(([run, size]) => [run, size] as [string, number]),
     },
     // A cache, validated on read: lost or torn by a crash, it only means one listing more.

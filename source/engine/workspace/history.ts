@@ -16,9 +16,15 @@ export function runHistoryDir(paths: WorkspacePaths, runId: string): string {
   return join(paths.historyDir, runId);
 }
 
+/**
+ * The run's folder, and the agents' transcripts folder beside it when it is not there yet: made
+ * here, before the tick reads history's stamp, its first creation does not change history's
+ * folder in the middle of a tick, which would cost that tick its tally (history-tally.ts).
+ */
 export async function ensureRunHistoryDir(paths: WorkspacePaths, runId: string): Promise<string> {
   const dir = runHistoryDir(paths, runId);
   await mkdir(dir, { recursive: true });
+  await mkdir(join(paths.historyDir, TRANSCRIPTS_FOLDER), { recursive: true });
   return dir;
 }
 
@@ -26,12 +32,15 @@ export function historySizesFile(paths: WorkspacePaths): string {
   return join(paths.historyDir, 'sizes.json');
 }
 
+/** history/agents: the agents' transcripts (agents/transcripts.ts), not a run folder. */
+export const TRANSCRIPTS_FOLDER = 'agents';
+
 /**
  * Folders of history that are not runs and keep their own cap: the agents' transcripts
  * (agents/transcripts.ts, the newest 60 runs) grow while a run goes on, so a size measured once
  * would be wrong, and their cap already bounds them.
  */
-const OWN_CAP_FOLDERS = new Set(['agents']);
+const OWN_CAP_FOLDERS = new Set([TRANSCRIPTS_FOLDER]);
 
 /**
  * Run folders measured before sizes.json is written again. Each tick adds one folder, and
@@ -158,9 +167,10 @@ export async function rotateHistory(
  */
 function fromTally(paths: WorkspacePaths, tally: HistoryTally, maxBytes: number): Rotation | null {
   if (tally.unsaved.length + tally.unmeasured.length >= MEASURED_BEFORE_WRITING) return null;
-  const measured = tally.unmeasured.map(
-    (run) => [run, folderSizeBytes(join(paths.historyDir, run))] as const,
-  );
+  // Only real folders are measured (a symbolic link is never followed out of history).
+  const folders = tally.unmeasured.map((run) => join(paths.historyDir, run));
+  if (folders.some((folder) => statOrNull(folder)?.isDirectory() !== true)) return null;
+  const measured = tally.unmeasured.map((run, i) => [run, folderSizeBytes(folders[i] as string)] as const);
   const bytes = measured.reduce((sum, [, size]) => sum + size, tally.bytes);
   if (bytes > maxBytes) return null;
   return {
