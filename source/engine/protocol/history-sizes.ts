@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { lazySchema } from './lazy-schema.js';
 
 /**
  * relais/history/sizes.json: the bytes of each run folder, measured once when the rotation first
@@ -19,11 +20,13 @@ export function isRunSizes(value: unknown): value is Record<string, number> {
   return true;
 }
 
-export const historySizesSchema = z.strictObject({
-  version: z.literal(1),
-  runs: z.custom<Record<string, number>>(isRunSizes, {
-    message: 'runs must map each run folder name to its size in bytes (a whole number >= 0)',
+export const historySizesSchema = lazySchema(() =>
+  z.strictObject({
+    version: z.literal(1),
+    runs: z.custom<Record<string, number>>(isRunSizes, {
+      message: 'runs must map each run folder name to its size in bytes (a whole number >= 0)',
+    }),
   }),
-});
+);
 
 export type HistorySizes = z.infer<typeof historySizesSchema>;
