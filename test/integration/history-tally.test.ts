@@ -69,6 +69,13 @@ describe('the history tally across real ticks', () => {
     expect(tally().bytes).toBe(measured);
   });
 
+  it('a file where the transcripts folder goes costs the tally, never the tick', async () => {
+    project = TestProject.create();
+    project.write('relais/history/agents', 'not a folder\n');
+    await tickWith('export const a = 2;\n');
+    expect(project.read('relais/history/agents')).toBe('not a folder\n');
+  });
+
   it('with history off, no tally is kept', async () => {
     project = TestProject.create(undefined, (c) => {
       c.history.enabled = false;

@@ -1,15 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listStaleTmpFiles } from '../../source/engine/workspace/crash-recovery.js';
@@ -25,7 +15,8 @@ import {
   type OwnRun,
   ownRunCreated,
 } from '../../source/engine/workspace/history-tally.js';
-import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
+import type { WorkspacePaths } from '../../source/engine/workspace/paths.js';
+import { type HistoryWorkspace, makeHistoryWorkspace } from '../support/history-workspace.js';
 
 // Issue 17: a tick trusts the last tick's tally of relais/history instead of listing thousands of
 // run folders, only while history's folder is as the tally saw it. These check that every change
@@ -33,19 +24,11 @@ import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspa
 
 let dir: string;
 let paths: WorkspacePaths;
+let run: HistoryWorkspace['run'];
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'relais-tally-'));
-  paths = workspacePaths(dir, 'ws');
-  mkdirSync(paths.historyDir, { recursive: true });
+  ({ dir, paths, run } = makeHistoryWorkspace('relais-tally-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-function run(name: string, bytes: number): string {
-  const folder = join(paths.historyDir, name);
-  mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, 'report.md'), 'x'.repeat(bytes));
-  return folder;
-}
 const tally = () => JSON.parse(readFileSync(historyTallyFile(paths), 'utf8'));
 /**
  * A file written after history's last change, as a tick's REPORT.json is: rewritten until the
@@ -223,6 +206,25 @@ describe('the history tally', () => {
     stamped.folder = { ...stamped.folder, mtime_ns: String(stat.mtimeNs), ctime_ns: String(stat.ctimeNs) };
     writeFileSync(historyTallyFile(paths), JSON.stringify(stamped));
     expect((await rotateHistory(paths, 1_000_000, true)).bytes).toBe(500);
+  });
+
+  it("a stale tally's sizes are not saved: its folders are measured again", async () => {
+    run('20200101T000000Z-a', 300);
+    await tick('20200102T000000Z-big', 5000);
+    await tick('20200103T000000Z-c', 100);
+    // Stale (a folder added by hand) and forged (the big run weighs nothing): measured, not believed.
+    writeFileSync(
+      historyTallyFile(paths),
+      JSON.stringify({ ...tally(), unsaved: [['20200102T000000Z-big', 0]] }),
+    );
+    run('20190101T000000Z-hand', 10);
+    // 5,410 bytes against a cap of 5,200 (believed, the forged size would make it 410: nothing to do).
+    const rotation = await rotateHistory(paths, 5200, true);
+    expect(rotation.removed).toEqual(['20190101T000000Z-hand', '20200101T000000Z-a']);
+    expect(JSON.parse(readFileSync(historySizesFile(paths), 'utf8')).runs).toEqual({
+      '20200102T000000Z-big': 5000,
+      '20200103T000000Z-c': 100,
+    });
   });
 
   it('an unreadable or invalid tally is ignored and replaced', async () => {

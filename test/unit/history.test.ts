@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { takeSnapshot } from '../../source/engine/judge/fs-snapshot.js';
@@ -11,26 +10,19 @@ import {
   MEASURED_BEFORE_WRITING,
   rotateHistory,
 } from '../../source/engine/workspace/history.js';
-import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
+import type { WorkspacePaths } from '../../source/engine/workspace/paths.js';
+import { type HistoryWorkspace, makeHistoryWorkspace } from '../support/history-workspace.js';
 
 // Issue 17: history is listed once a tick and sizes.json read once; these check that rotation,
 // the stale-temp-file scan and the workspace guard still see what they saw before.
 
 let dir: string;
 let paths: WorkspacePaths;
+let run: HistoryWorkspace['run'];
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'relais-history-'));
-  paths = workspacePaths(dir, 'ws');
-  mkdirSync(paths.historyDir, { recursive: true });
+  ({ dir, paths, run } = makeHistoryWorkspace('relais-history-'));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-function run(name: string, bytes: number): string {
-  const folder = join(paths.historyDir, name);
-  mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, 'report.md'), 'x'.repeat(bytes));
-  return folder;
-}
 const sizes = () => JSON.parse(readFileSync(historySizesFile(paths), 'utf8')).runs as Record<string, number>;
 
 describe('history rotation', () => {

@@ -11,7 +11,7 @@ import type { WorkspacePaths } from './paths.js';
  * next one need not list thousands of run folders and read their sizes to learn that nothing but
  * its predecessor's folder was added.
  *
- * Why trusting it cannot miss a folder added or deleted since:
+ * Why trusting it cannot miss a folder added or deleted between ticks:
  * - Adding, deleting or renaming an entry of a folder sets that folder's ctime to the current time
  *   (POSIX), and ctime cannot be set back by any call (unlike mtime). The tally is trusted only
  *   when history's folder has the same device, inode, ctime, mtime and link count as when written.
@@ -23,14 +23,17 @@ import type { WorkspacePaths } from './paths.js';
  *   filesystem that stamps whole seconds; it assumes only that the clock is not set back.
  * - The tick's own changes are checked, not assumed. History's stamp is read right after the tick
  *   creates its own run folder, and the tally is kept only if the stamp at the end is the same: a
- *   folder created, deleted or renamed during the tick (by the runner's own milestones or agents
- *   folder, by hand, by a builder without the sandbox) means no tally. What changed between the
- *   rotation's look and the tick's own folder is caught by the link count (2 + subfolders, on
- *   ext4, xfs and tmpfs), which must be what the tally counts; a filesystem that does not count
- *   (btrfs) means no tally, and the next tick lists history as before.
- * - Even so, a tick lists history and writes sizes.json at least every MEASURED_BEFORE_WRITING
- *   ticks (`unsaved` fills up), so whatever a trusted tally could still get wrong (history's byte
- *   count and which folders rotation deletes first: nothing the judge reads) is bounded.
+ *   folder created, deleted or renamed during the tick (the runner's first milestones folder, by
+ *   hand, by a builder without the sandbox) means no tally. Between the rotation's look and the tick's own folder
+ *   (preflight, under the lock, before any agent) only a folder added or removed is caught, by the
+ *   link count (2 + subfolders, on ext4, xfs and tmpfs) that must be what the tally counts; a
+ *   filesystem that does not count (btrfs) means no tally, and the next tick lists history.
+ * - What is left: a folder renamed (or one deleted and one added) by another process while
+ *   preflight runs under the lock, or in the same clock tick as the tick's own folder on a
+ *   filesystem with coarse stamps. A tick lists history at least every MEASURED_BEFORE_WRITING
+ *   ticks (`unsaved` fills up), and only a current tally's sizes are ever saved, so what that can
+ *   get wrong (history's byte count, which folders rotation deletes first, which run folders the
+ *   temp-file scan looks into: nothing the judge reads) lasts at most that long.
  */
 export function historyTallyFile(paths: WorkspacePaths): string {
   return join(paths.dir, 'history-tally.json');
@@ -54,7 +57,14 @@ export interface OwnRun {
   readonly stamp: HistoryStamp;
 }
 
-/** Right after the tick created its own run folder: what keepHistoryTally compares with at the end. */
+/**
+ * Right after the tick created its own run folder: what keepHistoryTally compares with at the end.
+ * No witness here (the end has one): a change by another process in the same clock tick as the
+ * tick's own folder, before any agent has started, keeps this stamp on a filesystem with coarse
+ * stamps. Asking the clock to move first would cost up to a clock tick of waiting on every tick,
+ * and on kernels without fine-grained stamps would lose most ticks their tally; what such a change
+ * can get wrong is bounded as the module comment says.
+ */
 export function ownRunCreated(paths: WorkspacePaths, run: string): OwnRun | null {
   const stat = statOrNull(paths.historyDir);
   return stat?.isDirectory() ? { run, stamp: stampOf(stat) } : null;

@@ -24,7 +24,8 @@ export function runHistoryDir(paths: WorkspacePaths, runId: string): string {
 export async function ensureRunHistoryDir(paths: WorkspacePaths, runId: string): Promise<string> {
   const dir = runHistoryDir(paths, runId);
   await mkdir(dir, { recursive: true });
-  await mkdir(join(paths.historyDir, TRANSCRIPTS_FOLDER), { recursive: true });
+  // Best effort, as the transcripts are: a file or a broken link in its place only costs the tally.
+  await mkdir(join(paths.historyDir, TRANSCRIPTS_FOLDER), { recursive: true }).catch(() => undefined);
   return dir;
 }
 
@@ -105,7 +106,8 @@ export interface Rotation {
 /**
  * Brings history under `maxBytes` by deleting the oldest run folders. When the last tick's tally
  * is current (history-tally.ts), nothing is listed: only that tick's own folder is measured.
- * Otherwise sizes come from sizes.json, read and checked once, and the tally's measured sizes;
+ * Otherwise sizes come from sizes.json, read and checked once (and a current tally's measured
+ * sizes, when it was current but history is above the cap or sizes wait to be saved);
  * only folders neither knows are measured, and sizes.json is written again only when folders were
  * deleted, named ones are gone, or MEASURED_BEFORE_WRITING folders are not in it. With
  * `apply: false` nothing is deleted or written: the result says what a rotation would do.
@@ -124,7 +126,9 @@ export async function rotateHistory(
   const known = await readJsonValidated(historySizesFile(paths), historySizesSchema);
   // Maps, not the parsed objects: a run folder named `constructor` must not find Object's own.
   const saved = new Map(known.kind === 'ok' ? Object.entries(known.value.runs) : []);
-  const carried = new Map(tally?.tally.unsaved ?? []);
+  // Only a current tally's sizes: a stale one (or a forged one) must not put sizes into sizes.json,
+  // where they would be trusted for good; at most 15 small folders are measured again instead.
+  const carried = new Map(tally?.current ? tally.tally.unsaved : []);
   const sizes = new Map<string, number>();
   let unsaved = 0;
   for (const run of listed.runs) {
