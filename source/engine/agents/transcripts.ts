@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, lstat, mkdir, readdir, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { stripControls } from '../events.js';
-import { TRANSCRIPTS_FOLDER } from '../workspace/history.js';
+import { TRANSCRIPTS_FOLDER } from '../workspace/paths.js';
 import { readUntrustedFile } from '../workspace/safe-read.js';
 import type { AgentOutcome, AgentRunner } from './agent-run.js';
 

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { statOrNull } from '../judge/stat-or-null.js';
 import { type HistoryTally, historyTallySchema } from '../protocol/history-tally.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
-import { TRANSCRIPTS_FOLDER } from './history.js';
-import type { WorkspacePaths } from './paths.js';
+import { TRANSCRIPTS_FOLDER, type WorkspacePaths } from './paths.js';
 
 /**
  * relais/history-tally.json (issue 17): what a tick knew of relais/history when it ended, so the
@@ -24,10 +23,11 @@ import type { WorkspacePaths } from './paths.js';
  * - The tick's own changes are checked, not assumed. History's stamp is read right after the tick
  *   creates its own run folder, and the tally is kept only if the stamp at the end is the same: a
  *   folder created, deleted or renamed during the tick (the runner's first milestones folder, by
- *   hand, by a builder without the sandbox) means no tally. Between the rotation's look and the tick's own folder
- *   (preflight, under the lock, before any agent) only a folder added or removed is caught, by the
- *   link count (2 + subfolders, on ext4, xfs and tmpfs) that must be what the tally counts; a
- *   filesystem that does not count (btrfs) means no tally, and the next tick lists history.
+ *   hand, by a builder without the sandbox) means no tally. Between the rotation's look and the
+ *   tick's own folder (preflight, under the lock, before any agent) only a folder added or removed
+ *   is caught, by the link count (2 + subfolders, on ext4, xfs and tmpfs) that must be what the
+ *   tally counts; a filesystem that does not count (btrfs) means no tally, and the next tick lists
+ *   history.
  * - What is left: a folder renamed (or one deleted and one added) by another process while
  *   preflight runs under the lock, or in the same clock tick as the tick's own folder on a
  *   filesystem with coarse stamps. A tick lists history at least every MEASURED_BEFORE_WRITING

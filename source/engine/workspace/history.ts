@@ -5,7 +5,7 @@ import { historySizesSchema } from '../protocol/history-sizes.js';
 import type { HistoryTally } from '../protocol/history-tally.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
 import { type HistoryKnown, readHistoryTally } from './history-tally.js';
-import type { WorkspacePaths } from './paths.js';
+import { TRANSCRIPTS_FOLDER, type WorkspacePaths } from './paths.js';
 
 /**
  * History snapshots (seed 000 §14): one folder per run, kept under `history.max_mb` by rotation:
@@ -32,9 +32,6 @@ export async function ensureRunHistoryDir(paths: WorkspacePaths, runId: string):
 export function historySizesFile(paths: WorkspacePaths): string {
   return join(paths.historyDir, 'sizes.json');
 }
-
-/** history/agents: the agents' transcripts (agents/transcripts.ts), not a run folder. */
-export const TRANSCRIPTS_FOLDER = 'agents';
 
 /**
  * Folders of history that are not runs and keep their own cap: the agents' transcripts

@@ -2,6 +2,9 @@ import { join } from 'node:path';
 
 export const CONFIG_FILE_NAME = 'relais.config.json';
 
+/** history/agents: the agents' transcripts (agents/transcripts.ts), not a run folder. */
+export const TRANSCRIPTS_FOLDER = 'agents';
+
 /** Every runner-owned location, derived from the repository root and `workspace_dir`. */
 export interface WorkspacePaths {
   readonly root: string;
