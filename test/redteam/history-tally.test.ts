@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineBus } from '../../source/engine/events.js';
 import { runTick } from '../../source/engine/tick/run-tick.js';
+import { tempFolderCountsSubfolders } from '../support/history-workspace.js';
 import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 import { sh } from './aftermath.js';
 
@@ -28,28 +29,36 @@ async function tick(builder: Record<string, unknown>) {
   return project.report();
 }
 
+// Skipped, with this reason, where the temp folder's folders do not count their subfolders (btrfs,
+// a merged overlayfs folder): no tally is ever kept there, by design, and each tick lists history
+// as unit/history tests. Here (ext4, as on CI) they run.
+const COUNTS = tempFolderCountsSubfolders();
+
 describe('red team: forging the history tally', () => {
-  it('a builder that rewrites relais/history-tally.json is stopped, and no tick trusts the forged count', async () => {
-    project = TestProject.create(
-      undefined,
-      unsandboxed('proves the judge (second fence) against a write into relais/ the sandbox refuses'),
-    );
-    expect((await tick(builderWrites({ 'src/a.ts': 'export const a = 2;\n' }))).code).toBe('SUCCESS');
-    const kept = project.read('relais/history-tally.json');
-    const forged = JSON.stringify({ ...JSON.parse(kept), bytes: 0, unsaved: [], unmeasured: [] });
-    const report = await tick({
-      actions: [
-        { write: 'src/a.ts', content: 'export const a = 3;\n' },
-        sh(`printf '%s' '${forged}' > relais/history-tally.json`),
-      ],
-      result_json: BUILDER_OK,
-    });
-    expect(report.code).toBe('STOP_RUNNER_OWNED_MUTATION');
-    expect(report.detail).toBe('runner-owned path modified: relais/history-tally.json');
-    // The guard puts the file back (as it does the config, redteam/fence-widening); the stopped
-    // tick then keeps its own tally, counted from what it knew, never from the forged file.
-    const after = project.json('relais/history-tally.json');
-    expect(after.bytes).toBeGreaterThan(0);
-    expect(after.runs).toBe(JSON.parse(kept).runs + 1);
-  });
+  it.skipIf(!COUNTS)(
+    'a builder that rewrites relais/history-tally.json is stopped, and no tick trusts the forged count',
+    async () => {
+      project = TestProject.create(
+        undefined,
+        unsandboxed('proves the judge (second fence) against a write into relais/ the sandbox refuses'),
+      );
+      expect((await tick(builderWrites({ 'src/a.ts': 'export const a = 2;\n' }))).code).toBe('SUCCESS');
+      const kept = project.read('relais/history-tally.json');
+      const forged = JSON.stringify({ ...JSON.parse(kept), bytes: 0, unsaved: [], unmeasured: [] });
+      const report = await tick({
+        actions: [
+          { write: 'src/a.ts', content: 'export const a = 3;\n' },
+          sh(`printf '%s' '${forged}' > relais/history-tally.json`),
+        ],
+        result_json: BUILDER_OK,
+      });
+      expect(report.code).toBe('STOP_RUNNER_OWNED_MUTATION');
+      expect(report.detail).toBe('runner-owned path modified: relais/history-tally.json');
+      // The guard puts the file back (as it does the config, redteam/fence-widening); the stopped
+      // tick then keeps its own tally, counted from what it knew, never from the forged file.
+      const after = project.json('relais/history-tally.json');
+      expect(after.bytes).toBeGreaterThan(0);
+      expect(after.runs).toBe(JSON.parse(kept).runs + 1);
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type WorkspacePaths, workspacePaths } from '../../source/engine/workspace/paths.js';
@@ -25,4 +25,20 @@ export function makeHistoryWorkspace(prefix: string): HistoryWorkspace {
       return folder;
     },
   };
+}
+
+/**
+ * Whether folders in the temp folder count their subfolders in their link count (ext4, xfs,
+ * tmpfs), which history's tally needs: on btrfs or a merged overlayfs folder a tick never keeps
+ * one, by design (workspace/history-tally.ts), and every tick lists history as unit/history tests.
+ */
+export function tempFolderCountsSubfolders(): boolean {
+  const dir = mkdtempSync(join(tmpdir(), 'relais-nlink-'));
+  try {
+    mkdirSync(join(dir, 'a'));
+    mkdirSync(join(dir, 'b'));
+    return statSync(dir).nlink === 4;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -16,7 +16,11 @@ import {
   ownRunCreated,
 } from '../../source/engine/workspace/history-tally.js';
 import type { WorkspacePaths } from '../../source/engine/workspace/paths.js';
-import { type HistoryWorkspace, makeHistoryWorkspace } from '../support/history-workspace.js';
+import {
+  type HistoryWorkspace,
+  makeHistoryWorkspace,
+  tempFolderCountsSubfolders,
+} from '../support/history-workspace.js';
 
 // Issue 17: a tick trusts the last tick's tally of relais/history instead of listing thousands of
 // run folders, only while history's folder is as the tally saw it. These check that every change
@@ -62,7 +66,12 @@ async function tick(name: string, bytes: number, cap = 1_000_000) {
   return { rotation, kept };
 }
 
-describe('the history tally', () => {
+// Skipped, with this reason, where the temp folder's folders do not count their subfolders (btrfs,
+// a merged overlayfs folder): no tally is ever kept there, by design, and each tick lists history
+// as unit/history tests. Here (ext4, as on CI) they run.
+const COUNTS = tempFolderCountsSubfolders();
+
+describe.skipIf(!COUNTS)('the history tally', () => {
   it('is trusted while history is unchanged: only the last tick folder is measured', async () => {
     run('20200101T000000Z-a', 300);
     expect((await tick('20200102T000000Z-b', 200)).kept).toBe(true);
