@@ -88,17 +88,15 @@ const sameStamp = (a: Stamp, b: Stamp) =>
   a.nlink === b.nlink;
 
 /**
- * The tally, and whether history's folder is still as it was when the tally was written. A stale
- * tally is still worth its `unsaved` sizes: each was measured once its run had ended.
+ * The tally, when history's folder is still as it was when the tally was written; null for a stale,
+ * missing or invalid one. A stale tally is worth nothing, its sizes included: saved into
+ * sizes.json they would be trusted for good, and a forged one could say anything.
  */
-export async function readHistoryTally(
-  paths: WorkspacePaths,
-): Promise<{ readonly tally: HistoryTally; readonly current: boolean } | null> {
+export async function readCurrentTally(paths: WorkspacePaths): Promise<HistoryTally | null> {
   const read = await readJsonValidated(historyTallyFile(paths), historyTallySchema);
   if (read.kind !== 'ok') return null;
   const stat = statOrNull(paths.historyDir);
-  const current = stat?.isDirectory() === true && sameStamp(stampOf(stat), read.value.folder);
-  return { tally: read.value, current };
+  return stat?.isDirectory() === true && sameStamp(stampOf(stat), read.value.folder) ? read.value : null;
 }
 
 /**

@@ -4,7 +4,7 @@ import { namesOrEmpty, statOrNull } from '../judge/stat-or-null.js';
 import { historySizesSchema } from '../protocol/history-sizes.js';
 import type { HistoryTally } from '../protocol/history-tally.js';
 import { readJsonValidated, writeJsonAtomic } from './atomic-write.js';
-import { type HistoryKnown, readHistoryTally } from './history-tally.js';
+import { type HistoryKnown, readCurrentTally } from './history-tally.js';
 import { TRANSCRIPTS_FOLDER, type WorkspacePaths } from './paths.js';
 
 /**
@@ -114,18 +114,16 @@ export async function rotateHistory(
   maxBytes: number,
   apply: boolean,
 ): Promise<Rotation> {
-  const tally = await readHistoryTally(paths);
-  if (tally?.current) {
-    const trusted = fromTally(paths, tally.tally, maxBytes);
-    if (trusted) return trusted;
-  }
+  const tally = await readCurrentTally(paths);
+  const trusted = tally && fromTally(paths, tally, maxBytes);
+  if (trusted) return trusted;
   const listed = await listAll(paths);
   const known = await readJsonValidated(historySizesFile(paths), historySizesSchema);
   // Maps, not the parsed objects: a run folder named `constructor` must not find Object's own.
   const saved = new Map(known.kind === 'ok' ? Object.entries(known.value.runs) : []);
-  // Only a current tally's sizes: a stale one (or a forged one) must not put sizes into sizes.json,
-  // where they would be trusted for good; at most 15 small folders are measured again instead.
-  const carried = new Map(tally?.current ? tally.tally.unsaved : []);
+  // A current tally's sizes (above the cap, or enough of them to save); without one, at most 15
+  // small folders are measured again.
+  const carried = new Map(tally?.unsaved ?? []);
   const sizes = new Map<string, number>();
   let unsaved = 0;
   for (const run of listed.runs) {
