@@ -11,11 +11,14 @@ afterEach(() => {
   for (const h of holders.splice(0)) h.kill();
 });
 
-/** A process that exits at once in a group of its own, and a parent that never reaps it. */
+/**
+ * A process that exits at once in a group of its own, and a parent that never reaps it. The parent
+ * is perl (Debian's perl-base is essential, and git needs it), not a shell: a shell may reap its
+ * background job before it execs, and then there is no zombie to look at (CI saw ENOENT once).
+ */
 async function zombieGroup(): Promise<number> {
-  const parent = spawn('/bin/sh', ['-c', 'setsid true & echo $!; exec sleep 30'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const script = 'my $p = fork; if ($p == 0) { setpgrp(0, 0); exit 0 } $| = 1; print "$p\\n"; sleep 30';
+  const parent = spawn('perl', ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
   holders.push(parent);
   const pid = await new Promise<number>((resolve) =>
     parent.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
