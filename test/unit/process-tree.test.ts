@@ -20,9 +20,10 @@ async function zombieGroup(): Promise<number> {
   const script = 'my $p = fork; if ($p == 0) { setpgrp(0, 0); exit 0 } $| = 1; print "$p\\n"; sleep 30';
   const parent = spawn('perl', ['-e', script], { stdio: ['ignore', 'pipe', 'ignore'] });
   holders.push(parent);
-  const pid = await new Promise<number>((resolve) =>
-    parent.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
-  );
+  const pid = await new Promise<number>((resolve, reject) => {
+    parent.once('error', reject); // no perl: say so, rather than wait out the test's timeout
+    parent.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+  });
   const state = () => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
   // No event says "became a zombie" (short of a pidfd): poll the kernel's state, bounded generously.
   const deadline = performance.now() + 10_000;
