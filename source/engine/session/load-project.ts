@@ -44,9 +44,17 @@ export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
 export async function loadProject(
   given: string,
   env: NodeJS.ProcessEnv,
+  /** Called as soon as the config is read, before git's answer: a caller may start its own work. */
+  onConfig?: (config: RelaisConfig, root: string) => void,
 ): Promise<{ ok: true; project: ProjectSetup } | { ok: false; block: Block; paths: null }> {
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
+  // git reads the repository in its own process while this one parses the config (issue 17): the
+  // rev-parse needs nothing from the config. Their verdicts are still taken in row order.
+  const git = new Git(root, env);
+  const facts = readRepoFacts(git, root);
+  // Awaited only once the config has loaded: a failure there must not go unhandled meanwhile.
+  facts.catch(() => undefined);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
   const loaded = await loadConfig(root, env);
   if (!loaded.ok) {
@@ -58,10 +66,10 @@ export async function loadProject(
     };
   }
   const config = loaded.config;
+  onConfig?.(config, root);
   const paths = workspacePaths(root, config.workspace_dir);
   // Row 2: not a git repository, or HEAD unreadable.
-  const git = new Git(root, env);
-  const repo = await readRepoFacts(git, root);
+  const repo = await facts;
   if (!repo.ok) {
     // Issue 14: an unreadable HEAD after an interrupted tick is a recovery to finish, not a fresh repo.
     const broken = await interruptedRunDetail(paths, root);

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import type { Git } from '../judge/git.js';
 import { type RepoFacts, worktreeStatus } from '../judge/repo.js';
 import type { WorkspaceState } from '../protocol/state.js';
-import { resolveSandbox, SANDBOX_FIX, type Sandbox } from '../sandbox/sandbox.js';
+import {
+  probeBwrap,
+  resolveSandbox,
+  SANDBOX_FIX,
+  type Sandbox,
+  sandboxSettings,
+} from '../sandbox/sandbox.js';
 import {
   findCorruptRunnerFiles,
   listStaleTmpFiles,
@@ -38,7 +44,11 @@ export type SetupResult =
   | { ok: false; block: Block; paths: WorkspacePaths | null };
 
 export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
-  const loaded = await loadProject(given, env);
+  // The sandbox probe (memoized by root and PATH) starts once the config says one is wanted, while
+  // git still reads the repository: resolveSandbox below then finds it done or under way.
+  const loaded = await loadProject(given, env, (config, root) => {
+    if (sandboxSettings(config).mode !== 'off') probeBwrap(env, root).catch(() => undefined);
+  });
   if (!loaded.ok) return loaded;
   const { project } = loaded;
   const sandbox = await resolveSandbox(project.config, project.facts.root, env);
