@@ -83,9 +83,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   const started = Date.now();
   const stdoutTail = new TailBuffer(spec.keepTailBytes ?? DEFAULT_TAIL);
   const stderrTail = new TailBuffer(spec.keepTailBytes ?? DEFAULT_TAIL);
-  const base = (
-    partial: Omit<ProcessResult, 'stdoutTail' | 'stderrTail' | 'stdoutBytes' | 'stderrBytes' | 'durationMs'>,
-  ): ProcessResult => ({
+  const base = (partial: Ending): ProcessResult => ({
     ...partial,
     stdoutTail: stdoutTail.text(),
     stderrTail: stderrTail.text(),
@@ -95,29 +93,212 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   });
   if (spec.signal?.aborted)
     return base({ exitCode: null, signal: null, spawnError: null, timedOut: false, aborted: true });
-  let scratch: Scratch | null = null;
+  const waiting = spec.stdin === undefined ? null : prestarted.get(spawnKey(spec));
+  if (waiting) prestarted.delete(spawnKey(spec));
+  let child: Child | null = null;
   try {
-    scratch = spec.sandbox ? makeScratch(spec.sandbox) : null;
-    return await supervise(spec, scratch?.dir ?? null, { stdoutTail, stderrTail }, base);
+    child = (await waiting) ?? null;
+    child ??= await startChild(spec, spec.stdin === undefined ? 'ignore' : { input: spec.stdin });
+    return await supervise(spec, child, { stdoutTail, stderrTail }, base);
   } catch (error) {
     // Never rejects: whatever went wrong before the child existed is a value.
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     return base({ exitCode: null, signal: null, spawnError: code, timedOut: false, aborted: false });
   } finally {
-    if (scratch) removeScratch(scratch);
+    if (child?.scratch) removeScratch(child.scratch);
   }
+}
+
+/** What starting a child depends on, its input aside: a prestarted child is matched on all of it. */
+export type SpawnSpec = Pick<
+  ProcessSpec,
+  'cmd' | 'args' | 'cwd' | 'env' | 'sandbox' | 'killGraceMs' | 'ownPidNamespace'
+>;
+
+/**
+ * Children started before their input was known, by spawnKey: each is adopted at most once. Set
+ * before the spawn is awaited, so a call that comes while it is under way waits for it.
+ */
+const prestarted = new Map<string, Promise<Child | null>>();
+
+function spawnKey(spec: SpawnSpec): string {
+  const env = Object.entries(spec.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([
+    spec.cmd,
+    spec.args,
+    spec.cwd,
+    env,
+    spec.sandbox ?? null,
+    spec.killGraceMs ?? null,
+    spec.ownPidNamespace === true,
+  ]);
+}
+
+/**
+ * Starts now the child a later `runProcess` with the same spawn spec and an input will run, with
+ * its stdin held open (issue 17: an agent CLI loads itself while the runner still prepares the
+ * prompt). Nothing reaches it until that call adopts it and writes the input; a spec that differs
+ * in anything starts its own child, and `discardPrestarted` ends those never adopted. Best effort:
+ * a child that cannot be started here is simply not waiting.
+ */
+export async function prestartProcess(spec: SpawnSpec): Promise<void> {
+  const key = spawnKey(spec);
+  if (prestarted.has(key)) return;
+  // The real call will start its own child, and report why it could not.
+  const child = startChild(spec, 'pipe').catch(() => null);
+  prestarted.set(key, child);
+  await child;
+}
+
+/** Ends every prestarted child nobody adopted (the tick stopped before its call), and waits for it. */
+export async function discardPrestarted(): Promise<void> {
+  const left = [...prestarted.values()];
+  prestarted.clear();
+  await Promise.all(
+    left.map(async (waiting) => {
+      const child = await waiting;
+      if (!child) return;
+      child.cancel.abort();
+      void child.terminateTree();
+      await child.subprocess;
+      await child.finish();
+      if (child.scratch) removeScratch(child.scratch);
+    }),
+  );
+}
+
+type Output = (stream: 'stdout' | 'stderr', data: Buffer) => void;
+
+/** A started child: its exit and output are kept until a supervisor takes them. */
+interface Child {
+  readonly subprocess: ResultPromise;
+  readonly pid: number | undefined;
+  readonly namespaced: boolean;
+  readonly scratch: Scratch | null;
+  /** execa's cancelSignal: aborting it sends SIGTERM, then SIGKILL after the grace. */
+  readonly cancel: AbortController;
+  /** Started with its stdin held open (prestarted): the supervisor writes the input. */
+  readonly awaitsInput: boolean;
+  exit: { code: number | null; signal: NodeJS.Signals | null } | null;
+  /** Where output goes: kept in `early` until a supervisor replaces it. */
+  output: Output;
+  readonly early: Array<['stdout' | 'stderr', Buffer]>;
+  terminateTree(): Promise<void>;
+  /** After the child's promise settled: whatever it left is ended, and it is no longer tracked. */
+  finish(): Promise<void>;
+}
+
+type ResultPromise = ReturnType<typeof import('execa').execa>;
+
+async function startChild(spec: SpawnSpec, stdin: 'ignore' | 'pipe' | { input: string }): Promise<Child> {
+  const grace = spec.killGraceMs ?? DEFAULT_GRACE;
+  const policy = spec.sandbox;
+  const scratch = policy ? makeScratch(policy) : null;
+  // bwrap, with or without a policy: everything the child starts lives in its PID namespace.
+  const namespaced = policy !== undefined || spec.ownPidNamespace === true;
+  // Every process the child starts inherits it: unsandboxed, a daemon is found at the end; in
+  // both cases a crash recovery finds whatever a killed runner left alive (the sandbox's PID
+  // namespace should already have ended it, but its init can miss the parent's death).
+  const mark = `${runnerMark()}-${randomUUID()}`;
+  const cancel = new AbortController();
+  let subprocess: ResultPromise;
+  try {
+    // Loaded on the first spawn, not at import: execa is ~140 modules, and commands that start no
+    // process (`relais status`) import this file through the front door all the same (issue 17).
+    const { execa } = await import('execa');
+    subprocess = execa(
+      policy && scratch ? policy.bwrap : spec.cmd,
+      policy && scratch
+        ? [...bwrapArgs(policy, scratch.dir, spec.cwd), spec.cmd, ...spec.args]
+        : [...spec.args],
+      {
+        cwd: spec.cwd,
+        env: {
+          ...(policy && scratch ? sandboxEnv(spec.env, scratch.dir, policy.dropEnv) : spec.env),
+          [PROCESS_MARK_VAR]: mark,
+        },
+        extendEnv: false,
+        ...(typeof stdin === 'object' ? stdin : { stdin }),
+        stdout: 'pipe',
+        stderr: 'pipe',
+        buffer: false,
+        reject: false,
+        cancelSignal: cancel.signal,
+        forceKillAfterDelay: grace,
+        killSignal: 'SIGTERM',
+        // Own process group, so an unsandboxed tree can be signalled as one and a Ctrl-C on the
+        // terminal reaches the runner, not the agent. (execa's `cleanup` does not apply to a
+        // detached child: --die-with-parent and killAllChildrenNow cover the runner's exit.)
+        detached: true,
+        windowsHide: true,
+      },
+    );
+  } catch (error) {
+    if (scratch) removeScratch(scratch);
+    throw error;
+  }
+  const pid = subprocess.pid;
+  // execa signals only its direct child: an unsandboxed tool's grandchildren in groups of their
+  // own (setsid) are found through /proc and ended with it. In a sandbox, bwrap is that child.
+  const watch = pid !== undefined && !namespaced ? new TreeWatch(pid, mark) : null;
+  if (pid !== undefined) liveGroups.add(pid);
+  let killing: Promise<void> | null = null;
+  let drain: NodeJS.Timeout | null = null;
+  const early: Child['early'] = [];
+  const child: Child = {
+    subprocess,
+    pid,
+    namespaced,
+    scratch,
+    cancel,
+    awaitsInput: stdin === 'pipe',
+    exit: null,
+    output: (stream, data) => early.push([stream, data]),
+    early,
+    terminateTree: () => {
+      killing ??=
+        pid === undefined || namespaced
+          ? Promise.resolve()
+          : endTree(pid, watch, grace, () => child.exit !== null);
+      return killing;
+    },
+    finish: async () => {
+      if (drain) clearTimeout(drain);
+      // Resolve only once the kill sequence is over: nothing of the child may outlive the call.
+      watch?.sweep();
+      if (watch && watch.survivors().length > 0) void child.terminateTree();
+      await (killing ?? Promise.resolve());
+      if (namespaced) await endSandboxLeftovers(mark);
+      watch?.stop();
+      if (pid !== undefined) liveGroups.delete(pid);
+    },
+  };
+  subprocess.stdout?.on('data', (data: Buffer) => child.output('stdout', data));
+  subprocess.stderr?.on('data', (data: Buffer) => child.output('stderr', data));
+  // A prestarted child that died before its input came: the write fails, its exit tells why.
+  subprocess.stdin?.on('error', () => undefined);
+  subprocess.on('exit', (code, signal) => {
+    child.exit = { code, signal };
+    watch?.sweep();
+    // Leftovers (a backgrounded `sleep &`) must not outlive the call, and they may hold our pipes
+    // open: end them, then stop waiting for the pipes after a short drain.
+    if (pid !== undefined && !namespaced && (groupHasMembers(pid) || (watch?.survivors().length ?? 0) > 0))
+      void child.terminateTree();
+    drain = setTimeout(() => {
+      subprocess.stdout?.destroy();
+      subprocess.stderr?.destroy();
+    }, grace + STDIO_DRAIN_MS);
+  });
+  return child;
 }
 
 async function supervise(
   spec: ProcessSpec,
-  scratch: string | null,
+  child: Child,
   tails: { stdoutTail: TailBuffer; stderrTail: TailBuffer },
-  base: (
-    partial: Omit<ProcessResult, 'stdoutTail' | 'stderrTail' | 'stdoutBytes' | 'stderrBytes' | 'durationMs'>,
-  ) => ProcessResult,
+  base: (partial: Ending) => ProcessResult,
 ): Promise<ProcessResult> {
   const maxLine = spec.maxLineBytes ?? DEFAULT_MAX_LINE;
-  const grace = spec.killGraceMs ?? DEFAULT_GRACE;
   // Our own splitter, not execa's `lines`: execa holds a whole line in memory, and a 50 MB line
   // must cost at most maxLineBytes.
   const stdoutLines = spec.onStdoutLine ? new LineSplitter(maxLine, spec.onStdoutLine) : null;
@@ -128,108 +309,40 @@ async function supervise(
   );
   let timedOut = false;
   let aborted = false;
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
-
-  const policy = spec.sandbox;
-  // bwrap, with or without a policy: everything the child starts lives in its PID namespace.
-  const namespaced = policy !== undefined || spec.ownPidNamespace === true;
-  // Every process the child starts inherits it: unsandboxed, a daemon is found at the end; in
-  // both cases a crash recovery finds whatever a killed runner left alive (the sandbox's PID
-  // namespace should already have ended it, but its init can miss the parent's death).
-  const mark = `${runnerMark()}-${randomUUID()}`;
-  // Loaded on the first spawn, not at import: execa is ~140 modules, and commands that start no
-  // process (`relais status`) import this file through the front door all the same (issue 17).
-  const { execa } = await import('execa');
-  const subprocess = execa(
-    policy && scratch ? policy.bwrap : spec.cmd,
-    policy && scratch ? [...bwrapArgs(policy, scratch, spec.cwd), spec.cmd, ...spec.args] : [...spec.args],
-    {
-      cwd: spec.cwd,
-      env: {
-        ...(policy && scratch ? sandboxEnv(spec.env, scratch, policy.dropEnv) : spec.env),
-        [PROCESS_MARK_VAR]: mark,
-      },
-      extendEnv: false,
-      ...(spec.stdin === undefined ? { stdin: 'ignore' as const } : { input: spec.stdin }),
-      stdout: 'pipe',
-      stderr: 'pipe',
-      buffer: false,
-      reject: false,
-      cancelSignal: cancel,
-      forceKillAfterDelay: grace,
-      killSignal: 'SIGTERM',
-      // Own process group, so an unsandboxed tree can be signalled as one and a Ctrl-C on the
-      // terminal reaches the runner, not the agent. (execa's `cleanup` does not apply to a
-      // detached child: --die-with-parent and killAllChildrenNow cover the runner's exit.)
-      detached: true,
-      windowsHide: true,
-    },
-  );
-  const pid = subprocess.pid;
-  // execa signals only its direct child: an unsandboxed tool's grandchildren in groups of their
-  // own (setsid) are found through /proc and ended with it. In a sandbox, bwrap is that child.
-  const watch = pid !== undefined && !namespaced ? new TreeWatch(pid, mark) : null;
-  if (pid !== undefined) {
-    liveGroups.add(pid);
-    spec.onSpawn?.(pid);
-  }
-
-  let killing: Promise<void> | null = null;
-  const terminateTree = (): Promise<void> => {
-    killing ??=
-      pid === undefined || namespaced ? Promise.resolve() : endTree(pid, watch, grace, () => exit !== null);
-    return killing;
-  };
+  const { subprocess, pid } = child;
+  if (pid !== undefined) spec.onSpawn?.(pid);
   const onCancel = () => {
     timedOut = deadline?.aborted === true && spec.signal?.aborted !== true;
     aborted = !timedOut;
-    void terminateTree();
+    child.cancel.abort();
+    void child.terminateTree();
   };
-  cancel.addEventListener('abort', onCancel, { once: true });
+  if (cancel.aborted) onCancel();
+  else cancel.addEventListener('abort', onCancel, { once: true });
 
-  subprocess.stdout?.on('data', (data: Buffer) => {
-    tails.stdoutTail.push(data);
-    stdoutLines?.push(data);
-    spec.onOutput?.('stdout', data);
-  });
-  subprocess.stderr?.on('data', (data: Buffer) => {
-    tails.stderrTail.push(data);
-    stderrLines?.push(data);
-    spec.onOutput?.('stderr', data);
-  });
-  let drain: NodeJS.Timeout | null = null;
-  subprocess.on('exit', (code, signal) => {
-    exit = { code, signal };
-    watch?.sweep();
-    // Leftovers (a backgrounded `sleep &`) must not outlive the call, and they may hold our pipes
-    // open: end them, then stop waiting for the pipes after a short drain.
-    if (pid !== undefined && !namespaced && (groupHasMembers(pid) || (watch?.survivors().length ?? 0) > 0))
-      void terminateTree();
-    drain = setTimeout(() => {
-      subprocess.stdout?.destroy();
-      subprocess.stderr?.destroy();
-    }, grace + STDIO_DRAIN_MS);
-  });
+  const output: Output = (stream, data) => {
+    const tail = stream === 'stdout' ? tails.stdoutTail : tails.stderrTail;
+    tail.push(data);
+    (stream === 'stdout' ? stdoutLines : stderrLines)?.push(data);
+    spec.onOutput?.(stream, data);
+  };
+  for (const [stream, data] of child.early.splice(0)) output(stream, data);
+  child.output = output;
+  // A prestarted child gets its input now; a fresh one was given it by execa.
+  if (child.awaitsInput) subprocess.stdin?.end(spec.stdin ?? '');
 
   const result = await subprocess;
   cancel.removeEventListener('abort', onCancel);
-  if (drain) clearTimeout(drain);
   stdoutLines?.end();
   stderrLines?.end();
-  // Resolve only once the kill sequence is over: nothing of the child may outlive the call.
-  watch?.sweep();
-  if (watch && watch.survivors().length > 0) void terminateTree();
-  await (killing ?? Promise.resolve());
-  if (namespaced) await endSandboxLeftovers(mark);
-  watch?.stop();
-  if (pid !== undefined) liveGroups.delete(pid);
+  await child.finish();
 
   return base(
     howItEnded(
-      pid === undefined ? null : exit,
+      pid === undefined ? null : child.exit,
       result,
       { timedOut, aborted },
-      policy !== undefined && BWRAP_EXEC_FAILED.test(tails.stderrTail.text()),
+      spec.sandbox !== undefined && BWRAP_EXEC_FAILED.test(tails.stderrTail.text()),
     ),
   );
 }

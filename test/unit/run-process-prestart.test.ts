@@ -1,0 +1,114 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  discardPrestarted,
+  prestartProcess,
+  runProcess,
+  type SpawnSpec,
+} from '../../source/engine/supervise/run-process.js';
+import { isAlive } from '../support/project.js';
+
+// A child started before its input is known (issue 17: the orchestrator's CLI loads while the
+// runner finishes preflight): adopted only by a call that would start the very same process.
+
+let dir: string;
+afterEach(async () => {
+  await discardPrestarted();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A child that adds its pid to `pidFile` as it starts, then echoes its stdin: `cat` shows what reached it. */
+function echoing(pidFile: string, env: NodeJS.ProcessEnv = process.env): SpawnSpec {
+  return {
+    cmd: '/bin/sh',
+    args: ['-c', 'echo $$ >> "$1"; exec cat', 'sh', pidFile],
+    cwd: dir,
+    env,
+  };
+}
+
+/** The last pid noted in `file`. */
+const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim().split('\n').at(-1));
+
+/** The pid a prestarted child notes once it runs: awaited on the folder's events, not on a timer. */
+function startedPid(file: string): Promise<number> {
+  const written = () => existsSync(file) && readFileSync(file, 'utf8').endsWith('\n');
+  return new Promise((resolve) => {
+    const check = () => {
+      if (!written()) return;
+      watcher.close();
+      resolve(pidIn(file));
+    };
+    const watcher = watch(dirname(file), check);
+    check();
+  });
+}
+
+describe('prestarted processes', () => {
+  it('a call with the same spec adopts the waiting child: one process, which gets exactly its input', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pidFile = join(dir, 'pid');
+    await prestartProcess(echoing(pidFile));
+    const r = await runProcess({ ...echoing(pidFile), stdin: 'the prompt' });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdoutTail).toBe('the prompt');
+    // Started once: the pid the child noted is the prestarted one, not a second child's.
+    expect(readFileSync(pidFile, 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(isAlive(pidIn(pidFile))).toBe(false);
+  });
+
+  it('a call whose process would differ in anything (here one variable) starts its own; the waiting one is ended unused', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const early = join(dir, 'early');
+    const late = join(dir, 'late');
+    await prestartProcess(echoing(early));
+    const waiting = await startedPid(early);
+    const r = await runProcess({ ...echoing(early, { ...process.env, RELAIS_OTHER: '1' }), stdin: 'x' });
+    expect(r.stdoutTail).toBe('x');
+    expect(pidIn(early)).not.toBe(waiting);
+    expect(isAlive(waiting)).toBe(true);
+    // A call without input never adopts one either: its stdin is /dev/null, not a held pipe.
+    const none = await runProcess({ ...echoing(late) });
+    expect(none.stdoutTail).toBe('');
+    expect(isAlive(waiting)).toBe(true);
+    await discardPrestarted();
+    expect(isAlive(waiting)).toBe(false);
+  });
+
+  it('a child that ended before its call is reported as it ended, with what it printed', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const spec: SpawnSpec = {
+      cmd: '/bin/sh',
+      args: ['-c', 'echo loaded; echo broken >&2; exit 3'],
+      cwd: dir,
+      env: process.env,
+    };
+    await prestartProcess(spec);
+    const r = await runProcess({ ...spec, stdin: 'too late' });
+    expect(r.exitCode).toBe(3);
+    expect(r.stdoutTail).toBe('loaded\n');
+    expect(r.stderrTail).toBe('broken\n');
+  });
+
+  it('a program that cannot start is not waiting: the call fails as it always did', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const spec: SpawnSpec = { cmd: join(dir, 'missing'), args: [], cwd: dir, env: process.env };
+    await prestartProcess(spec);
+    const r = await runProcess({ ...spec, stdin: 'x' });
+    expect(r.spawnError).toBe('ENOENT');
+  });
+
+  it('a call already interrupted adopts nothing, and discarding ends the waiting child', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pidFile = join(dir, 'pid');
+    await prestartProcess(echoing(pidFile));
+    const waiting = await startedPid(pidFile);
+    const r = await runProcess({ ...echoing(pidFile), stdin: 'x', signal: AbortSignal.abort() });
+    expect(r.aborted).toBe(true);
+    expect(isAlive(waiting)).toBe(true);
+    await discardPrestarted();
+    expect(isAlive(waiting)).toBe(false);
+  });
+});
