@@ -32,6 +32,9 @@ if (!scenarioSetting) {
 const scenarioPath = scenarioSetting.startsWith('~/')
   ? resolve(process.env.HOME ?? '/', scenarioSetting.slice(2))
   : scenarioSetting;
+// Every start, before the prompt is read: a process the runner started ahead of its call
+// (issue 17) shows here whether or not it ever got a prompt.
+appendFileSync(`${scenarioPath}.starts`, `${process.pid}\n`);
 const scenario = JSON.parse(readFileSync(scenarioPath, 'utf8'));
 const mode = argv[argv.indexOf('--permission-mode') + 1];
 const appended = argv.includes('--append-system-prompt')

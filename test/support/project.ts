@@ -125,6 +125,14 @@ export class TestProject {
   scenario(scenario: Scenario): void {
     writeFileSync(this.scenarioPath, JSON.stringify(scenario));
     rmSync(`${this.scenarioPath}.calls.jsonl`, { force: true });
+    rmSync(`${this.scenarioPath}.starts`, { force: true });
+  }
+
+  /** The pid of every fake agent process started, prompt or not, in order. */
+  starts(): number[] {
+    const log = `${this.scenarioPath}.starts`;
+    if (!existsSync(log)) return [];
+    return readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number);
   }
 
   /** Every agent call the fake CLI received, in order. */

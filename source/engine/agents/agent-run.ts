@@ -80,6 +80,15 @@ export interface AgentOutcome {
 
 export interface AgentRunner {
   run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome>;
+  /**
+   * Starts the process `run(request)` would start, before the runner has its prompt (issue 17: an
+   * agent CLI loads itself while the runner still prepares the call). A later `run` whose process
+   * would be the same (same program, argv, folder, environment and sandbox: the prompt goes to
+   * stdin) adopts it and only then writes the prompt; nothing else ever reaches it, and
+   * `discardPrestarted` (supervise/run-process.ts) ends one never adopted. Nothing is counted,
+   * shown or paid until `run`. A hint: a runner may do nothing.
+   */
+  prestart?(request: AgentRequest): Promise<void>;
 }
 
 /** What an adapter tells its supervisor of each raw chunk the agent process writes. */

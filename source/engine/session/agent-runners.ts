@@ -83,15 +83,17 @@ export function agentRunnerFor(config: RelaisConfig, role: AgentRole, where: Run
  */
 export function roleRoutedRunner(config: RelaisConfig, where: RunnerEnvironment): AgentRunner {
   const byRole = new Map<AgentRole, AgentRunner>();
+  const forRole = (role: AgentRole) => {
+    let runner = byRole.get(role);
+    if (!runner) {
+      runner = agentRunnerFor(config, role, where);
+      byRole.set(role, runner);
+    }
+    return runner;
+  };
   return {
-    run(request, bus) {
-      let runner = byRole.get(request.role);
-      if (!runner) {
-        runner = agentRunnerFor(config, request.role, where);
-        byRole.set(request.role, runner);
-      }
-      return runner.run(request, bus);
-    },
+    run: (request, bus) => forRole(request.role).run(request, bus),
+    prestart: async (request) => forRole(request.role).prestart?.(request),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { AgentRunner } from '../agents/agent-run.js';
 import { checkTaskAgainstFence, type FenceCheck } from '../judge/config-fence.js';
 import { splitNul } from '../judge/git.js';
 import { IndexNotParsed, indexPathsLazily, keepIndexCopy } from '../judge/index-copy.js';
@@ -5,9 +6,37 @@ import { formatOfObjectId } from '../judge/object-guard.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
-import { orchestrate } from './orchestrate.js';
+import { orchestrate, orchestratorRequest } from './orchestrate.js';
 import { fillTemplate, orchestratorValues, readPrompt } from './prompts.js';
 import type { TickContext } from './tick-context.js';
+
+/**
+ * Starts the orchestrator's process while preflight still runs (issue 17): its CLI loads itself
+ * meanwhile, and proposeTask's first call adopts it and writes the prompt. Nothing reaches it
+ * before that call, which is counted and shown as always; a tick that stops first ends it unused.
+ * Only after the lock and a finished crash recovery, so the tree it may read while it loads is the
+ * tick's own; and only in the OS sandbox, where what it may run while loading (a project's
+ * session hooks) can write nothing, even in a tick that preflight then refuses.
+ */
+export async function prestartOrchestrator(
+  setup: TickContext['setup'],
+  runner: AgentRunner,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!runner.prestart || setup.sandbox.kind !== 'bwrap') return;
+  const systemPrompt = await readPrompt(setup.paths, 'orchestrator.system.txt').catch(() => null);
+  if (systemPrompt === null) return;
+  const request = orchestratorRequest(setup.config, {
+    attempt: 1,
+    systemPrompt,
+    // Not part of what is started: the prompt goes to stdin when the call adopts the process.
+    userPrompt: '',
+    cwd: setup.facts.root,
+    timeoutMs: setup.config.orchestrator.timeout_seconds * 1000,
+    signal,
+  });
+  runner.prestart(request).catch(() => undefined);
+}
 
 /**
  * ORCHESTRATE (Appendix A2): a task to build, or null when the tick ends here (a STOP/BLOCKED

@@ -1,4 +1,4 @@
-import type { AgentOutcome, AgentRunner } from '../agents/agent-run.js';
+import type { AgentOutcome, AgentRequest, AgentRunner } from '../agents/agent-run.js';
 import { questionOf } from '../agents/needs-input.js';
 import type { EngineBus } from '../events.js';
 import type { RelaisConfig } from '../protocol/config.js';
@@ -37,7 +37,6 @@ export interface OrchestrateInput {
 
 export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateOutcome> {
   const { config } = input;
-  const agent = config.agents.orchestrator;
   const maxAttempts = 1 + config.orchestrator.max_parse_retries_per_tick;
   let prompt = input.userPrompt;
   let costUsd = 0;
@@ -45,22 +44,14 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     await input.onCallStart();
     const outcome = await input.runner.run(
-      {
-        role: 'orchestrator',
+      orchestratorRequest(config, {
         attempt,
         systemPrompt: input.systemPrompt,
         userPrompt: prompt,
-        model: agent.model,
-        fallbackModel: agent.fallback_model,
-        maxTurns: config.orchestrator.max_turns,
-        maxBudgetUsd: config.orchestrator.max_budget_usd,
-        tools: [],
-        permissionMode: 'plan',
-        streaming: false,
         cwd: input.cwd,
         timeoutMs: Math.min(config.orchestrator.timeout_seconds * 1000, input.timeoutMs()),
         signal: input.signal,
-      },
+      }),
       input.bus,
     );
     costUsd += outcome.costUsd;
@@ -91,4 +82,23 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
     prompt = `${input.userPrompt}\n\n=== RETRY ===\nYour previous answer was rejected by the runner: ${lastReason}\nReturn ONLY one JSON object that matches the task schema. No prose, no markdown.`;
   }
   return { kind: 'invalid', reason: lastReason, calls: maxAttempts, costUsd };
+}
+
+/** One orchestrator call: the same request whether it is run or only prestarted (`prestartOrchestrator`). */
+export function orchestratorRequest(
+  config: RelaisConfig,
+  call: Pick<AgentRequest, 'attempt' | 'systemPrompt' | 'userPrompt' | 'cwd' | 'timeoutMs' | 'signal'>,
+): AgentRequest {
+  const agent = config.agents.orchestrator;
+  return {
+    ...call,
+    role: 'orchestrator',
+    model: agent.model,
+    fallbackModel: agent.fallback_model,
+    maxTurns: config.orchestrator.max_turns,
+    maxBudgetUsd: config.orchestrator.max_budget_usd,
+    tools: [],
+    permissionMode: 'plan',
+    streaming: false,
+  };
 }

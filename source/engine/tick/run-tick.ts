@@ -20,6 +20,7 @@ import {
   recordTickHead,
   recoverInterruptedRun,
 } from '../session/recover.js';
+import { discardPrestarted } from '../supervise/run-process.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { ownRunCreated } from '../workspace/history-tally.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
@@ -27,7 +28,7 @@ import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
-import { proposeTask } from './orchestrate-phase.js';
+import { prestartOrchestrator, proposeTask } from './orchestrate-phase.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { ledgerEvent, TickLedger } from './tick-ledger.js';
@@ -92,6 +93,28 @@ async function lockedTick(
   const recovered = await recover(found, record, options);
   if (!recovered.ok) return finishWithoutTick(found, record, recovered.block, null, options, now);
   const setup = recovered.setup;
+  // Orchestrator and builder each run on their own role's provider (agents.<role>.provider);
+  // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
+  const runner = (options.wrapRunner ?? ((r: AgentRunner) => r))(
+    options.agentRunner?.(setup) ??
+      roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
+  );
+  await prestartOrchestrator(setup, runner, options.signal);
+  try {
+    return await preflightedTick(setup, runner, record, options, now);
+  } finally {
+    // An orchestrator started for a call that never came (a refused start, a stop before it).
+    await discardPrestarted();
+  }
+}
+
+async function preflightedTick(
+  setup: TickSetup,
+  runner: AgentRunner,
+  record: TickRecord,
+  options: TickOptions,
+  now: () => Date,
+): Promise<TickResult> {
   record.sandbox = setup.sandbox.kind;
   warnIfSandboxOff(setup.sandbox, options.bus);
   const start = await checkStartConditions(setup, true, options.env, options.runCaps);
@@ -123,12 +146,7 @@ async function lockedTick(
     ledger: new TickLedger(setup.paths, start.state, now, (state) =>
       options.bus.emit(ledgerEvent(state, setup.config.budgets.per_milestone)),
     ),
-    // Orchestrator and builder each run on their own role's provider (agents.<role>.provider);
-    // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
-    runner: (options.wrapRunner ?? ((r: AgentRunner) => r))(
-      options.agentRunner?.(setup) ??
-        roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
-    ),
+    runner,
     signal: AbortSignal.any([options.signal, deadline.signal]),
     remainingMs: () => Math.max(1, deadlineAt - Date.now() - AGENT_DEADLINE_MARGIN_MS),
     interruption: () =>

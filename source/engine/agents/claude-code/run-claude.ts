@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { EngineBus, OutputKind } from '../../events.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
-import { describeEnd, runProcess } from '../../supervise/run-process.js';
+import { describeEnd, prestartProcess, runProcess, type SpawnSpec } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
 import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
 import { claudeArgs } from './args.js';
@@ -27,8 +27,24 @@ export function resolveCommand(command: string, root: string): string {
   return command.includes('/') && !isAbsolute(command) ? resolve(root, command) : command;
 }
 
+/** The process one request runs: the prompt aside (it goes to stdin), all of it is here. */
+function claudeProcess(settings: ClaudeCliSettings, request: AgentRequest, hookSettings?: string): SpawnSpec {
+  return {
+    cmd: resolveCommand(settings.command, request.cwd),
+    args: claudeArgs(request, hookSettings),
+    cwd: request.cwd,
+    env: { ...settings.env, ...settings.extraEnv },
+    sandbox: requestSandbox(settings.sandbox, request),
+  };
+}
+
 export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
   return {
+    async prestart(request: AgentRequest): Promise<void> {
+      // A fenced request's hook files are made for its own call: its argv is never known before.
+      if (request.writeFence) return;
+      await prestartProcess(claudeProcess(settings, request));
+    },
     async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
       const command = resolveCommand(settings.command, request.cwd);
       bus.emit({
@@ -45,15 +61,11 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
       );
       const hook = request.writeFence ? installScopeHook(request.writeFence, request.cwd) : null;
       const process = await runProcess({
-        cmd: command,
-        args: claudeArgs(request, hook?.settings),
-        cwd: request.cwd,
-        env: { ...settings.env, ...settings.extraEnv },
+        ...claudeProcess(settings, request, hook?.settings),
         stdin: request.userPrompt,
         timeoutMs: request.timeoutMs,
         signal: request.signal,
         onSpawn: request.onSpawn,
-        sandbox: requestSandbox(settings.sandbox, request),
         maxLineBytes: MAX_RESULT_LINE,
         onOutput: (stream, data) => {
           request.onActivity?.();

@@ -1,0 +1,114 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentRequest, AgentRunner } from '../../source/engine/agents/agent-run.js';
+import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
+import { liveGroups } from '../../source/engine/supervise/live-groups.js';
+import { runTick } from '../../source/engine/tick/run-tick.js';
+import { liveProcessesOf } from '../support/host-pid.js';
+import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
+
+// Issue 17: a tick starts its orchestrator's CLI while preflight still runs, and the first
+// orchestrator call adopts that process and only then writes the prompt. Real ticks in process,
+// with the fake Claude Code in the real sandbox; a pass-through runner notes what the tick asked.
+
+let project: TestProject;
+afterEach(() => project?.dispose());
+
+interface Seen {
+  readonly steps: string[];
+  readonly prestarted: AgentRequest[];
+  readonly ran: AgentRequest[];
+}
+
+/** Passes every call on, noting in `steps` each prestart, run and phase in the order they came. */
+function watching(seen: Seen, bus: EngineBus) {
+  bus.subscribe((event: StampedEvent) => {
+    if (event.type === 'phase.changed') seen.steps.push(`phase ${event.phase}`);
+  });
+  return (inner: AgentRunner): AgentRunner => ({
+    prestart: async (request) => {
+      seen.steps.push(`prestart ${request.role}`);
+      seen.prestarted.push(request);
+      await inner.prestart?.(request);
+    },
+    run: async (request, b) => {
+      seen.steps.push(`run ${request.role}`);
+      seen.ran.push(request);
+      return inner.run(request, b);
+    },
+  });
+}
+
+async function tick(seen: Seen) {
+  const bus = new EngineBus();
+  return runTick({
+    root: project.root,
+    bus,
+    signal: new AbortController().signal,
+    env: project.env,
+    command: 'run',
+    wrapRunner: watching(seen, bus),
+  });
+}
+
+const fresh = (): Seen => ({ steps: [], prestarted: [], ran: [] });
+/** What decides the process a call starts: all of the request but its prompt and its clock. */
+const processOf = ({ userPrompt, signal, timeoutMs, ...rest }: AgentRequest) => rest;
+
+describe('the orchestrator started during preflight', () => {
+  it('is started before the start conditions are checked, and is the one process its call runs', async () => {
+    project = TestProject.create();
+    project.scenario({
+      orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
+      builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
+    });
+    const seen = fresh();
+    await tick(seen);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(seen.steps.slice(0, 4)).toEqual([
+      'phase LOCK',
+      'phase PREFLIGHT',
+      'prestart orchestrator',
+      'phase ORCHESTRATE',
+    ]);
+    expect(seen.prestarted).toHaveLength(1);
+    const [orchestrator] = seen.ran;
+    expect(orchestrator?.role).toBe('orchestrator');
+    expect(processOf(seen.prestarted[0] as AgentRequest)).toEqual(processOf(orchestrator as AgentRequest));
+    // Two calls, two processes: the orchestrator's call adopted the prestarted one (a third start
+    // would be a prestarted process left waiting, then discarded).
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.starts()).toHaveLength(2);
+    expect(project.calls()[0]?.prompt).toBe(orchestrator?.userPrompt);
+    expect(liveGroups.size).toBe(0);
+  });
+
+  it('a tick that preflight refuses calls nothing, and ends the process it started', async () => {
+    project = TestProject.create();
+    project.scenario({ orchestrator: [{ result_json: task() }] });
+    project.write('src/dirty.ts', 'uncommitted\n');
+    const seen = fresh();
+    await tick(seen);
+    expect(project.report().code).toBe('BLOCKED_DIRTY_WORKTREE');
+    expect(seen.steps).toContain('prestart orchestrator');
+    expect(seen.ran).toEqual([]);
+    expect(project.calls()).toEqual([]);
+    expect(liveGroups.size).toBe(0);
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+  });
+
+  it('is not started outside the OS sandbox, where what it runs while loading could write', async () => {
+    project = TestProject.create(
+      undefined,
+      unsandboxed('the point of the test: no prestart without the sandbox'),
+    );
+    project.scenario({
+      orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
+      builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
+    });
+    const seen = fresh();
+    await tick(seen);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(seen.prestarted).toEqual([]);
+    expect(project.starts()).toHaveLength(2);
+  });
+});
