@@ -30,8 +30,8 @@ export async function finishTick(
 ): Promise<TickResult> {
   const { bus } = options;
   bus.emit({ type: 'phase.changed', phase: 'REPORT' });
-  const head = await setup.git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
-  record.headCommit = head.code === 0 ? head.stdout.toString('utf8').trim() : null;
+  // HEAD as git has it now, read while STATE.json is written (neither depends on the other).
+  const head = setup.git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}']);
   const warnings = budgetWarnings(stateIn, setup.config);
   record.warnings.push(...warnings);
   if (warnings.length > 0) bus.emit({ type: 'budget.warning', warnings });
@@ -43,9 +43,13 @@ export async function finishTick(
     last_code: record.code,
     updated_at: now().toISOString(),
   };
-  await writeState(setup.paths, state).catch((error: Error) =>
-    bus.emit({ type: 'log', level: 'error', message: `STATE.json not written: ${error.message}` }),
-  );
+  const [read] = await Promise.all([
+    head,
+    writeState(setup.paths, state).catch((error: Error) =>
+      bus.emit({ type: 'log', level: 'error', message: `STATE.json not written: ${error.message}` }),
+    ),
+  ]);
+  record.headCommit = read.code === 0 ? read.stdout.toString('utf8').trim() : null;
   return writeReports(setup, record, state, options, now);
 }
 

@@ -200,8 +200,6 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     const built = await prepareBuild(ctx, task);
     guards = built;
     await buildAndJudge(ctx, task, built);
-    // The builder has ended: commits on top of this HEAD can only be someone else's (issue 21).
-    await recordTickHead(setup.paths, await currentHead(setup));
     const stop = firstStop(ctx);
     if (stop) {
       record.code = stop.code;
@@ -396,14 +394,17 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     record.historyDir && setup.config.history.include_diff_patch
       ? join(record.historyDir, 'diff.patch')
       : null;
-  // The ledger's write and git's diff into history are independent: side by side, and both ended
-  // before anything goes on (a failed ledger write is thrown once the diff has been written too).
-  const [settled, patchWritten] = await Promise.allSettled([
+  // The ledger's write, git's diff into history and the head's record are independent: side by
+  // side, and all ended before anything goes on (a failed write is thrown once the rest is done).
+  const [settled, patchWritten, headRecorded] = await Promise.allSettled([
     ledger.add(settleCall(reserved, built)),
     patch ? writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch) : false,
+    // The builder has ended: commits on top of this HEAD can only be someone else's (issue 21).
+    currentHead(setup).then((head) => recordTickHead(setup.paths, head)),
   ]);
   if (settled.status === 'rejected') throw settled.reason;
   if (patchWritten.status === 'rejected') throw patchWritten.reason;
+  if (headRecorded.status === 'rejected') throw headRecorded.reason;
   if (patch && patchWritten.value) record.diffPatchPath = relativeToRoot(setup, patch);
   options.bus.emit({
     type: 'judge.finished',
