@@ -172,7 +172,9 @@ async function tick(repo, cli = CLI) {
       .map((l) => JSON.parse(l));
     const finished = events.at(-1);
     if (finished.code !== 'SUCCESS') throw new Error(`bench tick ended ${finished.code}: ${finished.detail}`);
-    // The agents' own time as the runner measured it (spawn to exit, the sandbox included).
+    // The agents' own time as the runner measured it, the sandbox included: from the call (the
+    // prompt written) to the exit. An orchestrator prestarted during preflight loads before its
+    // call, so "outside the agents" counts what the tick waited for, not all the runner did.
     const agentsMs = events
       .filter((e) => e.type === 'agent.finished')
       .reduce((sum, e) => sum + e.duration_ms, 0);

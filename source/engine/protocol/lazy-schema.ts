@@ -51,6 +51,15 @@ export function lazySchema<T extends z.ZodType>(build: () => T): T {
   });
 }
 
+/**
+ * Builds lazily made schemas now (reading any property builds one): for a caller with time to
+ * spare (the tick, while its orchestrator thinks) before those schemas are needed on a path that
+ * is waited for. Parsing is unchanged; only when the building happens moves.
+ */
+export function buildSchemasNow(schemas: readonly z.ZodType[]): void {
+  for (const schema of schemas) void schema._zod;
+}
+
 function checkedLazy<T extends z.ZodType>(built: T): T {
   const kind = built._zod.def.type;
   if (SELF_LOOKUP_KINDS.has(kind) || z.globalRegistry.has(built))

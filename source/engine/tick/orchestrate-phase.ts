@@ -3,6 +3,12 @@ import { checkTaskAgainstFence, type FenceCheck } from '../judge/config-fence.js
 import { splitNul } from '../judge/git.js';
 import { IndexNotParsed, indexPathsLazily, keepIndexCopy } from '../judge/index-copy.js';
 import { formatOfObjectId } from '../judge/object-guard.js';
+import { builderResultSchema } from '../protocol/builder-result.js';
+import { historyMetaSchema } from '../protocol/history-meta.js';
+import { historyTallySchema } from '../protocol/history-tally.js';
+import { inflightSchema } from '../protocol/inflight.js';
+import { buildSchemasNow } from '../protocol/lazy-schema.js';
+import { reportSchema } from '../protocol/report.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
@@ -70,6 +76,9 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
     // a call killed before Claude Code reported its cost stays held at its --max-budget-usd
     // against the caps, marked as a reservation of unknown cost, not as money spent.
     onCallStart: async () => {
+      // Once the call is under way the runner has time to spare: the schemas it reads and writes
+      // between the two agents and after the builder are built meanwhile, not on that path.
+      if (record.orchestrator.calls === 0) setImmediate(buildTickSchemas);
       record.orchestrator.calls++;
       record.orchestrator.costUsd += maxCost;
       record.orchestrator.unreportedUsd += maxCost;
@@ -164,6 +173,18 @@ async function fenceCheck(setup: TickContext['setup'], taskAllowed: readonly str
     }
   }
   return check(splitNul(await setup.git.ok(['ls-files', '-z'])));
+}
+
+/** Every schema the tick first uses after its orchestrator's call (issue 17). */
+function buildTickSchemas(): void {
+  buildSchemasNow([
+    taskSchema,
+    inflightSchema,
+    builderResultSchema,
+    reportSchema,
+    historyMetaSchema,
+    historyTallySchema,
+  ]);
 }
 
 /** What the schema cannot know: which builder modes this project enables, and their budgets. */
