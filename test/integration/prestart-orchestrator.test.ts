@@ -1,7 +1,13 @@
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentRequest, AgentRunner } from '../../source/engine/agents/agent-run.js';
 import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
+import { configSchema } from '../../source/engine/protocol/config.js';
+import { agentSandbox, resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
+import { discardPrestarted, prestartProcess } from '../../source/engine/supervise/run-process.js';
 import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
 import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
@@ -55,7 +61,7 @@ const fresh = (): Seen => ({ steps: [], prestarted: [], ran: [] });
 const processOf = ({ userPrompt, signal, timeoutMs, ...rest }: AgentRequest) => rest;
 
 describe('the orchestrator started during preflight', () => {
-  it('is started before the start conditions are checked, and is the one process its call runs', async () => {
+  it('is started once the start conditions are met, and is the one process its call runs', async () => {
     project = TestProject.create();
     project.scenario({
       orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
@@ -82,18 +88,52 @@ describe('the orchestrator started during preflight', () => {
     expect(liveGroups.size).toBe(0);
   });
 
-  it('a tick that preflight refuses calls nothing, and ends the process it started', async () => {
+  it('is not started in a tick that preflight refuses: no agent runs at all', async () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [{ result_json: task() }] });
+    // Untracked, and a config edit not committed: the command it names must never run.
     project.write('src/dirty.ts', 'uncommitted\n');
     const seen = fresh();
     await tick(seen);
     expect(project.report().code).toBe('BLOCKED_DIRTY_WORKTREE');
-    expect(seen.steps).toContain('prestart orchestrator');
+    expect(seen.prestarted).toEqual([]);
     expect(seen.ran).toEqual([]);
-    expect(project.calls()).toEqual([]);
+    expect(project.starts()).toEqual([]);
     expect(liveGroups.size).toBe(0);
-    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+  });
+
+  it('a tick stopped before its call kills the waiting process at once: no prompt, not even an empty one, reaches an agent', async () => {
+    project = TestProject.create();
+    project.scenario({ orchestrator: [{ result_json: task() }] });
+    for (let round = 0; round < 3; round++) {
+      const stop = new AbortController();
+      const bus = new EngineBus();
+      const seen = fresh();
+      const watch = watching(seen, bus);
+      await runTick({
+        root: project.root,
+        bus,
+        signal: stop.signal,
+        env: project.env,
+        command: 'run',
+        // Interrupted right after the prestart: the call never comes.
+        wrapRunner: (inner) => {
+          const watched = watch(inner);
+          return {
+            ...watched,
+            prestart: async (request) => {
+              await watched.prestart?.(request);
+              stop.abort();
+            },
+          };
+        },
+      });
+      expect(project.report().code).toBe('STOP_INTERRUPTED');
+      expect(seen.prestarted).toHaveLength(1);
+      expect(project.calls()).toEqual([]);
+      expect(liveGroups.size).toBe(0);
+      expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+    }
   });
 
   it('is not started outside the OS sandbox, where what it runs while loading could write', async () => {
@@ -110,5 +150,33 @@ describe('the orchestrator started during preflight', () => {
     expect(project.report().code).toBe('SUCCESS');
     expect(seen.prestarted).toEqual([]);
     expect(project.starts()).toHaveLength(2);
+  });
+});
+
+describe('a prestarted process nobody adopts', () => {
+  it('is killed whole before it can read the end of its stdin, even right after its start', async () => {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), 'relais-prestart-sbx-')));
+    try {
+      const root = join(base, 'repo');
+      mkdirSync(join(root, 'out'), { recursive: true });
+      const sandbox = await resolveSandbox(configSchema.parse({}), root, process.env);
+      expect(sandbox.kind).toBe('bwrap');
+      // What an agent CLI does with an empty prompt: it runs. Here it leaves a file to say so.
+      const spec = {
+        cmd: process.execPath,
+        args: ['-e', `require('fs').readFileSync(0); require('fs').writeFileSync('out/ran', 'ran')`],
+        cwd: root,
+        env: process.env,
+        sandbox: agentSandbox(sandbox, ['out/**']),
+      };
+      for (let round = 0; round < 10; round++) {
+        await prestartProcess(spec);
+        await discardPrestarted();
+        expect(existsSync(join(root, 'out/ran'))).toBe(false);
+        expect(liveGroups.size).toBe(0);
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });

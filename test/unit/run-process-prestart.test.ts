@@ -77,19 +77,42 @@ describe('prestarted processes', () => {
     expect(isAlive(waiting)).toBe(false);
   });
 
-  it('a child that ended before its call is reported as it ended, with what it printed', async () => {
+  it('a child that ended while it waited is not adopted: the call starts its own, as without a prestart', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pids = join(dir, 'pids');
     const spec: SpawnSpec = {
       cmd: '/bin/sh',
-      args: ['-c', 'echo loaded; echo broken >&2; exit 3'],
+      args: ['-c', 'echo $$ >> "$1"; echo loaded; echo broken >&2; exit 3', 'sh', pids],
       cwd: dir,
       env: process.env,
     };
-    await prestartProcess(spec);
+    const early = await prestartProcess(spec);
+    await early?.ended;
     const r = await runProcess({ ...spec, stdin: 'too late' });
     expect(r.exitCode).toBe(3);
     expect(r.stdoutTail).toBe('loaded\n');
     expect(r.stderrTail).toBe('broken\n');
+    expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('a child that prints past the cap before its call is ended unused: memory stays bounded', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pids = join(dir, 'pids');
+    const spec: SpawnSpec = {
+      cmd: '/bin/sh',
+      // 2 MiB before reading anything, then its input.
+      args: ['-c', 'echo $$ >> "$1"; head -c 2097152 /dev/zero; exec cat', 'sh', pids],
+      cwd: dir,
+      env: process.env,
+    };
+    const early = await prestartProcess(spec);
+    await early?.ended;
+    const r = await runProcess({ ...spec, stdin: 'input', keepTailBytes: 16 });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdoutBytes).toBe(2097152 + 'input'.length);
+    expect(r.stdoutTail.endsWith('input')).toBe(true);
+    // Ended unused, so the call's output is its own child's alone.
+    expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
   });
 
   it('a program that cannot start is not waiting: the call fails as it always did', async () => {

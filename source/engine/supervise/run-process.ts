@@ -98,6 +98,15 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   let child: Child | null = null;
   try {
     child = (await waiting) ?? null;
+    // One that ended while it waited (crashed, or was killed for what it printed) is not this call's:
+    // the call starts its own, as it would have without a prestart.
+    if (
+      child !== null &&
+      (child.spoiled || child.exit !== null || (child.pid !== undefined && !isAlive(child.pid)))
+    ) {
+      await endUnadopted(child);
+      child = null;
+    }
     child ??= await startChild(spec, spec.stdin === undefined ? 'ignore' : { input: spec.stdin });
     return await supervise(spec, child, { stdoutTail, stderrTail }, base);
   } catch (error) {
@@ -141,13 +150,21 @@ function spawnKey(spec: SpawnSpec): string {
  * in anything starts its own child, and `discardPrestarted` ends those never adopted. Best effort:
  * a child that cannot be started here is simply not waiting.
  */
-export async function prestartProcess(spec: SpawnSpec): Promise<void> {
+export async function prestartProcess(spec: SpawnSpec): Promise<Prestarted | null> {
   const key = spawnKey(spec);
-  if (prestarted.has(key)) return;
+  if (prestarted.has(key)) return null;
   // The real call will start its own child, and report why it could not.
   const child = startChild(spec, 'pipe').catch(() => null);
   prestarted.set(key, child);
-  await child;
+  const started = await child;
+  return started ? { pid: started.pid, ended: started.subprocess.then(() => undefined) } : null;
+}
+
+/** A prestarted child, for whoever must know when it is gone (the tests). */
+export interface Prestarted {
+  readonly pid: number | undefined;
+  /** Settles once the child has exited and its output is closed, adopted or not. */
+  readonly ended: Promise<void>;
 }
 
 /** Ends every prestarted child nobody adopted (the tick stopped before its call), and waits for it. */
@@ -157,14 +174,34 @@ export async function discardPrestarted(): Promise<void> {
   await Promise.all(
     left.map(async (waiting) => {
       const child = await waiting;
-      if (!child) return;
-      child.cancel.abort();
-      void child.terminateTree();
-      await child.subprocess;
-      await child.finish();
-      if (child.scratch) removeScratch(child.scratch);
+      if (child) await endUnadopted(child);
     }),
   );
+}
+
+/** What a prestarted child may print before its call: more, and it is ended unused. */
+const EARLY_OUTPUT_CAP = 1024 * 1024;
+
+/**
+ * Ends a child no call adopted, at once and whole. No SIGTERM first: it has nothing to finish, and
+ * a graceful end gives it time to read the EOF its stdin shows once bwrap is gone and to run with
+ * an empty prompt (bwrap killed before its init armed --die-with-parent leaves the agent alive).
+ * So every process with the call's mark is killed before bwrap itself, until none is left.
+ */
+async function endUnadopted(child: Child): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    const marked = processesMarked(child.mark).filter((pid) => pid !== child.pid);
+    signalEach(marked, 'SIGKILL');
+    if (child.pid !== undefined && child.exit === null) {
+      if (child.namespaced) signalEach([child.pid], 'SIGKILL');
+      else signalTree(child.pid, descendantsOf(child.pid), 'SIGKILL');
+    }
+    if (marked.every((pid) => !isAlive(pid)) && processesMarked(child.mark).length === 0) break;
+    await delay(10);
+  }
+  await child.subprocess;
+  await child.finish();
+  if (child.scratch) removeScratch(child.scratch);
 }
 
 type Output = (stream: 'stdout' | 'stderr', data: Buffer) => void;
@@ -177,9 +214,13 @@ interface Child {
   readonly scratch: Scratch | null;
   /** execa's cancelSignal: aborting it sends SIGTERM, then SIGKILL after the grace. */
   readonly cancel: AbortController;
+  /** In the environment of every process it starts (process-tree.ts PROCESS_MARK_VAR). */
+  readonly mark: string;
   /** Started with its stdin held open (prestarted): the supervisor writes the input. */
   readonly awaitsInput: boolean;
   exit: { code: number | null; signal: NodeJS.Signals | null } | null;
+  /** Killed before any call adopted it (it printed past the cap): never adopted. */
+  spoiled: boolean;
   /** Where output goes: kept in `early` until a supervisor replaces it. */
   output: Output;
   readonly early: Array<['stdout' | 'stderr', Buffer]>;
@@ -245,15 +286,28 @@ async function startChild(spec: SpawnSpec, stdin: 'ignore' | 'pipe' | { input: s
   let killing: Promise<void> | null = null;
   let drain: NodeJS.Timeout | null = null;
   const early: Child['early'] = [];
+  let earlyBytes = 0;
   const child: Child = {
     subprocess,
     pid,
     namespaced,
     scratch,
     cancel,
+    mark,
     awaitsInput: stdin === 'pipe',
     exit: null,
-    output: (stream, data) => early.push([stream, data]),
+    // Kept, up to a cap, until a call adopts the child: past it the child is ended unused, so
+    // memory stays bounded whatever it prints (the call then starts its own).
+    output: (stream, data) => {
+      earlyBytes += data.length;
+      if (earlyBytes <= EARLY_OUTPUT_CAP) early.push([stream, data]);
+      else if (!child.spoiled) {
+        child.spoiled = true;
+        early.length = 0;
+        signalEach([...processesMarked(mark), ...(pid === undefined ? [] : [pid])], 'SIGKILL');
+      }
+    },
+    spoiled: false,
     early,
     terminateTree: () => {
       killing ??=

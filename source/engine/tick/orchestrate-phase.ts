@@ -17,12 +17,13 @@ import { fillTemplate, orchestratorValues, readPrompt } from './prompts.js';
 import type { TickContext } from './tick-context.js';
 
 /**
- * Starts the orchestrator's process while preflight still runs (issue 17): its CLI loads itself
- * meanwhile, and proposeTask's first call adopts it and writes the prompt. Nothing reaches it
- * before that call, which is counted and shown as always; a tick that stops first ends it unused.
- * Only after the lock and a finished crash recovery, so the tree it may read while it loads is the
- * tick's own; and only in the OS sandbox, where what it may run while loading (a project's
- * session hooks) can write nothing, even in a tick that preflight then refuses.
+ * Starts the orchestrator's process while the tick prepares its call (issue 17: the ledger, the
+ * run's history folder, the prompt's values): its CLI loads itself meanwhile, and proposeTask's
+ * first call adopts it and writes the prompt. Nothing reaches it before that call, which is counted
+ * and shown as always; a tick that stops first kills it unused (run-process.ts). Only once the
+ * start conditions are met (a refused tick starts no agent, and the command is the committed
+ * config's), and only in the OS sandbox, as a belt to those braces: there the process is fenced
+ * exactly as its call would be.
  */
 export async function prestartOrchestrator(
   setup: TickContext['setup'],

@@ -12,7 +12,7 @@ import { warnIfSandboxOff } from '../sandbox/off-warning.js';
 import { writableInTree } from '../sandbox/sandbox.js';
 import { acquireLock, loadSetup, newRunId, roleRoutedRunner, type TickSetup } from '../session/index.js';
 import { type BuildGuards, judgeTick, takeBuildGuards, writeDiffPatch } from '../session/judge-phase.js';
-import { type Block, checkStartConditions } from '../session/preflight.js';
+import { type Block, checkStartConditions, type StartCheck } from '../session/preflight.js';
 import {
   agentFile,
   clearInflight,
@@ -93,32 +93,35 @@ async function lockedTick(
   const recovered = await recover(found, record, options);
   if (!recovered.ok) return finishWithoutTick(found, record, recovered.block, null, options, now);
   const setup = recovered.setup;
+  record.sandbox = setup.sandbox.kind;
+  warnIfSandboxOff(setup.sandbox, options.bus);
+  const start = await checkStartConditions(setup, true, options.env, options.runCaps);
+  if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   // Orchestrator and builder each run on their own role's provider (agents.<role>.provider);
   // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
   const runner = (options.wrapRunner ?? ((r: AgentRunner) => r))(
     options.agentRunner?.(setup) ??
       roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
   );
+  // Only now, the start conditions met: a refused tick starts no agent at all, and the command
+  // started is the committed config's (a dirty tree, its config included, was refused above).
   await prestartOrchestrator(setup, runner, options.signal);
   try {
-    return await preflightedTick(setup, runner, record, options, now);
+    return await startedAfterPreflight(setup, runner, record, start, options, now);
   } finally {
-    // An orchestrator started for a call that never came (a refused start, a stop before it).
+    // An orchestrator started for a call that never came (a stop before it).
     await discardPrestarted();
   }
 }
 
-async function preflightedTick(
+async function startedAfterPreflight(
   setup: TickSetup,
   runner: AgentRunner,
   record: TickRecord,
+  start: Extract<StartCheck, { ok: true }>,
   options: TickOptions,
   now: () => Date,
 ): Promise<TickResult> {
-  record.sandbox = setup.sandbox.kind;
-  warnIfSandboxOff(setup.sandbox, options.bus);
-  const start = await checkStartConditions(setup, true, options.env, options.runCaps);
-  if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   record.historyKnown = start.history;
   if (start.removedTmp.length > 0)
     options.bus.emit({
