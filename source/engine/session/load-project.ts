@@ -44,15 +44,23 @@ export type ProjectSetup = Omit<TickSetup, 'sandbox'>;
 export async function loadProject(
   given: string,
   env: NodeJS.ProcessEnv,
-  /** Called as soon as the config is read, before git's answer: a caller may start its own work. */
-  onConfig?: (config: RelaisConfig, root: string) => void,
+  /**
+   * Called as soon as git has named the repository's root, with the config if it is parsed by
+   * then (else null): a caller may start its own work there. Never from the folder given: a
+   * project in a subfolder of another repository is that repository's (red-team row 96).
+   */
+  onRepository?: (root: string, config: RelaisConfig | null) => void,
 ): Promise<{ ok: true; project: ProjectSetup } | { ok: false; block: Block; paths: null }> {
   // Every path the runner compares or prints derives from the real root, symlinks resolved.
   const root = await realpath(given).catch(() => given);
   // git reads the repository in its own process while this one parses the config (issue 17): the
   // rev-parse needs nothing from the config. Their verdicts are still taken in row order.
   const git = new Git(root, env);
-  const facts = readRepoFacts(git, root);
+  let parsed: RelaisConfig | null = null;
+  const facts = readRepoFacts(git, root).then((read) => {
+    if (read.ok) onRepository?.(read.facts.root, parsed);
+    return read;
+  });
   // Awaited only once the config has loaded: a failure there must not go unhandled meanwhile.
   facts.catch(() => undefined);
   // Row 1: relais.config.json missing or unreadable (a malformed file names the field).
@@ -66,7 +74,7 @@ export async function loadProject(
     };
   }
   const config = loaded.config;
-  onConfig?.(config, root);
+  parsed = config;
   const paths = workspacePaths(root, config.workspace_dir);
   // Row 2: not a git repository, or HEAD unreadable.
   const repo = await facts;

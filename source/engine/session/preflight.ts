@@ -44,10 +44,13 @@ export type SetupResult =
   | { ok: false; block: Block; paths: WorkspacePaths | null };
 
 export async function loadSetup(given: string, env: NodeJS.ProcessEnv): Promise<SetupResult> {
-  // The sandbox probe (memoized by root and PATH) starts once the config says one is wanted, while
-  // git still reads the repository: resolveSandbox below then finds it done or under way.
-  const loaded = await loadProject(given, env, (config, root) => {
-    if (sandboxSettings(config).mode !== 'off') probeBwrap(env, root).catch(() => undefined);
+  // The sandbox probe (memoized by root and PATH) starts as soon as git has named the root, while
+  // the config may still be parsed: resolveSandbox below then finds it done or under way. From
+  // git's root only, as resolveSandbox runs it (red-team row 96); wasted only where the config,
+  // once read, turns the sandbox off.
+  const loaded = await loadProject(given, env, (root, config) => {
+    if (config === null || sandboxSettings(config).mode !== 'off')
+      probeBwrap(env, root).catch(() => undefined);
   });
   if (!loaded.ok) return loaded;
   const { project } = loaded;
