@@ -7,7 +7,7 @@ import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
 import { agentSandbox, resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
-import { discardPrestarted, prestartProcess } from '../../source/engine/supervise/run-process.js';
+import { prestartProcess } from '../../source/engine/supervise/run-process.js';
 import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
 import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
@@ -34,7 +34,7 @@ function watching(seen: Seen, bus: EngineBus) {
     prestart: async (request) => {
       seen.steps.push(`prestart ${request.role}`);
       seen.prestarted.push(request);
-      await inner.prestart?.(request);
+      return (await inner.prestart?.(request)) ?? null;
     },
     run: async (request, b) => {
       seen.steps.push(`run ${request.role}`);
@@ -122,8 +122,9 @@ describe('the orchestrator started during preflight', () => {
           return {
             ...watched,
             prestart: async (request) => {
-              await watched.prestart?.(request);
+              const started = (await watched.prestart?.(request)) ?? null;
               stop.abort();
+              return started;
             },
           };
         },
@@ -161,17 +162,18 @@ describe('a prestarted process nobody adopts', () => {
       mkdirSync(join(root, 'out'), { recursive: true });
       const sandbox = await resolveSandbox(configSchema.parse({}), root, process.env);
       expect(sandbox.kind).toBe('bwrap');
-      // What an agent CLI does with an empty prompt: it runs. Here it leaves a file to say so.
+      // What an agent CLI does with an empty prompt: it runs. Here it leaves a file to say so; a
+      // shell, which starts fast enough to act in the moment right after its start.
       const spec = {
-        cmd: process.execPath,
-        args: ['-e', `require('fs').readFileSync(0); require('fs').writeFileSync('out/ran', 'ran')`],
+        cmd: '/bin/sh',
+        args: ['-c', 'cat > /dev/null; echo ran > out/ran'],
         cwd: root,
         env: process.env,
         sandbox: agentSandbox(sandbox, ['out/**']),
       };
-      for (let round = 0; round < 10; round++) {
-        await prestartProcess(spec);
-        await discardPrestarted();
+      for (let round = 0; round < 40; round++) {
+        const started = await prestartProcess(spec);
+        await started?.discard();
         expect(existsSync(join(root, 'out/ran'))).toBe(false);
         expect(liveGroups.size).toBe(0);
       }

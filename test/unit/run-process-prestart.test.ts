@@ -1,12 +1,12 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  discardPrestarted,
-  prestartProcess,
+  type Prestarted,
   runProcess,
   type SpawnSpec,
+  prestartProcess as startAhead,
 } from '../../source/engine/supervise/run-process.js';
 import { isAlive } from '../support/project.js';
 
@@ -14,10 +14,18 @@ import { isAlive } from '../support/project.js';
 // runner finishes preflight): adopted only by a call that would start the very same process.
 
 let dir: string;
+/** Every handle a test took, so that none of its children outlives it. */
+const handles: Prestarted[] = [];
 afterEach(async () => {
-  await discardPrestarted();
+  await Promise.all(handles.splice(0).map((h) => h.discard()));
   rmSync(dir, { recursive: true, force: true });
 });
+
+async function prestartProcess(spec: SpawnSpec): Promise<Prestarted | null> {
+  const handle = await startAhead(spec);
+  if (handle) handles.push(handle);
+  return handle;
+}
 
 /** A child that adds its pid to `pidFile` as it starts, then echoes its stdin: `cat` shows what reached it. */
 function echoing(pidFile: string, env: NodeJS.ProcessEnv = process.env): SpawnSpec {
@@ -50,20 +58,23 @@ describe('prestarted processes', () => {
   it('a call with the same spec adopts the waiting child: one process, which gets exactly its input', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const pidFile = join(dir, 'pid');
-    await prestartProcess(echoing(pidFile));
+    const early = await prestartProcess(echoing(pidFile));
     const r = await runProcess({ ...echoing(pidFile), stdin: 'the prompt' });
     expect(r.exitCode).toBe(0);
     expect(r.stdoutTail).toBe('the prompt');
     // Started once: the pid the child noted is the prestarted one, not a second child's.
     expect(readFileSync(pidFile, 'utf8').trim().split('\n')).toHaveLength(1);
+    expect(pidIn(pidFile)).toBe(early?.pid);
     expect(isAlive(pidIn(pidFile))).toBe(false);
+    // Adopted, so its handle has nothing left to end.
+    await early?.discard();
   });
 
   it('a call whose process would differ in anything (here one variable) starts its own; the waiting one is ended unused', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const early = join(dir, 'early');
     const late = join(dir, 'late');
-    await prestartProcess(echoing(early));
+    const handle = await prestartProcess(echoing(early));
     const waiting = await startedPid(early);
     const r = await runProcess({ ...echoing(early, { ...process.env, RELAIS_OTHER: '1' }), stdin: 'x' });
     expect(r.stdoutTail).toBe('x');
@@ -73,7 +84,7 @@ describe('prestarted processes', () => {
     const none = await runProcess({ ...echoing(late) });
     expect(none.stdoutTail).toBe('');
     expect(isAlive(waiting)).toBe(true);
-    await discardPrestarted();
+    await handle?.discard();
     expect(isAlive(waiting)).toBe(false);
   });
 
@@ -93,6 +104,26 @@ describe('prestarted processes', () => {
     expect(r.stdoutTail).toBe('loaded\n');
     expect(r.stderrTail).toBe('broken\n');
     expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('a child that waited past the limit is not adopted (Claude Code runs promptless after 3 s of silence)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pids = join(dir, 'pids');
+    const early = await prestartProcess(echoing(pids));
+    const waiting = await startedPid(pids);
+    // Only the clock moves on: nothing here waits for those seconds.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2500);
+      const r = await runProcess({ ...echoing(pids), stdin: 'late' });
+      expect(r.stdoutTail).toBe('late');
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
+    expect(pidIn(pids)).not.toBe(waiting);
+    expect(isAlive(waiting)).toBe(false);
+    await early?.discard();
   });
 
   it('a child that prints past the cap before its call is ended unused: memory stays bounded', async () => {
@@ -126,12 +157,12 @@ describe('prestarted processes', () => {
   it('a call already interrupted adopts nothing, and discarding ends the waiting child', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const pidFile = join(dir, 'pid');
-    await prestartProcess(echoing(pidFile));
+    const handle = await prestartProcess(echoing(pidFile));
     const waiting = await startedPid(pidFile);
     const r = await runProcess({ ...echoing(pidFile), stdin: 'x', signal: AbortSignal.abort() });
     expect(r.aborted).toBe(true);
     expect(isAlive(waiting)).toBe(true);
-    await discardPrestarted();
+    await handle?.discard();
     expect(isAlive(waiting)).toBe(false);
   });
 });

@@ -84,11 +84,17 @@ export interface AgentRunner {
    * Starts the process `run(request)` would start, before the runner has its prompt (issue 17: an
    * agent CLI loads itself while the runner still prepares the call). A later `run` whose process
    * would be the same (same program, argv, folder, environment and sandbox: the prompt goes to
-   * stdin) adopts it and only then writes the prompt; nothing else ever reaches it, and
-   * `discardPrestarted` (supervise/run-process.ts) ends one never adopted. Nothing is counted,
-   * shown or paid until `run`. A hint: a runner may do nothing.
+   * stdin) adopts it and only then writes the prompt; nothing else ever reaches it, and the
+   * handle's `discard` kills it if no call did. Nothing is counted, shown or paid until `run`. A
+   * hint: a runner may start nothing (null).
    */
-  prestart?(request: AgentRequest): Promise<void>;
+  prestart?(request: AgentRequest): Promise<PrestartedCall | null>;
+}
+
+/** A process started ahead of its call (`AgentRunner.prestart`). */
+export interface PrestartedCall {
+  /** Kills it at once if no call adopted it, and waits until all of it is gone. */
+  discard(): Promise<void>;
 }
 
 /** What an adapter tells its supervisor of each raw chunk the agent process writes. */

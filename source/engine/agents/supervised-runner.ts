@@ -33,7 +33,7 @@ export const EVIDENCE_EVERY_MS = 10_000;
 export function supervisedRunner(inner: AgentRunner, supervision: Supervision): AgentRunner {
   return {
     // Nothing to supervise yet: a prestarted process is only watched once a run adopts it.
-    prestart: async (request) => inner.prestart?.(request),
+    prestart: async (request) => (await inner.prestart?.(request)) ?? null,
     async run(request, bus) {
       const { breaker, clock } = supervision;
       const controller = new AbortController();

@@ -37,7 +37,7 @@ export function transcribedRunner(
   now: () => Date = () => new Date(),
 ): AgentRunner {
   return {
-    prestart: async (request) => runner.prestart?.(request),
+    prestart: async (request) => (await runner.prestart?.(request)) ?? null,
     async run(request, bus) {
       const transcript = await Transcript.start(dir, request, now());
       try {

@@ -93,7 +93,7 @@ export function roleRoutedRunner(config: RelaisConfig, where: RunnerEnvironment)
   };
   return {
     run: (request, bus) => forRole(request.role).run(request, bus),
-    prestart: async (request) => forRole(request.role).prestart?.(request),
+    prestart: async (request) => (await forRole(request.role).prestart?.(request)) ?? null,
   };
 }
 

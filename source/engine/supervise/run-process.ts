@@ -98,11 +98,14 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   let child: Child | null = null;
   try {
     child = (await waiting) ?? null;
-    // One that ended while it waited (crashed, or was killed for what it printed) is not this call's:
-    // the call starts its own, as it would have without a prestart.
+    // One that ended while it waited (crashed, or was killed for what it printed), or waited too
+    // long, is not this call's: the call starts its own, as it would have without a prestart.
     if (
       child !== null &&
-      (child.spoiled || child.exit !== null || (child.pid !== undefined && !isAlive(child.pid)))
+      (child.spoiled ||
+        child.exit !== null ||
+        (child.pid !== undefined && !isAlive(child.pid)) ||
+        Date.now() - child.startedAt > PRESTART_MAX_WAIT_MS)
     ) {
       await endUnadopted(child);
       child = null;
@@ -147,37 +150,43 @@ function spawnKey(spec: SpawnSpec): string {
  * Starts now the child a later `runProcess` with the same spawn spec and an input will run, with
  * its stdin held open (issue 17: an agent CLI loads itself while the runner still prepares the
  * prompt). Nothing reaches it until that call adopts it and writes the input; a spec that differs
- * in anything starts its own child, and `discardPrestarted` ends those never adopted. Best effort:
- * a child that cannot be started here is simply not waiting.
+ * in anything starts its own child, and the returned handle's `discard` ends it if no call did.
+ * Best effort: a child that cannot be started here is simply not waiting.
  */
 export async function prestartProcess(spec: SpawnSpec): Promise<Prestarted | null> {
   const key = spawnKey(spec);
   if (prestarted.has(key)) return null;
   // The real call will start its own child, and report why it could not.
-  const child = startChild(spec, 'pipe').catch(() => null);
-  prestarted.set(key, child);
-  const started = await child;
-  return started ? { pid: started.pid, ended: started.subprocess.then(() => undefined) } : null;
+  const waiting = startChild(spec, 'pipe').catch(() => null);
+  prestarted.set(key, waiting);
+  const child = await waiting;
+  return {
+    pid: child?.pid,
+    ended: child ? child.subprocess.then(() => undefined) : Promise.resolve(),
+    discard: async () => {
+      // Adopted meanwhile (the call took it out), or another prestart's: not this handle's to end.
+      if (prestarted.get(key) !== waiting) return;
+      prestarted.delete(key);
+      if (child) await endUnadopted(child);
+    },
+  };
 }
 
-/** A prestarted child, for whoever must know when it is gone (the tests). */
+/** A prestarted child: only its own handle ends it, so two ticks of one process never end each other's. */
 export interface Prestarted {
   readonly pid: number | undefined;
   /** Settles once the child has exited and its output is closed, adopted or not. */
   readonly ended: Promise<void>;
+  /** Kills the child at once if no call adopted it, and waits until all of it is gone. */
+  discard(): Promise<void>;
 }
 
-/** Ends every prestarted child nobody adopted (the tick stopped before its call), and waits for it. */
-export async function discardPrestarted(): Promise<void> {
-  const left = [...prestarted.values()];
-  prestarted.clear();
-  await Promise.all(
-    left.map(async (waiting) => {
-      const child = await waiting;
-      if (child) await endUnadopted(child);
-    }),
-  );
-}
+/**
+ * How long a prestarted child may wait for its call. Claude Code gives up on a stdin that stays
+ * silent for 3 s and runs without a prompt ("no stdin data received in 3s, proceeding without
+ * it"), so an older one is ended unused and the call starts its own.
+ */
+const PRESTART_MAX_WAIT_MS = 2000;
 
 /** What a prestarted child may print before its call: more, and it is ended unused. */
 const EARLY_OUTPUT_CAP = 1024 * 1024;
@@ -189,6 +198,12 @@ const EARLY_OUTPUT_CAP = 1024 * 1024;
  * So every process with the call's mark is killed before bwrap itself, until none is left.
  */
 async function endUnadopted(child: Child): Promise<void> {
+  if (child.namespaced && child.pid !== undefined && child.exit === null) {
+    // A stopped bwrap starts nothing more, and its children (the sandbox's init) are killed before
+    // it can die and close their stdin: the init may not yet carry the mark a scan would find.
+    signalEach([child.pid], 'SIGSTOP');
+    signalEach(descendantsOf(child.pid), 'SIGKILL');
+  }
   for (let round = 0; round < 50; round++) {
     const marked = processesMarked(child.mark).filter((pid) => pid !== child.pid);
     signalEach(marked, 'SIGKILL');
@@ -216,6 +231,8 @@ interface Child {
   readonly cancel: AbortController;
   /** In the environment of every process it starts (process-tree.ts PROCESS_MARK_VAR). */
   readonly mark: string;
+  /** When it was started (Date.now()): a prestarted child waits at most PRESTART_MAX_WAIT_MS. */
+  readonly startedAt: number;
   /** Started with its stdin held open (prestarted): the supervisor writes the input. */
   readonly awaitsInput: boolean;
   exit: { code: number | null; signal: NodeJS.Signals | null } | null;
@@ -294,6 +311,7 @@ async function startChild(spec: SpawnSpec, stdin: 'ignore' | 'pipe' | { input: s
     scratch,
     cancel,
     mark,
+    startedAt: Date.now(),
     awaitsInput: stdin === 'pipe',
     exit: null,
     // Kept, up to a cap, until a call adopts the child: past it the child is ended unused, so
@@ -304,7 +322,9 @@ async function startChild(spec: SpawnSpec, stdin: 'ignore' | 'pipe' | { input: s
       else if (!child.spoiled) {
         child.spoiled = true;
         early.length = 0;
-        signalEach([...processesMarked(mark), ...(pid === undefined ? [] : [pid])], 'SIGKILL');
+        // Its own pid only while it has not exited: once reaped, the number may be another's.
+        const own = pid !== undefined && child.exit === null ? [pid] : [];
+        signalEach([...processesMarked(mark), ...own], 'SIGKILL');
       }
     },
     spoiled: false,

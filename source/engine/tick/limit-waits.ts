@@ -43,7 +43,7 @@ export async function runTickWaitingOutLimits(options: TickOptions): Promise<Tic
 /** Tells `onLimit` when a run ended on a usage or rate limit (the outcome itself is unchanged). */
 function noticingLimits(inner: AgentRunner, clock: Clock, onLimit: (limit: UsageLimit) => void): AgentRunner {
   return {
-    prestart: async (request) => inner.prestart?.(request),
+    prestart: async (request) => (await inner.prestart?.(request)) ?? null,
     async run(request, bus) {
       const outcome = await inner.run(request, bus);
       const limit = usageLimitOf(outcome, new Date(clock.now()));

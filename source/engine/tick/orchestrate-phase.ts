@@ -20,7 +20,7 @@ import type { TickContext } from './tick-context.js';
  * Starts the orchestrator's process while the tick prepares its call (issue 17: the ledger, the
  * run's history folder, the prompt's values): its CLI loads itself meanwhile, and proposeTask's
  * first call adopts it and writes the prompt. Nothing reaches it before that call, which is counted
- * and shown as always; a tick that stops first kills it unused (run-process.ts). Only once the
+ * and shown as always; a tick that stops first kills it unused (the function returned). Only once the
  * start conditions are met (a refused tick starts no agent, and the command is the committed
  * config's), and only in the OS sandbox, as a belt to those braces: there the process is fenced
  * exactly as its call would be.
@@ -29,10 +29,11 @@ export async function prestartOrchestrator(
   setup: TickContext['setup'],
   runner: AgentRunner,
   signal: AbortSignal,
-): Promise<void> {
-  if (!runner.prestart || setup.sandbox.kind !== 'bwrap') return;
+): Promise<() => Promise<void>> {
+  const nothing = async () => undefined;
+  if (!runner.prestart || setup.sandbox.kind !== 'bwrap' || signal.aborted) return nothing;
   const systemPrompt = await readPrompt(setup.paths, 'orchestrator.system.txt').catch(() => null);
-  if (systemPrompt === null) return;
+  if (systemPrompt === null) return nothing;
   const request = orchestratorRequest(setup.config, {
     attempt: 1,
     systemPrompt,
@@ -42,7 +43,11 @@ export async function prestartOrchestrator(
     timeoutMs: setup.config.orchestrator.timeout_seconds * 1000,
     signal,
   });
-  runner.prestart(request).catch(() => undefined);
+  // Not awaited: the spawn goes on while the tick prepares the call (the call waits for it).
+  const started = runner.prestart(request).catch(() => null);
+  return async () => {
+    await (await started)?.discard();
+  };
 }
 
 /**

@@ -20,7 +20,6 @@ import {
   recordTickHead,
   recoverInterruptedRun,
 } from '../session/recover.js';
-import { discardPrestarted } from '../supervise/run-process.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { ownRunCreated } from '../workspace/history-tally.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
@@ -105,12 +104,12 @@ async function lockedTick(
   );
   // Only now, the start conditions met: a refused tick starts no agent at all, and the command
   // started is the committed config's (a dirty tree, its config included, was refused above).
-  await prestartOrchestrator(setup, runner, options.signal);
+  const discardOrchestrator = await prestartOrchestrator(setup, runner, options.signal);
   try {
     return await startedAfterPreflight(setup, runner, record, start, options, now);
   } finally {
     // An orchestrator started for a call that never came (a stop before it).
-    await discardPrestarted();
+    await discardOrchestrator();
   }
 }
 

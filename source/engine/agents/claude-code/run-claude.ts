@@ -3,7 +3,13 @@ import type { EngineBus, OutputKind } from '../../events.js';
 import type { Sandbox } from '../../sandbox/sandbox.js';
 import { describeEnd, prestartProcess, runProcess, type SpawnSpec } from '../../supervise/run-process.js';
 import { oneLine } from '../../workspace/printable.js';
-import { type AgentOutcome, type AgentRequest, type AgentRunner, requestSandbox } from '../agent-run.js';
+import {
+  type AgentOutcome,
+  type AgentRequest,
+  type AgentRunner,
+  type PrestartedCall,
+  requestSandbox,
+} from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';
 import { installScopeHook } from './scope-hook.js';
@@ -40,10 +46,10 @@ function claudeProcess(settings: ClaudeCliSettings, request: AgentRequest, hookS
 
 export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
   return {
-    async prestart(request: AgentRequest): Promise<void> {
+    async prestart(request: AgentRequest): Promise<PrestartedCall | null> {
       // A fenced request's hook files are made for its own call: its argv is never known before.
-      if (request.writeFence) return;
-      await prestartProcess(claudeProcess(settings, request));
+      if (request.writeFence) return null;
+      return prestartProcess(claudeProcess(settings, request));
     },
     async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
       const command = resolveCommand(settings.command, request.cwd);
