@@ -56,17 +56,19 @@ async function tick(seen: Seen) {
   });
 }
 
+/** A tick that succeeds: a task, then a builder that edits one file. */
+const oneEdit = () => ({
+  orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
+  builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
+});
 const fresh = (): Seen => ({ steps: [], prestarted: [], ran: [] });
 /** What decides the process a call starts: all of the request but its prompt and its clock. */
 const processOf = ({ userPrompt, signal, timeoutMs, ...rest }: AgentRequest) => rest;
 
-describe('the orchestrator started during preflight', () => {
+describe('the orchestrator started once preflight has passed', () => {
   it('is started once the start conditions are met, and is the one process its call runs', async () => {
     project = TestProject.create();
-    project.scenario({
-      orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
-      builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
-    });
+    project.scenario(oneEdit());
     const seen = fresh();
     await tick(seen);
     expect(project.report().code).toBe('SUCCESS');
@@ -142,10 +144,7 @@ describe('the orchestrator started during preflight', () => {
       undefined,
       unsandboxed('the point of the test: no prestart without the sandbox'),
     );
-    project.scenario({
-      orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
-      builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
-    });
+    project.scenario(oneEdit());
     const seen = fresh();
     await tick(seen);
     expect(project.report().code).toBe('SUCCESS');

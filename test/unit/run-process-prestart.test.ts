@@ -27,15 +27,13 @@ async function prestartProcess(spec: SpawnSpec): Promise<Prestarted | null> {
   return handle;
 }
 
-/** A child that adds its pid to `pidFile` as it starts, then echoes its stdin: `cat` shows what reached it. */
-function echoing(pidFile: string, env: NodeJS.ProcessEnv = process.env): SpawnSpec {
-  return {
-    cmd: '/bin/sh',
-    args: ['-c', 'echo $$ >> "$1"; exec cat', 'sh', pidFile],
-    cwd: dir,
-    env,
-  };
+/** A shell that adds its pid to `pidFile` as it starts, then runs `script`. */
+function notingPid(pidFile: string, script: string, env: NodeJS.ProcessEnv = process.env): SpawnSpec {
+  return { cmd: '/bin/sh', args: ['-c', `echo $$ >> "$1"; ${script}`, 'sh', pidFile], cwd: dir, env };
 }
+
+/** A child that notes its pid, then echoes its stdin: `cat` shows what reached it. */
+const echoing = (pidFile: string, env?: NodeJS.ProcessEnv) => notingPid(pidFile, 'exec cat', env);
 
 /** The last pid noted in `file`. */
 const pidIn = (file: string) => Number(readFileSync(file, 'utf8').trim().split('\n').at(-1));
@@ -91,12 +89,7 @@ describe('prestarted processes', () => {
   it('a child that ended while it waited is not adopted: the call starts its own, as without a prestart', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const pids = join(dir, 'pids');
-    const spec: SpawnSpec = {
-      cmd: '/bin/sh',
-      args: ['-c', 'echo $$ >> "$1"; echo loaded; echo broken >&2; exit 3', 'sh', pids],
-      cwd: dir,
-      env: process.env,
-    };
+    const spec = notingPid(pids, 'echo loaded; echo broken >&2; exit 3');
     const early = await prestartProcess(spec);
     await early?.ended;
     const r = await runProcess({ ...spec, stdin: 'too late' });
@@ -129,13 +122,8 @@ describe('prestarted processes', () => {
   it('a child that prints past the cap before its call is ended unused: memory stays bounded', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const pids = join(dir, 'pids');
-    const spec: SpawnSpec = {
-      cmd: '/bin/sh',
-      // 2 MiB before reading anything, then its input.
-      args: ['-c', 'echo $$ >> "$1"; head -c 2097152 /dev/zero; exec cat', 'sh', pids],
-      cwd: dir,
-      env: process.env,
-    };
+    // 2 MiB before reading anything, then its input.
+    const spec = notingPid(pids, 'head -c 2097152 /dev/zero; exec cat');
     const early = await prestartProcess(spec);
     await early?.ended;
     const r = await runProcess({ ...spec, stdin: 'input', keepTailBytes: 16 });
