@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,8 +12,8 @@ import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
 import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
-// Issue 17: a tick starts its orchestrator's CLI while preflight still runs, and the first
-// orchestrator call adopts that process and only then writes the prompt. Real ticks in process,
+// Issue 17: once preflight has passed, a tick starts its orchestrator's CLI while it prepares the
+// call, and the first orchestrator call adopts that process and only then writes the prompt. Real ticks in process,
 // with the fake Claude Code in the real sandbox; a pass-through runner notes what the tick asked.
 
 let project: TestProject;
@@ -93,11 +93,18 @@ describe('the orchestrator started once preflight has passed', () => {
   it('is not started in a tick that preflight refuses: no agent runs at all', async () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [{ result_json: task() }] });
-    // Untracked, and a config edit not committed: the command it names must never run.
+    // An untracked file, and a config edit not committed: the command it names must never run.
     project.write('src/dirty.ts', 'uncommitted\n');
+    const planted = join(project.harness, 'planted.sh');
+    const ran = join(project.harness, 'planted-ran');
+    writeFileSync(planted, `#!/bin/sh\ntouch '${ran}'\n`, { mode: 0o755 });
+    project.editConfig((config) => {
+      config.claude_code_cli.command = planted;
+    });
     const seen = fresh();
     await tick(seen);
     expect(project.report().code).toBe('BLOCKED_DIRTY_WORKTREE');
+    expect(existsSync(ran)).toBe(false);
     expect(seen.prestarted).toEqual([]);
     expect(seen.ran).toEqual([]);
     expect(project.starts()).toEqual([]);
