@@ -93,8 +93,9 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
   });
   if (spec.signal?.aborted)
     return base({ exitCode: null, signal: null, spawnError: null, timedOut: false, aborted: true });
-  const waiting = spec.stdin === undefined ? null : prestarted.get(spawnKey(spec));
-  if (waiting) prestarted.delete(spawnKey(spec));
+  const key = spec.stdin === undefined ? null : spawnKey(spec);
+  const waiting = key === null ? null : prestarted.get(key);
+  if (key !== null && waiting) prestarted.delete(key);
   let child: Child | null = null;
   try {
     child = (await waiting) ?? null;
@@ -211,7 +212,8 @@ async function endUnadopted(child: Child): Promise<void> {
       if (child.namespaced) signalEach([child.pid], 'SIGKILL');
       else signalTree(child.pid, descendantsOf(child.pid), 'SIGKILL');
     }
-    if (marked.every((pid) => !isAlive(pid)) && processesMarked(child.mark).length === 0) break;
+    // A killed process leaves the list (its environment can no longer be read).
+    if (processesMarked(child.mark).length === 0) break;
     await delay(10);
   }
   await child.subprocess;
@@ -350,7 +352,8 @@ async function startChild(spec: SpawnSpec, stdin: 'ignore' | 'pipe' | { input: s
   subprocess.stdout?.on('data', (data: Buffer) => child.output('stdout', data));
   subprocess.stderr?.on('data', (data: Buffer) => child.output('stderr', data));
   // A prestarted child that died before its input came: the write fails, its exit tells why.
-  subprocess.stdin?.on('error', () => undefined);
+  // (A fresh child's input is execa's to write, as before.)
+  if (stdin === 'pipe') subprocess.stdin?.on('error', () => undefined);
   subprocess.on('exit', (code, signal) => {
     child.exit = { code, signal };
     watch?.sweep();
