@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const MAPPER = join(ROOT, 'test/support/scripted-mapper.mjs');
 // The seven living docs, as the mapper itself names them (built by `npm run build`).
 const { LIVING_DOCS: DOCS } = await import(join(ROOT, 'dist/engine/cycle/mapper/living-docs.js'));

@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const FAKE = join(ROOT, 'test/support/fake-claude.mjs');
 const RUNS = Number(process.env.BENCH_FLEET_RUNS ?? 4);
 const base = mkdtempSync(join(tmpdir(), 'relais-bench-fleet-'));

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const FAKE = join(ROOT, 'test/support/fake-claude.mjs');
 const CALL_MS = Number(process.env.BENCH_CALL_MS ?? 2000);
 const MARKERS = ['ALPHA', 'BRAVO', 'CHARLIE', 'DELTA'];

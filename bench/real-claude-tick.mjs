@@ -9,7 +9,7 @@
 // agent, the judge, the commit, the reports. Ticks and bare calls alternate, so both see the same
 // load; wall-clock medians (the agents wait on the model) with CPU beside them.
 //
-// BENCH_BEFORE=<absolute path to another build's dist/cli/main.js> runs that build's tick too, in
+// BENCH_BEFORE=<absolute path to another build's dist/cli/main.cjs (or main.js, before it)> runs that build's tick too, in
 // the same rounds, so before/after comes from one run under one load.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const BEFORE = process.env.BENCH_BEFORE || null;
 const CLAUDE = join(ROOT, 'node_modules/.bin/claude');
 const { startScriptedModel } = await import('../dist/demo/scripted-model-server.js');

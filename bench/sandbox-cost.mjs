@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const FILES = Number(process.env.BENCH_FILES ?? 200);
 const CHECKS = ['v1', 'v2', 'v3'];

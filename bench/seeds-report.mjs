@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const CLAUDE = join(ROOT, 'node_modules/.bin/claude');
 const MAPPER = join(ROOT, 'test/support/scripted-mapper.mjs');
 const { startScriptedModel } = await import(join(ROOT, 'dist/demo/scripted-model-server.js'));

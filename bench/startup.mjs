@@ -9,7 +9,7 @@
 // Commands are paired: each round runs every command once (one batch each) in turn, so all see the
 // same load; medians over BENCH_RUNS rounds. Wall medians are printed beside the CPU.
 //
-// BENCH_BEFORE=<another build's dist/cli/main.js> (absolute, with its package.json two folders up)
+// BENCH_BEFORE=<another build's dist/cli/main.cjs (or main.js, before it)> (absolute, with its package.json two folders up)
 // adds that build's --help and status to every round, and prints after/before from the same run.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const BEFORE = process.env.BENCH_BEFORE || null;
 const RUNS = Number(process.env.BENCH_RUNS ?? 11);
 const BATCH = Number(process.env.BENCH_BATCH ?? 5);

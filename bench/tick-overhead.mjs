@@ -8,7 +8,7 @@
 // process, read from bash's `times`, which stays honest on a shared, busy machine), with
 // wall-clock medians beside them. Every ratio printed comes from this one run.
 //
-// BENCH_BEFORE=<path to another build's dist/cli/main.js> runs that build's tick too, alternated
+// BENCH_BEFORE=<path to another build's dist/cli/main.cjs (or main.js, before it)> runs that build's tick too, alternated
 // with this one's on the same repositories (before/after ratios under the same load). Each size
 // also counts the git processes of one tick (a `git` on PATH that notes each start): a
 // deterministic measure beside the times. BENCH_ONLY=startup runs the start-up section alone.
@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { writeInstantAgent } from '../scripts/instant-agent.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'dist/cli/main.js');
+const CLI = join(ROOT, 'dist/cli/main.cjs');
 const BEFORE = process.env.BENCH_BEFORE || null;
 const SIZES = (process.env.BENCH_SIZES ?? '20000,100000')
   .split(',')

@@ -1,14 +1,17 @@
-// `npm run build`, after tsc: bundles the CLI into dist/cli/main.js and its chunks (issue 17).
+// `npm run build`, after tsc: bundles the CLI into dist/cli/main.js and its chunks (issue 17), and
+// the bin, dist/cli/main.cjs (scripts/cjs-front-door.mjs).
 // Node 20 loads ES modules one file at a time (resolve, read, compile, link), and a command used to
 // load 150-300 of them (zod alone is 95): a bundle is one entry file plus one chunk per command and
 // the chunks they share, so `relais status` reads a handful of files instead of hundreds. Each
 // command is still loaded only when it runs (dynamic imports become separate chunks).
 // tsc's own output stays in dist/ beside it: tests and tools import single modules from there.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { bundleCommands, commandsApart } from './command-bundles.mjs';
+import { bundleFrontDoor, loaderFileOf } from './cjs-front-door.mjs';
+import { bundleCommands, COMMAND_BUNDLES, commandsApart } from './command-bundles.mjs';
 import { inkBoundedCaches } from './ink-bounded-caches.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -63,6 +66,27 @@ const { metafile } = await build({
   plugins: [...options.plugins, commandsApart],
 });
 await bundleCommands({ root: ROOT, outDir: OUT, splitMetafile: metafile, options });
+await bundleFrontDoor({
+  root: ROOT,
+  outDir: OUT,
+  splitMetafile: metafile,
+  options,
+  commands: COMMAND_BUNDLES,
+});
+// The bin takes the same caches through its CommonJS loaders: a plain node must accept them there too.
+for (const { name } of COMMAND_BUNDLES) {
+  const loader = join(OUT, loaderFileOf(name));
+  const { NODE_OPTIONS: _flags, ...plainEnv } = process.env;
+  const check = spawnSync(
+    process.execPath,
+    ['-e', `process.stdout.write(String(require(${JSON.stringify(loader)}).codeCacheAccepted))`],
+    { encoding: 'utf8', env: plainEnv },
+  );
+  if (check.stdout !== 'true')
+    throw new Error(
+      `bundle: a plain node refuses ${name}'s code cache through ${loaderFileOf(name)}: ${check.stderr}`,
+    );
+}
 
 // The app sets NODE_ENV before React loads (ui/react-mode.ts): React picks its build once, when
 // first required, and its development build keeps a measure per render forever. In a bundle that

@@ -14,7 +14,8 @@
 // Three files a command, so that its bytecode can be cached (source/cli/code-cache.ts):
 // - dist/cli/<name>.cjs: the command as CommonJS, whose `import()` calls go through the loader (a
 //   script run by node:vm has no `import()` of its own in Node 20);
-// - dist/cli/<name>.js: the loader, what main.js imports for the command;
+// - dist/cli/<name>.js: the loader, what main.js imports for the command (the bin, main.cjs,
+//   requires its CommonJS twin, <name>-loader.cjs: scripts/cjs-front-door.mjs);
 // - dist/cli/<name>.cjs.v8-cache: V8's bytecode after one run of the command in a scratch
 //   repository, made here at build time and never at run time.
 import { spawnSync } from 'node:child_process';
@@ -267,7 +268,7 @@ function scratchProject(outDir, base) {
   writeFileSync(join(repo, 'src', 'a.ts'), 'export const a = 1;\n');
   git('add', '-A');
   git('commit', '-q', '-m', 'initial');
-  const init = spawnSync(process.execPath, [join(outDir, 'main.js'), 'init'], {
+  const init = spawnSync(process.execPath, [join(outDir, 'main.cjs'), 'init'], {
     cwd: repo,
     encoding: 'utf8',
     env: { ...process.env, ...IDENTITY, CI: 'true' },

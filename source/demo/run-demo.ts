@@ -22,7 +22,7 @@ import { startScriptedModel } from './scripted-model-server.js';
  * elsewhere `--yes`. The project is left in a temp folder to look around in.
  */
 
-const CLI = join(PACKAGE_ROOT, 'dist/cli/main.js');
+const CLI = join(PACKAGE_ROOT, 'dist/cli/main.cjs');
 
 function say(text: string): void {
   process.stdout.write(`\n\u2500\u2500 ${text}\n\n`);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LIVING_DOCS, LIVING_DOCS_TOKEN_CAP } from '../../source/engine/cycle/mapper/living-docs.js';
 import { CLI, TestProject } from '../support/project.js';
 
-// `relais cycle init` spawned from dist/cli/main.js in real git repositories, the mapper agent
+// `relais cycle init` spawned from dist/cli/main.cjs in real git repositories, the mapper agent
 // played by the fake claude CLI (seed 003 P12 then P2).
 
 let project: TestProject | undefined;

@@ -376,7 +376,7 @@ describe('judge hardening: after verification and after the builder', () => {
       orchestrator: [{ result_json: task() }],
       builder: [builderWrites({ 'src/a.ts': 'b\n' })],
     });
-    const run = spawnSync(process.execPath, [join(__dirname, '../../dist/cli/main.js'), 'run', link], {
+    const run = spawnSync(process.execPath, [join(__dirname, '../../dist/cli/main.cjs'), 'run', link], {
       cwd: project.base,
       env: project.env,
       encoding: 'utf8',

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
  */
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = join(REPO_ROOT, 'dist/cli/main.js');
+export const CLI = join(REPO_ROOT, 'dist/cli/main.cjs');
 export const FAKE_CLAUDE = join(REPO_ROOT, 'test/support/fake-claude.mjs');
 
 export interface CliRun {
