@@ -65,7 +65,7 @@ const { metafile } = await build({
   splitting: true,
   plugins: [...options.plugins, commandsApart],
 });
-await bundleCommands({ root: ROOT, outDir: OUT, splitMetafile: metafile, options });
+// The bin first: the command bundles' warm-up runs `relais init` through it.
 await bundleFrontDoor({
   root: ROOT,
   outDir: OUT,
@@ -73,6 +73,7 @@ await bundleFrontDoor({
   options,
   commands: COMMAND_BUNDLES,
 });
+await bundleCommands({ root: ROOT, outDir: OUT, splitMetafile: metafile, options });
 // The bin takes the same caches through its CommonJS loaders: a plain node must accept them there too.
 for (const { name } of COMMAND_BUNDLES) {
   const loader = join(OUT, loaderFileOf(name));
