@@ -131,11 +131,11 @@ export async function judgeChanges(
   // Before git reads any object: a damaged one would make it fail or lie.
   const damaged = await damagedObjects(git, guards.objectsBefore);
   if (damaged.length > 0) return objectsDamaged(damaged, notes);
-  // Two reads of refs and the index that change nothing, side by side.
-  const [headMoved, side] = await Promise.all([
-    headMovement(git, facts),
-    readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore),
-  ]);
+  // Reads that change nothing, side by side: HEAD's movement (refs only) runs beside the side
+  // state and the status pass below, which write no ref; its verdict is awaited where it is used.
+  const headMovedRead = headMovement(git, facts);
+  headMovedRead.catch(() => undefined); // awaited below; a throw before then must not go unhandled
+  const side = await readGitSideStateAgain(git, facts.gitDir, guards.sideBefore, guards.indexBefore);
   // One walk of each ignored folder serves both checks below (both read the tree as it is now).
   const walked: StatMemo = new Map();
   // Given the ignored paths of the judge's status pass, when it runs one (ignored-listing.ts).
@@ -159,6 +159,7 @@ export async function judgeChanges(
     changed: touched.files.map((f) => f.path),
     within: guards.writable,
   });
+  const headMoved = await headMovedRead;
   const verdict = judgeScope({
     files: touched.files,
     taskKind,
