@@ -9,6 +9,7 @@
 // - every other command is the split build's chunk for it, loaded with a real `import()`: those
 //   commands (the app, the workflow, the fleet) are ES modules and start the loader themselves.
 // dist/cli/main.js, the same front door as an ES module, stays the split build's entry.
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
 
@@ -25,7 +26,10 @@ export async function bundleFrontDoor({ root, outDir, splitMetafile, options, co
     ...options,
     format: 'cjs',
     // What `import.meta.url` is in an ES module (main.ts reads package.json beside it).
-    banner: { js: 'var __relaisModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    // Strict, as the ES module it is built from; the directive must come first to count.
+    banner: {
+      js: '"use strict";\nvar __relaisModuleUrl = require("node:url").pathToFileURL(__filename).href;',
+    },
     define: { 'import.meta.url': '__relaisModuleUrl' },
     logOverride: { 'empty-import-meta': 'error' },
     entryPoints: [join(root, 'source/cli/main.ts')],
@@ -33,6 +37,8 @@ export async function bundleFrontDoor({ root, outDir, splitMetafile, options, co
     splitting: false,
     plugins: [...options.plugins, commandsThroughLoaders(root, outDir, chunkOf, commands)],
   });
+  const [, second] = readFileSync(outfile, 'utf8').split('\n', 2);
+  if (second !== '"use strict";') throw new Error(`front door: main.cjs does not start strict: ${second}`);
 }
 
 function commandsThroughLoaders(root, outDir, chunkOf, commands) {

@@ -77,8 +77,21 @@ export const commandsApart = {
 /** Marks an `import()` the bundle keeps, for `throughLoader` to hand to the loader's importer. */
 const DYNAMIC = 'relais-loader-import:';
 
-/** Every dynamic import not in `runBy` points at the split build's chunk whose entry is that module. */
-function otherImportsFromChunks(root, outDir, splitMetafile, external, runBy) {
+/**
+ * A module as `runBy` names it: a dependency from its `node_modules/` folder on, wherever that
+ * folder is (a symlinked or hoisted one resolves outside the package: `../node_modules/execa/...`).
+ */
+function runByKey(root, path) {
+  const source = relative(root, path);
+  const at = source.lastIndexOf('node_modules/');
+  return at >= 0 ? source.slice(at) : source;
+}
+
+/**
+ * Every dynamic import not in `runBy` points at the split build's chunk whose entry is that module.
+ * `matched` collects the `runBy` entries met, for the build to check that each one was.
+ */
+function otherImportsFromChunks(root, outDir, splitMetafile, external, runBy, matched) {
   const chunkOf = new Map();
   for (const [output, meta] of Object.entries(splitMetafile.outputs))
     if (meta.entryPoint) chunkOf.set(meta.entryPoint, join(root, output));
@@ -96,8 +109,11 @@ function otherImportsFromChunks(root, outDir, splitMetafile, external, runBy) {
           pluginData: { inner: true },
         });
         if (found.errors.length > 0) return { errors: found.errors };
+        if (runBy.has(runByKey(root, found.path))) {
+          matched.add(runByKey(root, found.path));
+          return null;
+        }
         const source = relative(root, found.path);
-        if (runBy.has(source)) return null;
         const chunk = chunkOf.get(source);
         if (!chunk)
           return { errors: [{ text: `command bundle: no chunk of the split build holds ${source}` }] };
@@ -142,6 +158,7 @@ export async function bundleCommands({ root, outDir, splitMetafile, options }) {
 }
 
 async function bundleCommand(command, { root, outDir, splitMetafile, options }) {
+  const matched = new Set();
   const commandFile = join(outDir, `${command.name}.cjs`);
   rmSync(cacheFileOf(commandFile), { force: true });
   const { outputFiles } = await build({
@@ -158,9 +175,16 @@ async function bundleCommand(command, { root, outDir, splitMetafile, options }) 
     write: false,
     plugins: [
       ...options.plugins,
-      otherImportsFromChunks(root, outDir, splitMetafile, options.external, command.runBy),
+      otherImportsFromChunks(root, outDir, splitMetafile, options.external, command.runBy, matched),
     ],
   });
+  // An entry met by no dynamic import is misnamed (or no longer imported so): the command would
+  // load that module from the split build's chunks, as an ES module, without a word.
+  const unmatched = [...command.runBy].filter((entry) => !matched.has(entry));
+  if (unmatched.length > 0)
+    throw new Error(
+      `command bundle: ${command.name}'s runBy names ${unmatched.join(', ')}, which no dynamic import reaches`,
+    );
   for (const file of outputFiles)
     writeFileSync(
       file.path,
