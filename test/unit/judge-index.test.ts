@@ -83,6 +83,16 @@ describe('index flags from the index bytes', () => {
     expect(indexFlags(bytes)).toBeNull();
     expect(indexFlags(Buffer.from('not an index'))).toBeNull();
   });
+
+  it("gives up on a sparse index's folder entries, and reads the same index once it is full again", () => {
+    repo({ 'a/x.txt': 'x', 'b/y.txt': 'y' });
+    git('sparse-checkout', 'set', '--cone', '--sparse-index', 'a');
+    // git keeps `b/` as one entry of mode 040000: not a file the flags could be read for.
+    expect(git('ls-files', '--sparse', '-s').toString()).toMatch(/^040000 \w+ 0\tb\/$/m);
+    expect(indexFlags(index())).toBeNull();
+    git('sparse-checkout', 'disable');
+    expect(indexFlags(index())?.size).toBe(0);
+  });
 });
 
 describe('tracked paths from the index bytes', () => {

@@ -86,10 +86,11 @@ export function indexPathsLazily(bytes: Buffer, hashBytes: number): Iterable<str
 
 function* pathsOf(bytes: Buffer, version: number, hashBytes: number): Generator<string> {
   const count = bytes.readUInt32BE(8);
+  const entry = newEntry();
   let at = 12;
   for (let i = 0; i < count; i++) {
-    const entry = parseEntry(bytes, version, at, hashBytes);
-    if (!entry) throw new IndexNotParsed(`index entry ${i + 1} of ${count} does not parse`);
+    if (!parseEntry(bytes, version, at, hashBytes, entry))
+      throw new IndexNotParsed(`index entry ${i + 1} of ${count} does not parse`);
     yield bytes.toString('utf8', entry.nameAt, entry.nameEnd);
     at = entry.next;
   }
@@ -126,10 +127,10 @@ function parseEntries(
   hashBytes: number,
   visit: EntryVisit,
 ): boolean {
+  const entry = newEntry();
   let at = 12;
   for (let i = 0; i < count; i++) {
-    const entry = parseEntry(bytes, version, at, hashBytes);
-    if (!entry) return false;
+    if (!parseEntry(bytes, version, at, hashBytes, entry)) return false;
     visit(entry.nameAt, entry.nameEnd, entry.flag);
     at = entry.next;
   }
@@ -144,33 +145,54 @@ function endParses(bytes: Buffer, at: number, hashBytes: number): boolean {
   return /^[A-Za-z]{4}$/.test(bytes.toString('latin1', at, at + 4));
 }
 
-/** One index entry at `start`: where its name lies, its flag if any, and where the next entry begins; null when malformed. */
+/** One parsed entry: where its name lies, its flag if any, and where the next entry begins. */
+interface ParsedEntry {
+  nameAt: number;
+  nameEnd: number;
+  flag: IndexFlagName | null;
+  next: number;
+}
+
+const newEntry = (): ParsedEntry => ({ nameAt: 0, nameEnd: 0, flag: null, next: 0 });
+
+/** Parses the entry at `start` into `entry` (one object for every entry of a walk); false when malformed. */
 function parseEntry(
   bytes: Buffer,
   version: number,
   start: number,
   hashBytes: number,
-): { nameAt: number; nameEnd: number; flag: IndexFlagName | null; next: number } | null {
+  entry: ParsedEntry,
+): boolean {
   const flagsAt = start + ENTRY_STAT_BYTES + hashBytes;
-  if (flagsAt + 2 > bytes.length) return null;
-  if (bytes.readUInt32BE(start + 24) === DIRECTORY_MODE) return null;
-  const flags = bytes.readUInt16BE(flagsAt);
+  if (flagsAt + 2 > bytes.length) return false;
+  // Bytes read by hand, not with Buffer's readUInt*BE: a tick walks the index once, mostly before
+  // V8 optimises the loop, and there each of those calls costs far more than the arithmetic.
+  const modeAt = start + 24;
+  if (
+    bytes[modeAt] === 0 &&
+    bytes[modeAt + 1] === 0 &&
+    ((bytes[modeAt + 2] as number) << 8) + (bytes[modeAt + 3] as number) === DIRECTORY_MODE
+  )
+    return false;
+  const flags = ((bytes[flagsAt] as number) << 8) + (bytes[flagsAt + 1] as number);
   let nameAt = flagsAt + 2;
   let extended = 0;
   if (flags & EXTENDED) {
-    if (version < 3 || nameAt + 2 > bytes.length) return null;
-    extended = bytes.readUInt16BE(nameAt);
+    if (version < 3 || nameAt + 2 > bytes.length) return false;
+    extended = ((bytes[nameAt] as number) << 8) + (bytes[nameAt + 1] as number);
     nameAt += 2;
   }
   const nul = bytes.indexOf(0, nameAt);
-  if (nul < 0) return null;
+  if (nul < 0) return false;
   const nameLength = nul - nameAt;
-  if ((flags & NAME_MASK) !== Math.min(nameLength, NAME_MASK)) return null;
+  if ((flags & NAME_MASK) !== Math.min(nameLength, NAME_MASK)) return false;
   // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
   const next = start + ((nameAt - start + nameLength + 8) & ~7);
-  if (next > bytes.length) return null;
-  for (let p = nul; p < next; p++) if (bytes[p] !== 0) return null;
-  const flag: IndexFlagName | null =
-    flags & ASSUME_VALID ? 'assume-unchanged' : extended & SKIP_WORKTREE ? 'skip-worktree' : null;
-  return { nameAt, nameEnd: nul, flag, next };
+  if (next > bytes.length) return false;
+  for (let p = nul; p < next; p++) if (bytes[p] !== 0) return false;
+  entry.nameAt = nameAt;
+  entry.nameEnd = nul;
+  entry.flag = flags & ASSUME_VALID ? 'assume-unchanged' : extended & SKIP_WORKTREE ? 'skip-worktree' : null;
+  entry.next = next;
+  return true;
 }
