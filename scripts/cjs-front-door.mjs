@@ -12,15 +12,14 @@
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { build } from 'esbuild';
+import { chunksOfSplitBuild, resolveAsEsbuildWould } from './command-bundles.mjs';
 
 /** The CommonJS loader of each one-file command: what main.cjs requires for it. */
 export const loaderFileOf = (name) => `${name}-loader.cjs`;
 
 export async function bundleFrontDoor({ root, outDir, splitMetafile, options, commands }) {
   for (const command of commands) await bundleLoader(command, { root, outDir, options });
-  const chunkOf = new Map();
-  for (const [output, meta] of Object.entries(splitMetafile.outputs))
-    if (meta.entryPoint) chunkOf.set(meta.entryPoint, join(root, output));
+  const chunkOf = chunksOfSplitBuild(root, splitMetafile);
   const outfile = join(outDir, 'main.cjs');
   await build({
     ...options,
@@ -51,12 +50,7 @@ function commandsThroughLoaders(root, outDir, chunkOf, commands) {
         if (args.kind !== 'dynamic-import' || args.pluginData?.inner) return null;
         const command = byImport.get(args.path);
         if (command) return { path: command.name, namespace: 'relais-front-door' };
-        const found = await b.resolve(args.path, {
-          kind: args.kind,
-          importer: args.importer,
-          resolveDir: args.resolveDir,
-          pluginData: { inner: true },
-        });
+        const found = await resolveAsEsbuildWould(b, args);
         if (found.errors.length > 0) return { errors: found.errors };
         const chunk = chunkOf.get(relative(root, found.path));
         if (!chunk)

@@ -77,6 +77,24 @@ export const commandsApart = {
 /** Marks an `import()` the bundle keeps, for `throughLoader` to hand to the loader's importer. */
 const DYNAMIC = 'relais-loader-import:';
 
+/** The split build's chunk of each module a dynamic import made an entry of, by its source path. */
+export function chunksOfSplitBuild(root, splitMetafile) {
+  const chunkOf = new Map();
+  for (const [output, meta] of Object.entries(splitMetafile.outputs))
+    if (meta.entryPoint) chunkOf.set(meta.entryPoint, join(root, output));
+  return chunkOf;
+}
+
+/** What esbuild itself resolves an import to, from inside a plugin's onResolve (marked, not to loop). */
+export function resolveAsEsbuildWould(b, args) {
+  return b.resolve(args.path, {
+    kind: args.kind,
+    importer: args.importer,
+    resolveDir: args.resolveDir,
+    pluginData: { inner: true },
+  });
+}
+
 /**
  * A module as `runBy` names it: a dependency from its `node_modules/` folder on, wherever that
  * folder is (a symlinked or hoisted one resolves outside the package: `../node_modules/execa/...`).
@@ -92,9 +110,7 @@ function runByKey(root, path) {
  * `matched` collects the `runBy` entries met, for the build to check that each one was.
  */
 function otherImportsFromChunks(root, outDir, splitMetafile, external, runBy, matched) {
-  const chunkOf = new Map();
-  for (const [output, meta] of Object.entries(splitMetafile.outputs))
-    if (meta.entryPoint) chunkOf.set(meta.entryPoint, join(root, output));
+  const chunkOf = chunksOfSplitBuild(root, splitMetafile);
   return {
     name: 'command-other-imports-from-chunks',
     setup(b) {
@@ -102,12 +118,7 @@ function otherImportsFromChunks(root, outDir, splitMetafile, external, runBy, ma
         if (args.kind !== 'dynamic-import' || args.pluginData?.inner) return null;
         if (args.path.startsWith('node:') || external.some((name) => args.path.startsWith(name)))
           return { path: `${DYNAMIC}${args.path}`, external: true };
-        const found = await b.resolve(args.path, {
-          kind: args.kind,
-          importer: args.importer,
-          resolveDir: args.resolveDir,
-          pluginData: { inner: true },
-        });
+        const found = await resolveAsEsbuildWould(b, args);
         if (found.errors.length > 0) return { errors: found.errors };
         if (runBy.has(runByKey(root, found.path))) {
           matched.add(runByKey(root, found.path));
