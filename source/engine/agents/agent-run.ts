@@ -97,6 +97,13 @@ export interface PrestartedCall {
   discard(): Promise<void>;
 }
 
+/** A wrapping runner's `prestart`: the inner runner's own, which may have none (null: nothing started). */
+export function prestartThrough(
+  inner: (request: AgentRequest) => AgentRunner,
+): (request: AgentRequest) => Promise<PrestartedCall | null> {
+  return async (request) => (await inner(request).prestart?.(request)) ?? null;
+}
+
 /** What an adapter tells its supervisor of each raw chunk the agent process writes. */
 export function rawOutput(request: AgentRequest, data: Buffer): void {
   request.onActivity?.();

@@ -1,6 +1,6 @@
 import type { BreakerEvent, CircuitBreaker } from '../supervise/circuit-breaker.js';
 import type { Clock } from '../supervise/clock.js';
-import type { AgentOutcome, AgentRunner } from './agent-run.js';
+import { type AgentOutcome, type AgentRunner, prestartThrough } from './agent-run.js';
 import { readUsageLimit, type UsageLimit } from './claude-code/usage-limit.js';
 
 /**
@@ -33,7 +33,7 @@ export const EVIDENCE_EVERY_MS = 10_000;
 export function supervisedRunner(inner: AgentRunner, supervision: Supervision): AgentRunner {
   return {
     // Nothing to supervise yet: a prestarted process is only watched once a run adopts it.
-    prestart: async (request) => (await inner.prestart?.(request)) ?? null,
+    prestart: prestartThrough(() => inner),
     async run(request, bus) {
       const { breaker, clock } = supervision;
       const controller = new AbortController();

@@ -4,7 +4,7 @@ import { join, relative } from 'node:path';
 import { stripControls } from '../events.js';
 import { TRANSCRIPTS_FOLDER } from '../workspace/paths.js';
 import { readUntrustedFile } from '../workspace/safe-read.js';
-import type { AgentOutcome, AgentRunner } from './agent-run.js';
+import { type AgentOutcome, type AgentRunner, prestartThrough } from './agent-run.js';
 
 /**
  * Agent transcripts (issue 16 item 11): what an agent said in one run, as readable lines, kept in
@@ -37,7 +37,7 @@ export function transcribedRunner(
   now: () => Date = () => new Date(),
 ): AgentRunner {
   return {
-    prestart: async (request) => (await runner.prestart?.(request)) ?? null,
+    prestart: prestartThrough(() => runner),
     async run(request, bus) {
       const transcript = await Transcript.start(dir, request, now());
       try {

@@ -1,4 +1,4 @@
-import type { AgentRunner } from '../agents/agent-run.js';
+import { type AgentRunner, prestartThrough } from '../agents/agent-run.js';
 import { claudeRunner } from '../agents/claude-code/run-claude.js';
 import { codexRunner } from '../agents/codex/run-codex.js';
 import { driverRunner } from '../agents/external/driver-runner.js';
@@ -93,7 +93,7 @@ export function roleRoutedRunner(config: RelaisConfig, where: RunnerEnvironment)
   };
   return {
     run: (request, bus) => forRole(request.role).run(request, bus),
-    prestart: async (request) => (await forRole(request.role).prestart?.(request)) ?? null,
+    prestart: prestartThrough((request) => forRole(request.role)),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { AgentRunner } from '../agents/agent-run.js';
+import { type AgentRunner, prestartThrough } from '../agents/agent-run.js';
 import type { UsageLimit } from '../agents/claude-code/usage-limit.js';
 import { MAX_LIMIT_WAITS, waitForReset } from '../agents/limit-wait.js';
 import { usageLimitOf } from '../agents/supervised-runner.js';
@@ -43,7 +43,7 @@ export async function runTickWaitingOutLimits(options: TickOptions): Promise<Tic
 /** Tells `onLimit` when a run ended on a usage or rate limit (the outcome itself is unchanged). */
 function noticingLimits(inner: AgentRunner, clock: Clock, onLimit: (limit: UsageLimit) => void): AgentRunner {
   return {
-    prestart: async (request) => (await inner.prestart?.(request)) ?? null,
+    prestart: prestartThrough(() => inner),
     async run(request, bus) {
       const outcome = await inner.run(request, bus);
       const limit = usageLimitOf(outcome, new Date(clock.now()));
