@@ -2,14 +2,15 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AgentRequest, AgentRunner } from '../../source/engine/agents/agent-run.js';
-import { EngineBus, type StampedEvent } from '../../source/engine/events.js';
+import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
+import { EngineBus } from '../../source/engine/events.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
 import { agentSandbox, resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
 import { prestartProcess } from '../../source/engine/supervise/run-process.js';
 import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
+import { fresh, processOf, type Seen, watchedTick, watching } from '../support/prestart-watch.js';
 import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Issue 17: once preflight has passed, a tick starts its orchestrator's CLI while it prepares the
@@ -19,51 +20,13 @@ import { builderWrites, TestProject, task, unsandboxed } from '../support/projec
 let project: TestProject;
 afterEach(() => project?.dispose());
 
-interface Seen {
-  readonly steps: string[];
-  readonly prestarted: AgentRequest[];
-  readonly ran: AgentRequest[];
-}
-
-/** Passes every call on, noting in `steps` each prestart, run and phase in the order they came. */
-function watching(seen: Seen, bus: EngineBus) {
-  bus.subscribe((event: StampedEvent) => {
-    if (event.type === 'phase.changed') seen.steps.push(`phase ${event.phase}`);
-  });
-  return (inner: AgentRunner): AgentRunner => ({
-    prestart: async (request) => {
-      seen.steps.push(`prestart ${request.role}`);
-      seen.prestarted.push(request);
-      return (await inner.prestart?.(request)) ?? null;
-    },
-    run: async (request, b) => {
-      seen.steps.push(`run ${request.role}`);
-      seen.ran.push(request);
-      return inner.run(request, b);
-    },
-  });
-}
-
-async function tick(seen: Seen) {
-  const bus = new EngineBus();
-  return runTick({
-    root: project.root,
-    bus,
-    signal: new AbortController().signal,
-    env: project.env,
-    command: 'run',
-    wrapRunner: watching(seen, bus),
-  });
-}
+const tick = (seen: Seen) => watchedTick(project, seen);
 
 /** A tick that succeeds: a task, then a builder that edits one file. */
 const oneEdit = () => ({
   orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
   builder: [builderWrites({ 'src/a.ts': 'export const a = 2;\n' })],
 });
-const fresh = (): Seen => ({ steps: [], prestarted: [], ran: [] });
-/** What decides the process a call starts: all of the request but its prompt and its clock. */
-const processOf = ({ userPrompt, signal, timeoutMs, ...rest }: AgentRequest) => rest;
 
 describe('the orchestrator started once preflight has passed', () => {
   it('is started once the start conditions are met, and is the one process its call runs', async () => {
@@ -78,12 +41,13 @@ describe('the orchestrator started once preflight has passed', () => {
       'prestart orchestrator',
       'phase ORCHESTRATE',
     ]);
-    expect(seen.prestarted).toHaveLength(1);
+    // The builder is prestarted too, on the orchestrator's answer (test/integration/prestart-builder.test.ts).
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
     const [orchestrator] = seen.ran;
     expect(orchestrator?.role).toBe('orchestrator');
     expect(processOf(seen.prestarted[0] as AgentRequest)).toEqual(processOf(orchestrator as AgentRequest));
-    // Two calls, two processes: the orchestrator's call adopted the prestarted one (a third start
-    // would be a prestarted process left waiting, then discarded).
+    // Two calls, two processes: each call adopted its prestarted one (a third start would be a
+    // prestarted process left waiting, then discarded).
     expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder']);
     expect(project.starts()).toHaveLength(2);
     expect(project.calls()[0]?.prompt).toBe(orchestrator?.userPrompt);

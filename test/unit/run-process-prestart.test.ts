@@ -119,6 +119,27 @@ describe('prestarted processes', () => {
     await early?.discard();
   });
 
+  it('a child no call adopts is ended once it has waited the limit, with no discard: it never runs promptless', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pids = join(dir, 'pids');
+    const ran = join(dir, 'ran');
+    // What Claude Code does once it stops waiting for its stdin: it runs, here leaving a file.
+    const spec = notingPid(pids, `cat > /dev/null; echo ran > "${ran}"`);
+    const early = await prestartProcess(spec);
+    const waiting = await startedPid(pids);
+    const startedAt = Date.now();
+    // The port's own timer ends it: nothing here discards it or calls with its spec.
+    await early?.ended;
+    expect(Date.now() - startedAt).toBeGreaterThan(1000);
+    expect(isAlive(waiting)).toBe(false);
+    expect(existsSync(ran)).toBe(false);
+    // Nothing waits for that spec any more: a call with it starts its own, and runs.
+    const r = await runProcess({ ...spec, stdin: 'fresh' });
+    expect(r.exitCode).toBe(0);
+    expect(existsSync(ran)).toBe(true);
+    expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
+  });
+
   it('a child that prints past the cap before its call is ended unused: memory stays bounded', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const pids = join(dir, 'pids');

@@ -59,6 +59,12 @@ export interface AgentRequest {
   readonly onOutputBytes?: (bytes: number) => void;
   /** Any sign of life on stdout or stderr (an API retry line too): liveness, not progress. */
   readonly onActivity?: () => void;
+  /**
+   * The CLI has printed its final answer, and may still be exiting: a hint to start what comes
+   * next (issue 17). Only a hint: the call's outcome, its exit included, is still `run`'s to give.
+   * An adapter that cannot tell never calls it.
+   */
+  readonly onAnswer?: (text: string) => void;
 }
 
 export interface AgentOutcome {

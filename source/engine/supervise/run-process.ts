@@ -161,15 +161,21 @@ export async function prestartProcess(spec: SpawnSpec): Promise<Prestarted | nul
   const waiting = startChild(spec, 'pipe').catch(() => null);
   prestarted.set(key, waiting);
   const child = await waiting;
+  const discard = async () => {
+    clearTimeout(expiry);
+    // Adopted meanwhile (the call took it out), or another prestart's: not this handle's to end.
+    if (prestarted.get(key) !== waiting) return;
+    prestarted.delete(key);
+    if (child) await endUnadopted(child);
+  };
+  // No call adopts it past PRESTART_MAX_WAIT_MS (runProcess): ended then, not at its tick's end,
+  // before Claude Code stops waiting for its stdin and runs without a prompt.
+  const expiry = setTimeout(() => void discard().catch(() => undefined), PRESTART_MAX_WAIT_MS);
+  expiry.unref();
   return {
     pid: child?.pid,
     ended: child ? child.subprocess.then(() => undefined) : Promise.resolve(),
-    discard: async () => {
-      // Adopted meanwhile (the call took it out), or another prestart's: not this handle's to end.
-      if (prestarted.get(key) !== waiting) return;
-      prestarted.delete(key);
-      if (child) await endUnadopted(child);
-    },
+    discard,
   };
 }
 
@@ -204,6 +210,9 @@ async function endUnadopted(child: Child): Promise<void> {
     // it can die and close their stdin: the init may not yet carry the mark a scan would find.
     signalEach([child.pid], 'SIGSTOP');
     signalEach(descendantsOf(child.pid), 'SIGKILL');
+  } else if (child.pid !== undefined && child.exit === null) {
+    // Stopped whole first: a shell whose child is killed before it would run its next line.
+    signalTree(child.pid, descendantsOf(child.pid), 'SIGSTOP');
   }
   for (let round = 0; round < 50; round++) {
     const marked = processesMarked(child.mark).filter((pid) => pid !== child.pid);

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { AgentRequest } from '../agents/agent-run.js';
 import { hookRefusalIn, type WriteFence } from '../agents/claude-code/scope-hook.js';
 import { runDriver } from '../agents/external/run-driver.js';
 import { findExecutable } from '../agents/find-executable.js';
@@ -53,32 +54,48 @@ export function build(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> 
 /** How a tick's warning about a write the scope hook refused begins (counted for the Blast radius panel). */
 export const REFUSED_WARNING = 'builder write refused before it happened: ';
 
+/**
+ * The builder's call for a task, its prompt aside: the same request whether it is run or only
+ * prestarted (`prestartBuilder`), so a prestarted process is the one its call would start.
+ */
+export async function builderRequest(
+  ctx: TickContext,
+  task: BuildTask,
+  userPrompt: string,
+): Promise<AgentRequest> {
+  const { setup } = ctx;
+  const agent = setup.config.agents.builder;
+  return {
+    role: 'builder',
+    attempt: 1,
+    systemPrompt: await readPrompt(setup.paths, 'builder.system.txt'),
+    userPrompt,
+    model: agent.model,
+    fallbackModel: agent.fallback_model,
+    // The task may ask for fewer turns than the config allows, never more.
+    maxTurns: Math.min(task.builder.max_turns, setup.config.builder.claude_code.max_turns),
+    maxBudgetUsd: setup.config.builder.claude_code.max_budget_usd,
+    tools: builderTools(setup.config.builder.claude_code.allowed_tools, task),
+    permissionMode: 'bypassPermissions',
+    streaming: true,
+    cwd: setup.facts.root,
+    writableGlobs: task.scope.allowed_globs,
+    writeFence: writeFenceFor(ctx, task),
+    timeoutMs: ctx.remainingMs(),
+    signal: ctx.signal,
+  };
+}
+
 async function buildWithClaude(ctx: TickContext, task: BuildTask): Promise<BuildOutcome> {
   const { setup } = ctx;
   const refusals: string[] = [];
-  const agent = setup.config.agents.builder;
+  const userPrompt = fillTemplate(
+    await readPrompt(setup.paths, 'builder.user.txt'),
+    builderValues(task, effectiveScopeFor(setup, task)),
+  );
   const outcome = await ctx.runner.run(
     {
-      role: 'builder',
-      attempt: 1,
-      systemPrompt: await readPrompt(setup.paths, 'builder.system.txt'),
-      userPrompt: fillTemplate(
-        await readPrompt(setup.paths, 'builder.user.txt'),
-        builderValues(task, effectiveScopeFor(setup, task)),
-      ),
-      model: agent.model,
-      fallbackModel: agent.fallback_model,
-      // The task may ask for fewer turns than the config allows, never more.
-      maxTurns: Math.min(task.builder.max_turns, setup.config.builder.claude_code.max_turns),
-      maxBudgetUsd: setup.config.builder.claude_code.max_budget_usd,
-      tools: builderTools(setup.config.builder.claude_code.allowed_tools, task),
-      permissionMode: 'bypassPermissions',
-      streaming: true,
-      cwd: setup.facts.root,
-      writableGlobs: task.scope.allowed_globs,
-      writeFence: writeFenceFor(ctx, task),
-      timeoutMs: ctx.remainingMs(),
-      signal: ctx.signal,
+      ...(await builderRequest(ctx, task, userPrompt)),
       onSpawn: (pgid) => recordAgent(ctx, pgid),
       // Refused by the scope hook before the write: the model was told; the report says so too,
       // and the workflow credits no task with this step (docs/workflow.md).

@@ -1,4 +1,3 @@
-import type { AgentRunner } from '../agents/agent-run.js';
 import { checkTaskAgainstFence, type FenceCheck } from '../judge/config-fence.js';
 import { splitNul } from '../judge/git.js';
 import { IndexNotParsed, indexPathsLazily, keepIndexCopy } from '../judge/index-copy.js';
@@ -12,49 +11,18 @@ import { reportSchema } from '../protocol/report.js';
 import { type BuildTask, isBuildTask, type Task, taskSchema } from '../protocol/task.js';
 import { writeJsonAtomic } from '../workspace/atomic-write.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
-import { orchestrate, orchestratorRequest } from './orchestrate.js';
+import { orchestrate } from './orchestrate.js';
 import { fillTemplate, orchestratorValues, readPrompt } from './prompts.js';
 import type { TickContext } from './tick-context.js';
-
-/**
- * Starts the orchestrator's process while the tick prepares its call (issue 17: the ledger, the
- * run's history folder, the prompt's values): its CLI loads itself meanwhile, and proposeTask's
- * first call adopts it and writes the prompt. Nothing reaches it before that call, which is counted
- * and shown as always; a tick that stops first kills it unused (the function returned). Only once the
- * start conditions are met (a refused tick starts no agent, and the command is the committed
- * config's), and only in the OS sandbox, as a belt to those braces: there the process is fenced
- * exactly as its call would be.
- */
-export async function prestartOrchestrator(
-  setup: TickContext['setup'],
-  runner: AgentRunner,
-  signal: AbortSignal,
-): Promise<() => Promise<void>> {
-  const nothing = async () => undefined;
-  if (!runner.prestart || setup.sandbox.kind !== 'bwrap' || signal.aborted) return nothing;
-  const systemPrompt = await readPrompt(setup.paths, 'orchestrator.system.txt').catch(() => null);
-  if (systemPrompt === null) return nothing;
-  const request = orchestratorRequest(setup.config, {
-    attempt: 1,
-    systemPrompt,
-    // Not part of what is started: the prompt goes to stdin when the call adopts the process.
-    userPrompt: '',
-    cwd: setup.facts.root,
-    timeoutMs: setup.config.orchestrator.timeout_seconds * 1000,
-    signal,
-  });
-  // Not awaited: the spawn goes on while the tick prepares the call (the call waits for it).
-  const started = runner.prestart(request).catch(() => null);
-  return async () => {
-    await (await started)?.discard();
-  };
-}
 
 /**
  * ORCHESTRATE (Appendix A2): a task to build, or null when the tick ends here (a STOP/BLOCKED
  * outcome, a milestone-mode stop, or a control decision), with the outcome recorded.
  */
-export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
+export async function proposeTask(
+  ctx: TickContext,
+  onAnswer?: (text: string) => void,
+): Promise<BuildTask | null> {
   const { setup, record, ledger } = ctx;
   const maxCost = setup.config.orchestrator.max_budget_usd;
   const [values, systemPrompt, userTemplate] = await Promise.all([
@@ -92,6 +60,7 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
       await ledger.add({ orchestrator_calls: 1, ...reserveCall(maxCost) });
     },
     acceptTask: (task) => taskPolicy(ctx, task),
+    onAnswer,
     onCall: async (call) => {
       if (!call.costReported) return;
       record.orchestrator.costUsd += call.costUsd - maxCost;
@@ -165,7 +134,26 @@ export async function proposeTask(ctx: TickContext): Promise<BuildTask | null> {
  * reads). A split index, version 4, a sparse index or bytes that do not parse exactly ask git, as
  * before. Only this check reads them: the judge decides scope from git after BUILD whatever it says.
  */
-async function fenceCheck(setup: TickContext['setup'], taskAllowed: readonly string[]): Promise<FenceCheck> {
+export function fenceCheck(setup: TickContext['setup'], taskAllowed: readonly string[]): Promise<FenceCheck> {
+  // The builder's prestart checks the same task first (prestart-agents.ts): once is enough.
+  const key = JSON.stringify(taskAllowed);
+  const checks = fenceChecks.get(setup) ?? new Map<string, Promise<FenceCheck>>();
+  fenceChecks.set(setup, checks);
+  let checked = checks.get(key);
+  if (checked === undefined) {
+    checked = readFenceCheck(setup, taskAllowed);
+    checks.set(key, checked);
+  }
+  return checked;
+}
+
+/** Fence checks by tick (its setup) and task globs. */
+const fenceChecks = new WeakMap<TickContext['setup'], Map<string, Promise<FenceCheck>>>();
+
+async function readFenceCheck(
+  setup: TickContext['setup'],
+  taskAllowed: readonly string[],
+): Promise<FenceCheck> {
   const check = (paths: Iterable<string>) =>
     checkTaskAgainstFence(taskAllowed, setup.config.scope.default_allowed_globs, paths);
   const format = formatOfObjectId(setup.facts.head);

@@ -33,6 +33,8 @@ export interface OrchestrateInput {
   readonly onCallStart: () => Promise<void>;
   /** Called after every call with what it cost. */
   readonly onCall: (outcome: AgentOutcome) => Promise<void>;
+  /** A call's answer as soon as the CLI prints it, its exit still to come (AgentRequest.onAnswer). */
+  readonly onAnswer?: (text: string) => void;
 }
 
 export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateOutcome> {
@@ -51,6 +53,7 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
         cwd: input.cwd,
         timeoutMs: Math.min(config.orchestrator.timeout_seconds * 1000, input.timeoutMs()),
         signal: input.signal,
+        onAnswer: input.onAnswer,
       }),
       input.bus,
     );
@@ -87,7 +90,10 @@ export async function orchestrate(input: OrchestrateInput): Promise<OrchestrateO
 /** One orchestrator call: the same request whether it is run or only prestarted (`prestartOrchestrator`). */
 export function orchestratorRequest(
   config: RelaisConfig,
-  call: Pick<AgentRequest, 'attempt' | 'systemPrompt' | 'userPrompt' | 'cwd' | 'timeoutMs' | 'signal'>,
+  call: Pick<
+    AgentRequest,
+    'attempt' | 'systemPrompt' | 'userPrompt' | 'cwd' | 'timeoutMs' | 'signal' | 'onAnswer'
+  >,
 ): AgentRequest {
   const agent = config.agents.orchestrator;
   return {

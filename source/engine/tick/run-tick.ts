@@ -27,7 +27,12 @@ import { readState } from '../workspace/state-store.js';
 import { build } from './build.js';
 import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
-import { prestartOrchestrator, proposeTask } from './orchestrate-phase.js';
+import { proposeTask } from './orchestrate-phase.js';
+import {
+  discardPrestartedBuilder,
+  prestartBuilderOnAnswer,
+  prestartOrchestrator,
+} from './prestart-agents.js';
 import { rollBack, settle } from './settle.js';
 import { relativeToRoot, type TickContext, type TickOptions, type TickResult } from './tick-context.js';
 import { ledgerEvent, TickLedger } from './tick-ledger.js';
@@ -158,6 +163,7 @@ async function startedAfterPreflight(
           ? 'interrupted by signal'
           : null,
     verifyIgnored: null,
+    prestartedBuilder: null,
   };
   try {
     return await startedTick(ctx);
@@ -189,7 +195,7 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     // Read at once: any later change to history's folder during the tick means no tally at its end.
     record.historyOwnRun = record.historyDir ? ownRunCreated(setup.paths, record.runId) : null;
     record.historyPointer = record.historyDir ? relativeToRoot(setup, record.historyDir) : null;
-    const task = await proposeTask(ctx);
+    const task = await proposeTask(ctx, (answer) => prestartBuilderOnAnswer(ctx, answer));
     if (task === null) return await finish();
     const refused = options.refusePlan?.(task) ?? null;
     if (refused !== null) {
@@ -248,6 +254,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     }
     return await finish();
   } finally {
+    // A builder started for a build that never came (a stop before it), or never adopted.
+    await discardPrestartedBuilder(ctx);
     await record.judge?.touched.index.dispose();
     await verifiedTree?.disk.dispose();
   }
@@ -377,6 +385,8 @@ function reservedBuilderCost(ctx: TickContext, task: BuildTask): number {
 async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGuards): Promise<void> {
   const { setup, record, ledger, options } = ctx;
   const built = await build(ctx, task);
+  // Adopted by the build's call, or ended now: nothing but the runner runs while the judge reads.
+  await discardPrestartedBuilder(ctx);
   const reserved = reservedBuilderCost(ctx, task);
   const unreported = built.costReported === false;
   const cost = unreported ? reserved : built.costUsd;

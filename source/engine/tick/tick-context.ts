@@ -1,4 +1,4 @@
-import type { AgentRunner } from '../agents/agent-run.js';
+import type { AgentRunner, PrestartedCall } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
 import type { VerificationIgnored } from '../judge/rollback.js';
 import type { Code, Verdict } from '../protocol/codes.js';
@@ -97,6 +97,8 @@ export interface TickContext {
   interruption(): string | null;
   /** Ignored files as VERIFY found them, once it starts: what it changes is the runner's own. */
   verifyIgnored: VerificationIgnored | null;
+  /** The builder's CLI started on the orchestrator's answer (prestart-agents.ts), once it is. */
+  prestartedBuilder: Promise<PrestartedCall | null> | null;
 }
 
 export function relativeToRoot(setup: TickSetup, path: string): string {

@@ -12,7 +12,7 @@ import {
 } from '../agent-run.js';
 import { claudeArgs } from './args.js';
 import { StreamJsonOutputBytes } from './output-bytes.js';
-import { installScopeHook } from './scope-hook.js';
+import { type InstalledHook, installScopeHook, type WriteFence } from './scope-hook.js';
 import { type ResultWrapper, readStreamLine, type StreamItem } from './stream.js';
 
 /** The Claude Code adapter: real `claude` binary, argv only, output parsed line by line. */
@@ -44,11 +44,57 @@ function claudeProcess(settings: ClaudeCliSettings, request: AgentRequest, hookS
   };
 }
 
+/**
+ * Scope hooks installed for a prestarted call, by fence and folder: the call that adopts the
+ * process takes the same files, so its argv (which names them) is the one the process was started
+ * with. Whichever ends last of the call and the prestart's handle removes them.
+ */
+const hooksAhead = new Map<string, InstalledHook>();
+
+const hookKey = (fence: WriteFence, cwd: string) => JSON.stringify([fence, cwd]);
+
+/** The hook a prestart installed for this fence (it is the caller's from now on), or a new one. */
+function takeScopeHook(fence: WriteFence, cwd: string): InstalledHook {
+  const key = hookKey(fence, cwd);
+  const ahead = hooksAhead.get(key);
+  if (ahead) {
+    hooksAhead.delete(key);
+    return ahead;
+  }
+  return installScopeHook(fence, cwd);
+}
+
+async function prestartFenced(
+  settings: ClaudeCliSettings,
+  request: AgentRequest,
+  fence: WriteFence,
+): Promise<PrestartedCall | null> {
+  const key = hookKey(fence, request.cwd);
+  if (hooksAhead.has(key)) return null;
+  const hook = installScopeHook(fence, request.cwd);
+  hooksAhead.set(key, hook);
+  const dropHook = () => {
+    // Not taken by a call: nobody else will remove it.
+    if (hooksAhead.get(key) !== hook) return;
+    hooksAhead.delete(key);
+    hook.dispose();
+  };
+  const started = await prestartProcess(claudeProcess(settings, request, hook.settings)).catch(() => null);
+  if (started === null) dropHook();
+  return started === null
+    ? null
+    : {
+        discard: async () => {
+          await started.discard();
+          dropHook();
+        },
+      };
+}
+
 export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
   return {
     async prestart(request: AgentRequest): Promise<PrestartedCall | null> {
-      // A fenced request's hook files are made for its own call: its argv is never known before.
-      if (request.writeFence) return null;
+      if (request.writeFence) return prestartFenced(settings, request, request.writeFence);
       return prestartProcess(claudeProcess(settings, request));
     },
     async run(request: AgentRequest, bus: EngineBus): Promise<AgentOutcome> {
@@ -65,7 +111,7 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
       const outputBytes = new StreamJsonOutputBytes(MAX_RESULT_LINE, (bytes) =>
         request.onOutputBytes?.(bytes),
       );
-      const hook = request.writeFence ? installScopeHook(request.writeFence, request.cwd) : null;
+      const hook = request.writeFence ? takeScopeHook(request.writeFence, request.cwd) : null;
       const process = await runProcess({
         ...claudeProcess(settings, request, hook?.settings),
         stdin: request.userPrompt,
@@ -82,8 +128,10 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
           outputBytes.stdoutLine(line, truncated);
           if (truncated) return; // a cut line is not valid JSON; never half-parse it
           for (const item of readStreamLine(line)) {
-            if (item.kind === 'result') wrapper = item.wrapper;
-            else if (item.kind === 'retry') lastRetry = item;
+            if (item.kind === 'result') {
+              wrapper = item.wrapper;
+              if (!wrapper.isError && typeof wrapper.result === 'string') request.onAnswer?.(wrapper.result);
+            } else if (item.kind === 'retry') lastRetry = item;
             showItem(bus, request, item);
           }
         },

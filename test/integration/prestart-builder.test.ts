@@ -1,0 +1,142 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
+import { liveGroups } from '../../source/engine/supervise/live-groups.js';
+import { liveProcessesOf } from '../support/host-pid.js';
+import { fresh, processOf, watchedTick } from '../support/prestart-watch.js';
+import { BUILDER_OK, TestProject, task } from '../support/project.js';
+
+// Issue 17: the builder's CLI is started as soon as the orchestrator has printed a task it could
+// build, while the orchestrator's CLI exits and the tick takes its guards; the build's call adopts
+// it. Real ticks in process, the fake Claude Code in the real sandbox, its scope hook run as the
+// real CLI runs it. Each test has its own temp folder, so the scope hooks' folders can be counted.
+
+let project: TestProject;
+let privateTmp: string;
+const savedTmp = process.env.TMPDIR;
+beforeEach(() => {
+  privateTmp = mkdtempSync(join(tmpdir(), 'relais-prestart-builder-'));
+  process.env.TMPDIR = privateTmp;
+});
+afterEach(() => {
+  project?.dispose();
+  if (savedTmp === undefined) delete process.env.TMPDIR;
+  else process.env.TMPDIR = savedTmp;
+  rmSync(privateTmp, { recursive: true, force: true });
+});
+
+const scopeHooksLeft = () => readdirSync(privateTmp).filter((name) => name.startsWith('relais-scope-hook-'));
+const toolCalls = () =>
+  readFileSync(`${project.scenarioPath}.tools.jsonl`, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { path: string; refused: string | null });
+const noVerification = { verification: { fast: [], slow: [] } };
+
+describe('the builder started on the orchestrator answer', () => {
+  it('is started before BUILD, is the process its call runs, and its scope hook still refuses', async () => {
+    project = TestProject.create();
+    project.scenario({
+      orchestrator: [{ result_json: task(noVerification) }],
+      builder: [
+        {
+          actions: [
+            { tool_write: 'src/a.ts', content: 'export const a = 2;\n' },
+            // Outside the task's scope: the hook installed for the prestart must refuse it.
+            { tool_write: 'docs/outside.md', content: 'no\n' },
+          ],
+          result_json: BUILDER_OK,
+        },
+      ],
+    });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(seen.steps.indexOf('prestart builder')).toBeLessThan(seen.steps.indexOf('phase BUILD'));
+    const builder = seen.ran.find((r) => r.role === 'builder') as AgentRequest;
+    expect(processOf(seen.prestarted[1] as AgentRequest)).toEqual(processOf(builder));
+    // Two calls, two processes: a third start would be a prestarted builder left unadopted.
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.starts()).toHaveLength(2);
+    expect(project.calls()[1]?.prompt).toBe(builder.userPrompt);
+    expect(toolCalls().map((c) => [c.path, c.refused === null])).toEqual([
+      ['src/a.ts', true],
+      ['docs/outside.md', false],
+    ]);
+    expect(readFileSync(join(project.root, 'src/a.ts'), 'utf8')).toBe('export const a = 2;\n');
+    expect(scopeHooksLeft()).toEqual([]);
+    expect(liveGroups.size).toBe(0);
+  });
+
+  it('is killed unused when the orchestrator exits non-zero after its answer: no builder call, no hook left', async () => {
+    project = TestProject.create();
+    project.scenario({ orchestrator: [{ result_json: task(noVerification), exit_code: 1 }] });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    expect(project.report().code).toBe('STOP_INTERRUPTED');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(seen.ran.map((r) => r.role)).toEqual(['orchestrator']);
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+    expect(scopeHooksLeft()).toEqual([]);
+    expect(liveGroups.size).toBe(0);
+  });
+
+  it('is killed unused when the tick stops on the task (another milestone in milestone mode)', async () => {
+    project = TestProject.create();
+    project.scenario({
+      orchestrator: [
+        { result_json: task(noVerification) },
+        { result_json: task({ ...noVerification, milestone_id: 'M2' }) },
+      ],
+      builder: [
+        { actions: [{ write: 'src/a.ts', content: 'export const a = 2;\n' }], result_json: BUILDER_OK },
+      ],
+    });
+    await watchedTick(project, fresh(), { holdMilestone: true });
+    expect(project.report().code).toBe('SUCCESS');
+    const seen = fresh();
+    await watchedTick(project, seen, { holdMilestone: true });
+    expect(project.report().code).toBe('STOP_MILESTONE_CHANGED');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder', 'orchestrator']);
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+    expect(scopeHooksLeft()).toEqual([]);
+  });
+
+  it('is started once, on the answer that is a task: not on an answer the runner rejects', async () => {
+    project = TestProject.create();
+    project.scenario({
+      orchestrator: [{ result: 'not a task' }, { result_json: task(noVerification) }],
+      builder: [
+        { actions: [{ write: 'src/a.ts', content: 'export const a = 2;\n' }], result_json: BUILDER_OK },
+      ],
+    });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'orchestrator', 'builder']);
+    // The retry's own process, and no builder but the adopted one.
+    expect(project.starts()).toHaveLength(3);
+  });
+
+  it('is not started for a task outside the config fence', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'index.js': 'x\n' });
+    const scope = {
+      allowed_globs: ['index.js'],
+      forbidden_globs: [],
+      allow_new_files: false,
+      allow_lockfile_changes: false,
+    };
+    project.scenario({ orchestrator: [{ result_json: task({ ...noVerification, scope }) }] });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    expect(project.report().code).toBe('STOP_SCOPE_OUTSIDE_CONFIG');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator']);
+    expect(project.starts()).toHaveLength(1);
+  });
+});
