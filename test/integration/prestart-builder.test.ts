@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,7 +6,7 @@ import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
 import { liveProcessesOf } from '../support/host-pid.js';
 import { fresh, processOf, watchedTick } from '../support/prestart-watch.js';
-import { BUILDER_OK, TestProject, task } from '../support/project.js';
+import { BUILDER_OK, FAKE_CLAUDE, TestProject, task } from '../support/project.js';
 
 // Issue 17: the builder's CLI is started as soon as the orchestrator has printed a task it could
 // build, while the orchestrator's CLI exits and the tick takes its guards; the build's call adopts
@@ -69,6 +69,45 @@ describe('the builder started on the orchestrator answer', () => {
     expect(readFileSync(join(project.root, 'src/a.ts'), 'utf8')).toBe('export const a = 2;\n');
     expect(scopeHooksLeft()).toEqual([]);
     expect(liveGroups.size).toBe(0);
+  });
+
+  it('what it writes at start-up to an ignored file of its folders, before the guards, is still judged', async () => {
+    project = TestProject.create({ 'src/a.ts': 'export const a = 1;\n', '.gitignore': 'src/gen/\n' });
+    // The builder's command writes an ignored file before it reads its stdin; the orchestrator's
+    // does not exit until that file exists (bounded), so the write lands before the tick takes
+    // its build guards: only a picture of the ignored files taken before the builder's start sees it.
+    const wrapper = join(project.harness, 'claude-wrapper.sh');
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh
+case "$*" in
+  *"--permission-mode bypassPermissions"*)
+    mkdir -p src/gen && echo early > src/gen/out.js
+    exec '${process.execPath}' '${FAKE_CLAUDE}' "$@" ;;
+  *)
+    '${process.execPath}' '${FAKE_CLAUDE}' "$@"; code=$?
+    i=0; while [ ! -e src/gen/out.js ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
+    exit $code ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    project.commitConfig((config) => {
+      config.claude_code_cli.command = wrapper;
+    });
+    project.scenario({
+      orchestrator: [{ result_json: task(noVerification) }],
+      builder: [
+        { actions: [{ write: 'src/a.ts', content: 'export const a = 2;\n' }], result_json: BUILDER_OK },
+      ],
+    });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.starts()).toHaveLength(2);
+    const judged = project.report().scope.touched_paths;
+    expect(judged).toContain('src/a.ts');
+    expect(judged).toContain('src/gen/out.js');
   });
 
   it('is killed unused when the orchestrator exits non-zero after its answer: no builder call, no hook left', async () => {

@@ -140,6 +140,29 @@ describe('prestarted processes', () => {
     expect(readFileSync(pids, 'utf8').trim().split('\n')).toHaveLength(2);
   });
 
+  it('a discard that comes once the timer has begun to end the child waits for that end', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
+    const pids = join(dir, 'pids');
+    // Only the port's timers are faked (its kill loop waits on node:timers/promises, left real).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let early: Prestarted | null;
+    let waiting: number;
+    try {
+      early = await prestartProcess(echoing(pids));
+      waiting = await startedPid(pids);
+      vi.advanceTimersByTime(2000);
+    } finally {
+      vi.useRealTimers();
+    }
+    let ended = false;
+    void early?.ended.then(() => {
+      ended = true;
+    });
+    await early?.discard();
+    expect(ended).toBe(true);
+    expect(isAlive(waiting)).toBe(false);
+  });
+
   it('a child that prints past the cap before its call is ended unused: memory stays bounded', async () => {
     dir = mkdtempSync(join(tmpdir(), 'relais-prestart-'));
     const pids = join(dir, 'pids');

@@ -72,9 +72,18 @@ export async function takeBuildGuards(
   historyRun: string | null = null,
   /** What the sandbox lets the run's processes write (`writableInTree`); null: anything. */
   writable: readonly string[] | null = null,
+  /**
+   * The ignored files of `writable`, pictured already (and when it began): before a prestarted
+   * builder was started (tick/prestart-agents.ts), the one process of the tick that can write
+   * before BUILD. What it makes from then on counts as the tick's (`startedAtMs`).
+   */
+  ignoredTaken: { readonly snapshot: IgnoredSnapshot; readonly atMs: number } | null = null,
 ): Promise<BuildGuards> {
   const { git, facts } = setup;
-  // Independent reads of the tree as it is before BUILD (nothing runs meanwhile), side by side.
+  // Independent reads of the tree as it is before BUILD, side by side. Nothing of the tick that
+  // could write what they read runs meanwhile: a prestarted builder, in its sandbox, can write no
+  // git or workspace file, and what it can write that git does not judge (ignored files) was
+  // pictured before it started (`ignoredTaken`).
   const [gitGuard, index, ignoredBefore, objectsBefore, refsBefore] = await Promise.all([
     configOriginFiles(git, env.HOME ?? homedir()).then((origins) =>
       guardGitControlFiles(facts, origins, env),
@@ -83,7 +92,7 @@ export async function takeBuildGuards(
       indexBefore: kept,
       sideBefore: await readGitSideStateOf(git, kept),
     })),
-    snapshotIgnored(git, setup.paths.relDir, ignoredWatchSet(setup.sandbox, writable)),
+    ignoredTaken?.snapshot ?? snapshotIgnoredFor(setup, writable),
     snapshotObjects(git, facts),
     snapshotRefs(facts),
   ]);
@@ -95,11 +104,19 @@ export async function takeBuildGuards(
     objectsBefore,
     refsBefore,
     // A second of margin for filesystems whose timestamps lag the process clock.
-    startedAtMs: Date.now() - 1000,
+    startedAtMs: Math.min(Date.now(), ignoredTaken?.atMs ?? Number.POSITIVE_INFINITY) - 1000,
     writable,
   };
   await beforeWorkspace(early);
   return { ...early, workspaceGuard: await guardWorkspace(setup.paths, workspaceSkip, historyRun) };
+}
+
+/** The ignored files the build guards watch, for a writable set (`writableInTree`). */
+export function snapshotIgnoredFor(
+  setup: TickSetup,
+  writable: readonly string[] | null,
+): Promise<IgnoredSnapshot> {
+  return snapshotIgnored(setup.git, setup.paths.relDir, ignoredWatchSet(setup.sandbox, writable));
 }
 
 export interface JudgeOutcome {

@@ -161,12 +161,16 @@ export async function prestartProcess(spec: SpawnSpec): Promise<Prestarted | nul
   const waiting = startChild(spec, 'pipe').catch(() => null);
   prestarted.set(key, waiting);
   const child = await waiting;
-  const discard = async () => {
+  // Its end, once this handle (or its timer) began it: a later discard waits for the same end.
+  let ending: Promise<void> | null = null;
+  const discard = (): Promise<void> => {
     clearTimeout(expiry);
+    if (ending) return ending;
     // Adopted meanwhile (the call took it out), or another prestart's: not this handle's to end.
-    if (prestarted.get(key) !== waiting) return;
+    if (prestarted.get(key) !== waiting) return Promise.resolve();
     prestarted.delete(key);
-    if (child) await endUnadopted(child);
+    ending = child ? endUnadopted(child) : Promise.resolve();
+    return ending;
   };
   // No call adopts it past PRESTART_MAX_WAIT_MS (runProcess): ended then, not at its tick's end,
   // before Claude Code stops waiting for its stdin and runs without a prompt.

@@ -1,6 +1,9 @@
 import type { AgentRunner } from '../agents/agent-run.js';
+import type { IgnoredSnapshot } from '../judge/ignored-files.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import { isBuildTask, taskSchema } from '../protocol/task.js';
+import { writableInTree } from '../sandbox/sandbox.js';
+import { snapshotIgnoredFor } from '../session/judge-phase.js';
 import { builderRequest } from './build.js';
 import { orchestratorRequest } from './orchestrate.js';
 import { fenceCheck } from './orchestrate-phase.js';
@@ -51,34 +54,55 @@ export async function prestartOrchestrator(
  * The builder's CLI, started as soon as the orchestrator has printed a task it could build: it
  * loads while the orchestrator's CLI exits (35-60 ms after its answer) and the tick counts the
  * call, checks the task and takes the build guards. Only the first such answer of a tick, only a
- * task in claude_code mode inside the config's fence, and never in a tick already cut short. Each
- * hint the tick does not follow (the orchestrator exits non-zero, a retry, a refusal, a stop)
- * leaves the process unadopted, to be ended.
+ * task in claude_code mode for the claude provider inside the config's fence, and never in a tick
+ * already cut short. Each hint the tick does not follow (the orchestrator exits non-zero, a retry,
+ * a refusal, a stop) leaves the process unadopted, to be ended.
  *
- * The guards are taken while it loads, so what it wrote before them would be in their picture:
- * it has no prompt yet (no model has said anything to it), its sandbox makes only the task's
- * folders writable, and the judge compares tracked and untracked files with HEAD, not with the
- * guards. What is left, an ignored file in the task's folders written by the CLI's own start-up,
- * Claude Code does not do (docs/performance.md, twelfth pass: no file of the repository is opened
- * for writing by a prestarted claude).
+ * The build guards are taken while it loads, and it has no prompt yet, but it is the builder's
+ * command in the builder's sandbox, which can write the task's folders and nothing of git's or of
+ * the workspace. What it writes there git sees, and the judge compares with HEAD, not with the
+ * guards; the ignored files of those folders, which only the guards' picture can show changed,
+ * are pictured here, before it starts, and the guards take that picture and count what is made
+ * from its time on as the tick's (`takeBuildGuards`).
  */
 export function prestartBuilderOnAnswer(ctx: TickContext, text: string): void {
-  if (ctx.prestartedBuilder !== null) return;
-  if (!ctx.runner.prestart || ctx.setup.sandbox.kind !== 'bwrap' || ctx.signal.aborted) return;
+  const { setup } = ctx;
+  if (ctx.builderAhead !== null || setup.config.agents.builder.provider !== 'claude') return;
+  if (!ctx.runner.prestart || setup.sandbox.kind !== 'bwrap' || ctx.signal.aborted) return;
   // A value, never a throw (a hint must not break the call it came from).
   const parsed = parseModelJson(text, taskSchema);
   if (!parsed.ok || !isBuildTask(parsed.value) || parsed.value.builder.mode !== 'claude_code') return;
   const task = parsed.value;
-  ctx.prestartedBuilder = (async () => {
-    const fence = await fenceCheck(ctx.setup, task.scope.allowed_globs);
+  const ignored = (async () => {
+    const fence = await fenceCheck(setup, task.scope.allowed_globs);
     // STOP_SCOPE_OUTSIDE_CONFIG follows: no builder for it.
     if (fence.excluded.length === task.scope.allowed_globs.length || ctx.signal.aborted) return null;
+    // The set prepareBuild computes for a builder with no driver output file (claude provider).
+    const writable = writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs);
+    const atMs = Date.now();
+    return { writable: JSON.stringify(writable), snapshot: await snapshotIgnoredFor(setup, writable), atMs };
+  })().catch(() => null);
+  const started = ignored.then(async (taken) => {
+    if (taken === null || ctx.signal.aborted) return null;
     // Not part of what is started: the prompt goes to stdin when the build's call adopts it.
     return (await ctx.runner.prestart?.(await builderRequest(ctx, task, ''))) ?? null;
-  })().catch(() => null);
+  });
+  ctx.builderAhead = { ignored, process: started.catch(() => null) };
 }
 
-/** Ends the builder's process if no call adopted it (a tick that stopped before its build). */
+/** The ignored files pictured before the builder's prestart (and when), when taken for `writable`. */
+export async function ignoredTakenAhead(
+  ctx: TickContext,
+  writable: readonly string[] | null,
+): Promise<{ snapshot: IgnoredSnapshot; atMs: number } | null> {
+  const taken = await ctx.builderAhead?.ignored;
+  return taken && taken.writable === JSON.stringify(writable) ? taken : null;
+}
+
+/**
+ * Ends the builder's process if no call adopted it (a tick that stopped before its build, or a
+ * build that started its own). Never throws: the tick's own outcome stands.
+ */
 export async function discardPrestartedBuilder(ctx: TickContext): Promise<void> {
-  await (await ctx.prestartedBuilder)?.discard();
+  await (await ctx.builderAhead?.process)?.discard().catch(() => undefined);
 }

@@ -30,6 +30,7 @@ import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } fr
 import { proposeTask } from './orchestrate-phase.js';
 import {
   discardPrestartedBuilder,
+  ignoredTakenAhead,
   prestartBuilderOnAnswer,
   prestartOrchestrator,
 } from './prestart-agents.js';
@@ -163,7 +164,7 @@ async function startedAfterPreflight(
           ? 'interrupted by signal'
           : null,
     verifyIgnored: null,
-    prestartedBuilder: null,
+    builderAhead: null,
   };
   try {
     return await startedTick(ctx);
@@ -176,6 +177,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   const { setup, record, options, ledger } = ctx;
   const phase = (p: TickPhase) => options.bus.emit({ type: 'phase.changed', phase: p });
   const finish = async () => {
+    // A builder started for a build that never came: ended before anything is reported.
+    await discardPrestartedBuilder(ctx);
     if (record.code !== 'SUCCESS' && record.orchestrator.calls > 0 && options.endedByLimit?.()) {
       record.limitRefunded = true;
       await ledger.add({ ticks: -1 });
@@ -350,6 +353,13 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
   // bound writable on its own, before the guards take their picture.
   if (driverOutput && setup.sandbox.kind === 'bwrap')
     await writeFile(driverOutput, '', { mode: 0o600, flag: 'wx' });
+  // Ignored paths no sandboxed process of this tick can write are not watched (issue 17).
+  const writable = writableInTree(
+    setup.sandbox,
+    setup.facts.root,
+    task.scope.allowed_globs,
+    driverOutput ? [driverOutput] : [],
+  );
   return takeBuildGuards(
     setup,
     options.env,
@@ -367,13 +377,9 @@ async function prepareBuild(ctx: TickContext, task: BuildTask): Promise<BuildGua
     // Written by the runner during the build (the agent's process group), or by the driver.
     [agentFile(setup.paths), ...(driverOutput ? [driverOutput] : []), ...(options.runnerWrites ?? [])],
     record.historyDir,
-    // Ignored paths no sandboxed process of this tick can write are not watched (issue 17).
-    writableInTree(
-      setup.sandbox,
-      setup.facts.root,
-      task.scope.allowed_globs,
-      driverOutput ? [driverOutput] : [],
-    ),
+    writable,
+    // Taken before the builder's prestart, when there was one: it may have written since.
+    await ignoredTakenAhead(ctx, writable),
   );
 }
 

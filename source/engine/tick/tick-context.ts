@@ -1,5 +1,6 @@
 import type { AgentRunner, PrestartedCall } from '../agents/agent-run.js';
 import type { EngineBus } from '../events.js';
+import type { IgnoredSnapshot } from '../judge/ignored-files.js';
 import type { VerificationIgnored } from '../judge/rollback.js';
 import type { Code, Verdict } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
@@ -98,7 +99,19 @@ export interface TickContext {
   /** Ignored files as VERIFY found them, once it starts: what it changes is the runner's own. */
   verifyIgnored: VerificationIgnored | null;
   /** The builder's CLI started on the orchestrator's answer (prestart-agents.ts), once it is. */
-  prestartedBuilder: Promise<PrestartedCall | null> | null;
+  builderAhead: BuilderAhead | null;
+}
+
+/** What the tick did for its builder on the orchestrator's answer, before the build. */
+export interface BuilderAhead {
+  /** The ignored files its sandbox can write, pictured before it was started, and for which set. */
+  readonly ignored: Promise<{
+    readonly writable: string;
+    readonly snapshot: IgnoredSnapshot;
+    readonly atMs: number;
+  } | null>;
+  /** Its process, started once that picture was taken (null: none was). */
+  readonly process: Promise<PrestartedCall | null>;
 }
 
 export function relativeToRoot(setup: TickSetup, path: string): string {

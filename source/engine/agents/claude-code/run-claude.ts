@@ -85,8 +85,11 @@ async function prestartFenced(
     ? null
     : {
         discard: async () => {
-          await started.discard();
-          dropHook();
+          try {
+            await started.discard();
+          } finally {
+            dropHook();
+          }
         },
       };
 }
