@@ -110,6 +110,49 @@ esac
     expect(judged).toContain('src/gen/out.js');
   });
 
+  it('is not started for a task folder that does not exist yet: what its CLI writes at start-up is judged', async () => {
+    project = TestProject.create({ 'src/a.ts': 'export const a = 1;\n', '.gitignore': '*.log\n' });
+    // src/gen/** has no folder yet, so its binds widen to src/: a builder started now could make
+    // src/gen and write beside it, where the build's narrower reads would never look.
+    const marker = join(project.harness, 'wrote');
+    const wrapper = join(project.harness, 'claude-wrapper.sh');
+    writeFileSync(
+      wrapper,
+      `#!/bin/sh
+case "$*" in
+  *"--permission-mode bypassPermissions"*)
+    [ -e '${marker}' ] || { mkdir -p src/gen && echo early > src/gen/out.log; echo escaped > src/early.log; echo untracked > src/early.txt; touch '${marker}'; }
+    exec '${process.execPath}' '${FAKE_CLAUDE}' "$@" ;;
+  *)
+    '${process.execPath}' '${FAKE_CLAUDE}' "$@"; code=$?
+    i=0; while [ ! -e src/gen/out.log ] && [ $i -lt 100 ]; do sleep 0.01; i=$((i+1)); done
+    exit $code ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    project.commitConfig((config) => {
+      config.claude_code_cli.command = wrapper;
+    });
+    const scope = {
+      allowed_globs: ['src/gen/**'],
+      forbidden_globs: [],
+      allow_new_files: true,
+      allow_lockfile_changes: false,
+    };
+    project.scenario({
+      orchestrator: [{ result_json: task({ ...noVerification, scope }) }],
+      builder: [{ actions: [{ write: 'src/gen/other.log', content: 'late\n' }], result_json: BUILDER_OK }],
+    });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator']);
+    const report = project.report();
+    expect(report.code).toBe('STOP_SCOPE_VIOLATION_OUTSIDE_ALLOWED');
+    expect(report.scope.touched_paths).toEqual(expect.arrayContaining(['src/early.txt', 'src/early.log']));
+    expect(project.git('status', '--porcelain')).toBe('');
+  });
+
   it('is killed unused when the orchestrator exits non-zero after its answer: no builder call, no hook left', async () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [{ result_json: task(noVerification), exit_code: 1 }] });

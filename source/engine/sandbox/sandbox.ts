@@ -264,6 +264,25 @@ export function writableInTree(
 }
 
 /**
+ * Whether every allowed glob names a folder that exists, so that `writableInTree` (and the binds of
+ * a process fenced to those globs) gives the same folders whenever it is read again: a missing
+ * folder is widened to its parent, and a process bound to that parent can make the folder and so
+ * narrow the set read later. With every folder there, a process bound to them can remove none
+ * (each is a mount point, or lies inside one that stays), so the set cannot move.
+ */
+export function writableFoldersSettled(
+  sandbox: Sandbox,
+  treeRoot: string,
+  allowedGlobs: readonly string[],
+): boolean {
+  const tree = sandboxForTree(sandbox, treeRoot);
+  if (tree.kind !== 'bwrap') return false;
+  const widened = writableDirsForGlobs(tree.root, allowedGlobs, tree.readOnly);
+  const exact = writableDirsForGlobs(tree.root, allowedGlobs, tree.readOnly, false);
+  return widened.length === exact.length && widened.every((dir, i) => dir === exact[i]);
+}
+
+/**
  * The writable set the ignored snapshot may be narrowed to (`narrowToWritable`): null when
  * `writable_outside` names any folder. A file there can share its inode with an ignored file in
  * the tree (a package store hard-linked into `node_modules/`), and a write through that other name

@@ -2,7 +2,7 @@ import type { AgentRunner } from '../agents/agent-run.js';
 import type { IgnoredSnapshot } from '../judge/ignored-files.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import { isBuildTask, taskSchema } from '../protocol/task.js';
-import { writableInTree } from '../sandbox/sandbox.js';
+import { writableFoldersSettled, writableInTree } from '../sandbox/sandbox.js';
 import { snapshotIgnoredFor } from '../session/judge-phase.js';
 import { builderRequest } from './build.js';
 import { orchestratorRequest } from './orchestrate.js';
@@ -63,7 +63,10 @@ export async function prestartOrchestrator(
  * the workspace. What it writes there git sees, and the judge compares with HEAD, not with the
  * guards; the ignored files of those folders, which only the guards' picture can show changed,
  * are pictured here, before it starts, and the guards take that picture and count what is made
- * from its time on as the tick's (`takeBuildGuards`).
+ * from its time on as the tick's (`takeBuildGuards`). Only for folders that all exist: those it
+ * is bound to are then the ones the build reads (`writableFoldersSettled`). (With
+ * `sandbox.writable_outside` the picture is of the whole tree, and the orchestrator's CLI, still
+ * exiting, could write through a hard link there: a CLI in plan mode with no tools writes nothing.)
  */
 export function prestartBuilderOnAnswer(ctx: TickContext, text: string): void {
   const { setup } = ctx;
@@ -77,6 +80,9 @@ export function prestartBuilderOnAnswer(ctx: TickContext, text: string): void {
     const fence = await fenceCheck(setup, task.scope.allowed_globs);
     // STOP_SCOPE_OUTSIDE_CONFIG follows: no builder for it.
     if (fence.excluded.length === task.scope.allowed_globs.length || ctx.signal.aborted) return null;
+    // A folder of the task that does not exist yet widens its binds to the parent, and what the
+    // build reads later would be narrower than what this process could write: no prestart then.
+    if (!writableFoldersSettled(setup.sandbox, setup.facts.root, task.scope.allowed_globs)) return null;
     // The set prepareBuild computes for a builder with no driver output file (claude provider).
     const writable = writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs);
     const atMs = Date.now();
@@ -90,13 +96,23 @@ export function prestartBuilderOnAnswer(ctx: TickContext, text: string): void {
   ctx.builderAhead = { ignored, process: started.catch(() => null) };
 }
 
-/** The ignored files pictured before the builder's prestart (and when), when taken for `writable`. */
+/**
+ * The ignored files pictured before the builder's prestart (and when), for the guards of its build;
+ * null when there was no prestart. Throws when the build's writable set is not the one pictured
+ * (`writableFoldersSettled` says why it cannot be): the guards could not show what that process
+ * wrote, so the tick stops rather than judge without them.
+ */
 export async function ignoredTakenAhead(
   ctx: TickContext,
   writable: readonly string[] | null,
 ): Promise<{ snapshot: IgnoredSnapshot; atMs: number } | null> {
   const taken = await ctx.builderAhead?.ignored;
-  return taken && taken.writable === JSON.stringify(writable) ? taken : null;
+  if (!taken) return null;
+  if (taken.writable !== JSON.stringify(writable))
+    throw new Error(
+      `the task's writable folders moved after its builder was started (${taken.writable} -> ${JSON.stringify(writable)})`,
+    );
+  return taken;
 }
 
 /**

@@ -240,6 +240,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     await settleInflight(ctx);
     return await finish();
   } catch (error) {
+    // Nothing of the tick's but the runner may run while it rolls back.
+    await discardPrestartedBuilder(ctx);
     record.code = 'STOP_INTERRUPTED';
     record.detail = `${ctx.interruption() ?? 'runner error'}: ${(error as Error).message}`;
     if (error instanceof RepositoryReplacedError) {
