@@ -191,10 +191,11 @@ describe('special case: the PR phase waits 120 s for a quiet git or gh', () => {
     const clock = new FakeClock();
     const breakerEvents: StampedEvent[] = [];
     let atSilence119: number | null = null;
-    // gh's stand-in logs its arguments as it starts: then the fake clock moves.
+    // gh's stand-in logs its arguments as it starts: then the fake clock moves. Its whole line,
+    // not the log's creation: a gh stopped between the two (a loaded machine) logged no call.
     const ghStarted = new Promise<void>((resolve) => {
       const watcher = watch(p.base, () => {
-        if (!existsSync(p.ghLog)) return;
+        if (!existsSync(p.ghLog) || !readFileSync(p.ghLog, 'utf8').endsWith('\n')) return;
         watcher.close();
         resolve();
       });
