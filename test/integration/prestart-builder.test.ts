@@ -35,6 +35,34 @@ const toolCalls = () =>
     .map((line) => JSON.parse(line) as { path: string; refused: string | null });
 const noVerification = { verification: { fast: [], slow: [] } };
 
+/**
+ * The fake Claude Code behind a wrapper: as the builder it runs `builderStartup` before it reads
+ * its stdin (what a CLI could do while it loads); as the orchestrator it answers, then does not
+ * exit until `waitFor` exists (at most a few seconds), so that write lands before the build guards.
+ */
+function startupWriter(project: TestProject, builderStartup: string, waitFor: string): void {
+  const wrapper = join(project.harness, 'claude-wrapper.sh');
+  const fake = `'${process.execPath}' '${FAKE_CLAUDE}' "$@"`;
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh
+case "$*" in
+  *"--permission-mode bypassPermissions"*)
+    ${builderStartup}
+    exec ${fake} ;;
+  *)
+    ${fake}; code=$?
+    i=0; while [ ! -e '${waitFor}' ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i+1)); done
+    exit $code ;;
+esac
+`,
+    { mode: 0o755 },
+  );
+  project.commitConfig((config) => {
+    config.claude_code_cli.command = wrapper;
+  });
+}
+
 describe('the builder started on the orchestrator answer', () => {
   it('is started before BUILD, is the process its call runs, and its scope hook still refuses', async () => {
     project = TestProject.create();
@@ -76,25 +104,7 @@ describe('the builder started on the orchestrator answer', () => {
     // The builder's command writes an ignored file before it reads its stdin; the orchestrator's
     // does not exit until that file exists (bounded), so the write lands before the tick takes
     // its build guards: only a picture of the ignored files taken before the builder's start sees it.
-    const wrapper = join(project.harness, 'claude-wrapper.sh');
-    writeFileSync(
-      wrapper,
-      `#!/bin/sh
-case "$*" in
-  *"--permission-mode bypassPermissions"*)
-    mkdir -p src/gen && echo early > src/gen/out.js
-    exec '${process.execPath}' '${FAKE_CLAUDE}' "$@" ;;
-  *)
-    '${process.execPath}' '${FAKE_CLAUDE}' "$@"; code=$?
-    i=0; while [ ! -e src/gen/out.js ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done
-    exit $code ;;
-esac
-`,
-      { mode: 0o755 },
-    );
-    project.commitConfig((config) => {
-      config.claude_code_cli.command = wrapper;
-    });
+    startupWriter(project, 'mkdir -p src/gen && echo early > src/gen/out.js', 'src/gen/out.js');
     project.scenario({
       orchestrator: [{ result_json: task(noVerification) }],
       builder: [
@@ -115,25 +125,11 @@ esac
     // src/gen/** has no folder yet, so its binds widen to src/: a builder started now could make
     // src/gen and write beside it, where the build's narrower reads would never look.
     const marker = join(project.harness, 'wrote');
-    const wrapper = join(project.harness, 'claude-wrapper.sh');
-    writeFileSync(
-      wrapper,
-      `#!/bin/sh
-case "$*" in
-  *"--permission-mode bypassPermissions"*)
-    [ -e '${marker}' ] || { mkdir -p src/gen && echo early > src/gen/out.log; echo escaped > src/early.log; echo untracked > src/early.txt; touch '${marker}'; }
-    exec '${process.execPath}' '${FAKE_CLAUDE}' "$@" ;;
-  *)
-    '${process.execPath}' '${FAKE_CLAUDE}' "$@"; code=$?
-    i=0; while [ ! -e src/gen/out.log ] && [ $i -lt 100 ]; do sleep 0.01; i=$((i+1)); done
-    exit $code ;;
-esac
-`,
-      { mode: 0o755 },
+    startupWriter(
+      project,
+      `[ -e '${marker}' ] || { mkdir -p src/gen && echo early > src/gen/out.log; echo escaped > src/early.log; echo untracked > src/early.txt; touch '${marker}'; }`,
+      'src/gen/out.log',
     );
-    project.commitConfig((config) => {
-      config.claude_code_cli.command = wrapper;
-    });
     const scope = {
       allowed_globs: ['src/gen/**'],
       forbidden_globs: [],
