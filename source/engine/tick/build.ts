@@ -56,7 +56,7 @@ export const REFUSED_WARNING = 'builder write refused before it happened: ';
 
 /**
  * The builder's call for a task, its prompt aside: the same request whether it is run or only
- * prestarted (`prestartBuilder`), so a prestarted process is the one its call would start.
+ * prestarted (`prestartBuilderOnAnswer`), so a prestarted process is the one its call would start.
  */
 export async function builderRequest(
   ctx: TickContext,
