@@ -91,7 +91,8 @@ export function estimatedLooseObjects(objectsDir: string): number {
   return namesOrEmpty(join(objectsDir, '17')).filter((name) => LOOSE_OBJECT_NAME.test(name)).length * 256;
 }
 
-function hasLinkedWorktrees(commonDir: string): boolean {
+/** A `worktrees/` entry in the common git folder: another checkout shares objects and refs. */
+export function hasLinkedWorktrees(commonDir: string): boolean {
   return namesOrEmpty(join(commonDir, 'worktrees')).length > 0;
 }
 

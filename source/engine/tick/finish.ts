@@ -1,5 +1,6 @@
 import type { EngineBus } from '../events.js';
 import { compactLooseObjects } from '../judge/compact-objects.js';
+import { compactLooseRefs, LOOSE_REFS_LIMIT } from '../judge/compact-refs.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { WorkspaceState } from '../protocol/state.js';
@@ -86,6 +87,22 @@ async function packLooseObjects(setup: TickSetup, options: TickOptions): Promise
     });
 }
 
+/** The same, for loose ref files (judge/compact-refs.ts). Never part of the verdict. */
+async function packLooseRefs(setup: TickSetup, options: TickOptions): Promise<void> {
+  if (options.signal.aborted) return;
+  const done = await compactLooseRefs(setup.git, setup.facts.commonDir, {
+    onStart: () =>
+      options.bus.emit({
+        type: 'log',
+        level: 'info',
+        message: `packing more than ${LOOSE_REFS_LIMIT} loose git refs into packed-refs (git's auto-gc is off while Relais runs)`,
+      }),
+  }).catch((error: Error) => ({ loose: 0, packed: false, detail: error.message }));
+  if (done.packed) options.bus.emit({ type: 'log', level: 'info', message: 'packed the loose git refs' });
+  else if (done.detail)
+    options.bus.emit({ type: 'log', level: 'warn', message: `loose git refs left unpacked: ${done.detail}` });
+}
+
 /**
  * A tick that never started, with the lock held so the files are ours: A1 rows 4-7 (and the agent
  * CLI check) BLOCKED, or an interrupt between two ticks of a loop.
@@ -134,7 +151,10 @@ async function writeReports(
     if (report.verdict === 'blocked') await writeBlockedFile(setup.paths, report);
     else await clearBlockedFile(setup.paths);
     // Before END: tick.finished stays the last event of a tick (what --json readers take as its result).
-    if (packingDue(record, options.signal)) await packLooseObjects(setup, options);
+    if (packingDue(record, options.signal)) {
+      await packLooseObjects(setup, options);
+      await packLooseRefs(setup, options);
+    }
     await keepTally(setup, record);
   }
   bus.emit({ type: 'phase.changed', phase: 'END' });
