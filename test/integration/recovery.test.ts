@@ -236,6 +236,29 @@ describe('recovery after a killed run', () => {
     expect(project.cliSync(['run']).code).toBe(0);
   });
 
+  it('an ignored file beside the sources (a row of INFLIGHT.json) changed by the killed builder blocks the next run', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', '.gitignore': '*.o\n' }, judgeOnly);
+    project.write('src/a.o', 'object code\n');
+    project.write('src/kept.o', 'kept\n');
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [{ actions: [{ write: 'src/a.o', content: 'trojan\n' }], say: 'busy', hang: true }, write(5)],
+    });
+    await killDuringBuild(project);
+    // The fingerprints are rows of one string now; nothing is left in the arrays older runs wrote.
+    const inflight = JSON.parse(project.read('relais/INFLIGHT.json'));
+    expect(inflight.ignored).toEqual([]);
+    expect(inflight.ignored_rows_nul.split('\0').filter((_: string, i: number) => i % 5 === 1)).toEqual([
+      'src/a.o',
+      'src/kept.o',
+    ]);
+    const blocked = project.cliSync(['run']);
+    expect(blocked.code).toBe(3);
+    expect(project.report()).toMatchObject({ code: 'BLOCKED_CRASH_RECOVERY_REQUIRED' });
+    expect(project.report().detail).toContain('src/a.o');
+    expect(project.report().detail).not.toContain('src/kept.o');
+  });
+
   it('work done by hand after the crash is not lost: the commit stays on the branch once the user vouches for it, files are moved aside', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({

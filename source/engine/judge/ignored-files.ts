@@ -1,6 +1,7 @@
 import { type Dirent, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { FingerprintRow } from '../protocol/inflight.js';
 import { type FsClock, readFsClock } from './fs-clock.js';
 import { type Git, splitNul } from './git.js';
 import { walkByClock } from './ignored-by-clock.js';
@@ -516,10 +517,5 @@ export interface SerializedIgnored {
   readonly within?: readonly string[] | null;
 }
 
-export interface SerializedFingerprint {
-  readonly path: string;
-  readonly size: number;
-  readonly mtime_ms: number;
-  readonly ino: number;
-  readonly dir: boolean;
-}
+/** One ignored path's fingerprint in INFLIGHT.json (its rows: protocol/inflight.ts). */
+export type SerializedFingerprint = FingerprintRow;

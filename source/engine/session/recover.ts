@@ -13,7 +13,13 @@ import {
 import { checkAndRestore, type ProtectedGuard } from '../judge/protected-files.js';
 import type { RepoFacts } from '../judge/repo.js';
 import { type RecordedGuard, recordGuard, replayGuard } from '../judge/serialize-guard.js';
-import { type Inflight, inflightAgentSchema, inflightSchema } from '../protocol/inflight.js';
+import {
+  fingerprintRowsFromNul,
+  fingerprintRowsToNul,
+  type Inflight,
+  inflightAgentSchema,
+  inflightSchema,
+} from '../protocol/inflight.js';
 import { endRecordedSandbox } from '../sandbox/end-sandbox.js';
 import {
   processesMarkedByRunner,
@@ -70,8 +76,9 @@ export async function markInflight(start: InflightStart): Promise<void> {
     tick_head: null,
     flagged: Object.fromEntries(start.side.flagged),
     replace_refs: [...start.side.replaceRefs],
-    ignored: [...ignored.ignored],
-    ignored_inside: [...ignored.inside],
+    ignored: [],
+    ignored_inside: [],
+    ignored_rows_nul: fingerprintRowsToNul(ignored.ignored, ignored.inside),
     ignored_unwatched: [...ignored.unwatched],
     ignored_names: [],
     ignored_names_nul: ignored.names.join('\0'),
@@ -267,9 +274,11 @@ async function settleIgnored(
   inflight: Inflight,
   keep: string,
 ): Promise<{ moved: number; unresolved: string[] }> {
+  // Rows as runs write them now, after the arrays an INFLIGHT.json of an older version holds.
+  const rows = fingerprintRowsFromNul(inflight.ignored_rows_nul);
   const before = replayIgnored({
-    ignored: inflight.ignored,
-    inside: inflight.ignored_inside,
+    ignored: [...inflight.ignored, ...rows.ignored],
+    inside: [...inflight.ignored_inside, ...rows.inside],
     names: [
       ...inflight.ignored_names,
       ...(inflight.ignored_names_nul === '' ? [] : inflight.ignored_names_nul.split('\0')),
