@@ -7,6 +7,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
 } from 'node:fs';
 
 /**
@@ -38,12 +39,31 @@ export function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINIT
   }
   try {
     const stat = fstatSync(fd);
-    return stat.isFile() && stat.size <= maxBytes ? readFileSync(fd) : null;
+    return stat.isFile() && stat.size <= maxBytes ? readOpenFile(fd, stat.size) : null;
   } catch {
     return null;
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What `readFileSync(fd)` reads from a regular file (up to the size its fstat gave, or less if it
+ * shrank meanwhile), without the second fstat it makes and with a small file's buffer taken from
+ * Node's pool: the refs guard reads every ref file and the ignored snapshot every kept file, each
+ * tick (issue 17). A size of 0 keeps readFileSync's own reading to the end (files of /proc and
+ * the like say 0 and hold bytes).
+ */
+function readOpenFile(fd: number, size: number): Buffer {
+  if (size === 0) return readFileSync(fd);
+  const buffer = Buffer.allocUnsafe(size);
+  let filled = 0;
+  while (filled < size) {
+    const read = readSync(fd, buffer, filled, size - filled, null);
+    if (read === 0) break;
+    filled += read;
+  }
+  return filled < size ? buffer.subarray(0, filled) : buffer;
 }
 
 /** What the unsafe-files walk needs of one file's lstat. */
