@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -38,6 +38,13 @@ describe('readRegularFile', () => {
     expect(readRegularFile(join(dir, 'fifo'))).toBeNull();
     expect(readRegularFile(join(dir, 'target'), 5)).toBeNull();
     expect(readRegularFile(join(dir, 'missing'))).toBeNull();
+  });
+
+  it('refuses a file larger than Node reads at once (4 GiB, sparse), as readFileSync did, instead of reading it as empty', () => {
+    const path = join(dir, 'huge');
+    writeFileSync(path, '');
+    truncateSync(path, 4 * 1024 ** 3);
+    expect(readRegularFile(path)).toBeNull();
   });
 
   it('reads a file that reports size 0 but holds bytes (procfs) to its end', () => {

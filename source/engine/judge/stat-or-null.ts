@@ -47,6 +47,9 @@ export function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINIT
   }
 }
 
+/** The largest file `readFileSync` reads in Node 20 (kIoMaxLength). */
+const READ_FILE_MAX_BYTES = 2 ** 31 - 1;
+
 /**
  * What `readFileSync(fd)` reads from a regular file (up to the size its fstat gave, or less if it
  * shrank meanwhile), without the second fstat it makes and with a small file's buffer taken from
@@ -55,7 +58,9 @@ export function readRegularFile(path: string, maxBytes = Number.POSITIVE_INFINIT
  * the like say 0 and hold bytes).
  */
 function readOpenFile(fd: number, size: number): Buffer {
-  if (size === 0) return readFileSync(fd);
+  // Above readFileSync's own limit it throws ERR_FS_FILE_TOO_LARGE (read as null by the caller),
+  // as before; readSync's length would wrap at 4 GiB and read a giant file as empty.
+  if (size === 0 || size > READ_FILE_MAX_BYTES) return readFileSync(fd);
   const buffer = Buffer.allocUnsafe(size);
   let filled = 0;
   while (filled < size) {
