@@ -89,6 +89,20 @@ describe('loose refs after a committed tick', () => {
   });
 });
 
+describe('refs git does not pack', () => {
+  it('are said to stay loose, not called packed', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    // Tags naming an object the repository does not have: git leaves them loose.
+    const dir = join(project.root, '.git/refs/tags/broken');
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < LOOSE_REFS_LIMIT + 50; i++) writeFileSync(join(dir, `t${i}`), `${'ab'.repeat(20)}\n`);
+    const stdout = successfulTick(project);
+    expect(stdout).not.toContain('packed the loose git refs');
+    expect(stdout).toContain(`${LOOSE_REFS_LIMIT + 50} loose git refs stay loose after git pack-refs`);
+    expect(looseTags(project)).toBe(LOOSE_REFS_LIMIT + 50);
+  });
+});
+
 describe('counting loose refs', () => {
   it('counts files in nested folders and stops at the bound', () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });

@@ -14,8 +14,9 @@ import { statOrNull } from './stat-or-null.js';
  * objects, compact-objects.ts), the runner packs them once there are more than LOOSE_REFS_LIMIT:
  * - `git pack-refs --all --prune` is the step `git gc` runs: every ref keeps its name and value,
  *   moved from its own file into `packed-refs`, which the guard then reads in one go. Git locks
- *   each ref it prunes, so one written meanwhile stays loose; a ref file git cannot read (garbage)
- *   is left where it is;
+ *   each ref it prunes, so one written meanwhile stays loose; a ref file git cannot read (garbage),
+ *   a symbolic ref and a ref to a missing object are left where they are (past the limit of
+ *   those, a warning says so);
  * - only when this checkout is the repository's only one: a parallel lane shares the refs and
  *   may be inside its judged window, where refs leaving their files would read as the lane's
  *   change;
@@ -29,6 +30,8 @@ export interface RefCompaction {
   /** Loose ref files counted, up to LOOSE_REFS_LIMIT + 1. */
   readonly loose: number;
   readonly packed: boolean;
+  /** Loose ref files left after a pack (git does not pack every kind); null when none was made. */
+  readonly left: number | null;
   /** Why a pack that was due was not made; null when none was due or it was made. */
   readonly detail: string | null;
 }
@@ -38,16 +41,21 @@ export async function compactLooseRefs(
   commonDir: string,
   { onStart = () => {} }: { onStart?: () => void } = {},
 ): Promise<RefCompaction> {
-  const loose = countLooseRefs(join(commonDir, 'refs'), LOOSE_REFS_LIMIT + 1);
+  const refsDir = join(commonDir, 'refs');
+  const loose = countLooseRefs(refsDir, LOOSE_REFS_LIMIT + 1);
   if (loose <= LOOSE_REFS_LIMIT || hasLinkedWorktrees(commonDir))
-    return { loose, packed: false, detail: null };
+    return { loose, packed: false, left: null, detail: null };
   onStart();
   const pack = await git.run(['pack-refs', '--all', '--prune']);
   if (pack.code !== 0) {
     const why = pack.stderr.trim().split('\n')[0]?.slice(0, 200) ?? '';
-    return { loose, packed: false, detail: `git pack-refs failed: ${why}` };
+    return { loose, packed: false, left: null, detail: `git pack-refs failed: ${why}` };
   }
-  return { loose, packed: true, detail: null };
+  // Git leaves some loose for good (a ref to a missing object, a symbolic or per-worktree ref,
+  // garbage): said, not called packed. Without a record of them the next tick tries again (git
+  // rewrites packed-refs, about what reading those files costs the guard anyway).
+  const left = countLooseRefs(refsDir, Number.POSITIVE_INFINITY);
+  return { loose, packed: true, left, detail: null };
 }
 
 /** Files below `refsDir`, counted until `stop` (symlinks and other entries count as files too). */

@@ -97,8 +97,15 @@ async function packLooseRefs(setup: TickSetup, options: TickOptions): Promise<vo
         level: 'info',
         message: `packing more than ${LOOSE_REFS_LIMIT} loose git refs into packed-refs (git's auto-gc is off while Relais runs)`,
       }),
-  }).catch((error: Error) => ({ loose: 0, packed: false, detail: error.message }));
-  if (done.packed) options.bus.emit({ type: 'log', level: 'info', message: 'packed the loose git refs' });
+  }).catch((error: Error) => ({ loose: 0, packed: false, left: null, detail: error.message }));
+  if (done.packed && (done.left ?? 0) > LOOSE_REFS_LIMIT)
+    options.bus.emit({
+      type: 'log',
+      level: 'warn',
+      message: `${done.left} loose git refs stay loose after git pack-refs (refs to missing objects, symbolic or broken refs: git does not pack them); see git for-each-ref`,
+    });
+  else if (done.packed)
+    options.bus.emit({ type: 'log', level: 'info', message: 'packed the loose git refs' });
   else if (done.detail)
     options.bus.emit({ type: 'log', level: 'warn', message: `loose git refs left unpacked: ${done.detail}` });
 }
