@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOOSE_LIMIT, roomFor } from '../../source/engine/judge/compact-objects.js';
 import { packingDue } from '../../source/engine/tick/finish.js';
-import { builderWrites, TestProject, task } from '../support/project.js';
+import { TestProject } from '../support/project.js';
+import { successfulTick } from '../support/successful-tick.js';
 
 // Relais runs git with gc.auto=0 (no gc while a builder is judged), so a loop's commits never
 // trigger git's own packing. After a tick that committed, the runner packs the loose objects when
@@ -44,17 +45,6 @@ function addLooseBlobs(p: TestProject, count: number): void {
   });
   expect(run.status, run.stderr).toBe(0);
   expect(run.stdout.trim().split('\n')).toHaveLength(count);
-}
-
-function successfulTick(p: TestProject): string {
-  p.scenario({
-    orchestrator: [{ result_json: task() }],
-    builder: [builderWrites({ 'src/a.ts': `changed ${Date.now()}\n` })],
-  });
-  const run = p.cliSync(['run']);
-  expect(run.code, run.stdout + run.stderr).toBe(0);
-  expect(p.report().code).toBe('SUCCESS');
-  return run.stdout;
 }
 
 describe('loose objects after a committed tick', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { countLooseRefs, LOOSE_REFS_LIMIT } from '../../source/engine/judge/compact-refs.js';
 import { builderWrites, TestProject, task } from '../support/project.js';
+import { successfulTick } from '../support/successful-tick.js';
 
 // Relais runs git with gc.auto=0, so nothing of its own ever packs loose refs; the refs guard reads
 // every ref file before each BUILD (issue 17: 10,000 loose tags were about 0.2 s of every tick).
@@ -18,17 +19,6 @@ function addLooseTags(p: TestProject, count: number): void {
   const dir = join(p.root, '.git/refs/tags/bulk');
   mkdirSync(dir, { recursive: true });
   for (let i = 0; i < count; i++) writeFileSync(join(dir, `t${i}`), head);
-}
-
-function successfulTick(p: TestProject): string {
-  p.scenario({
-    orchestrator: [{ result_json: task() }],
-    builder: [builderWrites({ 'src/a.ts': `changed ${Date.now()}\n` })],
-  });
-  const run = p.cliSync(['run']);
-  expect(run.code, run.stdout + run.stderr).toBe(0);
-  expect(p.report().code).toBe('SUCCESS');
-  return run.stdout;
 }
 
 /** The tags git can read (git show-ref would stop at the garbage ref). */
