@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,8 +89,31 @@ describe('refs git does not pack', () => {
     for (let i = 0; i < LOOSE_REFS_LIMIT + 50; i++) writeFileSync(join(dir, `t${i}`), `${'ab'.repeat(20)}\n`);
     const stdout = successfulTick(project);
     expect(stdout).not.toContain('packed the loose git refs');
-    expect(stdout).toContain(`${LOOSE_REFS_LIMIT + 50} loose git refs stay loose after git pack-refs`);
+    expect(stdout).toContain(`${LOOSE_REFS_LIMIT + 50} ref files stay under .git/refs after git pack-refs`);
     expect(looseTags(project)).toBe(LOOSE_REFS_LIMIT + 50);
+  });
+});
+
+describe('what is never packed', () => {
+  it('lock files and dot files under refs/ are not counted as refs: no pack is tried for them', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    const dir = join(project.root, '.git/refs/tags');
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < LOOSE_REFS_LIMIT + 50; i++)
+      writeFileSync(join(dir, i % 2 ? `t${i}.lock` : `.t${i}`), 'x\n');
+    const stdout = successfulTick(project);
+    expect(stdout).not.toContain('packing');
+    expect(countLooseRefs(join(project.root, '.git/refs'), Number.POSITIVE_INFINITY)).toBe(1);
+  });
+
+  it('a FIFO among the refs stops the pack before git could block on it, and says so', () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    addLooseTags(project, LOOSE_REFS_LIMIT + 100);
+    expect(spawnSync('mkfifo', [join(project.root, '.git/refs/tags/bulk/fifo')]).status).toBe(0);
+    const stdout = successfulTick(project);
+    expect(stdout).toContain('loose git refs left unpacked:');
+    expect(stdout).toContain('refs/tags/bulk/fifo is neither a file nor a folder');
+    expect(looseTags(project)).toBe(LOOSE_REFS_LIMIT + 101);
   });
 });
 

@@ -20,8 +20,11 @@ import { statOrNull } from './stat-or-null.js';
  * - only when this checkout is the repository's only one: a parallel lane shares the refs and
  *   may be inside its judged window, where refs leaving their files would read as the lane's
  *   change;
+ * - not when anything below `refs/` is neither a file nor a folder: git reads every ref file it
+ *   packs, and a FIFO would block it with the runner's lock held (a warning says which);
  * - not with a reftable (no loose ref files: the count finds none);
- * - the count stops at the limit: a repository with a few refs pays a few folder reads.
+ * - the count skips what git's own listing skips (names starting with `.`, `.lock` files) and
+ *   stops at the limit: a repository with a few refs pays a few folder reads.
  * It never changes a verdict: a failure leaves the refs loose and is said as a warning.
  */
 export const LOOSE_REFS_LIMIT = 1024;
@@ -45,6 +48,11 @@ export async function compactLooseRefs(
   const loose = countLooseRefs(refsDir, LOOSE_REFS_LIMIT + 1);
   if (loose <= LOOSE_REFS_LIMIT || hasLinkedWorktrees(commonDir))
     return { loose, packed: false, left: null, detail: null };
+  // Git opens every ref file to pack it and would wait forever on a FIFO (its reads block), with
+  // the runner's lock held: only a tree of plain files and folders is packed.
+  const odd = firstOddEntry(refsDir);
+  if (odd !== null)
+    return { loose, packed: false, left: null, detail: `${odd} is neither a file nor a folder` };
   onStart();
   const pack = await git.run(['pack-refs', '--all', '--prune']);
   if (pack.code !== 0) {
@@ -52,18 +60,42 @@ export async function compactLooseRefs(
     return { loose, packed: false, left: null, detail: `git pack-refs failed: ${why}` };
   }
   // Git leaves some loose for good (a ref to a missing object, a symbolic or per-worktree ref,
-  // garbage): said, not called packed. Without a record of them the next tick tries again (git
-  // rewrites packed-refs, about what reading those files costs the guard anyway).
+  // garbage, a file it could not remove): said, not called packed. Without a record of them the
+  // next tick tries again (git rewrites packed-refs, about what reading them costs the guard).
   const left = countLooseRefs(refsDir, Number.POSITIVE_INFINITY);
   return { loose, packed: true, left, detail: null };
 }
 
-/** Files below `refsDir`, counted until `stop` (symlinks and other entries count as files too). */
+/**
+ * Files below `refsDir` that git reads as loose refs, counted until `stop`: as git's own listing,
+ * not names starting with `.` or ending in `.lock` (a lock, a stray editor file), which it never
+ * packs. Symbolic links are not followed.
+ */
 export function countLooseRefs(refsDir: string, stop: number): number {
-  if (!statOrNull(refsDir)?.isDirectory()) return 0;
   let count = 0;
+  walkRefs(refsDir, (entry) => {
+    if (entry.isDirectory() || entry.name.startsWith('.') || entry.name.endsWith('.lock')) return true;
+    return ++count < stop;
+  });
+  return count;
+}
+
+/** The first entry below `refsDir` that is neither a regular file nor a folder (a FIFO, a link). */
+function firstOddEntry(refsDir: string): string | null {
+  let odd: string | null = null;
+  walkRefs(refsDir, (entry, dir) => {
+    if (entry.isFile() || entry.isDirectory()) return true;
+    odd = join(dir, entry.name);
+    return false;
+  });
+  return odd;
+}
+
+/** Every entry below `refsDir` (folders first listed, then entered), until `visit` says false. */
+function walkRefs(refsDir: string, visit: (entry: Dirent, dir: string) => boolean): void {
+  if (!statOrNull(refsDir)?.isDirectory()) return;
   const pending = [refsDir];
-  while (pending.length > 0 && count < stop) {
+  while (pending.length > 0) {
     const dir = pending.pop() as string;
     let entries: Dirent[];
     try {
@@ -72,9 +104,8 @@ export function countLooseRefs(refsDir: string, stop: number): number {
       continue;
     }
     for (const entry of entries) {
+      if (!visit(entry, dir)) return;
       if (entry.isDirectory()) pending.push(join(dir, entry.name));
-      else if (++count >= stop) break;
     }
   }
-  return count;
 }

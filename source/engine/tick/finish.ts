@@ -102,7 +102,7 @@ async function packLooseRefs(setup: TickSetup, options: TickOptions): Promise<vo
     options.bus.emit({
       type: 'log',
       level: 'warn',
-      message: `${done.left} loose git refs stay loose after git pack-refs (refs to missing objects, symbolic or broken refs: git does not pack them); see git for-each-ref`,
+      message: `${done.left} ref files stay under .git/refs after git pack-refs: refs git does not pack (symbolic, per-worktree, unreadable, or naming a missing object) or files it could not remove`,
     });
   else if (done.packed)
     options.bus.emit({ type: 'log', level: 'info', message: 'packed the loose git refs' });
