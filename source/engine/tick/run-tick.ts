@@ -177,7 +177,8 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
   const { setup, record, options, ledger } = ctx;
   const phase = (p: TickPhase) => options.bus.emit({ type: 'phase.changed', phase: p });
   const finish = async () => {
-    // A builder started for a build that never came: ended before anything is reported.
+    // A builder started for a build that never came: ended before anything is reported. Every
+    // way out of the tick passes here (the catch below ends it first, before its rollback).
     await discardPrestartedBuilder(ctx);
     if (record.code !== 'SUCCESS' && record.orchestrator.calls > 0 && options.endedByLimit?.()) {
       record.limitRefunded = true;
@@ -259,8 +260,6 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     }
     return await finish();
   } finally {
-    // A builder started for a build that never came (a stop before it), or never adopted.
-    await discardPrestartedBuilder(ctx);
     await record.judge?.touched.index.dispose();
     await verifiedTree?.disk.dispose();
   }
