@@ -216,7 +216,7 @@ describe('e2e: relais cycle --loop with the real codex and claude binaries', () 
     expect(repo.status()).toBe('');
     // Codex's commands ran inside Relais's sandbox (its private scratch HOME).
     expect(codexModel.requests.flatMap((r) => r.toolOutputs).join('\n')).toMatch(
-      /home=\S*relais-sandbox-\w+\/home\b/,
+      /home=\S*relais-sandbox-[\w.-]+\/home\b/,
     );
     // Claude judged each LLM: criterion once (DET: ones are stage 1's), through the real CLI.
     expect(claudeModel.requests).toHaveLength(2);

@@ -148,7 +148,7 @@ describe('e2e: ralphy start --engine cycle with the real claude and codex binari
     expect(codexModel.requests.filter((r) => /TASK T\d:/.test(r.prompt))).toHaveLength(4);
     // Codex's commands ran inside Relais's sandbox (its private scratch HOME).
     expect(codexModel.requests.flatMap((r) => r.toolOutputs).join('\n')).toMatch(
-      /home=\S*relais-sandbox-\w+\/home\b/,
+      /home=\S*relais-sandbox-[\w.-]+\/home\b/,
     );
     // Claude: the spec (2 turns), two verdicts, the QA report (2 turns), besides its own chores.
     const roles = claudeModel.requests.map((r) => roleOf(r));

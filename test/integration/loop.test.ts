@@ -44,7 +44,7 @@ describe('relais loop', () => {
       agents: { builder: { calls: 0 } },
     });
     expect(run.stdout).not.toContain('sandbox is "off"');
-    for (const call of project.calls()) expect(call.home).toMatch(/relais-sandbox-\w+\/home$/);
+    for (const call of project.calls()) expect(call.home).toMatch(/relais-sandbox-[\w.-]+\/home$/);
   });
 
   it('--json gives NDJSON with loop events', () => {

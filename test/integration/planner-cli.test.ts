@@ -43,7 +43,7 @@ describe('relais plan (PRD.md)', () => {
     // Each planner call ran in the sandbox: its HOME was the sandbox's private scratch one.
     const planners = p.calls().filter((c) => c.role === 'planner');
     expect(planners.length).toBeGreaterThan(0);
-    for (const call of planners) expect(call.home).toMatch(/relais-sandbox-\w+\/home$/);
+    for (const call of planners) expect(call.home).toMatch(/relais-sandbox-[\w.-]+\/home$/);
     expect(p.status()).toBe('');
 
     const start = p.cliSync(['start', '--yes'], { IS_SANDBOX: '1' });

@@ -68,7 +68,7 @@ describe('a tick whose builder is chosen by agents.builder.provider', () => {
     expect(project.status()).toBe('');
     // Codex's commands ran in the sandbox (its scratch HOME); the config.toml write was refused.
     const outputs = server.requests[1]?.toolOutputs.join('\n') ?? '';
-    expect(outputs).toMatch(/home=\S*relais-sandbox-\w+\/home\b/);
+    expect(outputs).toMatch(/home=\S*relais-sandbox-[\w.-]+\/home\b/);
     expect(outputs).toContain('Read-only file system');
     expect(readdirSync(codexHome)).toEqual(['config.toml']);
     expect(readFileSync(join(codexHome, 'config.toml'), 'utf8')).toBe("# the user's own\n");

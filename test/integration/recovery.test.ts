@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { EngineBus } from '../../source/engine/events.js';
@@ -131,6 +132,36 @@ describe('recovery after a killed run', () => {
     expect(next.code, next.stdout).toBe(0);
     expect(project.report().code).toBe('SUCCESS');
     expect(project.read('src/a.ts')).toBe('export const a = 4;\n');
+  });
+
+  it("a SIGKILL of the runner leaves its agents' temp folders to the next run, which removes them", async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({
+      orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
+      builder: [{ say: 'busy', hang: true }, write(4)],
+    });
+    // A temp folder of the test's own: what is in it is exactly what these two runs made.
+    const tmp = mkdtempSync(join(tmpdir(), 'relais-recovery-tmp-'));
+    try {
+      const cli = project.cli(['run'], { env: { TMPDIR: tmp } });
+      await cli.waitFor('builder: busy');
+      const builderPid = liveHostPidOf(project.scenarioPath, 'builder');
+      cli.signal('SIGKILL');
+      await cli.done;
+      waitUntilDeadSync([builderPid], 5000);
+      const left = readdirSync(tmp);
+      // The builder's scratch HOME and its scope hook, named for the killed runner.
+      expect(left.filter((n) => n.startsWith('relais-sandbox-')).length).toBeGreaterThan(0);
+      expect(left.filter((n) => n.startsWith('relais-scope-hook-')).length).toBeGreaterThan(0);
+      for (const n of left)
+        expect(n).toMatch(new RegExp(`^relais-(sandbox|scope-hook)-\\d+\\.${cli.pid}\\.\\d+-`));
+      const next = project.cliSync(['run'], { TMPDIR: tmp });
+      expect(next.code, next.stdout).toBe(0);
+      expect(project.report().code).toBe('SUCCESS');
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 
   // Sandboxed only: unsandboxed verifications run with a cleaned environment, invisible to the

@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { configScratch } from './bwrap-args.js';
+import { scratchPrefix, sweepLeftoverScratchOnce } from './leftover-scratch.js';
 import { copyLoginsIn, type LoginCopy, returnLogins } from './login-files.js';
 import type { SandboxPolicy } from './policy.js';
 
@@ -19,7 +20,9 @@ export interface Scratch {
 }
 
 export function makeScratch(policy: SandboxPolicy): Scratch {
-  const dir = mkdtempSync(join(tmpdir(), 'relais-sandbox-'));
+  // What killed runners left (their logins' copies too) goes, once per process, in the background.
+  void sweepLeftoverScratchOnce();
+  const dir = mkdtempSync(join(tmpdir(), scratchPrefix('sandbox')));
   mkdirSync(join(dir, 'home'));
   mkdirSync(join(dir, 'tmp'));
   copyInto(policy.homeFiles, join(dir, 'home'));

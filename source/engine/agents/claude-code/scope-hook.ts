@@ -2,6 +2,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import micromatch from 'micromatch';
+import { scratchPrefix } from '../../sandbox/leftover-scratch.js';
 
 /**
  * Scope enforced BEFORE the write, inside Claude Code itself (issue 14: "out-of-scope
@@ -61,7 +62,9 @@ export interface InstalledHook {
 }
 
 export function installScopeHook(fence: WriteFence, root: string, node = process.execPath): InstalledHook {
-  const dir = mkdtempSync(join(tmpdir(), 'relais-scope-hook-'));
+  // Named for this runner: one killed before it could remove the folder leaves it to the next
+  // runner's sweep (sandbox/leftover-scratch.ts, started with the first sandboxed process).
+  const dir = mkdtempSync(join(tmpdir(), scratchPrefix('scope-hook')));
   const re = (glob: string) => {
     const made = micromatch.makeRe(glob, { dot: true });
     return { source: made.source, flags: made.flags };
