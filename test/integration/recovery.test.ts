@@ -154,7 +154,35 @@ describe('recovery after a killed run', () => {
       expect(left.filter((n) => n.startsWith('relais-sandbox-')).length).toBeGreaterThan(0);
       expect(left.filter((n) => n.startsWith('relais-scope-hook-')).length).toBeGreaterThan(0);
       for (const n of left)
-        expect(n).toMatch(new RegExp(`^relais-(sandbox|scope-hook)-\\d+\\.${cli.pid}\\.\\d+-`));
+        expect(n).toMatch(new RegExp(`^relais-(sandbox|scope-hook)-[0-9a-f]{8}\\.${cli.pid}\\.\\d+-`));
+      const next = project.cliSync(['run'], { TMPDIR: tmp });
+      expect(next.code, next.stdout).toBe(0);
+      expect(project.report().code).toBe('SUCCESS');
+      expect(readdirSync(tmp)).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('a next run without the sandbox sweeps them too, at its end', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n' });
+    project.scenario({ orchestrator: [{ hang: true }] });
+    const tmp = mkdtempSync(join(tmpdir(), 'relais-recovery-tmp-'));
+    try {
+      // Killed while its orchestrator runs (its scratch HOME made before this step is shown): no
+      // build began, so there is nothing to recover and the config can change before the next run.
+      const cli = project.cli(['run'], { env: { TMPDIR: tmp } });
+      await cli.waitFor('Step: ORCHESTRATE');
+      cli.signal('SIGKILL');
+      await cli.done;
+      expect(readdirSync(tmp).filter((n) => n.startsWith('relais-sandbox-')).length).toBeGreaterThan(0);
+      // A tick whose agents run unsandboxed makes no scratch folder: only its end starts the sweep.
+      // (Its scenario afresh, each answer twice: the killed orchestrator, dying, may still log a call.)
+      project.scenario({
+        orchestrator: [{ result_json: task() }, { result_json: task() }],
+        builder: [write(4), write(4)],
+      });
+      project.commitConfig(unsandboxed('this run must start no sandboxed process at all'));
       const next = project.cliSync(['run'], { TMPDIR: tmp });
       expect(next.code, next.stdout).toBe(0);
       expect(project.report().code).toBe('SUCCESS');

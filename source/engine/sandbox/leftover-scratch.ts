@@ -1,8 +1,8 @@
-import { lstatSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processStartTicks } from '../supervise/process-tree.js';
+import { processesMarkedByPid } from '../supervise/process-tree.js';
 
 /**
  * The temp folders a runner makes for its agents (a sandboxed process's scratch HOME, with its
@@ -12,72 +12,132 @@ import { processStartTicks } from '../supervise/process-tree.js';
  * alone left about 40 a run). So each folder's name says whose it is, and a runner sweeps, once,
  * those of runners that are gone.
  *
- * Whose: the PID namespace, the pid and the pid's start time (field 22 of /proc/<pid>/stat). A
- * folder is removed only when its owner is provably gone, the way a stale lock is reclaimed
- * (workspace/lock.ts): same PID namespace (a temp folder shared with a container names pids that
- * mean nothing here), and that pid no longer running or now another process (another start
- * time). It must also be a real folder (never a symbolic link) of this user. Without /proc the
- * owner cannot be checked: nothing is swept.
+ * Whose: a hash of the machine's boot and the runner's PID and time namespaces, then its pid and
+ * the pid's start time (field 22 of /proc/<pid>/stat, which both namespaces shape). A folder is
+ * removed only when its owner is provably gone, the way a stale lock is reclaimed
+ * (workspace/lock.ts):
+ * - same boot and namespaces (a temp folder shared with another host or a container names pids
+ *   that mean nothing here), and a /proc that is this PID namespace's own;
+ * - that pid no longer running, or now another process (another start time); any other failure
+ *   to read it counts as running;
+ * - no process still carries a mark the gone runner gave (`RELAIS_PROCESS_MARK=<pid>.`): a
+ *   sandboxed process that outlived its runner can still write in its scratch folder, and could
+ *   swap a folder for a link while it is deleted;
+ * - a real folder (never a link) of this user, deleted by the system's GNU `rm -rf
+ *   --one-file-system` (never one found on PATH), which walks by open folders rather than by
+ *   path, so a folder swapped for a link mid-way is not followed (Node's recursive rm would follow
+ *   it); an `rm` without that flag deletes nothing.
+ * Without a /proc of its own the owner cannot be checked: nothing is named for it, nothing swept.
  */
 
 export type ScratchKind = 'sandbox' | 'scope-hook';
 
-/** `relais-<kind>-<pid namespace>.<pid>.<start ticks>-` (mkdtemp adds six characters). */
+/** `relais-<kind>-<machine and namespaces>.<pid>.<start ticks>-` (mkdtemp adds six characters). */
 export function scratchPrefix(kind: ScratchKind): string {
   return `relais-${kind}-${ownerTag()}-`;
 }
 
-const LEFTOVER = /^relais-(?:sandbox|scope-hook)-(\d+)\.(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
+const LEFTOVER = /^relais-(?:sandbox|scope-hook)-([0-9a-f]{8})\.(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
 
 let tag: string | null = null;
 
 function ownerTag(): string {
-  tag ??= `${pidNamespace() ?? 'x'}.${process.pid}.${processStartTicks(process.pid) ?? 'x'}`;
+  if (tag === null) {
+    const here = placeHash();
+    const ticks = here === null ? null : startTicks(process.pid);
+    tag =
+      here !== null && ticks !== null && ticks !== 'gone'
+        ? `${here}.${process.pid}.${ticks}`
+        : `x.${process.pid}.x`;
+  }
   return tag;
 }
 
-/** The inode of this process's PID namespace (`pid:[4026531836]`), or null without /proc. */
-function pidNamespace(): string | null {
+/**
+ * The boot and the PID and time namespaces this process sees, hashed (FNV-1a, 8 hex digits: a
+ * name stays short, HOME and TMPDIR sit inside it and Unix socket paths end at 108 bytes). Null
+ * without a /proc of this PID namespace (one mounted for another shows another pid for "self").
+ */
+function placeHash(): string | null {
   try {
-    return /^pid:\[(\d+)\]$/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? null;
+    if (readlinkSync('/proc/self') !== String(process.pid)) return null;
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const pidNs = readlinkSync('/proc/self/ns/pid');
+    // Kernels before 5.6 have no time namespaces: one clock for all.
+    let timeNs = 'none';
+    try {
+      timeNs = readlinkSync('/proc/self/ns/time');
+    } catch {}
+    let hash = 0x811c9dc5;
+    for (const char of `${boot}|${pidNs}|${timeNs}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193);
+    return (hash >>> 0).toString(16).padStart(8, '0');
   } catch {
     return null;
   }
 }
 
+/** The start ticks of `pid`; 'gone' when it has no /proc entry; null when that cannot be read. */
+function startTicks(pid: number): string | 'gone' | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : null;
+  }
+  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+}
+
 /** Whether a folder named `name` belongs to a runner that is gone (see above). */
 export function ownerIsGone(name: string): boolean {
   const owner = LEFTOVER.exec(name);
-  const namespace = pidNamespace();
-  if (!owner || namespace === null || owner[1] !== namespace) return false;
+  if (!owner || owner[1] !== placeHash()) return false;
   const pid = Number(owner[2]);
   if (pid === process.pid) return false;
-  const ticks = processStartTicks(pid);
-  return ticks === null || ticks !== owner[3];
+  const ticks = startTicks(pid);
+  if (ticks === null) return false;
+  return (ticks === 'gone' || ticks !== owner[3]) && processesMarkedByPid(pid).length === 0;
 }
 
+/** Deletes one folder, returning whether it is gone (the process port, loaded when needed). */
+export type FolderRemover = (path: string) => Promise<boolean>;
+
+/** The system's own rm, never one found on PATH (a repository can put a folder of its own there). */
+const SYSTEM_RM = ['/usr/bin/rm', '/bin/rm'];
+
+const removeWithRm: FolderRemover = async (path) => {
+  const rm = SYSTEM_RM.find((candidate) => existsSync(candidate));
+  if (!rm) return false;
+  const { runProcess } = await import('../supervise/run-process.js');
+  const ran = await runProcess({
+    cmd: rm,
+    args: ['-rf', '--one-file-system', '--', path],
+    cwd: '/',
+    env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' },
+    timeoutMs: 120_000,
+  });
+  return ran.exitCode === 0;
+};
+
 /**
- * Removes the scratch folders of runners that are gone from `dir` (the temp folder); returns
- * their names. Never throws: a folder that cannot be read or removed is left.
+ * Removes the scratch folders of runners that are gone from `dir` (the temp folder); resolves
+ * with their names. Never rejects: a folder that cannot be read or removed is left.
  */
-export function removeLeftoverScratch(dir: string = tmpdir(), names?: readonly string[]): string[] {
-  const removed: string[] = [];
-  let entries: readonly string[];
-  try {
-    entries = names ?? readdirSync(dir);
-  } catch {
-    return removed;
-  }
+export async function removeLeftoverScratch(
+  dir: string = tmpdir(),
+  remove: FolderRemover = removeWithRm,
+): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
   const uid = process.getuid?.();
-  for (const name of entries) {
-    if (!ownerIsGone(name)) continue;
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!LEFTOVER.test(name) || !ownerIsGone(name)) continue;
     const path = join(dir, name);
     try {
       const stat = lstatSync(path);
       if (!stat.isDirectory() || (uid !== undefined && stat.uid !== uid)) continue;
-      // rmSync removes a symbolic link inside, never what it points to.
-      rmSync(path, { recursive: true, force: true });
-      removed.push(name);
+      if (await remove(path)) removed.push(name);
     } catch {
       // Gone meanwhile, or not ours to remove: left as it is.
     }
@@ -88,17 +148,12 @@ export function removeLeftoverScratch(dir: string = tmpdir(), names?: readonly s
 let swept: Promise<string[]> | null = null;
 
 /**
- * The sweep, once per process, off the caller's path: the temp folder is listed on the thread
- * pool (a shared /tmp can hold thousands of entries), and only names that match are looked at.
+ * The sweep, once per process, beside the caller's work: the temp folder is listed on the thread
+ * pool (a shared /tmp can hold thousands of entries) and each folder deleted by its own `rm`.
+ * Started by the first sandboxed process; a tick waits for it before it ends (and starts it, when
+ * nothing sandboxed ran), so a run leaves nothing of a killed one behind it.
  */
 export function sweepLeftoverScratchOnce(): Promise<string[]> {
-  swept ??= readdir(tmpdir())
-    .then((names) =>
-      removeLeftoverScratch(
-        tmpdir(),
-        names.filter((name) => LEFTOVER.test(name)),
-      ),
-    )
-    .catch(() => []);
+  swept ??= removeLeftoverScratch().catch(() => []);
   return swept;
 }

@@ -226,6 +226,14 @@ export function processesMarkedByRunner(runnerMark: string): number[] {
   return processesWithEnv(`${PROCESS_MARK_VAR}=${runnerMark}-`);
 }
 
+/**
+ * Running processes marked by any runner that had `pid` (its marks begin `<pid>.`): what a gone
+ * runner started and is still alive, whatever its random part.
+ */
+export function processesMarkedByPid(pid: number): number[] {
+  return processesWithEnv(`${PROCESS_MARK_VAR}=${pid}.`);
+}
+
 function processesWithEnv(entry: string): number[] {
   const needle = Buffer.from(entry);
   const found: number[] = [];

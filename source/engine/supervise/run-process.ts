@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { bwrapArgs, sandboxEnv } from '../sandbox/bwrap-args.js';
-import { sweepLeftoverScratchOnce } from '../sandbox/leftover-scratch.js';
 import type { SandboxPolicy } from '../sandbox/policy.js';
 import { makeScratch, removeScratch, type Scratch } from '../sandbox/scratch.js';
 import { LineSplitter, TailBuffer } from './line-splitter.js';
@@ -119,12 +118,7 @@ export async function runProcess(spec: ProcessSpec): Promise<ProcessResult> {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
     return base({ exitCode: null, signal: null, spawnError: code, timedOut: false, aborted: false });
   } finally {
-    if (child?.scratch) {
-      removeScratch(child.scratch);
-      // Started with the first scratch folder (sandbox/leftover-scratch.ts); done by now, almost
-      // always: a call returns once what killed runners left is gone too.
-      await sweepLeftoverScratchOnce();
-    }
+    if (child?.scratch) removeScratch(child.scratch);
   }
 }
 

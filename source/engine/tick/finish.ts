@@ -4,6 +4,7 @@ import { compactLooseRefs, LOOSE_REFS_LIMIT } from '../judge/compact-refs.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { WorkspaceState } from '../protocol/state.js';
+import { sweepLeftoverScratchOnce } from '../sandbox/leftover-scratch.js';
 import type { Block, TickSetup } from '../session/preflight.js';
 import { NEWEST_RUNS_KEPT } from '../workspace/history.js';
 import { keepHistoryTally } from '../workspace/history-tally.js';
@@ -164,6 +165,9 @@ async function writeReports(
     }
     await keepTally(setup, record);
   }
+  // What killed runners left in the temp folder (sandbox/leftover-scratch.ts): usually swept long
+  // ago, beside the first sandboxed process; started here when nothing sandboxed ran.
+  await sweepLeftoverScratchOnce();
   bus.emit({ type: 'phase.changed', phase: 'END' });
   return announce(record, written.ok ? report : null, state, options);
 }
