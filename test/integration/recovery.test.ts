@@ -134,31 +134,44 @@ describe('recovery after a killed run', () => {
     expect(project.read('src/a.ts')).toBe('export const a = 4;\n');
   });
 
+  /**
+   * In a temp folder of the test's own (what is in it is exactly what these runs made): starts
+   * `relais run`, kills it outright once it has printed `at`, and returns the folder and its pid.
+   */
+  async function killedWithTmpAt(at: string, builderToo = false): Promise<{ tmp: string; pid: number }> {
+    const tmp = mkdtempSync(join(tmpdir(), 'relais-recovery-tmp-'));
+    const cli = project.cli(['run'], { env: { TMPDIR: tmp } });
+    await cli.waitFor(at);
+    const builderPid = builderToo ? liveHostPidOf(project.scenarioPath, 'builder') : null;
+    cli.signal('SIGKILL');
+    await cli.done;
+    if (builderPid !== null) waitUntilDeadSync([builderPid], 5000);
+    return { tmp, pid: cli.pid };
+  }
+
+  /** The next run, in the same temp folder: it succeeds and leaves the folder empty. */
+  function nextRunSweeps(tmp: string): void {
+    const next = project.cliSync(['run'], { TMPDIR: tmp });
+    expect(next.code, next.stdout).toBe(0);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(readdirSync(tmp)).toEqual([]);
+  }
+
   it("a SIGKILL of the runner leaves its agents' temp folders to the next run, which removes them", async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [{ say: 'busy', hang: true }, write(4)],
     });
-    // A temp folder of the test's own: what is in it is exactly what these two runs made.
-    const tmp = mkdtempSync(join(tmpdir(), 'relais-recovery-tmp-'));
+    const { tmp, pid } = await killedWithTmpAt('builder: busy', true);
     try {
-      const cli = project.cli(['run'], { env: { TMPDIR: tmp } });
-      await cli.waitFor('builder: busy');
-      const builderPid = liveHostPidOf(project.scenarioPath, 'builder');
-      cli.signal('SIGKILL');
-      await cli.done;
-      waitUntilDeadSync([builderPid], 5000);
       const left = readdirSync(tmp);
       // The builder's scratch HOME and its scope hook, named for the killed runner.
       expect(left.filter((n) => n.startsWith('relais-sandbox-')).length).toBeGreaterThan(0);
       expect(left.filter((n) => n.startsWith('relais-scope-hook-')).length).toBeGreaterThan(0);
       for (const n of left)
-        expect(n).toMatch(new RegExp(`^relais-(sandbox|scope-hook)-[0-9a-f]{8}\\.${cli.pid}\\.\\d+-`));
-      const next = project.cliSync(['run'], { TMPDIR: tmp });
-      expect(next.code, next.stdout).toBe(0);
-      expect(project.report().code).toBe('SUCCESS');
-      expect(readdirSync(tmp)).toEqual([]);
+        expect(n).toMatch(new RegExp(`^relais-(sandbox|scope-hook)-[0-9a-f]{8}\\.${pid}\\.\\d+-`));
+      nextRunSweeps(tmp);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
@@ -167,14 +180,10 @@ describe('recovery after a killed run', () => {
   it('a next run without the sandbox sweeps them too, at its end', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({ orchestrator: [{ hang: true }] });
-    const tmp = mkdtempSync(join(tmpdir(), 'relais-recovery-tmp-'));
+    // Killed while its orchestrator runs (its scratch HOME made before this step is shown): no
+    // build began, so there is nothing to recover and the config can change before the next run.
+    const { tmp } = await killedWithTmpAt('Step: ORCHESTRATE');
     try {
-      // Killed while its orchestrator runs (its scratch HOME made before this step is shown): no
-      // build began, so there is nothing to recover and the config can change before the next run.
-      const cli = project.cli(['run'], { env: { TMPDIR: tmp } });
-      await cli.waitFor('Step: ORCHESTRATE');
-      cli.signal('SIGKILL');
-      await cli.done;
       expect(readdirSync(tmp).filter((n) => n.startsWith('relais-sandbox-')).length).toBeGreaterThan(0);
       // A tick whose agents run unsandboxed makes no scratch folder: only its end starts the sweep.
       // (Its scenario afresh, each answer twice: the killed orchestrator, dying, may still log a call.)
@@ -183,10 +192,7 @@ describe('recovery after a killed run', () => {
         builder: [write(4), write(4)],
       });
       project.commitConfig(unsandboxed('this run must start no sandboxed process at all'));
-      const next = project.cliSync(['run'], { TMPDIR: tmp });
-      expect(next.code, next.stdout).toBe(0);
-      expect(project.report().code).toBe('SUCCESS');
-      expect(readdirSync(tmp)).toEqual([]);
+      nextRunSweeps(tmp);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
