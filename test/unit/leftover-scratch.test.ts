@@ -90,6 +90,17 @@ describe('scratch folders a killed runner left', () => {
     expect(existsSync(hook)).toBe(false);
   });
 
+  it("removes every kind of folder the runner makes (the judge's index and tree copies, codex's link, the fleet's)", async () => {
+    const gone = await deadChild();
+    const kinds = ['judge', 'verified', 'codex-bin', 'gate', 'tree'];
+    for (const kind of kinds) folder(name(kind, place, gone.pid, gone.ticks), false);
+    expect((await removeLeftoverScratch(dir)).sort()).toEqual(
+      kinds.map((kind) => name(kind, place, gone.pid, gone.ticks)).sort(),
+    );
+    for (const kind of kinds)
+      expect(scratchPrefix(kind as 'judge')).toMatch(new RegExp(`^relais-${kind}-${place}\\.`));
+  });
+
   it("keeps a live runner's folders, and this process's own", async () => {
     const live = liveChild();
     const theirs = folder(name('sandbox', place, live.pid, live.ticks));
@@ -125,7 +136,7 @@ describe('scratch folders a killed runner left', () => {
     const other = folder(name('sandbox', elsewhere, gone.pid, gone.ticks));
     const unnamed = folder('relais-sandbox-AbC123');
     const unchecked = folder(`relais-sandbox-x.${gone.pid}.x-AbC123`);
-    const notOurs = folder(`relais-verified-${place}.${gone.pid}.${gone.ticks}-AbC123`);
+    const notOurs = folder(`relais-test-${place}.${gone.pid}.${gone.ticks}-AbC123`);
     expect(await removeLeftoverScratch(dir)).toEqual([]);
     for (const path of [other, unnamed, unchecked, notOurs]) expect(existsSync(path)).toBe(true);
   });

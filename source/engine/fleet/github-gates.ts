@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { secretsIn } from '../judge/secrets.js';
+import { scratchPrefix } from '../sandbox/leftover-scratch.js';
 import { runProcess } from '../supervise/run-process.js';
 import { runnerToolEnv } from '../workspace/tool-path.js';
 import type { GateReply, GateWait } from './gate-wait.js';
@@ -114,7 +115,7 @@ export async function announceGate(
   ].join('\n');
   // What a gate shows comes partly from agents: a body that looks like it holds a secret is not posted.
   if (secretsIn(body).length > 0) return false;
-  const dir = await mkdtemp(join(tmpdir(), 'relais-gate-'));
+  const dir = await mkdtemp(join(tmpdir(), scratchPrefix('gate')));
   try {
     const file = join(dir, 'body.md');
     await writeFile(file, body);

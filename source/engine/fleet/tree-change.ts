@@ -2,6 +2,7 @@ import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { Git } from '../judge/git.js';
+import { scratchPrefix } from '../sandbox/leftover-scratch.js';
 
 /**
  * What an agent call did to the worktree, as git objects: the tree of the worktree before and
@@ -33,7 +34,7 @@ export async function workTreeOf(cwd: string, env: NodeJS.ProcessEnv): Promise<W
 /** The worktree's content as a tree object id (written to the object store). */
 export async function treeOf(tree: WorkTree): Promise<string> {
   const { git } = tree;
-  const scratch = await mkdtemp(join(tmpdir(), 'relais-tree-'));
+  const scratch = await mkdtemp(join(tmpdir(), scratchPrefix('tree')));
   const index = join(scratch, 'index');
   try {
     const real = await git.text(['rev-parse', '--git-path', 'index']);

@@ -1,6 +1,7 @@
 import { lstat, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { scratchPrefix } from '../sandbox/leftover-scratch.js';
 import { type Git, splitNul } from './git.js';
 import type { IgnoredChange } from './ignored-files.js';
 import type { StatusListing } from './ignored-listing.js';
@@ -119,7 +120,7 @@ function statusOf(change: 'created' | 'modified' | 'deleted'): TouchStatus {
 }
 
 async function createJudgeIndex(git: Git, base: string, before: IndexCopy | null): Promise<JudgeIndex> {
-  const dir = await mkdtemp(join(tmpdir(), 'relais-judge-'));
+  const dir = await mkdtemp(join(tmpdir(), scratchPrefix('judge')));
   const file = join(dir, 'index');
   const env = { GIT_INDEX_FILE: file };
   const dispose = () => rm(dir, { recursive: true, force: true });

@@ -1,6 +1,7 @@
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scratchPrefix } from '../sandbox/leftover-scratch.js';
 import { type Git, splitNul } from './git.js';
 import { statOrNull } from './stat-or-null.js';
 import type { JudgeIndex } from './touched-set.js';
@@ -42,7 +43,7 @@ export function worktreeDiskIndex(git: Git, gitDir: string): Promise<DiskIndex> 
 }
 
 async function diskIndexFrom(git: Git, source: string, add: readonly string[]): Promise<DiskIndex> {
-  const dir = await mkdtemp(join(tmpdir(), 'relais-verified-'));
+  const dir = await mkdtemp(join(tmpdir(), scratchPrefix('verified')));
   const copy = join(dir, 'index');
   const env = { GIT_INDEX_FILE: copy };
   try {

@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { processesMarkedByPid } from '../supervise/process-tree.js';
 
 /**
- * The temp folders a runner makes for its agents (a sandboxed process's scratch HOME, with its
- * private copies of the CLIs' logins; a scope hook's rules) are removed when each process ends.
+ * The temp folders a runner makes (a sandboxed agent's scratch HOME, with its private copies of
+ * the CLIs' logins; a scope hook's rules; the judge's copies of the index and of the tree) are
+ * removed when each is done.
  * A runner that is killed (SIGKILL, the OOM killer) cannot remove them: before this, every such
  * kill left them in the temp folder until the next reboot, login copies included (the test suite
  * alone left about 40 a run). So each folder's name says whose it is, and a runner sweeps, once,
@@ -30,14 +31,16 @@ import { processesMarkedByPid } from '../supervise/process-tree.js';
  * Without a /proc of its own the owner cannot be checked: nothing is named for it, nothing swept.
  */
 
-export type ScratchKind = 'sandbox' | 'scope-hook';
+/** Every temp folder the runner makes: an agent's scratch, a scope hook, the judge's index and tree copies, codex's helper link, the fleet's gate and tree scratch. */
+export type ScratchKind = 'sandbox' | 'scope-hook' | 'judge' | 'verified' | 'codex-bin' | 'gate' | 'tree';
 
 /** `relais-<kind>-<machine and namespaces>.<pid>.<start ticks>-` (mkdtemp adds six characters). */
 export function scratchPrefix(kind: ScratchKind): string {
   return `relais-${kind}-${ownerTag()}-`;
 }
 
-const LEFTOVER = /^relais-(?:sandbox|scope-hook)-([0-9a-f]{8})\.(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
+const LEFTOVER =
+  /^relais-(?:sandbox|scope-hook|judge|verified|codex-bin|gate|tree)-([0-9a-f]{8})\.(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
 
 let tag: string | null = null;
 

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { scratchPrefix } from '../../sandbox/leftover-scratch.js';
 import { findExecutable } from '../find-executable.js';
 
 /**
@@ -56,7 +57,7 @@ export async function withCodexSandboxHelper(
 ): Promise<CodexHelperPath> {
   const binary = await nativeCodex(command, env, cwd);
   if (!binary) return { env, dispose: () => undefined };
-  const dir = mkdtempSync(join(tmpdir(), 'relais-codex-bin-'));
+  const dir = mkdtempSync(join(tmpdir(), scratchPrefix('codex-bin')));
   symlinkSync(binary, join(dir, 'codex-linux-sandbox'));
   return {
     env: { ...env, PATH: env.PATH ? `${dir}${delimiter}${env.PATH}` : dir },
