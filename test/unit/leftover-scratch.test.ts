@@ -14,8 +14,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ownerIsGone,
+  type RunTool,
   removeLeftoverScratch,
   scratchPrefix,
+  systemRemover,
 } from '../../source/engine/sandbox/leftover-scratch.js';
 import { PROCESS_MARK_VAR, processStartTicks } from '../../source/engine/supervise/process-tree.js';
 
@@ -176,5 +178,44 @@ describe('scratch folders a killed runner left', () => {
     });
     expect(asked.sort()).toEqual([join(dir, a), join(dir, b)].sort());
     expect(removed).toEqual([b]);
+  });
+
+  describe("the remover: the system's GNU rm, never Node's path-by-path walk", () => {
+    /** Records each call; answers `rm --version` as `version` says, and each rm as `rmCodes` in turn. */
+    function recording(version: string, rmCodes: number[]): { run: RunTool; calls: string[][] } {
+      const calls: string[][] = [];
+      const run: RunTool = async (cmd, args) => {
+        calls.push([cmd, ...args]);
+        if (args[0] === '--version') return { exitCode: 0, stdout: version };
+        if (cmd.endsWith('/rm')) return { exitCode: rmCodes.shift() ?? 1, stdout: '' };
+        return { exitCode: 0, stdout: '' };
+      };
+      return { run, calls };
+    }
+
+    it('runs the absolute rm with --one-file-system, once it said it is GNU', async () => {
+      const { run, calls } = recording('rm (GNU coreutils) 9.1\n', [0]);
+      expect(await systemRemover(run)('/tmp/relais-sandbox-x')).toBe(true);
+      expect(calls[0]).toEqual([expect.stringMatching(/^\/(usr\/)?bin\/rm$/), '--version']);
+      expect(calls[1]).toEqual([calls[0]?.[0], '-rf', '--one-file-system', '--', '/tmp/relais-sandbox-x']);
+      expect(calls).toHaveLength(2);
+    });
+
+    it('deletes nothing with another rm (its walk may follow a swapped folder)', async () => {
+      const { run, calls } = recording('rm (uutils coreutils) 0.2.2\n', [0]);
+      expect(await systemRemover(run)('/tmp/relais-sandbox-x')).toBe(false);
+      expect(calls).toHaveLength(1);
+    });
+
+    it('makes a folder writable (GNU chmod, no link followed) and deletes it again when rm could not', async () => {
+      const { run, calls } = recording('rm (GNU coreutils) 9.1\n', [1, 0]);
+      expect(await systemRemover(run)('/tmp/relais-sandbox-x')).toBe(true);
+      expect(calls.slice(1).map((c) => c.slice(1))).toEqual([
+        ['-rf', '--one-file-system', '--', '/tmp/relais-sandbox-x'],
+        ['-R', 'u+rwx', '--', '/tmp/relais-sandbox-x'],
+        ['-rf', '--one-file-system', '--', '/tmp/relais-sandbox-x'],
+      ]);
+      expect(calls[2]?.[0]).toMatch(/^\/(usr\/)?bin\/chmod$/);
+    });
   });
 });

@@ -25,9 +25,9 @@ import { processesMarkedByPid } from '../supervise/process-tree.js';
  *   sandboxed process that outlived its runner can still write in its scratch folder, and could
  *   swap a folder for a link while it is deleted;
  * - a real folder (never a link) of this user, deleted by the system's GNU `rm -rf
- *   --one-file-system` (never one found on PATH), which walks by open folders rather than by
- *   path, so a folder swapped for a link mid-way is not followed (Node's recursive rm would follow
- *   it); an `rm` without that flag deletes nothing.
+ *   --one-file-system` (never one found on PATH; `systemRemover`), which walks by open folders
+ *   rather than by path, so a folder swapped for a link mid-way is not followed (Node's recursive
+ *   rm would follow it); without GNU's rm nothing is deleted.
  * Without a /proc of its own the owner cannot be checked: nothing is named for it, nothing swept.
  */
 
@@ -103,25 +103,59 @@ export function ownerIsGone(name: string): boolean {
   return (ticks === 'gone' || ticks !== owner[3]) && processesMarkedByPid(pid).length === 0;
 }
 
-/** Deletes one folder, returning whether it is gone (the process port, loaded when needed). */
+/** Deletes one folder, returning whether it is gone. */
 export type FolderRemover = (path: string) => Promise<boolean>;
 
-/** The system's own rm, never one found on PATH (a repository can put a folder of its own there). */
-const SYSTEM_RM = ['/usr/bin/rm', '/bin/rm'];
+/** What the remover needs of the process port (injected by tests; loaded on first use). */
+export type RunTool = (
+  cmd: string,
+  args: readonly string[],
+) => Promise<{ exitCode: number | null; stdout: string }>;
 
-const removeWithRm: FolderRemover = async (path) => {
-  const rm = SYSTEM_RM.find((candidate) => existsSync(candidate));
-  if (!rm) return false;
+/** The system's own tools, never ones found on PATH (a repository can put a folder of its own there). */
+const SYSTEM_BIN = ['/usr/bin', '/bin'];
+
+const runTool: RunTool = async (cmd, args) => {
   const { runProcess } = await import('../supervise/run-process.js');
   const ran = await runProcess({
-    cmd: rm,
-    args: ['-rf', '--one-file-system', '--', path],
+    cmd,
+    args,
     cwd: '/',
-    env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' },
+    env: { PATH: SYSTEM_BIN.join(':'), LC_ALL: 'C' },
     timeoutMs: 120_000,
   });
-  return ran.exitCode === 0;
+  return { exitCode: ran.exitCode, stdout: ran.stdoutTail };
 };
+
+/**
+ * GNU `rm -rf --one-file-system`, by absolute path, once `rm --version` has said it is GNU's: its
+ * walk goes through open folders (openat with O_NOFOLLOW, unlinkat), which another
+ * implementation need not do. A folder it cannot delete (read-only subfolders, as a Go module
+ * cache makes them, when not run as root) is made writable by GNU `chmod -R u+rwx` (which does not
+ * follow links either) and deleted again.
+ */
+export function systemRemover(run: RunTool = runTool): FolderRemover {
+  let gnu: Promise<{ rm: string; chmod: string } | null> | null = null;
+  const tools = () => {
+    gnu ??= (async () => {
+      const dir = SYSTEM_BIN.find((bin) => existsSync(join(bin, 'rm')) && existsSync(join(bin, 'chmod')));
+      if (!dir) return null;
+      const version = await run(join(dir, 'rm'), ['--version']);
+      return version.exitCode === 0 && version.stdout.startsWith('rm (GNU coreutils)')
+        ? { rm: join(dir, 'rm'), chmod: join(dir, 'chmod') }
+        : null;
+    })().catch(() => null);
+    return gnu;
+  };
+  return async (path) => {
+    const found = await tools();
+    if (!found) return false;
+    const remove = () => run(found.rm, ['-rf', '--one-file-system', '--', path]);
+    if ((await remove()).exitCode === 0) return true;
+    await run(found.chmod, ['-R', 'u+rwx', '--', path]);
+    return (await remove()).exitCode === 0;
+  };
+}
 
 /**
  * Removes the scratch folders of runners that are gone from `dir` (the temp folder); resolves
@@ -129,7 +163,7 @@ const removeWithRm: FolderRemover = async (path) => {
  */
 export async function removeLeftoverScratch(
   dir: string = tmpdir(),
-  remove: FolderRemover = removeWithRm,
+  remove: FolderRemover = systemRemover(),
 ): Promise<string[]> {
   const names = await readdir(dir).catch(() => [] as string[]);
   const uid = process.getuid?.();
@@ -159,4 +193,19 @@ let swept: Promise<string[]> | null = null;
 export function sweepLeftoverScratchOnce(): Promise<string[]> {
   swept ??= removeLeftoverScratch().catch(() => []);
   return swept;
+}
+
+/**
+ * Waits for the sweep at most `maxMs` (a tick's end must not wait on a huge leftover, or on an
+ * `rm` stuck in a hung filesystem): what is left is still being deleted by `rm`, which outlives
+ * the runner, or is left to the next one.
+ */
+export async function sweepLeftoverScratchWithin(maxMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, maxMs);
+    timer.unref();
+  });
+  await Promise.race([sweepLeftoverScratchOnce(), limit]);
+  clearTimeout(timer);
 }

@@ -49,5 +49,10 @@ function copyInto(files: readonly string[], dir: string): void {
 /** After the process: refreshed logins go back (when they pass), then everything is deleted. */
 export function removeScratch(scratch: Scratch): void {
   returnLogins(scratch.logins);
-  rmSync(scratch.dir, { recursive: true, force: true });
+  try {
+    rmSync(scratch.dir, { recursive: true, force: true });
+  } catch {
+    // A folder the agent made read-only (a Go module cache) when not run as root: left, named for
+    // this runner, to the sweep of a later one (leftover-scratch.ts), which makes it writable first.
+  }
 }

@@ -4,7 +4,7 @@ import { compactLooseRefs, LOOSE_REFS_LIMIT } from '../judge/compact-refs.js';
 import { remediationOf, verdictOf } from '../protocol/codes.js';
 import type { Report } from '../protocol/report.js';
 import type { WorkspaceState } from '../protocol/state.js';
-import { sweepLeftoverScratchOnce } from '../sandbox/leftover-scratch.js';
+import { sweepLeftoverScratchWithin } from '../sandbox/leftover-scratch.js';
 import type { Block, TickSetup } from '../session/preflight.js';
 import { NEWEST_RUNS_KEPT } from '../workspace/history.js';
 import { keepHistoryTally } from '../workspace/history-tally.js';
@@ -19,6 +19,9 @@ import {
   writeReportFiles,
   writeWriteFailure,
 } from './write-outputs.js';
+
+/** How long a tick's end waits for the sweep of what killed runners left (the rest goes on without it). */
+const LEFTOVER_SWEEP_WAIT_MS = 3000;
 
 /** REPORT and END (seed 000 §7 states 6-7) for every way a tick can end. */
 
@@ -167,7 +170,7 @@ async function writeReports(
   }
   // What killed runners left in the temp folder (sandbox/leftover-scratch.ts): usually swept long
   // ago, beside the first sandboxed process; started here when nothing sandboxed ran.
-  await sweepLeftoverScratchOnce();
+  await sweepLeftoverScratchWithin(LEFTOVER_SWEEP_WAIT_MS);
   bus.emit({ type: 'phase.changed', phase: 'END' });
   return announce(record, written.ok ? report : null, state, options);
 }
