@@ -180,9 +180,9 @@ describe('recovery after a killed run', () => {
   it('a next run without the sandbox sweeps them too, at its end', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n' });
     project.scenario({ orchestrator: [{ hang: true }] });
-    // Killed while its orchestrator runs (its scratch HOME made before this step is shown): no
+    // Killed while its orchestrator runs (its scratch HOME made before its call is shown): no
     // build began, so there is nothing to recover and the config can change before the next run.
-    const { tmp } = await killedWithTmpAt('Step: ORCHESTRATE');
+    const { tmp } = await killedWithTmpAt('orchestrator started');
     try {
       expect(readdirSync(tmp).filter((n) => n.startsWith('relais-sandbox-')).length).toBeGreaterThan(0);
       // A tick whose agents run unsandboxed makes no scratch folder: only its end starts the sweep.

@@ -197,8 +197,8 @@ export function sweepLeftoverScratchOnce(): Promise<string[]> {
 
 /**
  * Waits for the sweep at most `maxMs` (a tick's end must not wait on a huge leftover, or on an
- * `rm` stuck in a hung filesystem): what is left is still being deleted by `rm`, which outlives
- * the runner, or is left to the next one.
+ * `rm` stuck in a hung filesystem). An `rm` still at work goes on beside the rest of the command;
+ * one the runner's exit ends leaves the rest of its folder to the next runner's sweep.
  */
 export async function sweepLeftoverScratchWithin(maxMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
