@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
+import { sweepLeftoverScratchOnce } from '../../source/engine/sandbox/leftover-scratch.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
 import { liveProcessesOf } from '../support/host-pid.js';
 import { fresh, processOf, watchedTick } from '../support/prestart-watch.js';
@@ -96,6 +97,8 @@ describe('the builder started on the orchestrator answer', () => {
     ]);
     expect(readFileSync(join(project.root, 'src/a.ts'), 'utf8')).toBe('export const a = 2;\n');
     expect(scopeHooksLeft()).toEqual([]);
+    // The sweep of what killed runners left runs `rm` as processes of its own.
+    await sweepLeftoverScratchOnce();
     expect(liveGroups.size).toBe(0);
   });
 
@@ -160,6 +163,8 @@ describe('the builder started on the orchestrator answer', () => {
     expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
     expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
     expect(scopeHooksLeft()).toEqual([]);
+    // The sweep of what killed runners left runs `rm` as processes of its own.
+    await sweepLeftoverScratchOnce();
     expect(liveGroups.size).toBe(0);
   });
 

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
 import { EngineBus } from '../../source/engine/events.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
+import { sweepLeftoverScratchOnce } from '../../source/engine/sandbox/leftover-scratch.js';
 import { agentSandbox, resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
 import { prestartProcess } from '../../source/engine/supervise/run-process.js';
@@ -51,6 +52,8 @@ describe('the orchestrator started once preflight has passed', () => {
     expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder']);
     expect(project.starts()).toHaveLength(2);
     expect(project.calls()[0]?.prompt).toBe(orchestrator?.userPrompt);
+    // The sweep of what killed runners left runs `rm` as processes of its own.
+    await sweepLeftoverScratchOnce();
     expect(liveGroups.size).toBe(0);
   });
 
@@ -72,6 +75,8 @@ describe('the orchestrator started once preflight has passed', () => {
     expect(seen.prestarted).toEqual([]);
     expect(seen.ran).toEqual([]);
     expect(project.starts()).toEqual([]);
+    // The sweep of what killed runners left runs `rm` as processes of its own.
+    await sweepLeftoverScratchOnce();
     expect(liveGroups.size).toBe(0);
   });
 
@@ -105,6 +110,8 @@ describe('the orchestrator started once preflight has passed', () => {
       expect(project.report().code).toBe('STOP_INTERRUPTED');
       expect(seen.prestarted).toHaveLength(1);
       expect(project.calls()).toEqual([]);
+      // The sweep of what killed runners left runs `rm` as processes of its own.
+      await sweepLeftoverScratchOnce();
       expect(liveGroups.size).toBe(0);
       expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
     }
@@ -145,6 +152,8 @@ describe('a prestarted process nobody adopts', () => {
         const started = await prestartProcess(spec);
         await started?.discard();
         expect(existsSync(join(root, 'out/ran'))).toBe(false);
+        // The sweep of what killed runners left runs `rm` as processes of its own.
+        await sweepLeftoverScratchOnce();
         expect(liveGroups.size).toBe(0);
       }
     } finally {
