@@ -1,8 +1,9 @@
-import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processesMarkedByPid } from '../supervise/process-tree.js';
+import { processesMarkedByPid, processStartTicksOrGone } from '../supervise/process-tree.js';
+import { currentBootId } from '../workspace/boot-id.js';
 
 /**
  * The temp folders a runner makes (a sandboxed agent's scratch HOME, with its private copies of
@@ -47,7 +48,7 @@ let tag: string | null = null;
 function ownerTag(): string {
   if (tag === null) {
     const here = placeHash();
-    const ticks = here === null ? null : startTicks(process.pid);
+    const ticks = here === null ? null : processStartTicksOrGone(process.pid);
     tag =
       here !== null && ticks !== null && ticks !== 'gone'
         ? `${here}.${process.pid}.${ticks}`
@@ -56,15 +57,22 @@ function ownerTag(): string {
   return tag;
 }
 
+let place: string | null | undefined;
+
 /**
  * The boot and the PID and time namespaces this process sees, hashed (FNV-1a, 8 hex digits: a
- * name stays short, HOME and TMPDIR sit inside it and Unix socket paths end at 108 bytes). Null
- * without a /proc of this PID namespace (one mounted for another shows another pid for "self").
+ * name stays short, HOME and TMPDIR sit inside it and Unix socket paths end at 108 bytes); read
+ * once, none of them changes while the process lives. Null without a /proc of this PID namespace
+ * (one mounted for another shows another pid for "self").
  */
 function placeHash(): string | null {
+  if (place === undefined) place = readPlace();
+  return place;
+}
+
+function readPlace(): string | null {
   try {
     if (readlinkSync('/proc/self') !== String(process.pid)) return null;
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const pidNs = readlinkSync('/proc/self/ns/pid');
     // Kernels before 5.6 have no time namespaces: one clock for all.
     let timeNs = 'none';
@@ -72,35 +80,29 @@ function placeHash(): string | null {
       timeNs = readlinkSync('/proc/self/ns/time');
     } catch {}
     let hash = 0x811c9dc5;
-    for (const char of `${boot}|${pidNs}|${timeNs}`) hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193);
+    for (const char of `${currentBootId()}|${pidNs}|${timeNs}`)
+      hash = Math.imul(hash ^ char.charCodeAt(0), 0x01000193);
     return (hash >>> 0).toString(16).padStart(8, '0');
   } catch {
     return null;
   }
 }
 
-/** The start ticks of `pid`; 'gone' when it has no /proc entry; null when that cannot be read. */
-function startTicks(pid: number): string | 'gone' | null {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ESRCH' ? 'gone' : null;
-  }
-  // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-}
-
-/** Whether a folder named `name` belongs to a runner that is gone (see above). */
-export function ownerIsGone(name: string): boolean {
+/**
+ * Whether a folder named `name` belongs to a runner that is gone (see above). `leftAlive` says
+ * whether a process that runner marked still runs (one /proc scan: a sweep asks once per pid).
+ */
+export function ownerIsGone(
+  name: string,
+  leftAlive: (pid: number) => boolean = (pid) => processesMarkedByPid(pid).length > 0,
+): boolean {
   const owner = LEFTOVER.exec(name);
   if (!owner || owner[1] !== placeHash()) return false;
   const pid = Number(owner[2]);
   if (pid === process.pid) return false;
-  const ticks = startTicks(pid);
+  const ticks = processStartTicksOrGone(pid);
   if (ticks === null) return false;
-  return (ticks === 'gone' || ticks !== owner[3]) && processesMarkedByPid(pid).length === 0;
+  return (ticks === 'gone' || ticks !== owner[3]) && !leftAlive(pid);
 }
 
 /** Deletes one folder, returning whether it is gone. */
@@ -168,8 +170,13 @@ export async function removeLeftoverScratch(
   const names = await readdir(dir).catch(() => [] as string[]);
   const uid = process.getuid?.();
   const removed: string[] = [];
+  const alive = new Map<number, boolean>();
+  const leftAlive = (pid: number) => {
+    if (!alive.has(pid)) alive.set(pid, processesMarkedByPid(pid).length > 0);
+    return alive.get(pid) === true;
+  };
   for (const name of names) {
-    if (!LEFTOVER.test(name) || !ownerIsGone(name)) continue;
+    if (!LEFTOVER.test(name) || !ownerIsGone(name, leftAlive)) continue;
     const path = join(dir, name);
     try {
       const stat = lstatSync(path);
@@ -196,9 +203,9 @@ export function sweepLeftoverScratchOnce(): Promise<string[]> {
 }
 
 /**
- * Waits for the sweep at most `maxMs` (a tick's end must not wait on a huge leftover, or on an
- * `rm` stuck in a hung filesystem). An `rm` still at work goes on beside the rest of the command;
- * one the runner's exit ends leaves the rest of its folder to the next runner's sweep.
+ * Waits for the sweep at most `maxMs`: a tick's end (its verdict, its reports, its lock) does not
+ * wait on a huge leftover. An `rm` still at work goes on; the process exits once it is done (a
+ * forced exit ends it, and the rest of its folder is left to the next runner's sweep).
  */
 export async function sweepLeftoverScratchWithin(maxMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -158,12 +158,18 @@ function trySignal(target: number, signal: NodeJS.Signals): void {
 
 /** Fields of /proc/<pid>/stat after the command name, or null when the process is gone. */
 function statFields(pid: number): string[] | null {
+  const read = statFieldsOrError(pid);
+  return Array.isArray(read) ? read : null;
+}
+
+/** The same fields, or the read's error code (ENOENT: no such process; EACCES, EMFILE...). */
+function statFieldsOrError(pid: number): string[] | string {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code ?? 'EIO';
   }
 }
 
@@ -184,6 +190,16 @@ export function waitUntilDeadSync(pids: readonly number[], maxMs: number): void 
 /** Start time of a process in clock ticks (field 22 of /proc/<pid>/stat), or null off Linux. */
 export function processStartTicks(pid: number): string | null {
   return statFields(pid)?.[19] ?? null;
+}
+
+/**
+ * The same, for deciding that a process is gone: 'gone' only when /proc has no such process,
+ * null when it could not be read for another reason (too many open files, no permission).
+ */
+export function processStartTicksOrGone(pid: number): string | 'gone' | null {
+  const read = statFieldsOrError(pid);
+  if (!Array.isArray(read)) return read === 'ENOENT' || read === 'ESRCH' ? 'gone' : null;
+  return read[19] ?? null;
 }
 
 /** Running (not gone, not a zombie waiting to be reaped). */
