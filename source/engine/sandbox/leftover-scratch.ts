@@ -33,15 +33,15 @@ import { currentBootId } from '../workspace/boot-id.js';
  */
 
 /** Every temp folder the runner makes: an agent's scratch, a scope hook, the judge's index and tree copies, codex's helper link, the fleet's gate and tree scratch. */
-export type ScratchKind = 'sandbox' | 'scope-hook' | 'judge' | 'verified' | 'codex-bin' | 'gate' | 'tree';
+const KINDS = ['sandbox', 'scope-hook', 'judge', 'verified', 'codex-bin', 'gate', 'tree'] as const;
+export type ScratchKind = (typeof KINDS)[number];
 
 /** `relais-<kind>-<machine and namespaces>.<pid>.<start ticks>-` (mkdtemp adds six characters). */
 export function scratchPrefix(kind: ScratchKind): string {
   return `relais-${kind}-${ownerTag()}-`;
 }
 
-const LEFTOVER =
-  /^relais-(?:sandbox|scope-hook|judge|verified|codex-bin|gate|tree)-([0-9a-f]{8})\.(\d+)\.(\d+)-[A-Za-z0-9]{6}$/;
+const LEFTOVER = new RegExp(`^relais-(?:${KINDS.join('|')})-([0-9a-f]{8})\\.(\\d+)\\.(\\d+)-[A-Za-z0-9]{6}$`);
 
 let tag: string | null = null;
 
