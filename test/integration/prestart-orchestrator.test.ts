@@ -80,6 +80,40 @@ describe('the orchestrator started once preflight has passed', () => {
     expect(liveGroups.size).toBe(0);
   });
 
+  it('is ended unused when a start condition read after the clean tree refuses the tick (a budget cap): no prompt reaches it', async () => {
+    project = TestProject.create();
+    project.commitConfig((c) => {
+      c.budgets.per_milestone.max_ticks = 1;
+    });
+    const state = project.state();
+    state.milestone_id = 'M1';
+    state.budgets.ticks = 1;
+    project.write('relais/STATE.json', JSON.stringify(state));
+    project.scenario(oneEdit());
+    const seen = fresh();
+    await tick(seen);
+    expect(project.report()).toMatchObject({
+      code: 'BLOCKED_BUDGET_CAP',
+      detail: 'milestone M1: ticks: 1 used, cap 1',
+    });
+    // Started once the tree was found clean, while the ledger was read; then ended, never called.
+    expect(seen.steps).toEqual([
+      'phase LOCK',
+      'phase PREFLIGHT',
+      'prestart orchestrator',
+      'phase REPORT',
+      'phase END',
+    ]);
+    expect(seen.ran).toEqual([]);
+    expect(project.calls()).toEqual([]);
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+    // The ledger the refusal read is the one it left: nothing was counted for the unused process.
+    expect(project.state().budgets).toMatchObject({ ticks: 1, orchestrator_calls: 0 });
+    // The sweep of what killed runners left runs `rm` as processes of its own.
+    await sweepLeftoverScratchOnce();
+    expect(liveGroups.size).toBe(0);
+  });
+
   it('a tick stopped before its call kills the waiting process at once: no prompt, not even an empty one, reaches an agent', async () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [{ result_json: task() }] });

@@ -79,6 +79,12 @@ export async function checkStartConditions(
   sideEffects: boolean,
   env: NodeJS.ProcessEnv,
   runCaps?: { readonly totals: RunTotals; readonly maxTicks: number | null },
+  /**
+   * Called once rows 1-4 have passed, before rows 5-7 are read: the tree is clean, so its config
+   * is the committed one. What starts here (the orchestrator's CLI, tick/prestart-agents.ts) gets
+   * nothing from a tick those rows refuse; it is ended unused.
+   */
+  treeClean?: () => void,
 ): Promise<StartCheck> {
   // A real run recovers an interrupted one before these rows; the preflight asks the same plan, so
   // `relais status --preflight` and `relais run` reach the same verdict (issue 21 item 3).
@@ -93,6 +99,7 @@ export async function checkStartConditions(
   if (!needs.ok) return { ok: false, block: needs.block, state: null };
   const dirty = await dirtyRow(setup, sideEffects);
   if (dirty) return { ok: false, block: dirty, state: null };
+  treeClean?.();
   const history = await historyRow(setup, sideEffects);
   if (history.block) return { ok: false, block: history.block, state: null };
   const crash = await crashRow(setup, sideEffects, history.listing);

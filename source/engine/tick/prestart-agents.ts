@@ -21,9 +21,11 @@ import type { TickContext } from './tick-context.js';
  */
 
 /**
- * The orchestrator's CLI, started while the tick prepares its call (the ledger, the run's history
- * folder, the prompt's values). Only once the start conditions are met: a refused tick starts no
- * agent, and the command is the committed config's. Returns what ends it if no call came.
+ * The orchestrator's CLI, started while the tick reads its last start conditions and prepares its
+ * call (the ledger, the run's history folder, the prompt's values). Only once the tree is found
+ * clean (preflight's row 4): the command is the committed config's, and a dirty tree starts
+ * nothing. A tick refused after that ends it before any call, so it never gets a prompt. Returns
+ * what ends it if no call came.
  */
 export async function prestartOrchestrator(
   setup: TickContext['setup'],
@@ -77,16 +79,22 @@ export function prestartBuilderOnAnswer(ctx: TickContext, text: string): void {
   if (!parsed.ok || !isBuildTask(parsed.value) || parsed.value.builder.mode !== 'claude_code') return;
   const task = parsed.value;
   const ignored = (async () => {
-    const fence = await fenceCheck(setup, task.scope.allowed_globs);
-    // STOP_SCOPE_OUTSIDE_CONFIG follows: no builder for it.
-    if (fence.excluded.length === task.scope.allowed_globs.length || ctx.signal.aborted) return null;
     // A folder of the task that does not exist yet widens its binds to the parent, and what the
     // build reads later would be narrower than what this process could write: no prestart then.
     if (!writableFoldersSettled(setup.sandbox, setup.facts.root, task.scope.allowed_globs)) return null;
     // The set prepareBuild computes for a builder with no driver output file (claude provider).
     const writable = writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs);
     const atMs = Date.now();
-    return { writable: JSON.stringify(writable), snapshot: await snapshotIgnoredFor(setup, writable), atMs };
+    // The picture is read (by git, in a process of its own) while the fence is checked here: both
+    // only read, and a task the fence refuses leaves the picture unused (awaited all the same:
+    // nothing of it outlives this hint).
+    const [fence, snapshot] = await Promise.all([
+      fenceCheck(setup, task.scope.allowed_globs),
+      snapshotIgnoredFor(setup, writable),
+    ]);
+    // STOP_SCOPE_OUTSIDE_CONFIG follows: no builder for it.
+    if (fence.excluded.length === task.scope.allowed_globs.length || ctx.signal.aborted) return null;
+    return { writable: JSON.stringify(writable), snapshot, atMs };
   })().catch(() => null);
   const started = ignored.then(async (taken) => {
     if (taken === null || ctx.signal.aborted) return null;

@@ -100,22 +100,46 @@ async function lockedTick(
   const setup = recovered.setup;
   record.sandbox = setup.sandbox.kind;
   warnIfSandboxOff(setup.sandbox, options.bus);
-  const start = await checkStartConditions(setup, true, options.env, options.runCaps);
-  if (!start.ok) return finishWithoutTick(setup, record, start.block, start.state, options, now);
   // Orchestrator and builder each run on their own role's provider (agents.<role>.provider);
   // wrapRunner lets a caller watch every agent call (the limit waits of `relais run` and `loop`).
   const runner = (options.wrapRunner ?? ((r: AgentRunner) => r))(
     options.agentRunner?.(setup) ??
       roleRoutedRunner(setup.config, { env: options.env, root: setup.facts.root, sandbox: setup.sandbox }),
   );
-  // Only now, the start conditions met: a refused tick starts no agent at all, and the command
-  // started is the committed config's (a dirty tree, its config included, was refused above).
-  const discardOrchestrator = await prestartOrchestrator(setup, runner, options.signal);
+  // Started once the tree is found clean, while the last start conditions are read (about 20 ms:
+  // history, the runner's files, the ledger): the command is the committed config's (a dirty
+  // tree, its config included, starts nothing), and a tick those conditions refuse ends it before
+  // any call, so it never gets a prompt.
+  const orchestrator = new PrestartedOrchestrator();
   try {
+    const start = await checkStartConditions(setup, true, options.env, options.runCaps, () =>
+      orchestrator.start(prestartOrchestrator(setup, runner, options.signal)),
+    );
+    if (!start.ok) {
+      await orchestrator.discard();
+      return finishWithoutTick(setup, record, start.block, start.state, options, now);
+    }
     return await startedAfterPreflight(setup, runner, record, start, options, now);
   } finally {
     // An orchestrator started for a call that never came (a stop before it).
-    await discardOrchestrator();
+    await orchestrator.discard();
+  }
+}
+
+/** The orchestrator's prestarted CLI, until a call adopts it or the tick ends it unused. */
+class PrestartedOrchestrator {
+  private ending: Promise<() => Promise<void>> | null = null;
+
+  start(ending: Promise<() => Promise<void>>): void {
+    // A prestart that failed left nothing to end: the call starts its own process.
+    this.ending = ending.catch(() => async () => undefined);
+  }
+
+  /** Ends it if no call adopted it; once (an adopted process is the call's to end). */
+  async discard(): Promise<void> {
+    const ending = this.ending;
+    this.ending = null;
+    await (await ending)?.();
   }
 }
 
