@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { killProcessesOf } from '../support/host-pid.js';
-import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
+import { BUILDER_OK, builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Issue 21: the first hour on a real project. Real repositories, the real CLI, the fake claude.
 
@@ -147,6 +147,44 @@ describe('recovery never moves the user commits', () => {
       expect(report.rollback.notes.join('\n')).toContain(`stays at ${mine.slice(0, 12)}`);
       const after = project.cliSync(['status']);
       expect(after.stdout).toContain(`kept aside by a recovery: files in relais/recovered/${runId}/`);
+    },
+    SLOW,
+  );
+
+  it(
+    "killed during verification after its builder committed: the tick's head on record is the builder's commit, as the judge read it",
+    async () => {
+      project = TestProject.create({ 'src/a.ts': 'a\n' }, (config) => {
+        config.verification.templates.push({
+          id: 'hang',
+          cmd: 'node',
+          args: ['-e', 'console.log("verifying"); setInterval(() => {}, 1000)'],
+        });
+        unsandboxed('the builder commits, which the sandbox refuses (.git is read-only there)')(config);
+      });
+      const base = project.head();
+      project.scenario({
+        orchestrator: [{ result_json: task({ verification: { fast: ['hang'], slow: [] } }) }],
+        builder: [
+          {
+            actions: [
+              { write: 'src/a.ts', content: 'from the builder\n' },
+              { exec: ['git', 'commit', '-qam', 'builder commit'] },
+            ],
+            result_json: BUILDER_OK,
+          },
+        ],
+      });
+      const cli = project.cli(['run']);
+      await cli.waitFor('Verify hang');
+      const built = project.head();
+      cli.signal('SIGKILL');
+      await cli.done;
+      for (const pid of findVerifyPids(project.root)) process.kill(pid, 'SIGKILL');
+      expect(built).not.toBe(base);
+      expect(project.git('log', '-1', '--format=%s').trim()).toBe('builder commit');
+      // Commits above this point are someone else's; this one is the tick's to take back.
+      expect(project.json('relais/INFLIGHT.json').tick_head).toBe(built);
     },
     SLOW,
   );

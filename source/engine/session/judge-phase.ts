@@ -125,6 +125,11 @@ export interface JudgeOutcome {
   readonly blast: BlastRadius;
   readonly blastLine: string;
   readonly notes: string[];
+  /**
+   * HEAD's commit as the judge read it, after the agent ended (null: no commit; undefined: not
+   * read, the objects being damaged).
+   */
+  readonly headAfter?: string | null;
 }
 
 export function judgeTick(setup: TickSetup, guards: BuildGuards, task: Task): Promise<JudgeOutcome> {
@@ -176,7 +181,7 @@ export async function judgeChanges(
     changed: touched.files.map((f) => f.path),
     within: guards.writable,
   });
-  const headMoved = await headMovedRead;
+  const { moved: headMoved, head: headAfter } = await headMovedRead;
   const verdict = judgeScope({
     files: touched.files,
     taskKind,
@@ -191,7 +196,7 @@ export async function judgeChanges(
     unsafeFiles: unsafe.map(describeUnsafe),
   });
   const blast = blastRadius(touched.files);
-  return { touched, verdict, blast, blastLine: blastRadiusLine(blast), notes };
+  return { touched, verdict, blast, blastLine: blastRadiusLine(blast), notes, headAfter };
 }
 
 /**
@@ -225,8 +230,14 @@ export function effectiveScopeFor(setup: TickSetup, task: Task): EffectiveScope 
   );
 }
 
-/** A4 row 9: HEAD switched branch, or the branch no longer contains base_commit. */
-async function headMovement(git: Git, facts: RepoFacts): Promise<string | null> {
+/**
+ * A4 row 9: HEAD switched branch, or the branch no longer contains base_commit (`moved`, null when
+ * it did not); and the commit HEAD names (null: none).
+ */
+async function headMovement(
+  git: Git,
+  facts: RepoFacts,
+): Promise<{ moved: string | null; head: string | null }> {
   // Both facts in one process when HEAD names a commit; otherwise one question at a time.
   const both = await git.run(['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD']);
   const [commit = '', name = ''] = both.stdout.toString('utf8').trim().split('\n');
@@ -239,18 +250,24 @@ async function headMovement(git: Git, facts: RepoFacts): Promise<string | null> 
     : name === 'HEAD'
       ? null
       : name;
-  if (branchNow !== facts.branchRef) {
-    return `HEAD moved from ${facts.branchRef ?? 'a detached HEAD'} to ${branchNow ?? 'a detached HEAD'}`;
-  }
   const head = quick
     ? commit
     : (await git.run(['rev-parse', '--verify', '-q', 'HEAD^{commit}'])).stdout.toString('utf8').trim();
-  if (!head) return 'HEAD no longer names a commit';
-  if (head === facts.head) return null;
-  const ancestor = await git.run(['merge-base', '--is-ancestor', facts.head, head]);
-  return ancestor.code === 0
-    ? null
-    : `HEAD moved to ${head.slice(0, 12)}, which does not contain base_commit ${facts.head.slice(0, 12)}`;
+  const named = head === '' ? null : head;
+  if (branchNow !== facts.branchRef) {
+    const moved = `HEAD moved from ${facts.branchRef ?? 'a detached HEAD'} to ${branchNow ?? 'a detached HEAD'}`;
+    return { moved, head: named };
+  }
+  if (!named) return { moved: 'HEAD no longer names a commit', head: null };
+  if (named === facts.head) return { moved: null, head: named };
+  const ancestor = await git.run(['merge-base', '--is-ancestor', facts.head, named]);
+  return {
+    moved:
+      ancestor.code === 0
+        ? null
+        : `HEAD moved to ${named.slice(0, 12)}, which does not contain base_commit ${facts.head.slice(0, 12)}`,
+    head: named,
+  };
 }
 
 async function escapingSymlinks(

@@ -443,7 +443,11 @@ async function buildAndJudge(ctx: TickContext, task: BuildTask, guards: BuildGua
     ledger.add(settleCall(reserved, built)),
     patch ? writeDiffPatch(setup.git, setup.facts.head, record.judge.touched, patch) : false,
     // The builder has ended: commits on top of this HEAD can only be someone else's (issue 21).
-    currentHead(setup).then((head) => recordTickHead(setup.paths, head)),
+    // The judge read it already, after the build, and only the runner has run since.
+    (record.judge.headAfter !== undefined
+      ? Promise.resolve(record.judge.headAfter)
+      : currentHead(setup)
+    ).then((head) => recordTickHead(setup.paths, head)),
   ]);
   if (settled.status === 'rejected') throw settled.reason;
   if (patchWritten.status === 'rejected') throw patchWritten.reason;
