@@ -3,10 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
+import { EngineBus } from '../../source/engine/events.js';
 import { sweepLeftoverScratchOnce } from '../../source/engine/sandbox/leftover-scratch.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
+import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
-import { fresh, processOf, watchedTick } from '../support/prestart-watch.js';
+import { fresh, processOf, watchedTick, watching } from '../support/prestart-watch.js';
 import { BUILDER_OK, FAKE_CLAUDE, TestProject, task } from '../support/project.js';
 
 // Issue 17: the builder's CLI is started as soon as the orchestrator has printed a task it could
@@ -205,6 +207,74 @@ describe('the builder started on the orchestrator answer', () => {
     expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'orchestrator', 'builder']);
     // The retry's own process, and no builder but the adopted one.
     expect(project.starts()).toHaveLength(3);
+  });
+
+  it("is started on the orchestrator's assistant text, before the result line that repeats it", async () => {
+    project = TestProject.create();
+    project.commitConfig((config) => {
+      // Without the early hint the orchestrator below waits for ever: a bounded failure.
+      config.orchestrator.timeout_seconds = 20;
+    });
+    const prestarted = join(project.harness, 'builder-prestarted');
+    const answer = task(noVerification);
+    project.scenario({
+      // Says its task, then holds its result line until the builder's CLI is asked for.
+      orchestrator: [{ say: JSON.stringify(answer), release_file: prestarted, result_json: answer }],
+      builder: [
+        { actions: [{ write: 'src/a.ts', content: 'export const a = 2;\n' }], result_json: BUILDER_OK },
+      ],
+    });
+    const seen = fresh();
+    const bus = new EngineBus();
+    const watch = watching(seen, bus);
+    await runTick({
+      root: project.root,
+      bus,
+      signal: new AbortController().signal,
+      env: project.env,
+      command: 'run',
+      wrapRunner: (inner) => {
+        const watched = watch(inner);
+        return {
+          ...watched,
+          prestart: async (request) => {
+            if (request.role === 'builder') writeFileSync(prestarted, '');
+            return (await watched.prestart?.(request)) ?? null;
+          },
+        };
+      },
+    });
+    expect(project.report().code).toBe('SUCCESS');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    // One call each, each the process started ahead for it.
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.starts()).toHaveLength(2);
+  });
+
+  it('a result that is not the text it said: the process started on the text is ended unused, and the tick stops before BUILD', async () => {
+    project = TestProject.create({ 'src/a.ts': 'a\n', 'tests/a.test.ts': 't\n' });
+    const inScope = (glob: string) => ({
+      allowed_globs: [glob],
+      forbidden_globs: [],
+      allow_new_files: false,
+      allow_lockfile_changes: false,
+    });
+    const said = task({ ...noVerification, scope: inScope('src/**') });
+    project.scenario({
+      orchestrator: [
+        { say: JSON.stringify(said), result_json: task({ ...noVerification, scope: inScope('tests/**') }) },
+      ],
+    });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    const report = project.report();
+    // What the text's builder could write (src/) was pictured; the result's (tests/) was not.
+    expect(report.code).toBe('STOP_INTERRUPTED');
+    expect(report.detail).toContain("the task's writable folders moved after its builder was started");
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
+    expect(project.git('status', '--porcelain').trim()).toBe('');
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
   });
 
   it('is not started for a task outside the config fence', async () => {

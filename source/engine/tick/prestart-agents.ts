@@ -53,12 +53,15 @@ export async function prestartOrchestrator(
 }
 
 /**
- * The builder's CLI, started as soon as the orchestrator has printed a task it could build: it
- * loads while the orchestrator's CLI exits (35-60 ms after its answer) and the tick counts the
- * call, checks the task and takes the build guards. Only the first such answer of a tick, only a
- * task in claude_code mode for the claude provider inside the config's fence, and never in a tick
- * already cut short. Each hint the tick does not follow (the orchestrator exits non-zero, a retry,
- * a refusal, a stop) leaves the process unadopted, to be ended.
+ * The builder's CLI, started as soon as the orchestrator has printed a task it could build (its
+ * assistant text, which the result line repeats 15-45 ms later): it loads while the
+ * orchestrator's CLI exits (35-60 ms after its answer) and the tick counts the call, checks the
+ * task and takes the build guards. Only the first such answer of a tick, only a task in
+ * claude_code mode for the claude provider inside the config's fence, and never in a tick already
+ * cut short. Each hint the tick does not follow (the orchestrator exits non-zero, a retry, a
+ * refusal, a stop, a result that is not the text) leaves the process unadopted, to be ended: a
+ * call adopts only the process its own task would start, and a build whose folders are not the
+ * ones pictured here stops (`ignoredTakenAhead`).
  *
  * The build guards are taken while it loads, and it has no prompt yet, but it is the builder's
  * command in the builder's sandbox, which can write the task's folders and nothing of git's or of
