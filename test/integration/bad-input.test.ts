@@ -162,13 +162,7 @@ describe('bad runner state', () => {
 
   it('the 80% budget warning is recorded, emitted and handed to the next orchestrator', () => {
     project = TestProject.create();
-    project.commitConfig((c) => {
-      c.budgets.per_milestone.max_builder_calls = 5;
-    });
-    const state = project.state();
-    state.milestone_id = 'M1';
-    state.budgets.builder_calls = 3;
-    project.write('relais/STATE.json', JSON.stringify(state));
+    project.budgetUsed('builder_calls', 5, 3);
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task() }],
       builder: [edit, builderWrites({ 'src/a.ts': 'b\n' })],

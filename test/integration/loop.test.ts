@@ -127,13 +127,7 @@ describe('relais loop', () => {
 
   it('stops on the budget cap: preflight blocks the next tick with BLOCKED_BUDGET_CAP (seed 001 acceptance 1)', () => {
     project = TestProject.create();
-    project.commitConfig((c) => {
-      c.budgets.per_milestone.max_ticks = 1;
-    });
-    const state = project.state();
-    state.milestone_id = 'M1';
-    state.budgets.ticks = 1;
-    project.write('relais/STATE.json', JSON.stringify(state));
+    project.budgetUsed('ticks', 1, 1);
     project.scenario({ orchestrator: [{ result_json: task() }], builder: [write(2)] });
     const run = project.cliSync(['loop']);
     expect(run.code).toBe(3);
@@ -148,13 +142,7 @@ describe('relais loop', () => {
 
   it('the budget warning is a soft stop after the tick that crossed it (exit 0)', () => {
     project = TestProject.create();
-    project.commitConfig((c) => {
-      c.budgets.per_milestone.max_builder_calls = 5;
-    });
-    const state = project.state();
-    state.milestone_id = 'M1';
-    state.budgets.builder_calls = 3;
-    project.write('relais/STATE.json', JSON.stringify(state));
+    project.budgetUsed('builder_calls', 5, 3);
     project.scenario({
       orchestrator: [{ result_json: task() }, { result_json: task({ task_id: 'T2' }) }],
       builder: [write(2), write(3)],

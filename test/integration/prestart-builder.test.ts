@@ -3,12 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
-import { EngineBus } from '../../source/engine/events.js';
 import { sweepLeftoverScratchOnce } from '../../source/engine/sandbox/leftover-scratch.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
-import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
-import { fresh, processOf, watchedTick, watching } from '../support/prestart-watch.js';
+import { fresh, processOf, watchedTick } from '../support/prestart-watch.js';
 import { BUILDER_OK, FAKE_CLAUDE, TestProject, task } from '../support/project.js';
 
 // Issue 17: the builder's CLI is started as soon as the orchestrator has printed a task it could
@@ -225,25 +223,16 @@ describe('the builder started on the orchestrator answer', () => {
       ],
     });
     const seen = fresh();
-    const bus = new EngineBus();
-    const watch = watching(seen, bus);
-    await runTick({
-      root: project.root,
-      bus,
-      signal: new AbortController().signal,
-      env: project.env,
-      command: 'run',
-      wrapRunner: (inner) => {
-        const watched = watch(inner);
-        return {
-          ...watched,
-          prestart: async (request) => {
-            if (request.role === 'builder') writeFileSync(prestarted, '');
-            return (await watched.prestart?.(request)) ?? null;
-          },
-        };
+    await watchedTick(
+      project,
+      seen,
+      {},
+      {
+        before: (request) => {
+          if (request.role === 'builder') writeFileSync(prestarted, '');
+        },
       },
-    });
+    );
     expect(project.report().code).toBe('SUCCESS');
     expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
     // One call each, each the process started ahead for it.

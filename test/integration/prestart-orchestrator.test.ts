@@ -3,15 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentRequest } from '../../source/engine/agents/agent-run.js';
-import { EngineBus } from '../../source/engine/events.js';
 import { configSchema } from '../../source/engine/protocol/config.js';
 import { sweepLeftoverScratchOnce } from '../../source/engine/sandbox/leftover-scratch.js';
 import { agentSandbox, resolveSandbox } from '../../source/engine/sandbox/sandbox.js';
 import { liveGroups } from '../../source/engine/supervise/live-groups.js';
 import { prestartProcess } from '../../source/engine/supervise/run-process.js';
-import { runTick } from '../../source/engine/tick/run-tick.js';
 import { liveProcessesOf } from '../support/host-pid.js';
-import { fresh, processOf, type Seen, watchedTick, watching } from '../support/prestart-watch.js';
+import { fresh, processOf, type Seen, watchedTick } from '../support/prestart-watch.js';
 import { builderWrites, TestProject, task, unsandboxed } from '../support/project.js';
 
 // Issue 17: once preflight has passed, a tick starts its orchestrator's CLI while it prepares the
@@ -82,13 +80,7 @@ describe('the orchestrator started once preflight has passed', () => {
 
   it('is ended unused when a start condition read after the clean tree refuses the tick (a budget cap): no prompt reaches it', async () => {
     project = TestProject.create();
-    project.commitConfig((c) => {
-      c.budgets.per_milestone.max_ticks = 1;
-    });
-    const state = project.state();
-    state.milestone_id = 'M1';
-    state.budgets.ticks = 1;
-    project.write('relais/STATE.json', JSON.stringify(state));
+    project.budgetUsed('ticks', 1, 1);
     project.scenario(oneEdit());
     const seen = fresh();
     await tick(seen);
@@ -119,28 +111,9 @@ describe('the orchestrator started once preflight has passed', () => {
     project.scenario({ orchestrator: [{ result_json: task() }] });
     for (let round = 0; round < 3; round++) {
       const stop = new AbortController();
-      const bus = new EngineBus();
       const seen = fresh();
-      const watch = watching(seen, bus);
-      await runTick({
-        root: project.root,
-        bus,
-        signal: stop.signal,
-        env: project.env,
-        command: 'run',
-        // Interrupted right after the prestart: the call never comes.
-        wrapRunner: (inner) => {
-          const watched = watch(inner);
-          return {
-            ...watched,
-            prestart: async (request) => {
-              const started = (await watched.prestart?.(request)) ?? null;
-              stop.abort();
-              return started;
-            },
-          };
-        },
-      });
+      // Interrupted right after the prestart: the call never comes.
+      await watchedTick(project, seen, { signal: stop.signal }, { after: () => stop.abort() });
       expect(project.report().code).toBe('STOP_INTERRUPTED');
       expect(seen.prestarted).toHaveLength(1);
       expect(project.calls()).toEqual([]);

@@ -13,8 +13,14 @@ export interface Seen {
 
 export const fresh = (): Seen => ({ steps: [], prestarted: [], ran: [] });
 
+/** What a test does around each prestart: before it is passed on, and once it has started. */
+export interface PrestartHooks {
+  readonly before?: (request: AgentRequest) => void;
+  readonly after?: (request: AgentRequest) => void;
+}
+
 /** Passes every call on, noting in `steps` each prestart, run and phase in the order they came. */
-export function watching(seen: Seen, bus: EngineBus) {
+export function watching(seen: Seen, bus: EngineBus, hooks: PrestartHooks = {}) {
   bus.subscribe((event: StampedEvent) => {
     if (event.type === 'phase.changed') seen.steps.push(`phase ${event.phase}`);
   });
@@ -22,7 +28,10 @@ export function watching(seen: Seen, bus: EngineBus) {
     prestart: async (request) => {
       seen.steps.push(`prestart ${request.role}`);
       seen.prestarted.push(request);
-      return (await inner.prestart?.(request)) ?? null;
+      hooks.before?.(request);
+      const started = (await inner.prestart?.(request)) ?? null;
+      hooks.after?.(request);
+      return started;
     },
     run: async (request, b) => {
       seen.steps.push(`run ${request.role}`);
@@ -33,7 +42,12 @@ export function watching(seen: Seen, bus: EngineBus) {
 }
 
 /** One real tick of `project`, in process, watched. */
-export async function watchedTick(project: TestProject, seen: Seen, options: Partial<TickOptions> = {}) {
+export async function watchedTick(
+  project: TestProject,
+  seen: Seen,
+  options: Partial<TickOptions> = {},
+  hooks: PrestartHooks = {},
+) {
   const bus = new EngineBus();
   return runTick({
     root: project.root,
@@ -41,7 +55,7 @@ export async function watchedTick(project: TestProject, seen: Seen, options: Par
     signal: new AbortController().signal,
     env: project.env,
     command: 'run',
-    wrapRunner: watching(seen, bus),
+    wrapRunner: watching(seen, bus, hooks),
     ...options,
   });
 }

@@ -158,6 +158,21 @@ export class TestProject {
     this.git('commit', '-q', '-am', 'config change');
   }
 
+  /**
+   * A committed per-milestone cap (`max_<counter>`) and a ledger, milestone M1, that has used
+   * `used` of it: at the cap the next tick is refused with BLOCKED_BUDGET_CAP ("milestone M1:
+   * ticks: 1 used, cap 1"); past 80% it warns.
+   */
+  budgetUsed(counter: 'ticks' | 'builder_calls', cap: number, used: number): void {
+    this.commitConfig((config) => {
+      config.budgets.per_milestone[`max_${counter}`] = cap;
+    });
+    const state = this.state();
+    state.milestone_id = 'M1';
+    state.budgets[counter] = used;
+    this.write('relais/STATE.json', JSON.stringify(state));
+  }
+
   write(path: string, content: string): void {
     const full = join(this.root, path);
     mkdirSync(dirname(full), { recursive: true });
