@@ -207,65 +207,6 @@ describe('the builder started on the orchestrator answer', () => {
     expect(project.starts()).toHaveLength(3);
   });
 
-  it("is started on the orchestrator's assistant text, before the result line that repeats it", async () => {
-    project = TestProject.create();
-    project.commitConfig((config) => {
-      // Without the early hint the orchestrator below waits for ever: a bounded failure.
-      config.orchestrator.timeout_seconds = 20;
-    });
-    const prestarted = join(project.harness, 'builder-prestarted');
-    const answer = task(noVerification);
-    project.scenario({
-      // Says its task, then holds its result line until the builder's CLI is asked for.
-      orchestrator: [{ say: JSON.stringify(answer), release_file: prestarted, result_json: answer }],
-      builder: [
-        { actions: [{ write: 'src/a.ts', content: 'export const a = 2;\n' }], result_json: BUILDER_OK },
-      ],
-    });
-    const seen = fresh();
-    await watchedTick(
-      project,
-      seen,
-      {},
-      {
-        before: (request) => {
-          if (request.role === 'builder') writeFileSync(prestarted, '');
-        },
-      },
-    );
-    expect(project.report().code).toBe('SUCCESS');
-    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
-    // One call each, each the process started ahead for it.
-    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator', 'builder']);
-    expect(project.starts()).toHaveLength(2);
-  });
-
-  it('a result that is not the text it said: the process started on the text is ended unused, and the tick stops before BUILD', async () => {
-    project = TestProject.create({ 'src/a.ts': 'a\n', 'tests/a.test.ts': 't\n' });
-    const inScope = (glob: string) => ({
-      allowed_globs: [glob],
-      forbidden_globs: [],
-      allow_new_files: false,
-      allow_lockfile_changes: false,
-    });
-    const said = task({ ...noVerification, scope: inScope('src/**') });
-    project.scenario({
-      orchestrator: [
-        { say: JSON.stringify(said), result_json: task({ ...noVerification, scope: inScope('tests/**') }) },
-      ],
-    });
-    const seen = fresh();
-    await watchedTick(project, seen);
-    const report = project.report();
-    // What the text's builder could write (src/) was pictured; the result's (tests/) was not.
-    expect(report.code).toBe('STOP_INTERRUPTED');
-    expect(report.detail).toContain("the task's writable folders moved after its builder was started");
-    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
-    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
-    expect(project.git('status', '--porcelain').trim()).toBe('');
-    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
-  });
-
   it('is not started for a task outside the config fence', async () => {
     project = TestProject.create({ 'src/a.ts': 'a\n', 'index.js': 'x\n' });
     const scope = {

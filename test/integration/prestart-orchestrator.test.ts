@@ -106,6 +106,38 @@ describe('the orchestrator started once preflight has passed', () => {
     expect(liveGroups.size).toBe(0);
   });
 
+  it('with runner files past 1 MiB, is started only once they are parsed: a corrupt one refuses the tick with no agent started', async () => {
+    project = TestProject.create();
+    project.scenario(oneEdit());
+    // Valid JSON, not a task: a parse long enough could hold back the timer that ends a waiting CLI.
+    project.write('relais/TASK.json', `[${'0,'.repeat(600_000)}0]`);
+    const seen = fresh();
+    await tick(seen);
+    expect(project.report().code).toBe('BLOCKED_CRASH_RECOVERY_REQUIRED');
+    expect(seen.prestarted).toEqual([]);
+    expect(project.starts()).toEqual([]);
+  });
+
+  it('with runner files past 1 MiB that are valid, the tick runs, its orchestrator started after them', async () => {
+    project = TestProject.create();
+    project.scenario(oneEdit());
+    const state = project.state();
+    // A record the runner would never write this long, which row 6 still reads as valid.
+    state.last_run_id = 'r'.repeat(1_200_000);
+    project.write('relais/STATE.json', JSON.stringify(state));
+    const seen = fresh();
+    await tick(seen);
+    expect(project.report().code).toBe('SUCCESS');
+    expect(seen.steps.slice(0, 4)).toEqual([
+      'phase LOCK',
+      'phase PREFLIGHT',
+      'prestart orchestrator',
+      'phase ORCHESTRATE',
+    ]);
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.starts()).toHaveLength(2);
+  });
+
   it('a tick stopped before its call kills the waiting process at once: no prompt, not even an empty one, reaches an agent', async () => {
     project = TestProject.create();
     project.scenario({ orchestrator: [{ result_json: task() }] });

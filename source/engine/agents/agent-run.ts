@@ -60,11 +60,9 @@ export interface AgentRequest {
   /** Any sign of life on stdout or stderr (an API retry line too): liveness, not progress. */
   readonly onActivity?: () => void;
   /**
-   * The CLI has printed an answer, and may still be exiting: a hint to start what comes next
-   * (issue 17). Called with each assistant text as it comes, then with the final result, so a
-   * text that is not the answer (one said before a tool call) may come first: whoever acts on it
-   * must check it (a task that parses whole), and act once. Only a hint: the call's outcome, its
-   * exit included, is still `run`'s to give. An adapter that cannot tell never calls it.
+   * The CLI has printed its final answer, and may still be exiting: a hint to start what comes
+   * next (issue 17). Only a hint: the call's outcome, its exit included, is still `run`'s to give.
+   * An adapter that cannot tell never calls it.
    */
   readonly onAnswer?: (text: string) => void;
 }

@@ -53,15 +53,12 @@ export async function prestartOrchestrator(
 }
 
 /**
- * The builder's CLI, started as soon as the orchestrator has printed a task it could build (its
- * assistant text, which the result line repeats 15-45 ms later): it loads while the
- * orchestrator's CLI exits (35-60 ms after its answer) and the tick counts the call, checks the
- * task and takes the build guards. Only the first such answer of a tick, only a task in
- * claude_code mode for the claude provider inside the config's fence, and never in a tick already
- * cut short. Each hint the tick does not follow (the orchestrator exits non-zero, a retry, a
- * refusal, a stop, a result that is not the text) leaves the process unadopted, to be ended: a
- * call adopts only the process its own task would start, and a build whose folders are not the
- * ones pictured here stops (`ignoredTakenAhead`).
+ * The builder's CLI, started as soon as the orchestrator has printed a task it could build: it
+ * loads while the orchestrator's CLI exits (35-60 ms after its answer) and the tick counts the
+ * call, checks the task and takes the build guards. Only the first such answer of a tick, only a
+ * task in claude_code mode for the claude provider inside the config's fence, and never in a tick
+ * already cut short. Each hint the tick does not follow (the orchestrator exits non-zero, a retry,
+ * a refusal, a stop) leaves the process unadopted, to be ended.
  *
  * The build guards are taken while it loads, and it has no prompt yet, but it is the builder's
  * command in the builder's sandbox, which can write the task's folders and nothing of git's or of
@@ -89,15 +86,17 @@ export function prestartBuilderOnAnswer(ctx: TickContext, text: string): void {
     const writable = writableInTree(setup.sandbox, setup.facts.root, task.scope.allowed_globs);
     const atMs = Date.now();
     // The picture is read (by git, in a process of its own) while the fence is checked here: both
-    // only read, and a task the fence refuses leaves the picture unused (awaited all the same:
-    // nothing of it outlives this hint).
-    const [fence, snapshot] = await Promise.all([
+    // only read, and a task the fence refuses leaves the picture unused (each awaited whatever the
+    // other does: nothing of either outlives this hint).
+    const [fence, snapshot] = await Promise.allSettled([
       fenceCheck(setup, task.scope.allowed_globs),
       snapshotIgnoredFor(setup, writable),
     ]);
+    if (fence.status === 'rejected') throw fence.reason;
     // STOP_SCOPE_OUTSIDE_CONFIG follows: no builder for it.
-    if (fence.excluded.length === task.scope.allowed_globs.length || ctx.signal.aborted) return null;
-    return { writable: JSON.stringify(writable), snapshot, atMs };
+    if (fence.value.excluded.length === task.scope.allowed_globs.length || ctx.signal.aborted) return null;
+    if (snapshot.status === 'rejected') throw snapshot.reason;
+    return { writable: JSON.stringify(writable), snapshot: snapshot.value, atMs };
   })().catch(() => null);
   const started = ignored.then(async (taken) => {
     if (taken === null || ctx.signal.aborted) return null;

@@ -20,6 +20,7 @@ import {
   recordTickHead,
   recoverInterruptedRun,
 } from '../session/recover.js';
+import { runnerFilesBytes } from '../workspace/crash-recovery.js';
 import { ensureRunHistoryDir } from '../workspace/history.js';
 import { ownRunCreated } from '../workspace/history-tally.js';
 import { reserveCall, settleCall } from '../workspace/ledger.js';
@@ -111,14 +112,18 @@ async function lockedTick(
   // tree, its config included, starts nothing), and a tick those conditions refuse ends it before
   // any call, so it never gets a prompt.
   const orchestrator = new PrestartedOrchestrator();
+  const prestart = () => orchestrator.start(prestartOrchestrator(setup, runner, options.signal));
   try {
-    const start = await checkStartConditions(setup, true, options.env, options.runCaps, () =>
-      orchestrator.start(prestartOrchestrator(setup, runner, options.signal)),
-    );
+    const start = await checkStartConditions(setup, true, options.env, options.runCaps, () => {
+      if (runnerFilesBytes(setup.paths) <= EARLY_ORCHESTRATOR_MAX_JSON_BYTES) prestart();
+    });
     if (!start.ok) {
       await orchestrator.discard();
       return finishWithoutTick(setup, record, start.block, start.state, options, now);
     }
+    if (!orchestrator.started) prestart();
+    // Asked for before the call is prepared (its spawn goes on meanwhile): the call adopts it.
+    await orchestrator.asked();
     return await startedAfterPreflight(setup, runner, record, start, options, now);
   } finally {
     // An orchestrator started for a call that never came (a stop before it).
@@ -126,13 +131,32 @@ async function lockedTick(
   }
 }
 
+/**
+ * Up to this many bytes of runner JSON files, the orchestrator's CLI starts before they are
+ * parsed (preflight's row 6). Their parse is synchronous, and a prestarted process is ended by
+ * a timer once it has waited 2 s for its call (run-process.ts), before Claude Code stops waiting
+ * for its stdin (3 s) and runs without a prompt: a parse long enough would hold that timer back.
+ * A few kilobytes is what the runner writes; past this bound the CLI starts after the parse.
+ */
+const EARLY_ORCHESTRATOR_MAX_JSON_BYTES = 1024 * 1024;
+
 /** The orchestrator's prestarted CLI, until a call adopts it or the tick ends it unused. */
 class PrestartedOrchestrator {
   private ending: Promise<() => Promise<void>> | null = null;
 
+  /** Whether it was started (and not discarded since). */
+  get started(): boolean {
+    return this.ending !== null;
+  }
+
   start(ending: Promise<() => Promise<void>>): void {
     // A prestart that failed left nothing to end: the call starts its own process.
     this.ending = ending.catch(() => async () => undefined);
+  }
+
+  /** Once the runner has been asked for it (its prompt file read); the spawn may go on. */
+  async asked(): Promise<void> {
+    await this.ending;
   }
 
   /** Ends it if no call adopted it; once (an adopted process is the call's to end). */

@@ -135,9 +135,6 @@ export function claudeRunner(settings: ClaudeCliSettings): AgentRunner {
               wrapper = item.wrapper;
               if (!wrapper.isError && typeof wrapper.result === 'string') request.onAnswer?.(wrapper.result);
             } else if (item.kind === 'retry') lastRetry = item;
-            // The assistant's text comes 15-45 ms before the result line that repeats it (measured
-            // on the orchestrator's one message): the same hint, earlier.
-            else if (item.kind === 'text') request.onAnswer?.(item.text);
             showItem(bus, request, item);
           }
         },
