@@ -21,6 +21,14 @@ afterEach(() => project?.dispose());
 
 const tick = (seen: Seen) => watchedTick(project, seen);
 
+/** A tick's first steps when its orchestrator's CLI is started before the call is prepared. */
+const STARTED_BEFORE_ITS_CALL = [
+  'phase LOCK',
+  'phase PREFLIGHT',
+  'prestart orchestrator',
+  'phase ORCHESTRATE',
+];
+
 /** A tick that succeeds: a task, then a builder that edits one file. */
 const oneEdit = () => ({
   orchestrator: [{ result_json: task({ verification: { fast: [], slow: [] } }) }],
@@ -34,12 +42,7 @@ describe('the orchestrator started once preflight has passed', () => {
     const seen = fresh();
     await tick(seen);
     expect(project.report().code).toBe('SUCCESS');
-    expect(seen.steps.slice(0, 4)).toEqual([
-      'phase LOCK',
-      'phase PREFLIGHT',
-      'prestart orchestrator',
-      'phase ORCHESTRATE',
-    ]);
+    expect(seen.steps.slice(0, 4)).toEqual(STARTED_BEFORE_ITS_CALL);
     // The builder is prestarted too, on the orchestrator's answer (test/integration/prestart-builder.test.ts).
     expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
     const [orchestrator] = seen.ran;
@@ -128,12 +131,7 @@ describe('the orchestrator started once preflight has passed', () => {
     const seen = fresh();
     await tick(seen);
     expect(project.report().code).toBe('SUCCESS');
-    expect(seen.steps.slice(0, 4)).toEqual([
-      'phase LOCK',
-      'phase PREFLIGHT',
-      'prestart orchestrator',
-      'phase ORCHESTRATE',
-    ]);
+    expect(seen.steps.slice(0, 4)).toEqual(STARTED_BEFORE_ITS_CALL);
     expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
     expect(project.starts()).toHaveLength(2);
   });
