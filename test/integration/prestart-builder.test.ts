@@ -168,6 +168,30 @@ describe('the builder started on the orchestrator answer', () => {
     expect(liveGroups.size).toBe(0);
   });
 
+  it('a CLI that writes while it loads, for a build that does not run: the report says what it left, and the next preflight refuses it', async () => {
+    project = TestProject.create({ 'src/a.ts': 'export const a = 1;\n' });
+    // The builder's command edits a tracked file before it reads its stdin; the orchestrator's
+    // answers, exits non-zero (no build follows), and not before that edit is made (bounded).
+    startupWriter(project, "printf 'early\\n' >> src/a.ts; touch src/.wrote", 'src/.wrote');
+    project.scenario({ orchestrator: [{ result_json: task(noVerification), exit_code: 1 }] });
+    const seen = fresh();
+    await watchedTick(project, seen);
+    const report = project.report();
+    expect(report.code).toBe('STOP_INTERRUPTED');
+    expect(seen.prestarted.map((r) => r.role)).toEqual(['orchestrator', 'builder']);
+    expect(project.calls().map((c) => c.role)).toEqual(['orchestrator']);
+    // What the report says is what the tree holds.
+    expect(
+      project.git('status', '--porcelain', '--untracked-files=all').split('\n').filter(Boolean).sort(),
+    ).toEqual([' M src/a.ts', '?? src/.wrote']);
+    expect(report.rollback.notes.join('\n')).toContain(
+      "the builder's CLI, started ahead for a build that did not run, was ended with 2 path(s) changed in its folders (src/a.ts, src/.wrote); nothing was put back",
+    );
+    expect(liveProcessesOf(project.scenarioPath)).toEqual([]);
+    await watchedTick(project, fresh());
+    expect(project.report().code).toBe('BLOCKED_DIRTY_WORKTREE');
+  });
+
   it('is killed unused when the tick stops on the task (another milestone in milestone mode)', async () => {
     project = TestProject.create();
     project.scenario({

@@ -1,5 +1,6 @@
 import type { AgentRunner } from '../agents/agent-run.js';
 import type { IgnoredSnapshot } from '../judge/ignored-files.js';
+import { worktreeStatus } from '../judge/repo.js';
 import { parseModelJson } from '../protocol/model-json.js';
 import { isBuildTask, taskSchema } from '../protocol/task.js';
 import { writableFoldersSettled, writableInTree } from '../sandbox/sandbox.js';
@@ -131,4 +132,22 @@ export async function ignoredTakenAhead(
  */
 export async function discardPrestartedBuilder(ctx: TickContext): Promise<void> {
   await (await ctx.builderAhead?.process)?.discard().catch(() => undefined);
+}
+
+/**
+ * After `discardPrestartedBuilder`, in a tick that neither judged nor rolled back: what git shows
+ * changed in the folders its builder's CLI could write, though no build ran. No guards were taken
+ * for it, so nothing was put back; said in the report rather than left for the next preflight to
+ * find. (Claude Code writes nothing there before its prompt; another CLI could, while it loads.)
+ * Never throws.
+ */
+export async function changesLeftUnbuilt(ctx: TickContext): Promise<string[]> {
+  const { record, setup } = ctx;
+  if (record.judge !== null || record.rollback.performed || !(await ctx.builderAhead?.process)) return [];
+  const taken = await ctx.builderAhead?.ignored;
+  if (!taken) return [];
+  const writable = JSON.parse(taken.writable) as string[] | null;
+  return worktreeStatus(setup.git, writable ?? undefined)
+    .then((entries) => entries.map((entry) => entry.slice(3)))
+    .catch(() => []);
 }

@@ -30,6 +30,7 @@ import { finishTick, finishUnlocked, finishWithoutTick } from './finish.js';
 import { checkIntegrityAfterVerify, type TreeBeforeVerify, treeBeforeVerify } from './integrity-phase.js';
 import { proposeTask } from './orchestrate-phase.js';
 import {
+  changesLeftUnbuilt,
   discardPrestartedBuilder,
   ignoredTakenAhead,
   prestartBuilderOnAnswer,
@@ -228,6 +229,12 @@ async function startedTick(ctx: TickContext): Promise<TickResult> {
     // A builder started for a build that never came: ended before anything is reported. Every
     // way out of the tick passes here (the catch below ends it first, before its rollback).
     await discardPrestartedBuilder(ctx);
+    const left = await changesLeftUnbuilt(ctx);
+    if (left.length > 0) {
+      const note = `the builder's CLI, started ahead for a build that did not run, was ended with ${left.length} path(s) changed in its folders (${left.slice(0, 5).join(', ')}${left.length > 5 ? ', …' : ''}); nothing was put back: undo them, or the next run is refused (BLOCKED_DIRTY_WORKTREE)`;
+      record.notes.push(note);
+      options.bus.emit({ type: 'log', level: 'warn', message: note });
+    }
     if (record.code !== 'SUCCESS' && record.orchestrator.calls > 0 && options.endedByLimit?.()) {
       record.limitRefunded = true;
       await ledger.add({ ticks: -1 });
