@@ -135,15 +135,17 @@ export async function discardPrestartedBuilder(ctx: TickContext): Promise<void> 
 }
 
 /**
- * After `discardPrestartedBuilder`, in a tick that neither judged nor rolled back: what git shows
- * changed in the folders its builder's CLI could write, though no build ran. No guards were taken
+ * After `discardPrestartedBuilder`, in a tick whose build never ran (so never judged, never rolled
+ * back): what git shows changed in the folders its builder's CLI could write. No guards were taken
  * for it, so nothing was put back; said in the report rather than left for the next preflight to
  * find. (Claude Code writes nothing there before its prompt; another CLI could, while it loads.)
- * Never throws.
+ * Once a build ran, what it left is the judge's and the rollback's, and git is not asked here
+ * (a git folder the builder replaced must not be run). Never throws.
  */
 export async function changesLeftUnbuilt(ctx: TickContext): Promise<string[]> {
   const { record, setup } = ctx;
-  if (record.judge !== null || record.rollback.performed || !(await ctx.builderAhead?.process)) return [];
+  const built = record.builder.outcome !== null || record.judge !== null || record.rollback.performed;
+  if (built || !(await ctx.builderAhead?.process)) return [];
   const taken = await ctx.builderAhead?.ignored;
   if (!taken) return [];
   const writable = JSON.parse(taken.writable) as string[] | null;
