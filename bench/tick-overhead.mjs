@@ -184,6 +184,18 @@ function timeFloor(repo) {
   return timed(repo, FLOOR, [join(repo, '..', 'agent.sh')]);
 }
 
+// The least any runner of this kind can add to the floor, whatever its code: it is a Node program
+// (one start of `node -e 0`), and it proves the tree clean before an agent runs (one more status
+// pass; the floor's status is the judge's after the build). Against the floor, this says how much
+// of the 1.5x goal is left for the runner's own work at each size.
+const LEAST = `"$2" -e 0
+git status --porcelain=v2 -z --untracked-files=all > /dev/null
+${FLOOR}`;
+
+function timeLeast(repo) {
+  return timed(repo, LEAST, [join(repo, '..', 'agent.sh'), process.execPath]);
+}
+
 const NODE_ZERO = '"$@"';
 
 /** Git processes one tick starts: a `git` first on PATH notes each start, then runs the real one. */
@@ -319,6 +331,7 @@ try {
     timeTick(repo); // warm the page cache and git's index stat data once
     const ticks = [];
     const floors = [];
+    const leasts = [];
     const befores = [];
     const scoped = size === SCOPED_SIZE ? { ticks: [], befores: [] } : null;
     if (scoped) timeTick(repo, CLI, SCOPED);
@@ -326,6 +339,7 @@ try {
     for (let i = 0; i < RUNS; i++) {
       ticks.push(timeTick(repo));
       floors.push(timeFloor(repo));
+      leasts.push(timeLeast(repo));
       if (BEFORE) befores.push(timeTick(repo, BEFORE));
       if (!scoped) continue;
       scoped.ticks.push(timeTick(repo, CLI, SCOPED));
@@ -340,6 +354,11 @@ try {
     line(tick);
     line(floor);
     ratio('tick / floor', tick, floor, 1.5);
+    const least = report('floor + node -e 0 + a status before the agents', leasts);
+    line(least);
+    console.log(
+      `  that least / floor: ${(least.cpu / floor.cpu).toFixed(2)}x cpu (what the 1.5x leaves for the runner's own work: ${(1.5 * floor.cpu - least.cpu).toFixed(0)} ms)`,
+    );
     console.log(`  phases (wall ms): ${phases}`);
     console.log(`  git processes per tick: ${gits} (the floor runs 4)`);
     if (BEFORE) {
