@@ -7,7 +7,9 @@
 // own Edit tool and answers; no verification command (that would be the project's time, not the
 // runner's). What Relais adds is everything else: start-up, preflight, the sandbox around each
 // agent, the judge, the commit, the reports. Ticks and bare calls alternate, so both see the same
-// load; wall-clock medians (the agents wait on the model) with CPU beside them.
+// load; wall-clock medians (the agents wait on the model) with CPU beside them. Beside them, the
+// same calls inside the bwrap the tick gave them, with no runner around, and `node -e 0`: the
+// least any runner in that sandbox adds, so the line says what 1.2x leaves for the runner's own work.
 //
 // BENCH_BEFORE=<absolute path to another build's dist/cli/main.cjs (or main.js, before it)> runs that build's tick too, in
 // the same rounds, so before/after comes from one run under one load.
