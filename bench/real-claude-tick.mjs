@@ -224,8 +224,8 @@ async function bare(repo, calls) {
 
 /**
  * The same calls inside the sandbox the tick gave them (bwrap with its recorded argv, the
- * scratch folders it binds made again, empty but for the login), with no runner around them:
- * what the sandbox itself costs, apart from what the runner does.
+ * scratch folders it binds made again, with only `~/.claude.json` copied into their HOME), with
+ * no runner around them: what the sandbox itself costs, apart from what the runner does.
  */
 async function sandboxedBare(repo, calls) {
   const model = await modelFor(repo);
