@@ -184,8 +184,9 @@ function timeFloor(repo) {
   return timed(repo, FLOOR, [join(repo, '..', 'agent.sh')]);
 }
 
-// The least any runner of this kind can add to the floor, whatever its code: it is a Node program
-// (one start of `node -e 0`), and it proves the tree clean before an agent runs (one more status
+// The least a runner of this kind adds to the floor, whatever its code, when it starts once per
+// tick as `relais run` does (`relais loop` pays Node's start once): it is a Node program (one start
+// of `node -e 0`), and it proves the tree clean before an agent runs (one more status
 // pass; the floor's status is the judge's after the build). Against the floor, this says how much
 // of the 1.5x goal is left for the runner's own work at each size.
 const LEAST = `"$2" -e 0

@@ -121,7 +121,7 @@ describe('the orchestrator started once preflight has passed', () => {
     expect(project.starts()).toEqual([]);
   });
 
-  it('with runner files past 1 MiB that are valid, the tick runs, its orchestrator started after them', async () => {
+  it('with runner files past 1 MiB that are valid, the tick runs, its orchestrator still started before its call', async () => {
     project = TestProject.create();
     project.scenario(oneEdit());
     const state = project.state();
